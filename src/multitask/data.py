@@ -1,0 +1,640 @@
+"""The internal representation of a multi-task data set, its three input formats, validation.
+
+Every user format is converted here, once, into :class:`MultiTaskData`, and every check of user
+input lives here too:
+
+(a) shared design: one ``X`` of shape ``(n_samples, n_features)`` for all tasks and ``Y`` of
+    shape ``(n_samples, n_tasks)`` (multi-output, like scikit-learn's ``MultiTaskLasso``);
+(b) per-task lists: ``X = [X_1, ..., X_m]``, ``y = [y_1, ..., y_m]`` with different ``n_t``
+    (like MALSAR);
+(c) long format: one ``X`` and ``y`` with a task id per row, given as ``task=`` or stored in a
+    column of ``X`` (``task_column=``), which is what lets scikit-learn's ``cross_val_score``,
+    ``GridSearchCV`` and ``Pipeline`` split and pass the data without custom code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+__all__ = ["MultiTaskData", "as_multitask_data", "check_scalar_param", "split_task_column"]
+
+
+# --------------------------------------------------------------------------- numba kernels
+@njit(cache=True)
+def _dense_matvec(X, W, task_of_row):
+    n, d = X.shape
+    out = np.empty(n, dtype=np.float64)
+    for i in range(n):
+        t = task_of_row[i]
+        s = 0.0
+        for j in range(d):
+            s += X[i, j] * W[j, t]
+        out[i] = s
+    return out
+
+
+@njit(cache=True)
+def _dense_rmatvec(X, R, task_of_row, n_tasks):
+    n, d = X.shape
+    G = np.zeros((d, n_tasks), dtype=np.float64)
+    for i in range(n):
+        t = task_of_row[i]
+        r = R[i]
+        if r != 0.0:
+            for j in range(d):
+                G[j, t] += X[i, j] * r
+    return G
+
+
+@njit(cache=True)
+def _csr_matvec(data, indices, indptr, W, task_of_row):
+    n = indptr.shape[0] - 1
+    out = np.empty(n, dtype=np.float64)
+    for i in range(n):
+        t = task_of_row[i]
+        s = 0.0
+        for k in range(indptr[i], indptr[i + 1]):
+            s += data[k] * W[indices[k], t]
+        out[i] = s
+    return out
+
+
+@njit(cache=True)
+def _csr_rmatvec(data, indices, indptr, R, task_of_row, n_features, n_tasks):
+    n = indptr.shape[0] - 1
+    G = np.zeros((n_features, n_tasks), dtype=np.float64)
+    for i in range(n):
+        t = task_of_row[i]
+        r = R[i]
+        if r != 0.0:
+            for k in range(indptr[i], indptr[i + 1]):
+                G[indices[k], t] += data[k] * r
+    return G
+
+
+# --------------------------------------------------------------------------- the container
+@dataclass
+class MultiTaskData:
+    """Rows of ``m`` tasks stacked and grouped by task.
+
+    Parameters
+    ----------
+    X : ndarray of shape (N, d) or scipy.sparse CSR matrix
+        Stacked design; rows of task ``t`` are ``X[offsets[t]:offsets[t+1]]``. When ``shared``
+        is true, ``X`` is the ``(n, d)`` design common to all tasks, stored once, and the
+        stacked order of targets is task-major (``y = Y.T.ravel()``).
+    y : ndarray of shape (N,)
+        Stacked targets (float64; for classification the labels are mapped to -1/+1).
+    offsets : ndarray of shape (m + 1,)
+        Task boundaries in the stacked order.
+    tasks : ndarray of shape (m,)
+        The user's task labels, in the internal order.
+    shared : bool
+        Whether all tasks share ``X``.
+    x_offset : ndarray of shape (d, m) or None
+        Implicit per-task centring: the scores are ``X_t w_t - x_offset[:, t] . w_t``. Used to
+        centre sparse designs without densifying them.
+    """
+
+    X: np.ndarray | sp.csr_matrix
+    y: np.ndarray
+    offsets: np.ndarray
+    tasks: np.ndarray
+    shared: bool = False
+    x_offset: np.ndarray | None = None
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    # ----------------------------------------------------------------- sizes
+    @property
+    def n_tasks(self) -> int:
+        return len(self.offsets) - 1
+
+    @property
+    def n_features(self) -> int:
+        return self.X.shape[1]
+
+    @property
+    def n_rows(self) -> int:
+        """Number of stacked (task, row) pairs ``N``."""
+        return int(self.offsets[-1])
+
+    @property
+    def task_sizes(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    @property
+    def is_sparse(self) -> bool:
+        return sp.issparse(self.X)
+
+    @property
+    def task_of_row(self) -> np.ndarray:
+        """Index of the task of each stacked row, shape ``(N,)``."""
+        if "task_of_row" not in self._cache:
+            self._cache["task_of_row"] = np.repeat(
+                np.arange(self.n_tasks, dtype=np.int64), self.task_sizes
+            )
+        return self._cache["task_of_row"]
+
+    @property
+    def row_weights(self) -> np.ndarray:
+        """``1 / n_t`` for each stacked row: the weights of the scaling convention."""
+        if "row_weights" not in self._cache:
+            self._cache["row_weights"] = np.repeat(1.0 / self.task_sizes, self.task_sizes)
+        return self._cache["row_weights"]
+
+    # ----------------------------------------------------------------- per-task views
+    def task_X(self, t: int):
+        """Design of task ``t`` (a view for dense data; explicit centring is not applied)."""
+        if self.shared:
+            return self.X
+        return self.X[self.offsets[t] : self.offsets[t + 1]]
+
+    def task_y(self, t: int) -> np.ndarray:
+        """Targets of task ``t``."""
+        return self.y[self.offsets[t] : self.offsets[t + 1]]
+
+    def subset_tasks(self, idx: Sequence[int]) -> MultiTaskData:
+        """A new data set holding the tasks ``idx`` (in that order)."""
+        idx = np.asarray(idx, dtype=np.int64)
+        sizes = self.task_sizes[idx]
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        y = np.concatenate([self.task_y(t) for t in idx]) if len(idx) else self.y[:0]
+        x_off = None if self.x_offset is None else self.x_offset[:, idx].copy()
+        if self.shared:
+            X = self.X
+        else:
+            rows = np.concatenate([np.arange(self.offsets[t], self.offsets[t + 1]) for t in idx])
+            X = self.X[rows]
+        return MultiTaskData(X, y, offsets, self.tasks[idx], self.shared, x_off)
+
+    # ----------------------------------------------------------------- linear algebra
+    def matvec(self, W: np.ndarray) -> np.ndarray:
+        """Stacked scores ``z_i = x_i^T w_{t(i)}``, shape ``(N,)``; ``W`` is ``(d, m)``."""
+        W = np.asarray(W, dtype=np.float64)
+        if self.shared:
+            Z = self.X @ W  # (n, m)
+            if self.x_offset is not None:
+                Z = Z - np.einsum("jt,jt->t", self.x_offset, W)[None, :]
+            return np.ascontiguousarray(Z.T).ravel()
+        if self.is_sparse:
+            X = self.X
+            z = _csr_matvec(X.data, X.indices, X.indptr, W, self.task_of_row)
+        else:
+            z = _dense_matvec(self.X, W, self.task_of_row)
+        if self.x_offset is not None:
+            z -= self.expand(np.einsum("jt,jt->t", self.x_offset, W))
+        return z
+
+    def rmatvec(self, R: np.ndarray) -> np.ndarray:
+        """``G[:, t] = X_t^T R_t``, shape ``(d, m)``, for stacked ``R`` of shape ``(N,)``."""
+        R = np.asarray(R, dtype=np.float64)
+        m = self.n_tasks
+        if self.shared:
+            G = self.X.T @ R.reshape(m, -1).T
+            G = np.asarray(G)
+        elif self.is_sparse:
+            X = self.X
+            G = _csr_rmatvec(X.data, X.indices, X.indptr, R, self.task_of_row, X.shape[1], m)
+        else:
+            G = _dense_rmatvec(self.X, R, self.task_of_row, m)
+        if self.x_offset is not None:
+            G = G - self.x_offset * self.task_sum(R)[None, :]
+        return G
+
+    def task_sum(self, R: np.ndarray) -> np.ndarray:
+        """Per-task sums of a stacked vector, shape ``(m,)``."""
+        if self.shared:
+            return R.reshape(self.n_tasks, -1).sum(axis=1)
+        return np.add.reduceat(R, self.offsets[:-1]) if self.n_rows else np.zeros(self.n_tasks)
+
+    def expand(self, b: np.ndarray) -> np.ndarray:
+        """Stacked vector ``b_{t(i)}``, shape ``(N,)``, from per-task values ``b`` ``(m,)``."""
+        return np.repeat(np.asarray(b, dtype=np.float64), self.task_sizes)
+
+    # ----------------------------------------------------------------- caches
+    def gram(self) -> np.ndarray:
+        """Per-task Gram matrices ``X_t^T X_t`` (implicit centring applied).
+
+        Returns shape ``(m, d, d)``, or ``(1, d, d)`` when the design is shared and uncentred.
+        """
+        if "gram" in self._cache:
+            return self._cache["gram"]
+        if self.shared:
+            G = self.X.T @ self.X
+            G = G.toarray() if sp.issparse(G) else np.asarray(G)
+            if self.x_offset is not None:  # identical offsets for all tasks (column means)
+                mu = self.x_offset[:, 0]
+                s = np.asarray(self.X.sum(axis=0)).ravel()
+                n = self.X.shape[0]
+                G = G - np.outer(mu, s) - np.outer(s, mu) + n * np.outer(mu, mu)
+            G = G[None]
+        else:
+            d, m = self.n_features, self.n_tasks
+            G = np.empty((m, d, d))
+            for t in range(m):
+                Xt = self.task_X(t)
+                Gt = Xt.T @ Xt
+                Gt = Gt.toarray() if sp.issparse(Gt) else np.asarray(Gt)
+                if self.x_offset is not None:
+                    n_t = self.task_sizes[t]
+                    mu = self.x_offset[:, t]
+                    s = np.asarray(Xt.sum(axis=0)).ravel()
+                    Gt = Gt - np.outer(mu, s) - np.outer(s, mu) + n_t * np.outer(mu, mu)
+                G[t] = Gt
+        self._cache["gram"] = G
+        return G
+
+    def xty(self) -> np.ndarray:
+        """``X_t^T y_t`` for every task, shape ``(d, m)``."""
+        if "xty" not in self._cache:
+            self._cache["xty"] = self.rmatvec(self.y)
+        return self._cache["xty"]
+
+    def task_spectral_norms_sq(self, intercept: bool = False) -> np.ndarray:
+        """``||X_t||_2^2`` per task (with a column of ones appended when ``intercept``).
+
+        Returns shape ``(m,)``. Computed from the Gram matrices when ``n_t >= d`` or exactly by
+        an SVD otherwise; cached.
+        """
+        key = ("spec", intercept)
+        if key in self._cache:
+            return self._cache[key]
+        m, d = self.n_tasks, self.n_features
+        out = np.empty(m)
+        if self.shared and self.x_offset is None and not self.is_sparse:
+            Xa = np.hstack([self.X, np.ones((self.X.shape[0], 1))]) if intercept else self.X
+            out[:] = np.linalg.norm(Xa, 2) ** 2 if Xa.size else 0.0
+        elif self.is_sparse and d > 200:
+            from scipy.sparse.linalg import svds
+
+            for t in range(m):
+                Xt = self.task_X(t)
+                if intercept:
+                    Xt = sp.hstack([Xt, np.ones((Xt.shape[0], 1))]).tocsr()
+                k = min(Xt.shape) - 1
+                if k < 1:
+                    out[t] = float(sp.linalg.norm(Xt) ** 2)
+                else:
+                    out[t] = svds(Xt, k=1, return_singular_vectors=False, random_state=0)[0] ** 2
+        else:
+            for t in range(m):
+                Xt = self.task_X(t)
+                Xt = Xt.toarray() if sp.issparse(Xt) else Xt
+                if self.x_offset is not None:
+                    Xt = Xt - self.x_offset[:, t][None, :]
+                if intercept:
+                    Xt = np.hstack([Xt, np.ones((Xt.shape[0], 1))])
+                out[t] = np.linalg.norm(Xt, 2) ** 2 if Xt.size else 0.0
+        self._cache[key] = out
+        return out
+
+    def centered(self) -> tuple[MultiTaskData, np.ndarray, np.ndarray]:
+        """Per-task centred copy: ``(data_c, x_mean, y_mean)``.
+
+        ``x_mean`` has shape ``(d, m)`` and ``y_mean`` ``(m,)``. Dense per-task designs are
+        centred explicitly; sparse or shared designs keep ``X`` and centre implicitly through
+        ``x_offset``, so that sparsity and sharing survive.
+        """
+        m, d = self.n_tasks, self.n_features
+        y_mean = self.task_sum(self.y) / self.task_sizes
+        yc = self.y - self.expand(y_mean)
+        if self.shared:
+            mu = np.asarray(self.X.mean(axis=0)).ravel()
+            x_mean = np.repeat(mu[:, None], m, axis=1)
+            if self.is_sparse:
+                data_c = MultiTaskData(self.X, yc, self.offsets, self.tasks, True, x_mean)
+            else:
+                data_c = MultiTaskData(self.X - mu[None, :], yc, self.offsets, self.tasks, True)
+            return data_c, x_mean, y_mean
+        ones = np.ones(self.n_rows)
+        x_mean = self.rmatvec(ones) / self.task_sizes[None, :] if d else np.zeros((d, m))
+        if self.is_sparse:
+            data_c = MultiTaskData(self.X, yc, self.offsets, self.tasks, False, x_mean)
+        else:
+            Xc = self.X - x_mean.T[self.task_of_row]
+            data_c = MultiTaskData(Xc, yc, self.offsets, self.tasks, False, None)
+        return data_c, x_mean, y_mean
+
+
+# --------------------------------------------------------------------------- validation
+def check_scalar_param(value, name: str, *, allow_zero: bool = True, upper=None) -> float:
+    """Return ``value`` as a float after checking that it is finite and non-negative.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter, when ``value`` is not a finite number >= 0 (> 0 when
+        ``allow_zero`` is false) or exceeds ``upper``.
+    """
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}.") from None
+    if not np.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {value!r}.")
+    if v < 0 or (v == 0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be {bound}, got {value!r}.")
+    if upper is not None and v > upper:
+        raise ValueError(f"{name} must be <= {upper}, got {value!r}.")
+    return v
+
+
+def _as_2d_float(X, what: str, accept_sparse: bool = True):
+    if sp.issparse(X):
+        if not accept_sparse:
+            raise ValueError(f"{what}: sparse input is not supported here.")
+        X = sp.csr_matrix(X, dtype=np.float64)
+        if X.data.size and not np.all(np.isfinite(X.data)):
+            raise ValueError(f"{what} contains NaN or infinity.")
+        return X
+    try:
+        A = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{what} must be numeric: {exc}") from None
+    if A.ndim == 1:
+        raise ValueError(
+            f"{what} must be 2-D (n_samples, n_features), got a 1-D array of shape {A.shape}; "
+            "reshape with X.reshape(-1, 1) for a single feature."
+        )
+    if A.ndim != 2:
+        raise ValueError(f"{what} must be 2-D, got shape {A.shape}.")
+    if A.size and not np.all(np.isfinite(A)):
+        bad = np.argwhere(~np.isfinite(A))[0]
+        raise ValueError(f"{what} contains NaN or infinity (first at row {bad[0]}, column {bad[1]}).")
+    return A
+
+
+def _as_1d_target(y, what: str, classification: bool):
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(f"{what} must be 1-D, got shape {y.shape}.")
+    if not classification:
+        try:
+            y = y.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"{what} must be numeric for regression.") from None
+        if y.size and not np.all(np.isfinite(y)):
+            raise ValueError(f"{what} contains NaN or infinity.")
+    elif y.dtype.kind == "f" and y.size and not np.all(np.isfinite(y)):
+        raise ValueError(f"{what} contains NaN or infinity.")
+    return y
+
+
+def split_task_column(X, task_column: int):
+    """Split long-format ``X`` into (features, task ids) where the ids are column ``task_column``.
+
+    Returns copies; ``X`` is not modified.
+    """
+    if sp.issparse(X):
+        X = sp.csc_matrix(X)
+        n_cols = X.shape[1]
+        col = task_column % n_cols if -n_cols <= task_column < n_cols else None
+        if col is None:
+            raise ValueError(f"task_column={task_column} is out of range for X with {n_cols} columns.")
+        task = X[:, col].toarray().ravel()
+        keep = [j for j in range(n_cols) if j != col]
+        return X[:, keep].tocsr(), task
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D to hold a task column, got shape {X.shape}.")
+    n_cols = X.shape[1]
+    if not -n_cols <= task_column < n_cols:
+        raise ValueError(f"task_column={task_column} is out of range for X with {n_cols} columns.")
+    col = task_column % n_cols
+    task = X[:, col].copy()
+    return np.delete(X, col, axis=1), task
+
+
+def _encode_binary(y, what: str, classes: np.ndarray | None):
+    """Map labels to -1/+1 given (or learning) the two classes."""
+    if classes is None:
+        classes = np.unique(y)
+        if len(classes) > 2:
+            raise ValueError(
+                f"{what} has {len(classes)} classes {classes[:5].tolist()}...; multi-task "
+                "classifiers here are binary per task (encode multi-class data as one task per "
+                "class, shared X)."
+            )
+    return np.where(y == classes[-1], 1.0, -1.0), classes
+
+
+def as_multitask_data(
+    X,
+    y=None,
+    task=None,
+    *,
+    task_column: int | None = None,
+    classification: bool = False,
+    classes: np.ndarray | None = None,
+    known_tasks: np.ndarray | None = None,
+    n_features: int | None = None,
+) -> tuple[MultiTaskData, np.ndarray | None]:
+    """Convert any of the three user formats into :class:`MultiTaskData`, validating it.
+
+    Parameters
+    ----------
+    X : array-like (n, d), sparse matrix, or list of per-task arrays
+        Shared design (format a), per-task designs (format b), or long format (format c).
+    y : array-like (n,), (n, m), list of per-task targets, or None (prediction)
+        Targets. A 2-D ``y`` with a single ``X`` means a shared design with one task per column.
+        A 1-D ``y`` with no ``task`` means a single task.
+    task : array-like (n,), optional
+        Task id of each row (long format).
+    task_column : int, optional
+        Column of ``X`` holding the task ids (long format inside scikit-learn tools).
+    classification : bool
+        Targets are class labels, mapped to -1/+1 per task (binary).
+    classes : ndarray of shape (2,), optional
+        Known classes (at predict time, or to force the positive class ``classes[-1]``).
+    known_tasks : ndarray, optional
+        Task labels seen during fit: at predict time the tasks of ``X`` must be among them and
+        the internal order follows ``known_tasks``.
+    n_features : int, optional
+        Expected number of features (predict time).
+
+    Returns
+    -------
+    data : MultiTaskData
+    classes : ndarray or None
+        The two class labels (classification) or None.
+
+    Raises
+    ------
+    ValueError
+        With a message naming the problem and the task: NaN or infinity, mismatched lengths, a
+        task with no rows, a classification task with one class, a wrong number of features,
+        an unknown task id.
+    """
+    predicting = y is None
+    # ---------------------------------------------------------------- format (b): lists
+    if isinstance(X, (list, tuple)):
+        if len(X) == 0:
+            raise ValueError("X is an empty list: at least one task is needed.")
+        Xs = [_as_2d_float(Xt, f"X of task {t}") for t, Xt in enumerate(X)]
+        d = Xs[0].shape[1]
+        for t, Xt in enumerate(Xs):
+            if Xt.shape[1] != d:
+                raise ValueError(
+                    f"Task {t} has {Xt.shape[1]} features but task 0 has {d}: all tasks must "
+                    "have the same features."
+                )
+            if Xt.shape[0] == 0:
+                raise ValueError(f"Task {t} has no rows.")
+        if task is not None:
+            raise ValueError("Pass either lists of per-task arrays or task=, not both.")
+        if not predicting:
+            if not isinstance(y, (list, tuple)) or len(y) != len(Xs):
+                raise ValueError(
+                    f"With a list of {len(Xs)} per-task designs, y must be a list of "
+                    f"{len(Xs)} per-task targets."
+                )
+            ys = [_as_1d_target(yt, f"y of task {t}", classification) for t, yt in enumerate(y)]
+            for t, (Xt, yt) in enumerate(zip(Xs, ys, strict=True)):
+                if Xt.shape[0] != len(yt):
+                    raise ValueError(
+                        f"Task {t}: X has {Xt.shape[0]} rows but y has {len(yt)} entries."
+                    )
+        task_labels = np.arange(len(Xs)) if known_tasks is None else np.asarray(known_tasks)
+        if known_tasks is not None and len(Xs) != len(known_tasks):
+            raise ValueError(
+                f"X is a list of {len(Xs)} tasks but the model was fitted on {len(known_tasks)}."
+            )
+        sizes = np.array([Xt.shape[0] for Xt in Xs], dtype=np.int64)
+        Xall = sp.vstack(Xs, format="csr") if any(sp.issparse(a) for a in Xs) else np.vstack(Xs)
+        yall = np.concatenate(ys) if not predicting else np.zeros(int(sizes.sum()))
+        order = None
+        shared = False
+    else:
+        Xa = _as_2d_float(X, "X")
+        if task_column is not None:
+            if task is not None:
+                raise ValueError("Pass task ids either as task= or through task_column, not both.")
+            Xa, task = split_task_column(Xa, task_column)
+        d = Xa.shape[1]
+        n = Xa.shape[0]
+        if n == 0:
+            raise ValueError("X has no rows.")
+        y2d = None
+        if not predicting:
+            y_arr = np.asarray(y)
+            if y_arr.ndim == 2 and y_arr.shape[1] > 1 and task is None:
+                y2d = y_arr
+            elif y_arr.ndim not in (1, 2):
+                raise ValueError(f"y must be 1-D or 2-D, got shape {y_arr.shape}.")
+            if y_arr.shape[0] != n:
+                raise ValueError(f"X has {n} rows but y has {y_arr.shape[0]}.")
+        if y2d is not None or (predicting and task is None and known_tasks is not None
+                               and len(known_tasks) > 1):
+            # ------------------------------------------------------ format (a): shared X
+            shared = True
+            if y2d is not None:
+                m = y2d.shape[1]
+                cols = [_as_1d_target(y2d[:, t], f"y of task {t}", classification)
+                        for t in range(m)]
+            else:
+                m = len(known_tasks)
+                cols = [np.zeros(n) for _ in range(m)]
+            if known_tasks is not None and m != len(known_tasks):
+                raise ValueError(
+                    f"y has {m} task columns but the model was fitted on {len(known_tasks)} tasks."
+                )
+            task_labels = np.arange(m) if known_tasks is None else np.asarray(known_tasks)
+            sizes = np.full(m, n, dtype=np.int64)
+            Xall = Xa
+            ys = cols
+            yall = np.concatenate(cols) if not predicting else np.zeros(n * m)
+            order = None
+        else:
+            # ------------------------------------------------------ format (c): long format
+            shared = False
+            if task is None:
+                if known_tasks is not None and len(known_tasks) == 1:
+                    task = np.repeat(np.asarray(known_tasks)[:1], n)
+                else:
+                    task = np.zeros(n, dtype=np.int64)
+            task = np.asarray(task)
+            if task.ndim != 1 or len(task) != n:
+                raise ValueError(f"task must be 1-D with one id per row of X ({n}), got shape "
+                                 f"{task.shape}.")
+            if task.dtype.kind == "f":
+                if not np.all(np.isfinite(task)):
+                    raise ValueError("task ids contain NaN or infinity.")
+                if np.all(task == np.round(task)):
+                    task = task.astype(np.int64)
+            if known_tasks is None:
+                task_labels, inv = np.unique(task, return_inverse=True)
+            else:
+                task_labels = np.asarray(known_tasks)
+                try:
+                    lookup = {v: i for i, v in enumerate(task_labels.tolist())}
+                    inv = np.array([lookup[v] for v in task.tolist()], dtype=np.int64)
+                except KeyError as exc:
+                    raise ValueError(
+                        f"Unknown task id {exc.args[0]!r}: the model was fitted on tasks "
+                        f"{task_labels.tolist()[:10]}{'...' if len(task_labels) > 10 else ''}."
+                    ) from None
+            order = np.argsort(inv, kind="stable")
+            sizes = np.bincount(inv, minlength=len(task_labels)).astype(np.int64)
+            if not predicting:
+                y1 = _as_1d_target(np.asarray(y).ravel() if np.ndim(y) == 2 and np.shape(y)[1] == 1
+                                   else y, "y", classification)
+                empty = np.flatnonzero(sizes == 0)
+                if empty.size:
+                    raise ValueError(f"Task {task_labels[empty[0]]!r} has no rows.")
+                yall = y1[order]
+                ys = [yall[o:e] for o, e in zip(np.r_[0, np.cumsum(sizes)[:-1]],
+                                                 np.cumsum(sizes), strict=True)]
+            else:
+                yall = np.zeros(n)
+            Xall = Xa[order]
+    if n_features is not None and d != n_features:
+        raise ValueError(f"X has {d} features, but the model was fitted with {n_features}.")
+
+    if classification and not predicting:
+        allv = np.concatenate([np.asarray(v) for v in ys])
+        if classes is None:
+            classes = np.unique(allv)
+            if len(classes) > 2:
+                raise ValueError(
+                    f"y has {len(classes)} classes; multi-task classifiers here are binary per "
+                    "task (give one task per class with a shared X for one-vs-rest)."
+                )
+            if len(classes) < 2:
+                raise ValueError(f"y has a single class {classes.tolist()}: need two classes.")
+        for t, yt in enumerate(ys):
+            if len(np.unique(yt)) < 2:
+                raise ValueError(
+                    f"Task {task_labels[t]!r} has a single class ({np.unique(yt).tolist()}): "
+                    "each classification task needs both classes in its training rows."
+                )
+        yall, classes = _encode_binary(allv, "y", classes)
+
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    data = MultiTaskData(Xall, np.asarray(yall, dtype=np.float64), offsets,
+                         np.asarray(task_labels), shared)
+    data._cache["order"] = order  # permutation from user rows to stacked rows (long format)
+    return data, (classes if classification else None)
+
+
+def unstack_predictions(data: MultiTaskData, z: np.ndarray) -> np.ndarray:
+    """Return stacked predictions ``z`` in the user's layout.
+
+    Long format: rows back in the user's order, shape ``(n,)``; shared design: ``(n, m)``;
+    per-task lists: the stacked ``(N,)`` vector (split with ``data.offsets``).
+    """
+    if data.shared:
+        return z.reshape(data.n_tasks, -1).T.copy()
+    order = data._cache.get("order")
+    if order is None:
+        return z
+    out = np.empty_like(z)
+    out[order] = z
+    return out

@@ -1,0 +1,56 @@
+"""Numba kernel: Euclidean projection onto the l1 ball in expected linear time."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def _l1ball_threshold(a, radius, seed):
+    """Threshold ``theta >= 0`` with ``sum(max(|a| - theta, 0)) = radius``.
+
+    Randomized pivot selection on ``|a|`` (expected O(n)); assumes ``sum |a| > radius``.
+    """
+    u = np.abs(a).copy()
+    n = u.shape[0]
+    np.random.seed(seed)
+    lo = 0
+    hi = n  # active candidates are u[lo:hi]
+    s_acc = 0.0  # sum of elements known to be above theta
+    c_acc = 0  # their count
+    while lo < hi:
+        k = lo + np.random.randint(hi - lo)
+        pivot = u[k]
+        # partition u[lo:hi] into >= pivot (front) and < pivot (back)
+        i = lo
+        j = hi - 1
+        s_big = 0.0
+        while i <= j:
+            if u[i] >= pivot:
+                s_big += u[i]
+                i += 1
+            else:
+                tmp = u[i]
+                u[i] = u[j]
+                u[j] = tmp
+                j -= 1
+        c_big = i - lo
+        if (s_acc + s_big) - (c_acc + c_big) * pivot < radius:
+            # theta < pivot: all of the front part is above theta
+            s_acc += s_big
+            c_acc += c_big
+            lo = i
+        else:
+            # theta >= pivot: drop the pivot value(s) and everything below; keep strictly greater
+            # elements of the front part (excluding the pivot itself)
+            # move elements equal to pivot out of the front
+            new_hi = lo
+            for q in range(lo, i):
+                if u[q] > pivot:
+                    tmp = u[new_hi]
+                    u[new_hi] = u[q]
+                    u[q] = tmp
+                    new_hi += 1
+            hi = new_hi
+    return (s_acc - radius) / c_acc
