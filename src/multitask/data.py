@@ -475,7 +475,9 @@ def as_multitask_data(
     """
     predicting = y is None
     # ---------------------------------------------------------------- format (b): lists
-    if isinstance(X, (list, tuple)):
+    if isinstance(X, (list, tuple)) and (
+        len(X) == 0 or all(sp.issparse(x) or np.ndim(x) == 2 for x in X)
+    ):
         if len(X) == 0:
             raise ValueError("X is an empty list: at least one task is needed.")
         Xs = [_as_2d_float(Xt, f"X of task {t}") for t, Xt in enumerate(X)]
@@ -584,8 +586,7 @@ def as_multitask_data(
             order = np.argsort(inv, kind="stable")
             sizes = np.bincount(inv, minlength=len(task_labels)).astype(np.int64)
             if not predicting:
-                y1 = _as_1d_target(np.asarray(y).ravel() if np.ndim(y) == 2 and np.shape(y)[1] == 1
-                                   else y, "y", classification)
+                y1 = _as_1d_target(np.asarray(y), "y", classification)
                 empty = np.flatnonzero(sizes == 0)
                 if empty.size:
                     raise ValueError(f"Task {task_labels[empty[0]]!r} has no rows.")
@@ -608,11 +609,13 @@ def as_multitask_data(
                     "task (give one task per class with a shared X for one-vs-rest)."
                 )
             if len(classes) < 2:
-                raise ValueError(f"y has a single class {classes.tolist()}: need two classes.")
+                raise ValueError(
+                    f"y has one class only ({classes.tolist()}): need two classes."
+                )
         for t, yt in enumerate(ys):
             if len(np.unique(yt)) < 2:
                 raise ValueError(
-                    f"Task {task_labels[t]!r} has a single class ({np.unique(yt).tolist()}): "
+                    f"Task {task_labels[t]!r} has one class only ({np.unique(yt).tolist()}): "
                     "each classification task needs both classes in its training rows."
                 )
         yall, classes = _encode_binary(allv, "y", classes)

@@ -1,0 +1,31 @@
+"""Scikit-learn estimators, one module per model family."""
+
+from multitask.estimators.baselines import (
+    IndependentLassoClassifier,
+    IndependentLassoRegressor,
+    IndependentRidgeClassifier,
+    IndependentRidgeRegressor,
+    L21Classifier,
+    L21Regressor,
+    MultiTaskClassifier,
+    MultiTaskRegressor,
+    PooledClassifier,
+    PooledRegressor,
+    TraceNormClassifier,
+    TraceNormRegressor,
+)
+
+__all__ = [
+    "IndependentLassoClassifier",
+    "IndependentLassoRegressor",
+    "IndependentRidgeClassifier",
+    "IndependentRidgeRegressor",
+    "L21Classifier",
+    "L21Regressor",
+    "MultiTaskClassifier",
+    "MultiTaskRegressor",
+    "PooledClassifier",
+    "PooledRegressor",
+    "TraceNormClassifier",
+    "TraceNormRegressor",
+]
