@@ -288,7 +288,7 @@ def load_letters(
         task_names : ndarray of shape (n_tasks,), str
             ``"c/e"``, ...
         feature_names : ndarray of shape (128,), str
-            ``"pixel_<row>_<col>"`` in the file's order of the 128 pixels.
+            ``"pixel_0"`` ... ``"pixel_127"``, in the file's order of the pixels.
         DESCR : str
     """
     pairs = [tuple(pair) for pair in pairs]
@@ -321,8 +321,7 @@ def load_letters(
         X.append(pixels[rows].astype(np.float64))
         y.append((labels[rows] == a).astype(np.int64))
         origin.append(from_train[rows])
-    # The file's pixel order is column-major over the 16 x 8 image (Matlab reshape); the names
-    # only index the 128 positions.
+    # The names only number the 128 pixel rows of the file (the image layout is not checked).
     feature_names = [f"pixel_{k}" for k in range(128)]
     return Bunch(
         X=X,

@@ -35,7 +35,7 @@ school. Target: exam score (integers 1 to 70). Features (27, plus a constant bia
 * student_gender_0..1: one-hot gender of the student;
 * student_vr_band_0..2: one-hot verbal-reasoning band of the student (15 rows have none);
 * student_ethnic_group_0..10: one-hot ethnic group (11 levels);
-* school_gender_0..2: one-hot school gender (mixed / boys / girls), constant within a school;
+* school_gender_0..2: one-hot school gender, constant within a school;
 * school_denomination_0..2: one-hot school denomination, constant within a school.
 
 The one-hot groups were checked on the data (each row has exactly one level per group); the
