@@ -141,3 +141,89 @@ def mean_auc_scorer(estimator, X, y) -> float:
 
 # keep StratifiedKFold importable from here for shared-design classification
 __all__.append("StratifiedKFold")
+
+
+def path_cv(
+    estimator,
+    param_name: str,
+    grid,
+    X,
+    y,
+    *,
+    cv=None,
+    scoring=None,
+    n_jobs: int | None = None,
+    refit: bool = True,
+):
+    """Cross-validate one regularization parameter along a path with warm starts.
+
+    For each fold, the estimator is fitted for every value of ``grid`` in the given order
+    (put the strongest regularization first), each fit warm-started from the previous one,
+    and scored on the held-out part. The value with the best mean score is chosen and, with
+    ``refit``, the estimator is fitted on all of ``X, y`` with it.
+
+    Parameters
+    ----------
+    estimator : multi-task estimator with a ``warm_start`` parameter
+        Long-format data: ``X`` holds the task ids in ``estimator.task_column``.
+    param_name : str
+        The parameter to select (e.g. ``"alpha"``).
+    grid : sequence of float
+        Candidate values, in path order (largest ``alpha`` first).
+    X, y : arrays
+        Training data (long format with a task column, or shared design with 2-D ``y``).
+    cv : splitter, default=TaskKFold(3) for long format, KFold(3) for a shared design
+    scoring : callable ``scoring(est, X, y) -> float`` (greater is better)
+        Defaults to ``nmse_scorer`` for regressors and ``mean_auc_scorer`` for classifiers.
+    n_jobs : int, optional
+        Folds run in parallel with joblib.
+
+    Returns
+    -------
+    best_value : float
+    scores : ndarray of shape (n_splits, len(grid))
+    estimator : the refitted estimator (a clone) or None
+    """
+    from joblib import Parallel, delayed
+    from sklearn.base import clone, is_classifier
+
+    grid = list(grid)
+    if not grid:
+        raise ValueError("grid is empty.")
+    y = np.asarray(y)
+    if cv is None:
+        if getattr(estimator, "task_column", None) is not None:
+            cv = TaskKFold(3, task_column=estimator.task_column, random_state=0,
+                           stratify=is_classifier(estimator))
+        else:
+            cv = KFold(3, shuffle=True, random_state=0)
+    if scoring is None:
+        scoring = mean_auc_scorer if is_classifier(estimator) else nmse_scorer
+    splits = list(cv.split(X, y))
+
+    def run_fold(train, test):
+        est = clone(estimator).set_params(warm_start=True)
+        out = []
+        Xtr, Xte = X[train], X[test]
+        for v in grid:
+            est.set_params(**{param_name: v})
+            est.fit(Xtr, y[train])
+            out.append(scoring(est, Xte, y[test]))
+        return out
+
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        scores = Parallel(n_jobs=n_jobs)(delayed(run_fold)(tr, te) for tr, te in splits)
+    scores = np.asarray(scores, dtype=float)
+    best = grid[int(np.nanargmax(np.nanmean(scores, axis=0)))]
+    fitted = None
+    if refit:
+        fitted = clone(estimator).set_params(**{param_name: best}).fit(X, y)
+    return best, scores, fitted
+
+
+__all__.append("path_cv")

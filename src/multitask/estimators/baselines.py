@@ -69,6 +69,31 @@ class _PenaltyMixin:
         return self._make_datafit(data).lambda_max(name)
 
 
+def _ridge_closed_form(datafit: Squared, alpha: float) -> SolverResult:
+    """Exact ridge per task: ``(X_t^T X_t / n_t + alpha I) w_t = X_t^T y_t / n_t`` (centred)."""
+    import time
+
+    t0 = time.perf_counter()
+    data = datafit.data
+    d, m = data.n_features, data.n_tasks
+    G = data.gram()
+    c = data.xty()
+    n = data.task_sizes
+    W = np.empty((d, m))
+    eye = np.eye(d)
+    for t in range(m):
+        Gt = G[0] if G.shape[0] == 1 else G[t]
+        A = Gt / n[t] + alpha * eye
+        rhs = c[:, t] / n[t]
+        try:
+            W[:, t] = scipy.linalg.solve(A, rhs, assume_a="pos")
+        except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
+            W[:, t] = scipy.linalg.lstsq(A, rhs)[0]
+    obj = datafit.value(W) + Ridge(alpha).value(W)
+    return SolverResult(W, W, datafit.intercept(W), 1, np.array([obj]), True,
+                        time.perf_counter() - t0)
+
+
 # ----------------------------------------------------------------------------- generic
 class MultiTaskRegressor(_PenaltyMixin, MultiTaskRegressorBase):
     """Multi-task least squares with a structured penalty (the generic preset).
@@ -218,26 +243,7 @@ class IndependentRidgeRegressor(MultiTaskRegressor):
     def _solve(self, datafit, data):
         if not isinstance(datafit, Squared):
             return super()._solve(datafit, data)
-        import time
-
-        t0 = time.perf_counter()
-        d, m = data.n_features, data.n_tasks
-        G = datafit.data.gram()
-        c = datafit.data.xty()
-        n = datafit.data.task_sizes
-        W = np.empty((d, m))
-        eye = np.eye(d)
-        for t in range(m):
-            Gt = G[0] if G.shape[0] == 1 else G[t]
-            A = Gt / n[t] + self.alpha * eye
-            rhs = c[:, t] / n[t]
-            try:
-                W[:, t] = scipy.linalg.solve(A, rhs, assume_a="pos")
-            except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
-                W[:, t] = scipy.linalg.lstsq(A, rhs)[0]
-        obj = datafit.value(W) + Ridge(self.alpha).value(W)
-        return SolverResult(W, W, datafit.intercept(W), 1, np.array([obj]), True,
-                            time.perf_counter() - t0)
+        return _ridge_closed_form(datafit, self.alpha)
 
 
 class L21Classifier(MultiTaskClassifier):
@@ -287,7 +293,10 @@ class _PooledMixin:
     def _solve(self, datafit, data):
         pooled = _pooled_data(data)
         df = get_datafit(self._loss_name(), pooled, self.fit_intercept)
-        res = fista(df, Ridge(self.alpha), max_iter=self.max_iter, tol=self.tol)
+        if isinstance(df, Squared):
+            res = _ridge_closed_form(df, self.alpha)
+        else:
+            res = fista(df, Ridge(self.alpha), max_iter=self.max_iter, tol=self.tol)
         m = data.n_tasks
         W = np.repeat(res.W, m, axis=1)
         b = np.repeat(res.intercept, m)
