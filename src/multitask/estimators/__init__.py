@@ -29,3 +29,10 @@ __all__ = [
     "TraceNormClassifier",
     "TraceNormRegressor",
 ]
+
+from multitask.estimators.sparse_low_rank import (  # noqa: E402
+    SparseLowRankClassifier,
+    SparseLowRankRegressor,
+)
+
+__all__ += ["SparseLowRankClassifier", "SparseLowRankRegressor"]
