@@ -272,7 +272,8 @@ class MultiTaskData:
         elif self.is_sparse and d > 200:
             from scipy.sparse.linalg import svds
 
-            for t in range(m):
+            # a shared design is the same matrix for every task: one svds, not m
+            for t in range(1 if self.shared else m):
                 Xt = self.task_X(t)
                 if intercept:
                     Xt = sp.hstack([Xt, np.ones((Xt.shape[0], 1))]).tocsr()
@@ -281,6 +282,8 @@ class MultiTaskData:
                     out[t] = float(sp.linalg.norm(Xt) ** 2)
                 else:
                     out[t] = svds(Xt, k=1, return_singular_vectors=False, random_state=0)[0] ** 2
+            if self.shared:
+                out[:] = out[0]
         else:
             for t in range(m):
                 Xt = self.task_X(t)

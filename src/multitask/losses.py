@@ -72,6 +72,23 @@ class Datafit:
         vals, _ = self._dloss(self.scores(W, b))
         return float(vals @ self.data.row_weights)
 
+    def value_scores(self, z: np.ndarray) -> float:
+        """Return the loss as a function of the stacked scores: ``sum_i w_i ell(y_i, z_i)``.
+
+        ``z`` has shape ``(N,)`` (stacked like ``data.y``) and ``w_i = 1 / n_{t(i)}``.
+        """
+        vals, _ = self._dloss(np.asarray(z, dtype=np.float64))
+        return float(vals @ self.data.row_weights)
+
+    def prox_scores(self, v: np.ndarray, step: float) -> np.ndarray:
+        """Proximal operator of the loss in score space, row by row.
+
+        ``argmin_z sum_i w_i ell(y_i, z_i) + (1 / (2 step)) ||z - v||^2`` with ``w_i = 1/n_{t(i)}``
+        (what splitting methods such as linearized ADMM need); ``v`` and the result have shape
+        ``(N,)``. Implemented where ``ell`` has a closed-form prox.
+        """
+        raise NotImplementedError(f"The {self.name} loss has no closed-form prox in score space.")
+
     def value_and_grad(self, W, b=None):
         """Return ``(F, dF/dW (d, m), dF/db (m,) or None)``."""
         vals, dz = self._dloss(self.scores(W, b))
@@ -179,6 +196,11 @@ class Squared(Datafit):
         r = z - self.data.y
         return 0.5 * r * r, r
 
+    def prox_scores(self, v, step):
+        """``z_i = (v_i + step w_i y_i) / (1 + step w_i)`` (on the centred targets)."""
+        sw = step * self.data.row_weights
+        return (np.asarray(v, dtype=np.float64) + sw * self.data.y) / (1.0 + sw)
+
     def _gram_product(self, W):
         G = self._G
         if G.shape[0] == 1:
@@ -252,6 +274,14 @@ class SquaredHinge(Datafit):
         y = self.data.y
         m = np.maximum(0.0, 1.0 - y * z)
         return m * m, -2.0 * y * m
+
+    def prox_scores(self, v, step):
+        """With the margin ``u = 1 - y v``: ``u`` kept where ``u <= 0``, else shrunk to
+        ``u / (1 + 2 step w_i)``; then ``z = y (1 - u)``."""
+        y = self.data.y
+        u = 1.0 - y * np.asarray(v, dtype=np.float64)
+        u = np.where(u > 0.0, u / (1.0 + 2.0 * step * self.data.row_weights), u)
+        return y * (1.0 - u)
 
     def optimal_intercept_at_zero(self):
         p = self.data.task_sum((self.data.y > 0).astype(float)) / self.data.task_sizes

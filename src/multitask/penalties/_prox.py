@@ -16,6 +16,7 @@ __all__ = [
     "safe_svd",
     "soft_threshold",
     "svt",
+    "svt_with_values",
     "project_trace_ball",
     "group_soft_threshold",
 ]
@@ -47,13 +48,22 @@ def safe_svd(V: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def svt(V: np.ndarray, thresh: float, return_rank: bool = False):
     """Singular value thresholding ``U diag(max(s - thresh, 0)) Vt``: prox of ``thresh*||.||_*``."""
+    out, s = svt_with_values(V, thresh)
+    return (out, len(s)) if return_rank else out
+
+
+def svt_with_values(V: np.ndarray, thresh: float) -> tuple[np.ndarray, np.ndarray]:
+    """Singular value thresholding that also returns the kept singular values.
+
+    Returns ``(U_r diag(s_r) Vt_r, s_r)`` with ``s_r = (s - thresh)_+`` restricted to its positive
+    entries (so ``s_r.sum()`` is the trace norm of the result and ``len(s_r)`` its rank).
+    """
     if V.size == 0:
-        return (V.copy(), 0) if return_rank else V.copy()
+        return V.copy(), np.zeros(0)
     U, s, Vt = safe_svd(V)
     s = np.maximum(s - thresh, 0.0)
     r = int(np.count_nonzero(s))
-    out = (U[:, :r] * s[:r]) @ Vt[:r]
-    return (out, r) if return_rank else out
+    return (U[:, :r] * s[:r]) @ Vt[:r], s[:r].copy()
 
 
 def project_l1_ball(v: np.ndarray, radius: float, *, seed: int = 0) -> np.ndarray:
