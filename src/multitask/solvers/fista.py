@@ -157,8 +157,10 @@ def fista(
         if F_new < best[0]:
             best = (F_new, x_new, b_new)
 
-        if accelerated and restart and F_new > fx:
-            # restart: drop the momentum, keep the better of the two points
+        if accelerated and restart and F_new > fx and t_k > 1.0:
+            # restart: drop the momentum, keep the better of the two points. Without momentum
+            # (t_k == 1) the step was a plain prox-gradient step from x, which cannot increase
+            # F except by rounding: accept it, or the same step would be rejected forever.
             t_k = 1.0
             y, yb = x, b
             small = 0
