@@ -73,7 +73,8 @@ def fista(
     tol : float, default=1e-6
         Stopping tolerance. ``criterion="objective"``: ``|F_k - F_{k-1}| <= tol * |F_k|`` on
         three consecutive iterations. ``criterion="residual"``: the prox-gradient fixed-point
-        residual ``L ||x_{k+1} - y_k||`` falls below ``tol`` times its first value.
+        residual ``L ||x_{k+1} - y_k||`` falls below ``tol`` times its first value (with a
+        warm start: times the larger of its first value and that of a cold start from zero).
     criterion : {"objective", "residual"}
     accelerated : bool, default=True
         FISTA momentum; ``False`` gives proximal gradient (ISTA), which is monotone.
@@ -121,6 +122,17 @@ def fista(
         return f, A.adjoint(gW), gb
 
     t0 = time.perf_counter()
+    res_cold = 0.0
+    if criterion == "residual" and (coef_init is not None or intercept_init is not None):
+        # scale of the residual test: a warm start near the solution has a tiny first residual
+        # and must not be asked to shrink it tol-fold again; use a cold start's as well
+        x0 = np.zeros(shape)
+        if penalty.is_constraint:
+            x0 = penalty.prox(x0, 1.0)
+        b0 = datafit.init_intercept() if use_b else None
+        _, g0, gb0 = obj_parts(x0, b0)
+        dx0 = penalty.prox(x0 - g0 / L, 1.0 / L) - x0
+        res_cold = float(np.sqrt(L * L * _inner(dx0, dx0) + (_inner(gb0, gb0) if use_b else 0.0)))
     fx = datafit.value(A.forward(x), b) + penalty.value(x)
     best = (fx, x, b)
     y, yb = x, b
@@ -151,7 +163,7 @@ def fista(
         step_norm = float(np.sqrt(_inner(dx, dx) + (_inner(db, db) if use_b else 0.0)))
         res = L * step_norm
         if res0 is None:
-            res0 = max(res, np.finfo(float).tiny)
+            res0 = max(res, res_cold, np.finfo(float).tiny)
         history.append(F_new)
         times.append(time.perf_counter() - t0)
         if F_new < best[0]:
