@@ -348,13 +348,38 @@ def check_scalar_param(value, name: str, *, allow_zero: bool = True, upper=None)
     return v
 
 
-def _as_2d_float(X, what: str, accept_sparse: bool = True):
+def _label(v) -> str:
+    """A task label as the user wrote it (``'b'``, ``3``), not as numpy prints it."""
+    return repr(v.item() if isinstance(v, np.generic) else v)
+
+
+def _check_finite(A, what: str, task=None) -> None:
+    """Raise a ValueError locating the first NaN or infinity of ``A`` (and its row's task)."""
+    if sp.issparse(A):
+        bad = np.flatnonzero(~np.isfinite(A.data))
+        if not bad.size:
+            return
+        where = [int(np.searchsorted(A.indptr, bad[0], side="right") - 1), int(A.indices[bad[0]])]
+    else:
+        if A.dtype.kind not in "fc" or not A.size:
+            return
+        bad = np.argwhere(~np.isfinite(A))
+        if not bad.size:
+            return
+        where = [int(i) for i in bad[0]]
+    loc = f"row {where[0]}" + (f", column {where[1]}" if len(where) > 1 else "")
+    if task is not None:
+        loc += f", task {_label(task[where[0]])}"
+    raise ValueError(f"{what} contains NaN or infinity (first at {loc}).")
+
+
+def _as_2d_float(X, what: str, accept_sparse: bool = True, check_finite: bool = True):
     if sp.issparse(X):
         if not accept_sparse:
             raise ValueError(f"{what}: sparse input is not supported here.")
         X = sp.csr_matrix(X, dtype=np.float64)
-        if X.data.size and not np.all(np.isfinite(X.data)):
-            raise ValueError(f"{what} contains NaN or infinity.")
+        if check_finite:
+            _check_finite(X, what)
         return X
     try:
         A = np.asarray(X, dtype=np.float64)
@@ -367,13 +392,12 @@ def _as_2d_float(X, what: str, accept_sparse: bool = True):
         )
     if A.ndim != 2:
         raise ValueError(f"{what} must be 2-D, got shape {A.shape}.")
-    if A.size and not np.all(np.isfinite(A)):
-        bad = np.argwhere(~np.isfinite(A))[0]
-        raise ValueError(f"{what} contains NaN or infinity (first at row {bad[0]}, column {bad[1]}).")
+    if check_finite:
+        _check_finite(A, what)
     return A
 
 
-def _as_1d_target(y, what: str, classification: bool):
+def _as_1d_target(y, what: str, classification: bool, task=None):
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.ravel()
@@ -384,10 +408,7 @@ def _as_1d_target(y, what: str, classification: bool):
             y = y.astype(np.float64)
         except (TypeError, ValueError):
             raise ValueError(f"{what} must be numeric for regression.") from None
-        if y.size and not np.all(np.isfinite(y)):
-            raise ValueError(f"{what} contains NaN or infinity.")
-    elif y.dtype.kind == "f" and y.size and not np.all(np.isfinite(y)):
-        raise ValueError(f"{what} contains NaN or infinity.")
+    _check_finite(y, what, task)
     return y
 
 
@@ -518,7 +539,7 @@ def as_multitask_data(
         order = None
         shared = False
     else:
-        Xa = _as_2d_float(X, "X")
+        Xa = _as_2d_float(X, "X", check_finite=False)  # checked below, naming the task
         if task_column is not None:
             if task is not None:
                 raise ValueError("Pass task ids either as task= or through task_column, not both.")
@@ -553,6 +574,7 @@ def as_multitask_data(
                 )
             task_labels = np.arange(m) if known_tasks is None else np.asarray(known_tasks)
             sizes = np.full(m, n, dtype=np.int64)
+            _check_finite(Xa, "X")
             Xall = Xa
             ys = cols
             yall = np.concatenate(cols) if not predicting else np.zeros(n * m)
@@ -586,13 +608,14 @@ def as_multitask_data(
                         f"Unknown task id {exc.args[0]!r}: the model was fitted on tasks "
                         f"{task_labels.tolist()[:10]}{'...' if len(task_labels) > 10 else ''}."
                     ) from None
+            _check_finite(Xa, "X", task)
             order = np.argsort(inv, kind="stable")
             sizes = np.bincount(inv, minlength=len(task_labels)).astype(np.int64)
             if not predicting:
-                y1 = _as_1d_target(np.asarray(y), "y", classification)
+                y1 = _as_1d_target(np.asarray(y), "y", classification, task)
                 empty = np.flatnonzero(sizes == 0)
                 if empty.size:
-                    raise ValueError(f"Task {task_labels[empty[0]]!r} has no rows.")
+                    raise ValueError(f"Task {_label(task_labels[empty[0]])} has no rows.")
                 yall = y1[order]
                 ys = [yall[o:e] for o, e in zip(np.r_[0, np.cumsum(sizes)[:-1]],
                                                  np.cumsum(sizes), strict=True)]
@@ -618,7 +641,7 @@ def as_multitask_data(
         for t, yt in enumerate(ys):
             if len(np.unique(yt)) < 2:
                 raise ValueError(
-                    f"Task {task_labels[t]!r} has one class only ({np.unique(yt).tolist()}): "
+                    f"Task {_label(task_labels[t])} has one class only ({np.unique(yt).tolist()}): "
                     "each classification task needs both classes in its training rows."
                 )
         yall, classes = _encode_binary(allv, "y", classes)
