@@ -84,7 +84,11 @@ class MultiTaskEstimator(BaseEstimator):
 
     # ------------------------------------------------------------------ input handling
     def _validate_X(self, X, reset: bool):
-        """Run scikit-learn's checks on a single matrix (sets n_features_in_ and names)."""
+        """Run scikit-learn's checks on a single matrix (sets n_features_in_ and names).
+
+        NaN and infinity are left to :func:`~multitask.data.as_multitask_data`, whose message
+        names the row and its task.
+        """
         return validate_data(
             self,
             X,
@@ -92,6 +96,7 @@ class MultiTaskEstimator(BaseEstimator):
             accept_sparse="csr",
             dtype=np.float64,
             ensure_min_samples=1,
+            ensure_all_finite=False,
         )
 
     def _to_data(self, X, y, task):
@@ -281,6 +286,8 @@ def _check_classification_targets(y) -> None:
     from sklearn.utils.multiclass import type_of_target
 
     y = np.asarray(y)
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        return  # left to the data layer, which names the row and its task
     kind = type_of_target(y)
     if kind in ("continuous", "continuous-multioutput"):
         raise ValueError(
