@@ -1,0 +1,253 @@
+"""Capped trace norm and the penalties of its multi-stage (RAMUSA) solver.
+
+``W`` has shape ``(n_features, n_tasks)``; ``sigma_1(W) >= ... >= sigma_R(W)``,
+``R = min(n_features, n_tasks)``. Reference: L. Han and Y. Zhang, "Multi-stage multi-task
+learning with reduced rank", AAAI 2016.
+
+* :class:`CappedTraceNorm`: ``lam * sum_i min(sigma_i(W), tau)`` (non-convex; value only).
+* :class:`TruncatedTraceNorm`: ``lam * sum_{i > r} sigma_i(W)``, the stage penalty
+  ``lam * ||W||_{r-}``; its prox is the partial singular value thresholding :func:`psvt`
+  (a global minimizer although the penalty is not convex).
+* :class:`LinearizedTruncatedTraceNorm`: ``lam * ||W||_* - lam * <P, W>`` with
+  ``P = U_r V_r^T`` the top-``r`` singular vectors of a reference point: the convex majorant
+  (up to a constant) of ``lam * ||W||_{r-}`` used by the difference-of-convex stage solver;
+  prox ``svt(V + step * lam * P, step * lam)``.
+
+The multi-stage argument rests on the inequality, for every ``W`` and every ``0 <= r <= R``,
+``sum_i min(sigma_i, tau) <= r * tau + ||W||_{r-}`` with equality when
+``r = #{i : sigma_i(W) >= tau}`` (:func:`capped_rank`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from multitask.penalties._prox import safe_svd
+from multitask.penalties.base import Penalty
+
+__all__ = [
+    "CappedTraceNorm",
+    "LinearizedTruncatedTraceNorm",
+    "TruncatedTraceNorm",
+    "capped_rank",
+    "psvt",
+    "singular_values",
+    "top_singular_projector",
+]
+
+
+def singular_values(W: np.ndarray) -> np.ndarray:
+    """Singular values of ``W`` in non-increasing order, shape ``(min(d, m),)``."""
+    W = np.asarray(W, dtype=np.float64)
+    if W.size == 0:
+        return np.zeros(0)
+    try:
+        return np.linalg.svd(W, compute_uv=False)
+    except np.linalg.LinAlgError:
+        return safe_svd(W)[1]
+
+
+def capped_rank(W_or_s: np.ndarray, tau: float) -> int:
+    """``r = #{i : sigma_i(W) >= tau}``: how many singular values the cap reaches.
+
+    Parameters
+    ----------
+    W_or_s : ndarray of shape (d, m), or 1-D singular values
+    tau : float
+        Threshold (``tau = 0`` counts all ``R`` values, ``tau = inf`` none).
+    """
+    s = W_or_s if np.ndim(W_or_s) == 1 else singular_values(W_or_s)
+    return int(np.count_nonzero(np.asarray(s) >= tau))
+
+
+def psvt(V: np.ndarray, thresh: float, rank: int, return_rank: bool = False):
+    """Partial singular value thresholding: the prox of ``thresh * ||.||_{rank-}``.
+
+    With ``V = U diag(s) Vt`` (thin SVD, ``s`` non-increasing)::
+
+        psvt(V, mu, r) = U diag(s_1, ..., s_r, (s_{r+1} - mu)_+, ..., (s_R - mu)_+) Vt
+                       = argmin_X 0.5 ||X - V||_F^2 + mu * sum_{i > r} sigma_i(X)
+
+    (a global minimizer, by von Neumann's trace inequality; Oh et al., "Partial sum
+    minimization of singular values in robust PCA", ICCV 2013). ``rank = 0`` is singular
+    value thresholding (:func:`~multitask.penalties.svt`); ``rank >= R`` returns a copy of
+    ``V``.
+
+    Parameters
+    ----------
+    V : ndarray of shape (d, m)
+    thresh : float
+        ``mu >= 0``.
+    rank : int
+        Number ``r >= 0`` of leading singular values left untouched.
+    return_rank : bool
+        Also return the rank of the result.
+
+    Returns
+    -------
+    X : ndarray of shape (d, m)
+        A new array.
+    """
+    out, s_out = _psvt_with_values(V, thresh, rank)
+    if return_rank:
+        return out, int(np.count_nonzero(s_out))
+    return out
+
+
+def _psvt_with_values(V: np.ndarray, thresh: float, rank: int):
+    V = np.asarray(V, dtype=np.float64)
+    if rank < 0:
+        raise ValueError(f"rank must be >= 0, got {rank}.")
+    if V.size == 0:
+        return V.copy(), np.zeros(0)
+    U, s, Vt = safe_svd(V)
+    if rank >= s.size:
+        return V.copy(), s
+    s_new = s.copy()
+    s_new[rank:] = np.maximum(s[rank:] - thresh, 0.0)
+    k = int(np.count_nonzero(s_new))
+    return (U[:, :k] * s_new[:k]) @ Vt[:k], s_new
+
+
+def top_singular_projector(W: np.ndarray, rank: int) -> np.ndarray:
+    """``P = U_r V_r^T`` from the top-``rank`` singular vectors of ``W``, shape ``(d, m)``.
+
+    ``<P, W> = sum_{i <= r} sigma_i(W) = ||W||_{r+}`` (Ky Fan norm) and ``<P, Z> <= ||Z||_{r+}``
+    for every ``Z`` (Lemma 1 of Han & Zhang). When ``rank`` exceeds the rank of ``W`` the
+    vectors of zero singular values are an arbitrary (valid) choice.
+    """
+    W = np.asarray(W, dtype=np.float64)
+    if rank <= 0 or W.size == 0:
+        return np.zeros_like(W)
+    U, _, Vt = safe_svd(W)
+    r = min(rank, U.shape[1])
+    return U[:, :r] @ Vt[:r]
+
+
+class _SpectralPenalty(Penalty):
+    """Caches the singular values of the last prox output, so ``value`` after ``prox`` (as
+    every proximal gradient iteration does) costs no second SVD."""
+
+    def __init__(self, lam: float):
+        self.lam = float(lam)
+        self._last = None  # (array, checksum, singular values)
+
+    def _remember(self, out: np.ndarray, s: np.ndarray) -> None:
+        self._last = (out, float(out.sum()), s)
+
+    def _singular_values(self, W: np.ndarray) -> np.ndarray:
+        last = self._last
+        if last is not None and W is last[0] and float(W.sum()) == last[1]:
+            return last[2]
+        return singular_values(W)
+
+
+class CappedTraceNorm(_SpectralPenalty):
+    """``lam * sum_i min(sigma_i(W), tau)``: the capped trace norm (non-convex).
+
+    ``tau = inf`` is the trace norm, ``tau = 0`` the zero penalty. Only :meth:`value` is
+    offered: the model is solved by the multi-stage method of
+    :func:`multitask.solvers.multistage.multistage`.
+
+    Parameters
+    ----------
+    lam : float
+        ``>= 0``.
+    tau : float
+        Threshold ``>= 0`` (``inf`` allowed).
+    """
+
+    name = "capped_trace"
+    is_convex = False
+
+    def __init__(self, lam: float, tau: float):
+        super().__init__(lam)
+        self.tau = float(tau)
+
+    def __repr__(self) -> str:
+        return f"CappedTraceNorm(lam={self.lam!r}, tau={self.tau!r})"
+
+    def value(self, W):
+        s = self._singular_values(W)
+        return self.lam * float(np.minimum(s, self.tau).sum())
+
+    def prox(self, V, step):
+        raise NotImplementedError(
+            "CappedTraceNorm has no prox here: fit it with the multi-stage solver "
+            "(multitask.solvers.multistage), whose stages use TruncatedTraceNorm."
+        )
+
+
+class TruncatedTraceNorm(_SpectralPenalty):
+    """``lam * ||W||_{r-} = lam * sum_{i > r} sigma_i(W)``: the stage penalty of RAMUSA.
+
+    Non-convex for ``r >= 1``; its prox :func:`psvt` is exact, so proximal gradient on
+    ``loss + lam ||W||_{r-}`` decreases the objective monotonically (without momentum).
+
+    Parameters
+    ----------
+    lam : float
+        ``>= 0``.
+    rank : int
+        ``r >= 0``: the number of leading singular values left unpenalized.
+    """
+
+    name = "truncated_trace"
+    is_convex = False
+
+    def __init__(self, lam: float, rank: int):
+        super().__init__(lam)
+        if int(rank) != rank or rank < 0:
+            raise ValueError(f"rank must be an integer >= 0, got {rank!r}.")
+        self.rank = int(rank)
+
+    def __repr__(self) -> str:
+        return f"TruncatedTraceNorm(lam={self.lam!r}, rank={self.rank!r})"
+
+    def value(self, W):
+        s = self._singular_values(W)
+        return self.lam * float(s[self.rank:].sum())
+
+    def prox(self, V, step):
+        out, s = _psvt_with_values(V, step * self.lam, self.rank)
+        self._remember(out, s)
+        return out
+
+
+class LinearizedTruncatedTraceNorm(_SpectralPenalty):
+    """``lam * ||W||_* - lam * <P, W>``: the convex inner problem of the DC stage solver.
+
+    With ``P = U_r V_r^T`` from the top-``r`` singular vectors of the current iterate ``W_t``,
+    ``||W||_* - <P, W> >= ||W||_{r-}`` for all ``W`` with equality at ``W_t``: minimizing
+    ``loss + lam * (||W||_* - <P, W>)`` (Eq. 4 of Han & Zhang) is one step of the
+    difference-of-convex (alternating) Algorithm 2. The prox is
+
+        prox(V, step) = svt(V + step * lam * P, step * lam).
+
+    Parameters
+    ----------
+    lam : float
+        ``>= 0``.
+    P : ndarray of shape (d, m)
+        The linear term's matrix (any matrix works; the DC solver passes ``U_r V_r^T``).
+    """
+
+    name = "linearized_truncated_trace"
+    is_convex = True
+
+    def __init__(self, lam: float, P: np.ndarray):
+        super().__init__(lam)
+        self.P = np.asarray(P, dtype=np.float64)
+
+    def __repr__(self) -> str:
+        return f"LinearizedTruncatedTraceNorm(lam={self.lam!r}, P.shape={self.P.shape})"
+
+    def value(self, W):
+        s = self._singular_values(W)
+        return self.lam * (float(s.sum()) - float(np.vdot(self.P, W)))
+
+    def prox(self, V, step):
+        mu = step * self.lam
+        out, s = _psvt_with_values(V + mu * self.P, mu, 0)
+        self._remember(out, s)
+        return out
