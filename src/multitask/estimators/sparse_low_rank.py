@@ -116,8 +116,11 @@ class SparseLowRankRegressor(_SparseLowRankMixin, MultiTaskRegressorBase):
         Stopping measure: the objective change ``|F_{k+1} - F_k|``, or the certified
         sub-optimality bound of the KKT conditions (see
         :func:`~multitask.solvers.projected_gradient.sparse_low_rank_certificate`).
-    tol : float, default=1e-6
-        Tolerance of the stopping measure.
+    tol : float, default=1e-8
+        Tolerance of the stopping measure. The paper's objective-change rule is a heuristic
+        (AG is not monotone and can pause); ``1e-8`` relative typically leaves a relative
+        sub-optimality near ``1e-5``. ``criterion="kkt"`` certifies the sub-optimality
+        instead, at the price of one more gradient per iteration.
     tol_type : {"relative", "absolute"}, default="relative"
         Compare the measure with ``tol`` (absolute, the paper's rule) or ``tol * |F|``.
     max_iter : int, default=10000
@@ -161,7 +164,7 @@ class SparseLowRankRegressor(_SparseLowRankMixin, MultiTaskRegressorBase):
     """
 
     def __init__(self, gamma=0.01, tau=1.0, *, algorithm="ag", line_search=True,
-                 criterion="objective", tol=1e-6, tol_type="relative", max_iter=10000,
+                 criterion="objective", tol=1e-8, tol_type="relative", max_iter=10000,
                  fit_intercept=True, task_column=None, warm_start=False):
         self.gamma = gamma
         self.tau = tau
@@ -201,7 +204,7 @@ class SparseLowRankClassifier(_SparseLowRankMixin, MultiTaskClassifierBase):
     """
 
     def __init__(self, gamma=0.01, tau=1.0, *, loss="logistic", algorithm="ag",
-                 line_search=True, criterion="objective", tol=1e-6, tol_type="relative",
+                 line_search=True, criterion="objective", tol=1e-8, tol_type="relative",
                  max_iter=10000, fit_intercept=True, task_column=None, warm_start=False):
         self.gamma = gamma
         self.tau = tau

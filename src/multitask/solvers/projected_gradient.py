@@ -275,9 +275,25 @@ def projected_gradient(
 
 
 # --------------------------------------------------------------------------- the model
-def sparse_low_rank_penalty(gamma: float, tau: float) -> BlockPenalty:
-    """``gamma ||P||_1 + indicator(||Q||_* <= tau)`` on the stacked ``V = [P, Q]``."""
-    return BlockPenalty([L1(gamma), TraceBall(tau)])
+class _ProjectedTraceBall(TraceBall):
+    """The trace-norm ball whose ``value`` skips the SVD of the feasibility check.
+
+    Valid inside :func:`projected_gradient` only: the start is projected and every iterate is
+    the output of :meth:`project`, so the indicator is 0 at every point where it is evaluated.
+    """
+
+    def value(self, W: np.ndarray) -> float:
+        return 0.0
+
+
+def sparse_low_rank_penalty(gamma: float, tau: float, *, checked: bool = True) -> BlockPenalty:
+    """``gamma ||P||_1 + indicator(||Q||_* <= tau)`` on the stacked ``V = [P, Q]``.
+
+    ``checked=False`` drops the SVD that evaluates the indicator (for the solver, whose
+    iterates are projections).
+    """
+    ball = TraceBall(tau) if checked else _ProjectedTraceBall(tau)
+    return BlockPenalty([L1(gamma), ball])
 
 
 def sparse_low_rank_certificate(
@@ -287,19 +303,18 @@ def sparse_low_rank_certificate(
     b: np.ndarray | None,
     gamma: float,
     tau: float,
-    f_zero: float | None = None,
 ) -> dict:
     """KKT residuals and a certified bound on the sub-optimality of a feasible ``(P, Q)``.
 
     With ``G = grad_W f(P + Q, b)`` (shape ``(d, m)``; ``grad_P f = grad_Q f = G``), the
     optimality conditions are ``||G||_inf <= gamma``, ``<G, P> + gamma ||P||_1 = 0``,
     ``<G, Q> + tau ||G||_2 = 0`` and ``grad_b f = 0``. By convexity, Hoelder's inequalities
-    for (l1, l_inf) and (trace, spectral) norms and ``gamma ||P*||_1 <= F* <= f(0, b_0)``
-    (every loss here is nonnegative),
+    for (l1, l_inf) and (trace, spectral) norms, and ``gamma ||P*||_1 <= F* <= F(P, Q, b)``
+    (every loss here is nonnegative; ``P*`` a minimizer for this ``b``),
 
         F(P, Q, b) - min_{P', Q'} F(P', Q', b)
             <= [<G, P> + gamma ||P||_1] + [<G, Q> + tau ||G||_2]
-               + max(0, ||G||_inf - gamma) * f(0, b_0) / gamma,
+               + max(0, ||G||_inf - gamma) * F(P, Q, b) / gamma,
 
     which is the bound returned (for ``b`` fixed: with an intercept variable the residual
     ``||grad_b f||_inf`` is returned beside it and must vanish too).
@@ -312,8 +327,6 @@ def sparse_low_rank_certificate(
     b : ndarray of shape (n_tasks,) or None
         Intercept variable (None when the datafit has none).
     gamma, tau : float
-    f_zero : float, optional
-        ``f(0, b_0)``, the loss at ``W = 0`` with the best intercepts (computed if None).
 
     Returns
     -------
@@ -322,16 +335,16 @@ def sparse_low_rank_certificate(
         ``dual_infeasibility`` (``max(0, ||G||_inf - gamma)``), ``intercept_gradient``
         (``||grad_b f||_inf``, 0 without intercept variable), ``grad_inf`` (``||G||_inf``).
     """
-    _, G, gb = datafit.value_and_grad(P + Q, b)
-    if f_zero is None:
-        f_zero = _loss_at_zero(datafit)
+    f, G, gb = datafit.value_and_grad(P + Q, b)
+    # gamma ||P*||_1 <= F* <= F(P, Q, b) because f >= 0: a bound on ||P*||_1
+    F_cur = f + gamma * float(np.abs(P).sum())
     g_inf = float(np.max(np.abs(G))) if G.size else 0.0
     sparse_term = float(np.vdot(G, P)) + gamma * float(np.abs(P).sum())
     spec = float(np.linalg.norm(G, 2)) if G.size else 0.0
     low_rank_term = float(np.vdot(G, Q)) + tau * spec
     infeas = max(0.0, g_inf - gamma)
     if infeas > 0:
-        third = np.inf if gamma <= 0 else infeas * f_zero / gamma
+        third = np.inf if gamma <= 0 else infeas * F_cur / gamma
     else:
         third = 0.0
     bound = sparse_term + low_rank_term + third
@@ -339,12 +352,6 @@ def sparse_low_rank_certificate(
     return {"bound": float(max(bound, 0.0)), "sparse_term": sparse_term,
             "low_rank_term": low_rank_term, "dual_infeasibility": infeas,
             "intercept_gradient": gb_norm, "grad_inf": g_inf}
-
-
-def _loss_at_zero(datafit: Datafit) -> float:
-    d, m = datafit.data.n_features, datafit.data.n_tasks
-    b0 = datafit.optimal_intercept_at_zero() if datafit.has_intercept_variable else None
-    return float(datafit.value(np.zeros((d, m)), b0))
 
 
 def solve_sparse_low_rank(
@@ -382,11 +389,10 @@ def solve_sparse_low_rank(
         raise ValueError(f"gamma must be a finite number >= 0, got {gamma!r}.")
     if not (np.isfinite(tau) and tau >= 0):
         raise ValueError(f"tau must be a finite number >= 0, got {tau!r}.")
-    penalty = sparse_low_rank_penalty(gamma, tau)
-    f_zero = _loss_at_zero(datafit)
+    penalty = sparse_low_rank_penalty(gamma, tau, checked=False)
 
     def cert(V, b):
-        c = sparse_low_rank_certificate(datafit, V[0], V[1], b, gamma, tau, f_zero)
+        c = sparse_low_rank_certificate(datafit, V[0], V[1], b, gamma, tau)
         return c["bound"], c["intercept_gradient"]
 
     res = projected_gradient(
@@ -397,7 +403,7 @@ def solve_sparse_low_rank(
     )
     P, Q = res.coef[0], res.coef[1]
     b = res.info.get("intercept_variable")
-    res.info["kkt"] = sparse_low_rank_certificate(datafit, P, Q, b, gamma, tau, f_zero)
+    res.info["kkt"] = sparse_low_rank_certificate(datafit, P, Q, b, gamma, tau)
     res.info["rank"] = low_rank_rank(Q)
     return res
 
