@@ -1,0 +1,370 @@
+"""Capped trace norm (RAMUSA): penalties, the multi-stage solver, estimators.
+
+References: cvxpy (CLARABEL) for the convex problems (stage 1 and the DC inner problem Eq. 4 of
+Han & Zhang), closed forms (per-task least squares, perturbation tests of the prox), the
+majorization inequality. Tolerances are stated at each assertion.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+from multitask.data import as_multitask_data
+from multitask.estimators.baselines import TraceNormRegressor
+from multitask.estimators.capped_trace import CappedTraceClassifier, CappedTraceRegressor
+from multitask.losses import Logistic, Squared
+from multitask.penalties import svt
+from multitask.penalties.capped_trace import (
+    CappedTraceNorm,
+    LinearizedTruncatedTraceNorm,
+    TruncatedTraceNorm,
+    capped_rank,
+    psvt,
+    singular_values,
+    top_singular_projector,
+)
+from multitask.solvers import fista
+from multitask.solvers.multistage import (
+    capped_trace_objective,
+    multistage,
+    multistage_path,
+    solve_stage,
+)
+
+
+def _low_rank_lists(seed=0, sizes=(40, 35, 50, 45, 30), d=6, rank=2, noise=0.3, shift=True):
+    rng = np.random.default_rng(seed)
+    m = len(sizes)
+    W = 2.0 * rng.standard_normal((d, rank)) @ rng.standard_normal((rank, m))
+    Xs = [rng.standard_normal((n, d)) + (0.5 * rng.standard_normal(d) if shift else 0)
+          for n in sizes]
+    ys = [X @ W[:, t] + (t - 2.0 if shift else 0.0) + noise * rng.standard_normal(len(X))
+          for t, X in enumerate(Xs)]
+    return Xs, ys, W
+
+
+def _datafit(Xs, ys, fit_intercept=True, loss=Squared):
+    data, _ = as_multitask_data(Xs, ys, classification=loss is not Squared)
+    return loss(data, fit_intercept)
+
+
+# ----------------------------------------------------------------------------- prox operators
+def test_psvt_is_the_global_prox_by_perturbation():
+    rng = np.random.default_rng(0)
+    V = rng.standard_normal((7, 5))
+    mu, r = 0.8, 2
+    X = psvt(V, mu, r)
+
+    def h(Z):
+        return 0.5 * np.sum((Z - V) ** 2) + mu * singular_values(Z)[r:].sum()
+
+    h0 = h(X)
+    gaps = [h(X + eps * rng.standard_normal(X.shape)) - h0
+            for eps in (1e-4, 1e-2, 1e-1, 1.0) for _ in range(100)]
+    assert min(gaps) >= -1e-12
+    # closed form on the singular values
+    s = singular_values(V)
+    expected = np.r_[s[:r], np.maximum(s[r:] - mu, 0)]
+    np.testing.assert_allclose(np.sort(singular_values(X))[::-1], expected, atol=1e-12)
+
+
+def test_psvt_limits():
+    rng = np.random.default_rng(1)
+    V = rng.standard_normal((4, 6))
+    np.testing.assert_allclose(psvt(V, 0.7, 0), svt(V, 0.7), atol=1e-13)
+    np.testing.assert_array_equal(psvt(V, 0.7, 4), V)
+    V0 = V.copy()
+    psvt(V, 0.7, 2)
+    np.testing.assert_array_equal(V, V0)  # input not modified
+    with pytest.raises(ValueError, match="rank"):
+        psvt(V, 0.1, -1)
+
+
+def test_linearized_prox_matches_cvxpy():
+    rng = np.random.default_rng(2)
+    V = rng.standard_normal((5, 4))
+    P = top_singular_projector(rng.standard_normal((5, 4)), 2)
+    pen = LinearizedTruncatedTraceNorm(0.6, P)
+    X = pen.prox(V, 0.5)  # argmin 0.5||X - V||^2 + 0.3 (||X||_* - <P, X>)
+    Z = cp.Variable((5, 4))
+    obj = 0.5 * cp.sum_squares(Z - V) + 0.3 * (cp.normNuc(Z) - cp.sum(cp.multiply(P, Z)))
+    cp.Problem(cp.Minimize(obj)).solve(solver=cp.CLARABEL)
+    np.testing.assert_allclose(X, Z.value, atol=1e-6)
+
+
+def test_majorization_and_ky_fan():
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        W = rng.standard_normal((6, 4)) * rng.uniform(0.1, 3)
+        s = singular_values(W)
+        tau = rng.uniform(0.1, 3)
+        capped = np.minimum(s, tau).sum()
+        for r in range(5):
+            assert capped <= r * tau + s[r:].sum() + 1e-12
+        r = capped_rank(W, tau)
+        assert capped == pytest.approx(r * tau + s[r:].sum(), rel=1e-12)
+        # Lemma 1: <U_r V_r^T, W> = ||W||_{r+} and <P, Z> <= ||Z||_{r+}
+        P = top_singular_projector(W, 2)
+        assert np.vdot(P, W) == pytest.approx(s[:2].sum(), rel=1e-12)
+        Z = rng.standard_normal((6, 4))
+        assert np.vdot(P, Z) <= singular_values(Z)[:2].sum() + 1e-12
+
+
+def test_penalty_values():
+    rng = np.random.default_rng(4)
+    W = rng.standard_normal((5, 3))
+    s = singular_values(W)
+    assert CappedTraceNorm(2.0, 0.9).value(W) == pytest.approx(2 * np.minimum(s, 0.9).sum())
+    assert CappedTraceNorm(2.0, np.inf).value(W) == pytest.approx(2 * s.sum())
+    assert TruncatedTraceNorm(2.0, 1).value(W) == pytest.approx(2 * s[1:].sum())
+    # value after prox uses the cached singular values: must equal a fresh computation
+    pen = TruncatedTraceNorm(1.5, 1)
+    X = pen.prox(W, 0.3)
+    assert pen.value(X) == pytest.approx(1.5 * singular_values(X)[1:].sum(), rel=1e-12)
+    X2 = X.copy()
+    X2[0, 0] += 1.0
+    assert pen.value(X2) == pytest.approx(1.5 * singular_values(X2)[1:].sum(), rel=1e-12)
+    with pytest.raises(NotImplementedError):
+        CappedTraceNorm(1.0, 1.0).prox(W, 1.0)
+    with pytest.raises(ValueError, match="rank"):
+        TruncatedTraceNorm(1.0, -2)
+
+
+# ----------------------------------------------------------------------------- vs cvxpy
+def _cvxpy_squared(Xs, ys, lam, P):
+    d, m = Xs[0].shape[1], len(Xs)
+    W = cp.Variable((d, m))
+    b = cp.Variable(m)
+    loss = sum(cp.sum_squares(X @ W[:, t] + b[t] - y) / (2 * len(y))
+               for t, (X, y) in enumerate(zip(Xs, ys, strict=True)))
+    obj = loss + lam * cp.normNuc(W) - lam * cp.sum(cp.multiply(P, W))
+    prob = cp.Problem(cp.Minimize(obj))
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    return prob.value, W.value
+
+
+@pytest.mark.parametrize("rank", [0, 1, 2])
+def test_inner_convex_problem_matches_cvxpy(rank):
+    """Eq. (4): min f(W) + lam ||W||_* - lam <U_r V_r^T, W>, P from a stage iterate."""
+    Xs, ys, _ = _low_rank_lists(seed=5)
+    df = _datafit(Xs, ys)
+    lam = 0.3 * df.lambda_max("trace")
+    W_t = solve_stage(df, lam, 0, tol=1e-9).W  # a realistic point: the trace-norm solution
+    P = top_singular_projector(W_t, rank)
+    res = fista(df, LinearizedTruncatedTraceNorm(lam, P), coef_init=W_t, tol=1e-13,
+                max_iter=20000)
+    ours = df.value(res.W) + LinearizedTruncatedTraceNorm(lam, P).value(res.W)
+    ref, W_ref = _cvxpy_squared(Xs, ys, lam, P)
+    assert abs(ours - ref) <= 1e-6 * abs(ref)
+    assert ours <= ref + 1e-7 * abs(ref)  # a first-order method should not be worse
+    np.testing.assert_allclose(res.W, W_ref, atol=1e-4 * np.abs(W_ref).max())
+
+
+def test_stage_one_logistic_matches_cvxpy():
+    rng = np.random.default_rng(6)
+    d, sizes = 5, (40, 50, 45)
+    W0 = rng.standard_normal((d, 1)) @ rng.standard_normal((1, 3))
+    Xs = [rng.standard_normal((n, d)) for n in sizes]
+    ys = [(X @ W0[:, t] + rng.standard_normal(len(X)) > 0).astype(int) for t, X in enumerate(Xs)]
+    df = _datafit(Xs, ys, loss=Logistic)
+    lam = 0.2 * df.lambda_max("trace")
+    res = solve_stage(df, lam, 0, tol=1e-13, max_iter=20000)
+    ours = df.value(res.W, res.info["intercept_variable"]) + TraceNorm_value(lam, res.W)
+    W = cp.Variable((d, 3))
+    b = cp.Variable(3)
+    loss = sum(cp.sum(cp.logistic(-cp.multiply(2 * y - 1, X @ W[:, t] + b[t]))) / len(y)
+               for t, (X, y) in enumerate(zip(Xs, ys, strict=True)))
+    prob = cp.Problem(cp.Minimize(loss + lam * cp.normNuc(W)))
+    prob.solve(solver=cp.CLARABEL)
+    assert abs(ours - prob.value) <= 1e-6 * abs(prob.value)
+
+
+def TraceNorm_value(lam, W):  # noqa: N802
+    return lam * singular_values(W).sum()
+
+
+def test_dc_stage_is_a_fixed_point_of_the_inner_problem():
+    """After the DC stage solver, W^(l) solves Eq. (4) with P from itself (cvxpy)."""
+    Xs, ys, _ = _low_rank_lists(seed=7)
+    df = _datafit(Xs, ys)
+    lam = 0.3 * df.lambda_max("trace")
+    W1 = solve_stage(df, lam, 0, tol=1e-10).W
+    r = 1
+    res = solve_stage(df, lam, r, coef_init=W1, stage_solver="dc", tol=1e-12, max_iter=20000,
+                      dc_tol=1e-10, dc_max_iter=200)
+    P = top_singular_projector(res.W, r)
+    ref, W_ref = _cvxpy_squared(Xs, ys, lam, P)
+    ours = df.value(res.W) + LinearizedTruncatedTraceNorm(lam, P).value(res.W)
+    assert abs(ours - ref) <= 1e-6 * abs(ref)
+    np.testing.assert_allclose(res.W, W_ref, atol=1e-3 * np.abs(W_ref).max())
+    # the stage objective never increased along the DC iterations
+    assert np.all(np.diff(res.objective) <= 1e-12 * abs(res.objective[0]))
+
+
+def test_dc_and_psvt_reach_the_same_stage_solution():
+    Xs, ys, _ = _low_rank_lists(seed=8, sizes=(60, 70, 80, 65, 75))
+    df = _datafit(Xs, ys)
+    lam = 0.2 * df.lambda_max("trace")
+    W1 = solve_stage(df, lam, 0, tol=1e-10).W
+    a = solve_stage(df, lam, 1, coef_init=W1, stage_solver="psvt", tol=1e-12, max_iter=20000)
+    b = solve_stage(df, lam, 1, coef_init=W1, stage_solver="dc", tol=1e-12, max_iter=20000,
+                    dc_tol=1e-10, dc_max_iter=200)
+    obj_a = df.value(a.W) + TruncatedTraceNorm(lam, 1).value(a.W)
+    obj_b = df.value(b.W) + TruncatedTraceNorm(lam, 1).value(b.W)
+    assert obj_a == pytest.approx(obj_b, rel=1e-7)
+    np.testing.assert_allclose(a.W, b.W, atol=1e-4 * np.abs(a.W).max())
+
+
+# ----------------------------------------------------------------------------- multi-stage
+@pytest.mark.parametrize("solver", ["psvt", "dc"])
+@pytest.mark.parametrize("tau_rel", [0.05, 0.3, 0.7])
+def test_objective_non_increasing_across_stages(solver, tau_rel):
+    Xs, ys, _ = _low_rank_lists(seed=9, noise=1.0)
+    df = _datafit(Xs, ys)
+    lam = 0.15 * df.lambda_max("trace")
+    s1 = singular_values(solve_stage(df, lam, 0).W)
+    tau = tau_rel * s1[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = multistage(df, lam, tau, stage_solver=solver, n_stages=10)
+    F = res.objective
+    assert len(F) >= 2  # tau below sigma_1 of stage 1: at least one more stage
+    assert np.all(np.diff(F) <= 1e-12 * abs(F[0]))
+    assert F[-1] < F[0]  # a stage after the first one improved the capped objective
+    assert F[-1] == pytest.approx(capped_trace_objective(df, res.W, None, lam, tau), rel=1e-12)
+    assert res.info["ranks"][0] == 0
+
+
+def test_large_tau_is_the_trace_norm_model():
+    Xs, ys, _ = _low_rank_lists(seed=10)
+    X_long = np.vstack(Xs)
+    y_long = np.concatenate(ys)
+    task = np.repeat(np.arange(len(Xs)), [len(x) for x in Xs])
+    df = _datafit(Xs, ys)
+    lam = 0.2 * df.lambda_max("trace")
+    ref, W_ref = _cvxpy_squared(Xs, ys, lam, np.zeros((6, 5)))
+    tr = TraceNormRegressor(alpha=lam, tol=1e-12, max_iter=50000).fit(X_long, y_long, task)
+    s1 = singular_values(tr.coef_.T)
+    for tau in (1.01 * s1[0], 10 * s1[0], np.inf):
+        model = CappedTraceRegressor(alpha=lam, tau=tau, tol=1e-12, max_iter=50000)
+        model.fit(X_long, y_long, task)
+        assert model.n_stages_ == 1 and model.rank_ == 0
+        np.testing.assert_allclose(model.coef_, tr.coef_, atol=1e-6 * np.abs(tr.coef_).max())
+        np.testing.assert_allclose(model.intercept_, tr.intercept_, atol=1e-6)
+        np.testing.assert_allclose(model.coef_.T, W_ref, atol=1e-4 * np.abs(W_ref).max())
+
+
+def test_tau_zero_gives_per_task_least_squares():
+    Xs, ys, _ = _low_rank_lists(seed=11)
+    model = CappedTraceRegressor(alpha=0.5, tau=0.0, tol=1e-13, max_iter=50000).fit(Xs, ys)
+    assert model.ranks_.tolist() == [0, 5]
+    for t, (X, y) in enumerate(zip(Xs, ys, strict=True)):
+        A = np.hstack([X, np.ones((len(X), 1))])
+        coef = np.linalg.lstsq(A, y, rcond=None)[0]
+        np.testing.assert_allclose(model.coef_[t], coef[:-1], atol=1e-6)
+        assert model.intercept_[t] == pytest.approx(coef[-1], abs=1e-6)
+
+
+def test_path_matches_multistage():
+    Xs, ys, _ = _low_rank_lists(seed=12, noise=1.0)
+    df = _datafit(Xs, ys)
+    lmax = df.lambda_max("trace")
+    lams = lmax * np.array([0.5, 0.2, 0.1])
+    taus = np.array([1e-3, 0.5, 2.0, 5.0, np.inf])
+    kw = dict(tol=1e-12, max_iter=20000)
+    path = multistage_path(df, lams, taus, **kw)
+    assert path.n_stage_solves < len(lams) * len(taus)  # shared stage solutions
+    for i, lam in enumerate(lams):
+        np.testing.assert_allclose(path.coefs[i, -1], path.trace_coefs[i])
+        for j, tau in enumerate(taus):
+            start = path.trace_coefs[i - 1] if i else None
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                res = multistage(df, lam, tau, coef_init=start, **kw)
+            scale = max(1.0, np.abs(res.W).max())
+            np.testing.assert_allclose(path.coefs[i, j], res.W, atol=1e-5 * scale)
+            assert path.final_ranks[i, j] == res.info["final_rank"]
+
+
+def test_keep_stages_and_warning():
+    Xs, ys, _ = _low_rank_lists(seed=13, noise=1.0)
+    df = _datafit(Xs, ys)
+    lam = 0.1 * df.lambda_max("trace")
+    res = multistage(df, lam, 0.5, keep_stages=True, n_stages=10)
+    assert len(res.info["stage_coefs"]) == res.info["n_stages"]
+    np.testing.assert_array_equal(res.info["stage_coefs"][-1], res.W)
+    with pytest.warns(ConvergenceWarning):
+        multistage(df, lam, 0.5, max_iter=2)
+
+
+# ----------------------------------------------------------------------------- estimators
+def test_estimator_formats_and_attributes(regression_lists, shared_regression):
+    Xs, ys = regression_lists
+    m = CappedTraceRegressor(alpha=0.05, tau=1.0).fit(Xs, ys)
+    assert m.coef_.shape == (3, 6) and m.intercept_.shape == (3,)
+    assert m.objective_.shape == (m.n_stages_,) and m.ranks_[0] == 0
+    assert m.rank_ == int(np.sum(m.singular_values_ >= 1.0))
+    X, Y = shared_regression
+    X0, Y0 = X.copy(), Y.copy()
+    m2 = CappedTraceRegressor(alpha=0.05, tau=1.0).fit(X, Y)
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(Y, Y0)
+    assert m2.predict(X).shape == Y.shape
+    assert m2.alpha_max(X, Y) > 0
+    big = CappedTraceRegressor(alpha=1.001 * m2.alpha_max(X, Y), tau=0.1).fit(X, Y)
+    np.testing.assert_allclose(big.coef_, 0.0, atol=1e-10)
+
+
+def test_classifier_fits(classification_lists):
+    Xs, ys = classification_lists
+    for loss in ("squared", "logistic", "squared_hinge"):
+        clf = CappedTraceClassifier(alpha=0.05, tau=0.5, loss=loss, max_iter=500)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            clf.fit(Xs, ys)
+        acc = np.mean(np.concatenate(clf.predict(Xs)) == np.concatenate(ys))
+        assert acc > 0.75
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"alpha": -1.0}, "alpha"),
+        ({"tau": -0.5}, "tau"),
+        ({"tau": np.nan}, "tau"),
+        ({"tau": "big"}, "tau"),
+        ({"n_stages": 0}, "n_stages"),
+        ({"n_stages": 2.5}, "n_stages"),
+        ({"stage_solver": "admm"}, "stage_solver"),
+        ({"max_iter": 0}, "max_iter"),
+        ({"tol": 0.0}, "tol"),
+    ],
+)
+def test_bad_parameters(params, match, shared_regression):
+    X, Y = shared_regression
+    with pytest.raises(ValueError, match=match):
+        CappedTraceRegressor(**params).fit(X, Y)
+
+
+def test_bad_loss(classification_lists):
+    Xs, ys = classification_lists
+    with pytest.raises(ValueError, match="loss"):
+        CappedTraceClassifier(loss="hinge").fit(Xs, ys)
+
+
+@pytest.mark.parametrize("est", [CappedTraceRegressor(), CappedTraceClassifier()],
+                         ids=lambda e: type(e).__name__)
+def test_check_estimator(est):
+    from sklearn.utils.estimator_checks import check_estimator
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = check_estimator(est, on_fail=None)
+    failed = [(r["check_name"], str(r["exception"])[:200]) for r in results
+              if r["status"] == "failed"]
+    assert not failed
