@@ -258,8 +258,8 @@ class MultiTaskData:
     def task_spectral_norms_sq(self, intercept: bool = False) -> np.ndarray:
         """``||X_t||_2^2`` per task (with a column of ones appended when ``intercept``).
 
-        Returns shape ``(m,)``. Computed from the Gram matrices when ``n_t >= d`` or exactly by
-        an SVD otherwise; cached.
+        Implicit centring (``x_offset``) is applied. Returns shape ``(m,)``. Computed by a dense
+        SVD, or by ``svds`` for sparse designs with more than 200 features; cached.
         """
         key = ("spec", intercept)
         if key in self._cache:
@@ -275,11 +275,13 @@ class MultiTaskData:
             # a shared design is the same matrix for every task: one svds, not m
             for t in range(1 if self.shared else m):
                 Xt = self.task_X(t)
-                if intercept:
+                if self.x_offset is not None:  # the implicit centring, as in gram()
+                    Xt = _centred_operator(Xt, self.x_offset[:, t], intercept)
+                elif intercept:
                     Xt = sp.hstack([Xt, np.ones((Xt.shape[0], 1))]).tocsr()
                 k = min(Xt.shape) - 1
                 if k < 1:
-                    out[t] = float(sp.linalg.norm(Xt) ** 2)
+                    out[t] = float(np.sum(np.square(Xt @ np.eye(Xt.shape[1]))))
                 else:
                     out[t] = svds(Xt, k=1, return_singular_vectors=False, random_state=0)[0] ** 2
             if self.shared:
@@ -322,6 +324,26 @@ class MultiTaskData:
             Xc = self.X - x_mean.T[self.task_of_row]
             data_c = MultiTaskData(Xc, yc, self.offsets, self.tasks, False, None)
         return data_c, x_mean, y_mean
+
+
+def _centred_operator(Xt, mu: np.ndarray, intercept: bool):
+    """``[Xt - 1 mu^T, 1]`` (the ones column only with ``intercept``) as a LinearOperator."""
+    from scipy.sparse.linalg import LinearOperator
+
+    n, d = Xt.shape
+
+    def matvec(v):
+        v = np.ravel(v)
+        z = Xt @ v[:d] - mu @ v[:d]
+        return z + v[d] if intercept else z
+
+    def rmatvec(u):
+        u = np.ravel(u)
+        g = Xt.T @ u - mu * u.sum()
+        return np.append(g, u.sum()) if intercept else g
+
+    return LinearOperator((n, d + int(intercept)), matvec=matvec, rmatvec=rmatvec,
+                          dtype=np.float64)
 
 
 # --------------------------------------------------------------------------- validation
