@@ -9,7 +9,7 @@ classifiers) so that every task appears in every training fold.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.model_selection import BaseCrossValidator, KFold, StratifiedKFold
+from sklearn.model_selection import BaseCrossValidator, KFold
 from sklearn.utils import check_random_state
 
 from multitask.data import split_task_column
@@ -22,6 +22,7 @@ __all__ = [
     "nmse_scorer",
     "mean_auc_scorer",
     "to_long_format",
+    "path_cv",
 ]
 
 
@@ -139,9 +140,6 @@ def mean_auc_scorer(estimator, X, y) -> float:
         return mean_task_auc(y_bin, scores, _task_ids(estimator, X))
 
 
-# keep StratifiedKFold importable from here for shared-design classification
-__all__.append("StratifiedKFold")
-
 
 def path_cv(
     estimator,
@@ -225,5 +223,3 @@ def path_cv(
         fitted = clone(estimator).set_params(**{param_name: best}).fit(X, y)
     return best, scores, fitted
 
-
-__all__.append("path_cv")
