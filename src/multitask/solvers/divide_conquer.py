@@ -17,8 +17,9 @@ IEEE TNNLS 26(12), 2015, Algorithms 1 and 2:
 
    so that ``rank(L_hat) <= l``; ``E`` is kept as it is.
 
-With the squared loss the intercepts are recomputed for ``W = L_hat + E`` (``b_t = mean(y_t) -
-mean(X_t) w_t``); with the squared hinge each group's intercepts are kept.
+The intercepts are recomputed for ``W = L_hat + E`` in the centred parametrization of the
+groups' solutions: ``b_t = b'_t - mean(X_t)^T w_t`` with ``b'_t = mean(y_t)`` for the squared
+loss and the group's fitted centred intercept for the squared hinge.
 
 The groups run serially, in joblib worker processes (``backend="joblib"``; joblib's active
 backend, e.g. ``joblib.parallel_config(backend="dask")``, is honoured) or on a Dask cluster
@@ -58,6 +59,7 @@ __all__ = [
     "column_projection",
     "divide_and_conquer",
     "BASE_SOLVERS",
+    "CenteredSquaredHinge",
 ]
 
 _LOSSES = {"squared": Squared, "squared_hinge": SquaredHinge}
@@ -149,20 +151,57 @@ def apg_rmtl(
 BASE_SOLVERS = {"ladm": ladm_rmtl, "apg": apg_rmtl}
 
 
+class CenteredSquaredHinge(SquaredHinge):
+    """The squared hinge with per-task centred features and a shifted intercept.
+
+    Scores ``(x_i - mean(X_t))^T w_t + b'_t`` are the scores ``x_i^T w_t + b_t`` with
+    ``b_t = b'_t - mean(X_t)^T w_t``: the same model and objective, but the intercept direction
+    is orthogonal to the features, which keeps first-order methods well conditioned when the
+    features are not centred. :meth:`intercept` returns ``b``. Sparse designs are centred
+    implicitly (:meth:`multitask.data.MultiTaskData.centered`).
+    """
+
+    def __init__(self, data: MultiTaskData, fit_intercept: bool = True):
+        data_c, x_mean, _ = data.centered()
+        centred = MultiTaskData(data_c.X, data.y, data.offsets, data.tasks, data.shared,
+                                data_c.x_offset)
+        super().__init__(centred, fit_intercept)
+        self.raw = data
+        self.x_mean = x_mean
+
+    def intercept(self, W, b):
+        if b is None:
+            return np.zeros(self.data.n_tasks)
+        return np.asarray(b, dtype=np.float64) - np.einsum("jt,jt->t", self.x_mean, W)
+
+
 def make_rmtl_datafit(
     loss: str, data: MultiTaskData, fit_intercept: bool = True, solver: str = "ladm"
 ) -> Datafit:
     """The datafit of robust MTL: ``loss`` in {"squared", "squared_hinge"}.
 
     The squared loss uses cached Gram matrices only for the accelerated gradient on dense data
-    (linearized ADMM multiplies by the data directly; a sparse design stays sparse).
+    (linearized ADMM multiplies by the data directly; a sparse design stays sparse). With an
+    intercept, both losses see per-task centred features (:class:`CenteredSquaredHinge`).
     """
     if loss not in _LOSSES:
         raise ValueError(f"loss must be one of {sorted(_LOSSES)}, got {loss!r}.")
     if loss == "squared":
         use_gram = False if (solver == "ladm" or sp.issparse(data.X)) else None
         return Squared(data, fit_intercept, use_gram=use_gram)
-    return SquaredHinge(data, fit_intercept)
+    if fit_intercept:
+        return CenteredSquaredHinge(data, True)
+    return SquaredHinge(data, False)
+
+
+def _centred_intercept(datafit: Datafit, res: SolverResult) -> tuple[np.ndarray, np.ndarray]:
+    """``(b', x_mean)`` with ``intercept = b' - x_mean^T W`` for any ``W`` (zeros without)."""
+    m, d = datafit.data.n_tasks, datafit.data.n_features
+    if isinstance(datafit, Squared) and datafit.fit_intercept:
+        return datafit.y_mean, datafit.x_mean
+    if isinstance(datafit, CenteredSquaredHinge) and datafit.fit_intercept:
+        return np.asarray(res.info["intercept_variable"], dtype=np.float64), datafit.x_mean
+    return np.zeros(m), np.zeros((d, m))
 
 
 def solve_rmtl(datafit: Datafit, solver: str, alpha: float, lam: float, **options) -> SolverResult:
@@ -252,9 +291,7 @@ def _fit_group(sub: MultiTaskData, spec: dict, blas_threads: int | None) -> dict
             "seconds": time.perf_counter() - t0,
             "solver_seconds": float(res.time),
         }
-        if isinstance(datafit, Squared):
-            out["x_mean"] = datafit.x_mean
-            out["y_mean"] = datafit.y_mean
+        out["b_centred"], out["x_mean"] = _centred_intercept(datafit, res)
         return out
 
 
@@ -429,9 +466,9 @@ def divide_and_conquer(
                     stacklevel=2,
                 )
         W = L_hat + E
-        if loss == "squared" and fit_intercept:
+        if fit_intercept:  # the intercepts of the projected weights (centred parametrization)
             for g, o in zip(groups, outs, strict=True):
-                b[g] = o["y_mean"] - np.einsum("jt,jt->t", o["x_mean"], W[:, g])
+                b[g] = o["b_centred"] - np.einsum("jt,jt->t", o["x_mean"], W[:, g])
     elapsed = time.perf_counter() - t0
 
     converged = [o["converged"] for o in outs]
