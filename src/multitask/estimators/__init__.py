@@ -36,3 +36,10 @@ from multitask.estimators.sparse_low_rank import (  # noqa: E402
 )
 
 __all__ += ["SparseLowRankClassifier", "SparseLowRankRegressor"]
+
+from multitask.estimators.robust import (  # noqa: E402
+    RobustMTLClassifier,
+    RobustMTLRegressor,
+)
+
+__all__ += ["RobustMTLClassifier", "RobustMTLRegressor"]
