@@ -16,13 +16,18 @@ from multitask.data import split_task_column
 from multitask.metrics import mean_task_auc, nmse
 
 __all__ = [
+    "PATH_PARAMETERS",
     "TaskKFold",
     "SharedKFold",
-    "relative_grid",
-    "nmse_scorer",
+    "amse_scorer",
+    "default_param_grid",
+    "get_scorer",
+    "log_grid",
     "mean_auc_scorer",
-    "to_long_format",
+    "nmse_scorer",
     "path_cv",
+    "relative_grid",
+    "to_long_format",
 ]
 
 
@@ -113,6 +118,14 @@ def relative_grid(lam_max: float, n: int = 10, ratio: float = 1e-3) -> np.ndarra
 
 
 def _task_ids(estimator, X):
+    """Task ids of the rows of ``X`` as the multi-task model sees them (None: no column).
+
+    In a Pipeline the task column is the final step's ``task_column`` of the transformed ``X``.
+    """
+    while hasattr(estimator, "steps"):  # Pipeline: read the column where the model reads it
+        if len(estimator.steps) > 1:
+            X = estimator[:-1].transform(X)
+        estimator = estimator.steps[-1][1]
     tc = getattr(estimator, "task_column", None)
     if tc is None:
         return None
@@ -138,7 +151,6 @@ def mean_auc_scorer(estimator, X, y) -> float:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         return mean_task_auc(y_bin, scores, _task_ids(estimator, X))
-
 
 
 def path_cv(
@@ -223,3 +235,148 @@ def path_cv(
         fitted = clone(estimator).set_params(**{param_name: best}).fit(X, y)
     return best, scores, fitted
 
+
+# --------------------------------------------------------------------------- scorers by name
+def amse_scorer(estimator, X, y) -> float:
+    """Scorer (greater is better): ``-aMSE``, the task-averaged nMSE (see :mod:`multitask.metrics`).
+
+    Tasks whose held-out targets are constant make it undefined (a ValueError).
+    """
+    return nmse_scorer(estimator, X, y, average="task")
+
+
+_NAMED_SCORERS = {
+    "nmse": nmse_scorer,
+    "neg_nmse": nmse_scorer,
+    "amse": amse_scorer,
+    "neg_amse": amse_scorer,
+    "auc": mean_auc_scorer,
+    "mean_auc": mean_auc_scorer,
+}
+
+
+def get_scorer(scoring, estimator):
+    """The scoring callable ``scorer(est, X, y) -> float`` (greater is better) for ``scoring``.
+
+    Parameters
+    ----------
+    scoring : None, str or callable
+        ``None``: :func:`nmse_scorer` (``-nMSE``, pooled) for regressors and
+        :func:`mean_auc_scorer` (mean per-task ROC AUC) for classifiers. ``"nmse"``,
+        ``"amse"``, ``"auc"``: those scorers (``"amse"`` is the task-averaged nMSE); any other
+        string is looked up with :func:`sklearn.metrics.get_scorer` (``"r2"``, ``"accuracy"``,
+        ``"neg_mean_squared_error"``, ...). A callable is returned unchanged.
+    estimator : estimator
+        Decides the default (classifier or regressor).
+    """
+    from sklearn.base import is_classifier
+    from sklearn.metrics import get_scorer as sk_get_scorer
+
+    if scoring is None:
+        return mean_auc_scorer if is_classifier(estimator) else nmse_scorer
+    if callable(scoring):
+        return scoring
+    if isinstance(scoring, str):
+        if scoring in _NAMED_SCORERS:
+            return _NAMED_SCORERS[scoring]
+        try:
+            return sk_get_scorer(scoring)
+        except ValueError:
+            raise ValueError(
+                f"Unknown scoring {scoring!r}: use one of {sorted(_NAMED_SCORERS)} or a "
+                "scikit-learn scorer name."
+            ) from None
+    raise ValueError(f"scoring must be None, a string or a callable, got {scoring!r}.")
+
+
+# --------------------------------------------------------------------------- default grids
+PATH_PARAMETERS: dict[str, str] = {
+    "alpha": "decreasing",
+    "gamma": "decreasing",
+    "lam": "decreasing",
+    "C": "increasing",
+    "radius": "increasing",
+}
+"""Parameters a regularization path runs along, and the order that starts with the strongest
+regularization (the order of warm starts)."""
+
+
+def log_grid(top: float, n: int = 10, decades: float = 3.0) -> np.ndarray:
+    """``n`` values log-spaced from ``top`` down to ``top * 10**-decades`` (decreasing)."""
+    if top <= 0 or not np.isfinite(top):
+        raise ValueError(f"top must be positive and finite, got {top!r}.")
+    return top * np.logspace(0, -float(decades), n)
+
+
+def _datafit_of(estimator, X, y, task):
+    data, _, _ = estimator._to_data(X, y, task)
+    return estimator._make_datafit(data)
+
+
+def default_param_grid(estimator, X, y, task=None, *, n_alphas: int = 10,
+                       alpha_ratio: float = 1e-3) -> dict[str, np.ndarray]:
+    """The default one-parameter grid of ``estimator`` on ``(X, y)``, in path order.
+
+    * A model with ``alpha`` and a finite ``alpha_max`` (l1, l2,1, trace norm, capped trace
+      norm, ...): ``n_alphas`` values log-spaced from ``alpha_max`` (the smallest ``alpha``
+      with ``coef_ = 0``) down to ``alpha_ratio * alpha_max``; likewise ``gamma`` with
+      ``gamma_max`` (sparse + low rank).
+    * A ridge-type ``alpha`` (``alpha_max`` infinite: independent ridge, pooled): from
+      ``10 L`` down to ``10 L * alpha_ratio**2``, where ``L = c * max_t ||X_t||_2^2 / n_t``
+      is the Lipschitz constant of the loss gradient (``c`` the loss curvature: 1 for the
+      squared loss, 1/4 for the logistic loss), i.e. the largest eigenvalue of a task's
+      scaled covariance; ridge shrinks little below the smallest eigenvalues, so the grid is
+      wider.
+    * ``alpha`` with no ``alpha_max`` (robust MTL): from ``||G||_2`` down, where ``G`` is the
+      loss gradient at ``W = 0`` (the ``alpha_max`` of the trace norm).
+
+    Parameters
+    ----------
+    estimator : multi-task estimator (unfitted; not modified)
+    X, y, task
+        Training data in any of the three formats.
+    n_alphas : int, default=10
+    alpha_ratio : float, default=1e-3
+        Ratio of the smallest to the largest value (in ``(0, 1)``).
+
+    Returns
+    -------
+    dict
+        ``{name: ndarray of shape (n_alphas,)}``, strongest regularization first.
+
+    Raises
+    ------
+    ValueError
+        When the model has neither ``alpha`` nor ``gamma`` (e.g. ``C`` or ``radius``): pass
+        an explicit grid.
+    """
+    from sklearn.base import clone
+
+    n_alphas = int(n_alphas)
+    if n_alphas < 1:
+        raise ValueError(f"n_alphas must be >= 1, got {n_alphas!r}.")
+    if not 0 < float(alpha_ratio) < 1:
+        raise ValueError(f"alpha_ratio must be in (0, 1), got {alpha_ratio!r}.")
+    decades = -np.log10(float(alpha_ratio))
+    est = clone(estimator)
+    params = est.get_params(deep=False)
+    for name in ("alpha", "gamma"):
+        if name not in params:
+            continue
+        fn = getattr(est, f"{name}_max", None)
+        top = float(fn(X, y, task)) if fn is not None else None
+        if top is not None and np.isfinite(top) and top > 0:
+            return {name: relative_grid(top, n_alphas, float(alpha_ratio))}
+        try:
+            datafit = _datafit_of(est, X, y, task)
+        except AttributeError:
+            break
+        if top is not None and np.isinf(top):  # ridge-type
+            scale = 10.0 * datafit.lipschitz()
+            return {name: log_grid(scale if scale > 0 else 1.0, n_alphas, 2 * decades)}
+        scale = datafit.lambda_max("trace")
+        return {name: log_grid(scale if scale > 0 else 1.0, n_alphas, decades)}
+    raise ValueError(
+        f"{type(estimator).__name__} has no 'alpha' or 'gamma' parameter with a default grid: "
+        "pass param_grid, e.g. {'C': np.logspace(-2, 2, 5)} or {'radius': [...]}."
+    )
