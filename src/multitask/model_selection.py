@@ -83,13 +83,14 @@ class TaskKFold(BaseCrossValidator):
         n = len(groups)
         fold_of = np.empty(n, dtype=np.int64)
         rng = check_random_state(self.random_state)
+        carry = 0  # without shuffle, each task starts on the fold where the previous one ended
         for g in np.unique(groups):
             idx = np.flatnonzero(groups == g)
             if self.stratify and y is not None:
                 labels = np.asarray(y)[idx]
                 # deal rows of each class round-robin after a shuffle
                 pos = np.empty(len(idx), dtype=np.int64)
-                start = rng.randint(self.n_splits)
+                start = rng.randint(self.n_splits) if self.shuffle else carry
                 for c in np.unique(labels):
                     cidx = np.flatnonzero(labels == c)
                     if self.shuffle:
@@ -99,8 +100,10 @@ class TaskKFold(BaseCrossValidator):
                 fold_of[idx] = pos
             else:
                 order = rng.permutation(len(idx)) if self.shuffle else np.arange(len(idx))
-                offset = rng.randint(self.n_splits)
-                fold_of[idx[order]] = (offset + np.arange(len(idx))) % self.n_splits
+                start = rng.randint(self.n_splits) if self.shuffle else carry
+                fold_of[idx[order]] = (start + np.arange(len(idx))) % self.n_splits
+                start = (start + len(idx)) % self.n_splits
+            carry = start
         for k in range(self.n_splits):
             yield fold_of == k
 
