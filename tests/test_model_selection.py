@@ -111,6 +111,21 @@ def test_stratified_task_kfold_keeps_both_classes():
                 assert np.sum((task[train] == t) & (y[train] == c)) > 0
 
 
+@pytest.mark.parametrize("stratify", [False, True])
+def test_task_kfold_without_shuffle_is_deterministic_and_balanced(stratify):
+    """shuffle=False uses no randomness: every call gives the same folds, of balanced sizes."""
+    task = np.repeat([0, 1, 2, 3], [10, 10, 7, 5])
+    y = np.arange(len(task)) % 2
+    X = np.column_stack([np.zeros(len(task)), task])
+    cv = TaskKFold(3, shuffle=False, stratify=stratify)
+    runs = [[test for _, test in cv.split(X, y)] for _ in range(3)]
+    for other in runs[1:]:
+        for a, b in zip(runs[0], other, strict=True):
+            np.testing.assert_array_equal(a, b)
+    sizes = [len(test) for test in runs[0]]
+    assert max(sizes) - min(sizes) <= 1
+
+
 def test_shared_kfold_is_plain_kfold():
     cv = SharedKFold(4, random_state=0)
     assert isinstance(cv, KFold) and cv.get_n_splits() == 4
