@@ -187,7 +187,9 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--list", action="store_true", help="list the experiments and exit")
     rsub = pr.add_subparsers(dest="experiment", metavar="EXPERIMENT")
     for name, e in experiments.items():
-        pe = rsub.add_parser(name, help=e.description, description=e.description)
+        # argparse %-formats help strings: escape the experiment's own text
+        pe = rsub.add_parser(name, help=e.description.replace("%", "%%"),
+                             description=e.description)
         pe.add_argument("--dataset", choices=list(e.datasets), default=e.datasets[0],
                         help=f"data set (default {e.datasets[0]})")
         pe.add_argument("--repeats", type=int, default=None,
