@@ -22,32 +22,34 @@ from numba import njit
 
 
 @njit(cache=True)
-def _row_dot(dense, Xd, indptr, indices, data, i, v):
+def _row_dot(dense, Xd, indptr, indices, data, i, V, k):
+    """``x_i^T V[k]`` (no array views: they cost reference counting in the hot loop)."""
     s = 0.0
     if dense:
         for j in range(Xd.shape[1]):
-            s += Xd[i, j] * v[j]
+            s += Xd[i, j] * V[k, j]
     else:
-        for k in range(indptr[i], indptr[i + 1]):
-            s += data[k] * v[indices[k]]
+        for p in range(indptr[i], indptr[i + 1]):
+            s += data[p] * V[k, indices[p]]
     return s
 
 
 @njit(cache=True)
-def _row_axpy(dense, Xd, indptr, indices, data, i, a, v):
+def _row_axpy(dense, Xd, indptr, indices, data, i, a, V, k):
+    """``V[k] += a x_i``."""
     if dense:
         for j in range(Xd.shape[1]):
-            v[j] += a * Xd[i, j]
+            V[k, j] += a * Xd[i, j]
     else:
-        for k in range(indptr[i], indptr[i + 1]):
-            v[indices[k]] += a * data[k]
+        for p in range(indptr[i], indptr[i + 1]):
+            V[k, indices[p]] += a * data[p]
 
 
 @njit(cache=True)
 def _decision(dense, Xd, indptr, indices, data, i, t, rptr, rind, rval, Vt, bt, bias_scale):
     f = 0.0
     for j in range(rptr[t], rptr[t + 1]):
-        f += rval[j] * _row_dot(dense, Xd, indptr, indices, data, i, Vt[rind[j]])
+        f += rval[j] * _row_dot(dense, Xd, indptr, indices, data, i, Vt, rind[j])
     return f + bias_scale * bt[t]
 
 
@@ -154,7 +156,8 @@ def dcd_linear(
     epochs : int
     converged : bool
     primal, dual : float
-        Objective values at the last duality-gap evaluation (``nan`` if none was made).
+        Objective values at the last duality-gap evaluation (``nan`` with the
+        projected-gradient rule, which never evaluates them).
     pg_spread : float
     """
     n = y.shape[0]
@@ -238,7 +241,7 @@ def dcd_linear(
                 if delta != 0.0:
                     alpha[i] = na
                     for j in range(rptr[t], rptr[t + 1]):
-                        _row_axpy(dense, Xd, indptr, indices, data, i, delta * rval[j], Vt[rind[j]])
+                        _row_axpy(dense, Xd, indptr, indices, data, i, delta * rval[j], Vt, rind[j])
                     bt[t] += delta * bias_scale
             s += 1
         epoch += 1
@@ -290,7 +293,7 @@ def dcd_linear(
             continue
         pgmax_old = pgmax_new if pgmax_new > 0.0 else inf
         pgmin_old = pgmin_new if pgmin_new < 0.0 else -inf
-    if not stop_gap or np.isnan(primal):
+    if stop_gap and np.isnan(primal):
         primal, dual, _, _ = linear_objectives(
             dense,
             Xd,
@@ -374,3 +377,46 @@ def dcd_kernel(K, y, alpha, f, upper, cw, diag, squared, tol, max_epochs, seed):
             converged = True
             break
     return epoch, converged, primal, dual
+
+
+@njit(cache=True)
+def task_sums(dense, Xd, indptr, indices, data, coef, task, n_tasks, d):
+    """``VT`` of shape ``(T, d)``: ``VT[t] = sum_{i in task t} coef_i x_i`` (one pass)."""
+    VT = np.zeros((n_tasks, d))
+    for i in range(coef.shape[0]):
+        if coef[i] != 0.0:
+            _row_axpy(dense, Xd, indptr, indices, data, i, coef[i], VT, task[i])
+    return VT
+
+
+@njit(cache=True)
+def compress_columns(indptr, indices, data, n_features):
+    """Renumber the used columns of a CSR matrix ``0..d_c-1`` in increasing order.
+
+    Returns ``(used (d_c,), new_indices (nnz,) uint64, row squared norms (n,))``. Unsigned
+    column indices spare numba the negative-index wraparound test in the hot loops.
+    """
+    mark = np.zeros(n_features, dtype=np.int64)
+    for p in range(indices.shape[0]):
+        mark[indices[p]] = 1
+    count = 0
+    for j in range(n_features):
+        if mark[j]:
+            mark[j] = count
+            count += 1
+        else:
+            mark[j] = -1
+    used = np.empty(count, dtype=np.int64)
+    for j in range(n_features):
+        if mark[j] >= 0:
+            used[mark[j]] = j
+    new = np.empty(indices.shape[0], dtype=np.uint64)
+    n = indptr.shape[0] - 1
+    xsq = np.zeros(n)
+    for i in range(n):
+        s = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            new[p] = mark[indices[p]]
+            s += data[p] * data[p]
+        xsq[i] = s
+    return used, new, xsq

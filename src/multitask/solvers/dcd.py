@@ -39,7 +39,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from multitask.kernels.mkl import dual_norm, initial_theta, theta_step
+from multitask.solvers._dcd_numba import compress_columns as _compress_columns
 from multitask.solvers._dcd_numba import dcd_kernel, dcd_linear, linear_objectives
+from multitask.solvers._dcd_numba import task_sums as _task_sums_kernel
 from multitask.solvers.result import SolverResult
 
 __all__ = [
@@ -154,38 +156,54 @@ def factor_task_kernels(
 
 
 # --------------------------------------------------------------------------- helpers
-def _rows(X):
-    """Arguments of the numba kernels for dense or CSR ``X``."""
-    if sp.issparse(X):
-        X = sp.csr_matrix(X)
-        X.sort_indices()
-        dummy = np.zeros((1, 1))
-        return (
-            False,
-            dummy,
-            X.indptr.astype(np.int64, copy=False),
-            X.indices.astype(np.int64, copy=False),
-            np.asarray(X.data, dtype=np.float64),
-        )
-    Xd = np.ascontiguousarray(X, dtype=np.float64)
-    ei = np.zeros(1, dtype=np.int64)
-    return True, Xd, ei, ei, np.zeros(1)
+class _Design:
+    """Rows of ``X`` for the numba kernels, with unused CSR columns compressed away.
 
+    For CSR input whose rows use fewer than half of the ``d`` columns (hashed or weighted-degree
+    features), the solver works on the ``d_c`` used columns only; :meth:`expand` puts the
+    ``(d_c, T)`` weights back into ``(d, T)``.
+    """
 
-def _row_sq_norms(X) -> np.ndarray:
-    if sp.issparse(X):
-        return np.asarray(X.multiply(X).sum(axis=1)).ravel().astype(np.float64)
-    return np.einsum("ij,ij->i", X, X)
+    def __init__(self, X):
+        self.n_features = int(X.shape[1])
+        self.cols = None
+        if sp.issparse(X):
+            X = sp.csr_matrix(X)
+            # own int64 copies: scipy may downcast index arrays, numba wants one signature
+            indptr = np.asarray(X.indptr, dtype=np.int64)
+            data = np.asarray(X.data, dtype=np.float64)
+            used, compressed, self.xsq = _compress_columns(indptr, X.indices, data, self.n_features)
+            if used.size < 0.5 * self.n_features:
+                self.cols = used
+                indices = compressed
+                self.d = int(used.size)
+            else:
+                indices = np.asarray(X.indices, dtype=np.uint64)
+                self.d = self.n_features
+            self.args = (False, np.zeros((1, 1)), indptr, indices, data)
+        else:
+            self.X = np.ascontiguousarray(X, dtype=np.float64)
+            self.d = self.n_features
+            self.args = (
+                True,
+                self.X,
+                np.zeros(1, dtype=np.int64),
+                np.zeros(1, dtype=np.uint64),
+                np.zeros(1),
+            )
+            self.xsq = np.einsum("ij,ij->i", self.X, self.X)
 
+    def task_sums(self, coef: np.ndarray, task: np.ndarray, n_tasks: int) -> np.ndarray:
+        """``VT`` of shape ``(T, d_c)``: ``VT[t] = sum_{i in task t} coef_i x_i``."""
+        return _task_sums_kernel(*self.args, coef, task, int(n_tasks), int(self.d))
 
-def _task_sums(X, coef: np.ndarray, task: np.ndarray, n_tasks: int) -> np.ndarray:
-    """``V`` of shape ``(d, T)``: ``V[:, t] = sum_{i in task t} coef_i x_i``."""
-    n = coef.shape[0]
-    S = sp.csr_matrix((coef, (np.arange(n), task)), shape=(n, n_tasks))
-    V = S.T @ X
-    if sp.issparse(V):
-        V = V.toarray()
-    return np.asarray(V, dtype=np.float64).T
+    def expand(self, WT: np.ndarray) -> np.ndarray:
+        """``(d, T)`` weights (a view of a C-ordered ``(T, d)``) from compressed ``(T, d_c)``."""
+        if self.cols is None:
+            return np.ascontiguousarray(WT).T
+        full = np.zeros((WT.shape[0], self.n_features))
+        full[:, self.cols] = WT
+        return full.T
 
 
 def _loss_arrays(C, sample_weight, n: int, loss: str):
@@ -234,6 +252,7 @@ def dcd_mtl_svm(
     gap_every: int = 10,
     random_state=None,
     factor: TaskKernelFactor | None = None,
+    compute_objective: bool = True,
 ) -> SolverResult:
     """Multi-task SVM with one fixed task kernel ``B`` by dual coordinate descent.
 
@@ -272,6 +291,9 @@ def dcd_mtl_svm(
         Seeds the permutation of each epoch.
     factor : TaskKernelFactor, optional
         Precomputed factor of ``B`` (skips :func:`task_kernel_factor`).
+    compute_objective : bool
+        With ``stop="pg"``, evaluate the primal and dual objectives after the last epoch (one
+        extra pass over the data); if false they are ``nan``.
 
     Returns
     -------
@@ -287,20 +309,15 @@ def dcd_mtl_svm(
     if factor is None:
         factor = TaskKernelFactor.from_dense(task_kernel_factor(np.asarray(B, dtype=np.float64)))
     alpha = np.zeros(n) if alpha0 is None else np.clip(np.asarray(alpha0, float), 0, upper)
-    dense, Xd, indptr, indices, data = _rows(X)
+    design = _Design(X)
     ay = alpha * y
-    V = _task_sums(X, ay, task, n_tasks)
-    Vt = np.ascontiguousarray(factor.R @ V.T)
+    Vt = np.ascontiguousarray(factor.R @ design.task_sums(ay, task, n_tasks))
     bt = bias_scale * np.bincount(task, weights=ay, minlength=n_tasks).astype(np.float64)
     epochs, converged, primal, dual, spread = dcd_linear(
-        dense,
-        Xd,
-        indptr,
-        indices,
-        data,
+        *design.args,
         y,
         task,
-        _row_sq_norms(X),
+        design.xsq,
         factor.rptr,
         factor.rind,
         factor.rval,
@@ -319,7 +336,23 @@ def dcd_mtl_svm(
         _seed(random_state),
         int(gap_every),
     )
-    W = Vt.T @ factor.R
+    if np.isnan(primal) and compute_objective:
+        primal, dual, _, _ = linear_objectives(
+            *design.args,
+            y,
+            task,
+            factor.rptr,
+            factor.rind,
+            factor.rval,
+            Vt,
+            bt,
+            float(bias_scale),
+            alpha,
+            cw,
+            diag,
+            squared,
+        )
+    W = design.expand(factor.R.T @ Vt)
     return SolverResult(
         coef=W,
         W=W,
@@ -370,7 +403,16 @@ def _alternate(w_step, kernels, p, theta, fixed, tol, max_outer_iter, theta_floo
     """
     hist: dict[str, list] = {
         k: []
-        for k in ("objective_w", "objective_theta", "dual", "gap", "theta", "epochs", "inner_tol")
+        for k in (
+            "objective_w",
+            "objective_theta",
+            "dual",
+            "gap",
+            "theta",
+            "q",
+            "epochs",
+            "inner_tol",
+        )
     }
     floor_tol = tol / 10.0
     inner_tol = tol if fixed else max(floor_tol, 1e-2)
@@ -400,6 +442,7 @@ def _alternate(w_step, kernels, p, theta, fixed, tol, max_outer_iter, theta_floo
         hist["dual"].append(D)
         hist["gap"].append(J_w - D)
         hist["theta"].append(theta.copy())
+        hist["q"].append(q.copy())
         hist["epochs"].append(epochs)
         hist["inner_tol"].append(inner_tol)
         if fixed:
@@ -490,9 +533,9 @@ def mtmkl_dcd(
         ``W`` (``(d, T)``, the representer weights ``V B_theta``), ``intercept`` (``(T,)``),
         ``objective`` = ``J`` after each W-step; ``info``: ``alpha`` (``(n,)``), ``theta`` (the
         weights of the returned W-step), ``theta_next`` (the theta step's answer to it),
-        ``B_theta``, ``q``, ``V``, ``gap`` and ``dual`` (full problem, returned point),
+        ``B_theta``, ``q``, ``gap`` and ``dual`` (full problem, returned point),
         ``epochs``, ``history`` (per alternation: ``objective_w``, ``objective_theta``,
-        ``dual``, ``gap``, ``theta``, ``epochs``, ``inner_tol``).
+        ``dual``, ``gap``, ``theta``, ``q``, ``epochs``, ``inner_tol``).
     """
     t0 = time.perf_counter()
     y = np.asarray(y, dtype=np.float64)
@@ -506,25 +549,23 @@ def mtmkl_dcd(
     sizes = np.bincount(task, minlength=n_tasks)
     cw, upper, diag, squared = _loss_arrays(C, sample_weight, n, loss)
     rs = check_random_state(random_state)
-    rows = _rows(X)
-    xsq = _row_sq_norms(X)
+    design = _Design(X)
     c = float(bias_scale)
-    state = {
-        "alpha": np.zeros(n),
-        "V": np.zeros((X.shape[1], n_tasks)),
-        "bt": np.zeros(n_tasks),
-    }
+    state: dict = {"alpha": np.zeros(n), "VT": None, "Vt": None, "factor": None, "bt": None}
 
     def w_step(th, inner_tol):
         factor = factor_task_kernels(kfactors, th, sizes)
         alpha = state["alpha"]
-        Vt = np.ascontiguousarray(factor.R @ state["V"].T)
+        if state["VT"] is None:
+            Vt = np.zeros((factor.R.shape[0], design.d))
+        else:
+            Vt = np.ascontiguousarray(factor.R @ state["VT"])
         bt = c * np.bincount(task, weights=alpha * y, minlength=n_tasks).astype(np.float64)
         epochs, conv, _, _, _ = dcd_linear(
-            *rows,
+            *design.args,
             y,
             task,
-            xsq,
+            design.xsq,
             factor.rptr,
             factor.rind,
             factor.rval,
@@ -544,7 +585,7 @@ def mtmkl_dcd(
             10,
         )
         _, _, loss_sum, _ = linear_objectives(
-            *rows,
+            *design.args,
             y,
             task,
             factor.rptr,
@@ -558,11 +599,15 @@ def mtmkl_dcd(
             diag,
             squared,
         )
-        V = _task_sums(X, alpha * y, task, n_tasks)
-        G = V.T @ V
-        state["V"] = V
-        state["bt"] = bt
-        q = np.array([float(np.sum(B * G)) for B in kernels])
+        state.update(Vt=Vt, factor=factor, bt=bt)
+        if fixed and M == 1:
+            # q_1 = <B, V^T V> = ||Vt||^2 / theta_1: no need for the unmixed sums
+            q = np.array([float(np.sum(Vt * Vt)) / th[0]])
+        else:
+            VT = design.task_sums(alpha * y, task, n_tasks)
+            G = VT @ VT.T
+            state["VT"] = VT
+            q = np.array([float(np.sum(B * G)) for B in kernels])
         return epochs, conv, q, loss_sum, 0.5 * float(bt @ bt)
 
     def alpha_sums():
@@ -581,7 +626,7 @@ def mtmkl_dcd(
         alpha_sums,
     )
     B_theta = sum(th * B for th, B in zip(theta, kernels, strict=True))
-    W = state["V"] @ B_theta
+    W = design.expand(state["factor"].R.T @ state["Vt"])
     _warn_unconverged(converged, hist, total_epochs, tol)
     return SolverResult(
         coef=W,
@@ -597,7 +642,6 @@ def mtmkl_dcd(
             "theta_next": theta_next,
             "B_theta": B_theta,
             "q": q,
-            "V": state["V"],
             "gap": hist["gap"][-1],
             "dual": hist["dual"][-1],
             "epochs": total_epochs,
