@@ -77,6 +77,12 @@ def _csr_rmatvec(data, indices, indptr, R, task_of_row, n_features, n_tasks):
     return G
 
 
+# Tasks per block in products with a shared sparse design: scipy's sparse x dense product
+# streams the dense operand once per nonzero, so a (d, 64) block that stays in cache is 2-3x
+# faster than the whole (d, m) matrix when m is in the hundreds.
+_SPARSE_BLOCK = 64
+
+
 # --------------------------------------------------------------------------- the container
 @dataclass
 class MultiTaskData:
@@ -177,10 +183,16 @@ class MultiTaskData:
         """Stacked scores ``z_i = x_i^T w_{t(i)}``, shape ``(N,)``; ``W`` is ``(d, m)``."""
         W = np.asarray(W, dtype=np.float64)
         if self.shared:
-            Z = self.X @ W  # (n, m)
+            if self.is_sparse:  # blocks of tasks keep the dense operand in cache
+                Zt = np.empty((W.shape[1], self.X.shape[0]))
+                for c in range(0, W.shape[1], _SPARSE_BLOCK):
+                    Zt[c : c + _SPARSE_BLOCK] = (
+                        self.X @ np.ascontiguousarray(W[:, c : c + _SPARSE_BLOCK])).T
+            else:
+                Zt = np.ascontiguousarray((self.X @ W).T)  # (m, n)
             if self.x_offset is not None:
-                Z = Z - np.einsum("jt,jt->t", self.x_offset, W)[None, :]
-            return np.ascontiguousarray(Z.T).ravel()
+                Zt -= np.einsum("jt,jt->t", self.x_offset, W)[:, None]
+            return Zt.ravel()
         if self.is_sparse:
             X = self.X
             z = _csr_matvec(X.data, X.indices, X.indptr, W, self.task_of_row)
@@ -195,8 +207,15 @@ class MultiTaskData:
         R = np.asarray(R, dtype=np.float64)
         m = self.n_tasks
         if self.shared:
-            G = self.X.T @ R.reshape(m, -1).T
-            G = np.asarray(G)
+            R2 = R.reshape(m, -1)
+            if self.is_sparse:  # blocks of tasks keep the dense operand in cache
+                XT = self.X.T
+                G = np.empty((self.X.shape[1], m))
+                for c in range(0, m, _SPARSE_BLOCK):
+                    G[:, c : c + _SPARSE_BLOCK] = XT @ np.ascontiguousarray(
+                        R2[c : c + _SPARSE_BLOCK].T)
+            else:
+                G = np.asarray(self.X.T @ R2.T)
         elif self.is_sparse:
             X = self.X
             G = _csr_rmatvec(X.data, X.indices, X.indptr, R, self.task_of_row, X.shape[1], m)
