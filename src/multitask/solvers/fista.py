@@ -72,9 +72,11 @@ def fista(
         Iteration budget; reaching it warns with ``ConvergenceWarning``.
     tol : float, default=1e-6
         Stopping tolerance. ``criterion="objective"``: ``|F_k - F_{k-1}| <= tol * |F_k|`` on
-        three consecutive iterations. ``criterion="residual"``: the prox-gradient fixed-point
-        residual ``L ||x_{k+1} - y_k||`` falls below ``tol`` times its first value (with a
-        warm start: times the larger of its first value and that of a cold start from zero).
+        three consecutive iterations, the last change not larger than the one before (after
+        a warm start the momentum builds up and the first decreases are small but growing).
+        ``criterion="residual"``: the prox-gradient fixed-point residual
+        ``L ||x_{k+1} - y_k||`` falls below ``tol`` times its first value (with a warm start:
+        times the larger of its first value and that of a cold start from zero).
     criterion : {"objective", "residual"}
     accelerated : bool, default=True
         FISTA momentum; ``False`` gives proximal gradient (ISTA), which is monotone.
@@ -141,6 +143,7 @@ def fista(
     times: list[float] = []
     converged = False
     small = 0
+    rel = prev_rel = np.inf
     res0 = None
     res = np.nan
     n_iter = 0
@@ -187,13 +190,16 @@ def fista(
             t_k = t_next
         else:
             y, yb = x_new, b_new
-        rel = abs(fx - F_new) / max(abs(F_new), np.finfo(float).tiny)
+        prev_rel, rel = rel, abs(fx - F_new) / max(abs(F_new), np.finfo(float).tiny)
         x, b, fx = x_new, b_new, F_new
         if callback is not None and callback(k, F_new, x_new, b_new):
             break
         if criterion == "objective":
             small = small + 1 if rel <= tol else 0
-            if small >= 3:
+            # three small changes in a row, the last not larger than the one before: after a
+            # warm start the momentum builds up from zero and the first decreases are small
+            # but growing, which is not convergence
+            if small >= 3 and rel <= prev_rel:
                 converged = True
                 break
         elif res <= tol * res0:
