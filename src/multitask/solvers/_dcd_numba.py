@@ -146,17 +146,17 @@ def dcd_linear(
     followed by ``Vt[k] += delta y_i R[k, t] x_i`` and ``bt[t] += delta y_i c``. Coordinates
     are visited in a fresh random permutation each epoch. With ``shrinking`` LIBLINEAR's
     heuristic removes bound coordinates whose projected gradient exceeds the previous epoch's
-    extremes. Stopping: ``stop_gap`` -- relative duality gap ``(P - D) / P <= tol`` (checked
-    when the projected-gradient spread has halved since the last check, and at least every
-    ``gap_every`` epochs); otherwise LIBLINEAR's rule ``max PG - min PG <= tol`` on all
-    coordinates.
+    extremes. Stopping: ``stop_gap`` -- relative duality gap ``(P - D) / P <= tol``, evaluated
+    whenever LIBLINEAR's rule ``max PG - min PG <= eps`` holds on all coordinates (``eps``
+    starts at 0.1 and shrinks tenfold after each unsuccessful check) and at least every
+    ``gap_every`` epochs; otherwise LIBLINEAR's rule with ``eps = tol``.
 
     Returns
     -------
     epochs : int
     converged : bool
-    primal, dual : float
-        Objective values at the last duality-gap evaluation (``nan`` with the
+    primal, dual, loss : float
+        Objective values and ``sum_i C_i loss_i`` at the returned point (``nan`` with the
         projected-gradient rule, which never evaluates them).
     pg_spread : float
     """
@@ -177,8 +177,9 @@ def dcd_linear(
     pgmin_old = -inf
     primal = np.nan
     dual = np.nan
+    loss = np.nan
     spread = inf
-    trigger = inf
+    eps = tol if not stop_gap else 0.1
     converged = False
     epoch = 0
     last_check = 0
@@ -250,39 +251,37 @@ def dcd_linear(
         else:
             spread = pgmax_new - pgmin_new
         full = active == n
-        if stop_gap:
-            if spread <= trigger or epoch - last_check >= gap_every or epoch >= max_epochs:
-                primal, dual, _, _ = linear_objectives(
-                    dense,
-                    Xd,
-                    indptr,
-                    indices,
-                    data,
-                    y,
-                    task,
-                    rptr,
-                    rind,
-                    rval,
-                    Vt,
-                    bt,
-                    bias_scale,
-                    alpha,
-                    cw,
-                    diag,
-                    squared,
-                )
-                last_check = epoch
-                trigger = 0.5 * spread
-                if primal - dual <= tol * max(abs(primal), 1e-300):
-                    converged = True
-                    break
-                if not full:
-                    # the gap is global: give the shrunk coordinates another chance
-                    active = n
-                    pgmax_old = inf
-                    pgmin_old = -inf
-                    continue
-        elif spread <= tol:
+        # LIBLINEAR's rule at tolerance eps (= tol for stop="pg"; adaptive for the gap rule)
+        pg_done = spread <= eps
+        if stop_gap and ((pg_done and full) or epoch - last_check >= gap_every):
+            primal, dual, loss, _ = linear_objectives(
+                dense,
+                Xd,
+                indptr,
+                indices,
+                data,
+                y,
+                task,
+                rptr,
+                rind,
+                rval,
+                Vt,
+                bt,
+                bias_scale,
+                alpha,
+                cw,
+                diag,
+                squared,
+            )
+            last_check = epoch
+            if primal - dual <= tol * max(abs(primal), 1e-300):
+                converged = True
+                break
+            if pg_done and full:
+                # projected gradients are small but the gap is not: ask for more accuracy
+                eps = 0.1 * min(eps, spread)
+                pg_done = False
+        if pg_done:
             if full:
                 converged = True
                 break
@@ -293,8 +292,8 @@ def dcd_linear(
             continue
         pgmax_old = pgmax_new if pgmax_new > 0.0 else inf
         pgmin_old = pgmin_new if pgmin_new < 0.0 else -inf
-    if stop_gap and np.isnan(primal):
-        primal, dual, _, _ = linear_objectives(
+    if stop_gap and last_check != epoch:
+        primal, dual, loss, _ = linear_objectives(
             dense,
             Xd,
             indptr,
@@ -313,7 +312,7 @@ def dcd_linear(
             diag,
             squared,
         )
-    return epoch, converged, primal, dual, spread
+    return epoch, converged, primal, dual, loss, spread
 
 
 @njit(cache=True)

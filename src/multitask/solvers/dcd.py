@@ -313,7 +313,7 @@ def dcd_mtl_svm(
     ay = alpha * y
     Vt = np.ascontiguousarray(factor.R @ design.task_sums(ay, task, n_tasks))
     bt = bias_scale * np.bincount(task, weights=ay, minlength=n_tasks).astype(np.float64)
-    epochs, converged, primal, dual, spread = dcd_linear(
+    epochs, converged, primal, dual, _, spread = dcd_linear(
         *design.args,
         y,
         task,
@@ -561,7 +561,7 @@ def mtmkl_dcd(
         else:
             Vt = np.ascontiguousarray(factor.R @ state["VT"])
         bt = c * np.bincount(task, weights=alpha * y, minlength=n_tasks).astype(np.float64)
-        epochs, conv, _, _, _ = dcd_linear(
+        epochs, conv, _, _, loss_sum, _ = dcd_linear(
             *design.args,
             y,
             task,
@@ -583,21 +583,6 @@ def mtmkl_dcd(
             True,
             int(rs.randint(2**31 - 1)),
             10,
-        )
-        _, _, loss_sum, _ = linear_objectives(
-            *design.args,
-            y,
-            task,
-            factor.rptr,
-            factor.rind,
-            factor.rval,
-            Vt,
-            bt,
-            c,
-            alpha,
-            cw,
-            diag,
-            squared,
         )
         state.update(Vt=Vt, factor=factor, bt=bt)
         if fixed and M == 1:
