@@ -118,6 +118,10 @@ def fista(
     L = float(lipschitz) if lipschitz is not None else datafit.lipschitz() * A.norm_sq
     if not np.isfinite(L) or L <= 0:
         L = 1.0
+    # the datafit's bound is a true Lipschitz constant: at or above it the descent test holds
+    # mathematically, and a failure is rounding (the Gram form of the squared loss loses
+    # digits on near-perfect fits), which must not make L, hence the step, run away
+    L_bound = L if lipschitz is None else None  # else computed at the first failed test
 
     def obj_parts(V, bb):
         f, gW, gb = datafit.value_and_grad(A.forward(V), bb)
@@ -160,6 +164,10 @@ def fista(
                 quad += _inner(gby, db) + 0.5 * L * _inner(db, db)
             f_new = datafit.value(A.forward(x_new), b_new)
             if not line_search or f_new <= fy + quad + 1e-12 * max(1.0, abs(fy)):
+                break
+            if L_bound is None:
+                L_bound = datafit.lipschitz() * A.norm_sq
+            if L >= L_bound:
                 break
             L *= 2.0
         F_new = f_new + penalty.value(x_new)
