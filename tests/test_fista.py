@@ -250,6 +250,22 @@ def test_tight_tolerances_do_not_stall():
     assert res.converged and res.n_iter < 5000
 
 
+@pytest.mark.parametrize("given", [False, True])
+def test_rounding_does_not_inflate_the_lipschitz_estimate(given):
+    """A near-perfect fit: the Gram form of the squared loss loses digits, and the line search
+    must not read that as curvature (L above the datafit's true bound)."""
+    rng = np.random.default_rng(0)
+    Xs = [rng.standard_normal((60, 8)) for _ in range(4)]
+    W = rng.standard_normal((8, 2)) @ rng.standard_normal((2, 4)) * 10
+    ys = [X @ W[:, t] + 1e-5 * rng.standard_normal(60) for t, X in enumerate(Xs)]
+    df = Squared(as_multitask_data(Xs, ys)[0])
+    assert df.use_gram
+    res = fista(df, TraceNorm(1e-8), tol=1e-14, max_iter=300, warn=False,
+                lipschitz=0.01 * df.lipschitz() if given else None)
+    assert res.info["lipschitz"] <= 2 * df.lipschitz()  # one doubling past the bound at most
+    np.testing.assert_allclose(res.W, W, atol=1e-4)
+
+
 def test_line_search_off_with_the_datafit_bound():
     df, pen = _problems()[0]
     a = fista(df, pen, line_search=False, tol=1e-10, max_iter=20000)
