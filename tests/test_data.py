@@ -129,10 +129,11 @@ def _sparse_lists(rng, sizes, d):
     return [np.where(np.abs(X) > 0.7, X, 0.0) for X in Xs]
 
 
-@pytest.mark.parametrize("layout", ["lists", "shared"])
+@pytest.mark.parametrize("layout", ["lists", "shared", "shared-many"])
 def test_dense_and_csr_algebra_agree_with_per_task_loops(layout):
+    """shared-many: more tasks than one block of the shared sparse products."""
     rng = np.random.default_rng(2)
-    d, m = 5, 3
+    d, m = 5, (150 if layout == "shared-many" else 3)
     if layout == "lists":
         Xs = _sparse_lists(rng, (8, 11, 4), d)
         ys = [rng.standard_normal(len(X)) for X in Xs]
