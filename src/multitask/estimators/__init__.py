@@ -43,3 +43,7 @@ from multitask.estimators.robust import (  # noqa: E402
 )
 
 __all__ += ["RobustMTLClassifier", "RobustMTLRegressor"]
+
+from multitask.estimators.cv import MultiTaskCV  # noqa: E402
+
+__all__ += ["MultiTaskCV"]
