@@ -245,6 +245,8 @@ class MultitaskKernelClassifier(MultiTaskClassifierBase):
                 raise ValueError(f"sample_weight must have shape ({len(yv)},), got {sw.shape}.")
             if not np.all(np.isfinite(sw)) or np.any(sw < 0):
                 raise ValueError("sample_weight must be finite and non-negative.")
+            if not np.any(sw > 0):
+                raise ValueError("sample_weight is zero everywhere: nothing to fit.")
             if order is not None:
                 sw = sw[order]
         common = dict(
@@ -379,10 +381,10 @@ def _first_bad_row(X, what: str, task=None) -> None:
         k = int(np.flatnonzero(bad)[0])
         row = int(np.searchsorted(X.indptr, k, side="right") - 1)
     else:
-        try:
-            A = np.asarray(X, dtype=np.float64)
-        except (TypeError, ValueError):
-            return  # reported by the data layer
+        A = np.asarray(X)
+        if A.dtype.kind not in "biuf":
+            return  # complex, object, strings: reported by the data layer
+        A = A.astype(np.float64, copy=False)
         if A.ndim != 2:
             return
         finite = np.isfinite(A)
