@@ -26,9 +26,11 @@ def _l1ball_threshold(a, radius, seed):
         i = lo
         j = hi - 1
         s_big = 0.0
+        d_big = 0.0  # sum of (u - pivot) over the front: exactly 0 for ties with the pivot
         while i <= j:
             if u[i] >= pivot:
                 s_big += u[i]
+                d_big += u[i] - pivot
                 i += 1
             else:
                 tmp = u[i]
@@ -36,7 +38,9 @@ def _l1ball_threshold(a, radius, seed):
                 u[j] = tmp
                 j -= 1
         c_big = i - lo
-        if (s_acc + s_big) - (c_acc + c_big) * pivot < radius:
+        # sum(max(u - pivot, 0)) < radius; written so that the largest value (c_acc == 0) gives
+        # exactly 0 < radius: rounding in sum(u) - count * pivot could drop every element
+        if (s_acc - c_acc * pivot) + d_big < radius:
             # theta < pivot: all of the front part is above theta
             s_acc += s_big
             c_acc += c_big
