@@ -47,7 +47,8 @@ def l1_ball_sort(v, radius):
     u = np.sort(a)[::-1]
     css = np.cumsum(u)
     j = np.arange(1, len(u) + 1)
-    rho = np.nonzero(u - (css - radius) / j > 0)[0][-1]
+    cand = np.nonzero(u - (css - radius) / j > 0)[0]
+    rho = cand[-1] if cand.size else 0  # j = 1 always qualifies; rounding may hide it
     theta = (css[rho] - radius) / (rho + 1)
     return np.sign(v) * np.maximum(a - theta, 0.0)
 
@@ -214,6 +215,20 @@ def test_project_l1_ball_matches_sort_reference_with_ties_and_zeros():
         ref = l1_ball_sort(v, radius)
         scale = max(np.abs(v).max(), 1.0)
         np.testing.assert_allclose(ours, ref, atol=1e-12 * scale, rtol=0, err_msg=f"case {i}")
+
+
+def test_project_l1_ball_ties_at_the_maximum_with_tiny_radii():
+    """Equal magnitudes and a radius below the rounding level of their sum (down to subnormal
+    radii): the threshold must still keep the largest entries, not drop them all."""
+    rng = np.random.default_rng(7)
+    for i in range(3000):
+        n = int(rng.integers(1, 10))
+        a = rng.uniform(1e-30, 10)
+        v = a * rng.choice([-1.0, 1.0], n)
+        radius = 10.0 ** rng.uniform(-310, -10)
+        out = project_l1_ball(v, radius, seed=i)
+        assert np.abs(out).sum() <= radius + 1e-14 * a
+        np.testing.assert_allclose(out, l1_ball_sort(v, radius), atol=1e-14 * a, rtol=0)
 
 
 def test_project_l1_ball_long_vectors_and_shapes():
