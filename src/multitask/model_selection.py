@@ -26,6 +26,7 @@ __all__ = [
     "mean_auc_scorer",
     "nmse_scorer",
     "path_cv",
+    "regularization_path",
     "relative_grid",
     "to_long_format",
 ]
@@ -383,3 +384,61 @@ def default_param_grid(estimator, X, y, task=None, *, n_alphas: int = 10,
         f"{type(estimator).__name__} has no 'alpha' or 'gamma' parameter with a default grid: "
         "pass param_grid, e.g. {'C': np.logspace(-2, 2, 5)} or {'radius': [...]}."
     )
+
+
+# --------------------------------------------------------------------------- paths
+def regularization_path(estimator, X, y, task=None, *, param_name: str | None = None,
+                        values=None, n_alphas: int = 10, alpha_ratio: float = 1e-3):
+    """Fit ``estimator`` along a grid of one parameter with warm starts; keep every solution.
+
+    Parameters
+    ----------
+    estimator : multi-task estimator (not modified)
+    X, y, task
+        Training data in any of the three formats.
+    param_name : str, optional
+        The parameter of the path; default: that of :func:`default_param_grid`.
+    values : sequence of float, optional
+        The grid, fitted in the given order; default: :func:`default_param_grid`'s (strongest
+        regularization first).
+    n_alphas, alpha_ratio
+        Size and range of the default grid.
+
+    Returns
+    -------
+    sklearn.utils.Bunch
+        ``param`` (str), ``grid`` ``(n_values,)`` (the parameter's values), ``coefs``
+        ``(n_values, n_tasks, n_features)`` (the public ``coef_`` orientation),
+        ``intercepts`` ``(n_values, n_tasks)``, ``n_iter`` ``(n_values,)``, ``tasks``
+        (labels).
+    """
+    import warnings
+
+    from sklearn.base import clone
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.utils import Bunch
+
+    if values is None:
+        grid = default_param_grid(estimator, X, y, task, n_alphas=n_alphas,
+                                  alpha_ratio=alpha_ratio)
+        if param_name is not None and param_name not in grid:
+            raise ValueError(f"No default grid for {param_name!r}: pass values.")
+        param_name, values = next(iter(grid.items()))
+    elif param_name is None:
+        raise ValueError("Give param_name with values.")
+    values = np.asarray(list(values), dtype=float)
+    est = clone(estimator)
+    if "warm_start" in est.get_params(deep=False):
+        est.set_params(warm_start=True)
+    coefs, intercepts, iters = [], [], []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for v in values:
+            est.set_params(**{param_name: v})
+            est.fit(X, y, task) if task is not None else est.fit(X, y)
+            coefs.append(np.array(est.coef_, copy=True))
+            intercepts.append(np.array(est.intercept_, copy=True))
+            iters.append(int(getattr(est, "n_iter_", 0)))
+    return Bunch(param=param_name, grid=values, coefs=np.stack(coefs),
+                 intercepts=np.stack(intercepts), n_iter=np.asarray(iters),
+                 tasks=np.asarray(est.tasks_))
