@@ -257,17 +257,20 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
         total = len(jobs)
         t0 = time.perf_counter()
         done = 0
+        first_error = None
         for k, cand, out in self._parallel(tasks, n_jobs):
-            for i, (s, ft, conv) in zip(cand, out, strict=True):
+            for i, (s, ft, conv, err) in zip(cand, out, strict=True):
                 scores[k, i] = s
                 fit_times[k, i] = ft
                 not_conv[k, i] = int(not conv)
+                first_error = first_error or err
             done += 1
             self._report(done, total, t0)
         failed = np.isnan(scores)
         if failed.all():
-            raise ValueError("Every cross-validation fit failed or gave an undefined score "
-                             "(see the FitFailedWarning messages).")
+            why = f" First error: {first_error}" if first_error else ""
+            raise ValueError("Every cross-validation fit failed or gave an undefined score."
+                             + why)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # candidates failed on every fold
             mean = np.nanmean(scores, axis=0)
@@ -511,8 +514,9 @@ def _job(k, cand, est, X, y, train, test, points, scorer, warm, error_score, bla
 def _fit_path(est, X, y, train, test, points, scorer, warm, error_score, blas):
     """Fit ``points`` in order on ``train`` (warm-started), score each on ``test``.
 
-    Returns a list of ``(score, fit_seconds, converged)``. Held-out rows of tasks absent from
-    the training part (possible when a task has fewer rows than folds) are not scored.
+    Returns a list of ``(score, fit_seconds, converged, error message or None)``. Held-out
+    rows of tasks absent from the training part (possible when a task has fewer rows than
+    folds) are not scored.
     """
     from threadpoolctl import threadpool_limits
 
@@ -538,14 +542,14 @@ def _fit_path(est, X, y, train, test, points, scorer, warm, error_score, blas):
             except Exception as exc:
                 if error_score == "raise":
                     raise
-                warnings.warn(f"Fit failed for {point}: {type(exc).__name__}: {exc}",
-                              FitFailedWarning, stacklevel=2)
+                msg = f"{type(exc).__name__}: {exc}"
+                warnings.warn(f"Fit failed for {point}: {msg}", FitFailedWarning, stacklevel=2)
                 est = clone(est)  # do not warm-start from a failed fit
                 if warm:
                     est.set_params(warm_start=True)
-                out.append((float(error_score), time.perf_counter() - t0, False))
+                out.append((float(error_score), time.perf_counter() - t0, False, msg))
                 continue
-            out.append((score, ft, conv))
+            out.append((score, ft, conv, None))
     finally:
         if limiter is not None:
             limiter.restore_original_limits()
