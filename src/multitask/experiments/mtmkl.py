@@ -207,7 +207,7 @@ def run_synthetic(args) -> list[dict]:
     n_test = getattr(args, "n_test", None) or (200 if quick else 1000)
     p_values = getattr(args, "p_values", None) or [1.0, 2.0, 3.0]
     C_grid = getattr(args, "C_grid", None) or (
-        [1e-4, 1e-3, 1e-2, 1e-1] if quick else [1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0]
+        [1e-4, 1e-3, 1e-2, 1e-1] if quick else [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0]
     )
     reading = getattr(args, "reading", None) or "A"
     tol = 1e-3
