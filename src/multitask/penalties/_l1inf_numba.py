@@ -403,17 +403,19 @@ _BLOCK_ENTRIES = 2048
 
 
 @njit(cache=True, fastmath=_FM)
-def _block_pass(T, nb, t, c, s, u):  # pragma: no cover - compiled
+def _block_pass(T, nb, t, c, s, u, u2):  # pragma: no cover - compiled
     """One pass over a transposed block ``T`` (shape ``(m, B)``, rows ``r < nb`` used).
 
-    For every row ``r``: ``c_r = #{j : T_jr > t_r}``, ``s_r = sum_{T_jr > t_r} T_jr`` and
-    ``u_r = max({T_jr : T_jr <= t_r} + {0})``; the inner loop runs across rows and vectorizes.
+    For every row ``r``: ``c_r = #{j : T_jr > t_r}``, ``s_r = sum_{T_jr > t_r} T_jr``, and
+    ``u_r >= u2_r``, the two largest of ``{T_jr : T_jr <= t_r}`` (0 where there are fewer); the
+    inner loop runs across rows and vectorizes.
     """
     m = T.shape[0]
     for r in range(nb):
         c[r] = 0.0
         s[r] = 0.0
         u[r] = 0.0
+        u2[r] = 0.0
     for j in range(m):
         for r in range(nb):
             x = T[j, r]
@@ -421,7 +423,10 @@ def _block_pass(T, nb, t, c, s, u):  # pragma: no cover - compiled
             c[r] += 1.0 if above else 0.0
             s[r] += x if above else 0.0
             y = 0.0 if above else x
-            u[r] = y if y > u[r] else u[r]
+            ur = u[r]
+            lo = y if y < ur else ur
+            u2[r] = lo if lo > u2[r] else u2[r]
+            u[r] = y if y > ur else ur
 
 
 @njit(cache=True)
@@ -443,7 +448,8 @@ def _eval_blocked(W, ids, plist, n, first, theta, rowmax, rowsum, st):  # pragma
     The rows are processed in blocks of ``B`` rows, transposed into an ``(m, B)`` buffer, and
     Michelot's fixed point (see :func:`_row_threshold`) runs on all rows of a block at once,
     one :func:`_block_pass` per step, until every row of the block has converged.  Writes
-    ``st[p] = (S_i, umax_i, k_i)`` and returns the number of rows whose support size changed.
+    ``st[p] = (S_i, umax_i, k_i, u2_i)`` (``u2_i``: second largest entry outside the support)
+    and returns the number of rows whose support size changed.
     """
     m = W.shape[1]
     inv_m = 1.0 / m
@@ -453,9 +459,10 @@ def _eval_blocked(W, ids, plist, n, first, theta, rowmax, rowsum, st):  # pragma
     c = np.empty(B)
     s = np.empty(B)
     u = np.empty(B)
+    u2 = np.empty(B)
     cprev = np.empty(B)
     fin = np.empty(B, np.bool_)
-    out = np.empty((B, 3))
+    out = np.empty((B, 4))
     n_changed = 0
     for b0 in range(0, n, B):
         nb = min(B, n - b0)
@@ -467,12 +474,11 @@ def _eval_blocked(W, ids, plist, n, first, theta, rowmax, rowsum, st):  # pragma
             t[r] = _lower_bound(first, theta, inv_m, rowmax[i], rowsum[i], st, p)
             cprev[r] = m + 1.0
             fin[r] = False
-            out[r, 0] = st[p, 0]
-            out[r, 1] = st[p, 1]
-            out[r, 2] = st[p, 2]
+            for q in range(4):
+                out[r, q] = st[p, q]
         left = nb
         while left > 0:
-            _block_pass(T, nb, t, c, s, u)
+            _block_pass(T, nb, t, c, s, u, u2)
             for r in range(nb):
                 if fin[r]:
                     continue
@@ -487,6 +493,7 @@ def _eval_blocked(W, ids, plist, n, first, theta, rowmax, rowsum, st):  # pragma
                 out[r, 0] = s[r]
                 out[r, 1] = u[r]
                 out[r, 2] = cr
+                out[r, 3] = u2[r]
                 tn = (s[r] - theta) / cr
                 if cr >= cprev[r] or not tn > t[r]:  # the set repeated: fixed point
                     fin[r] = True
@@ -498,9 +505,8 @@ def _eval_blocked(W, ids, plist, n, first, theta, rowmax, rowsum, st):  # pragma
             p = plist[b0 + r]
             if first or out[r, 2] != st[p, 2]:
                 n_changed += 1
-            st[p, 0] = out[r, 0]
-            st[p, 1] = out[r, 1]
-            st[p, 2] = out[r, 2]
+            for q in range(4):
+                st[p, q] = out[r, q]
     return n_changed
 
 
@@ -508,10 +514,11 @@ def _eval_blocked(W, ids, plist, n, first, theta, rowmax, rowsum, st):  # pragma
 def _eval_rows(W, Wb, ids, plist, n, first, theta, rowmax, rowsum, st):  # pragma: no cover
     """Thresholds ``mu_i(theta)`` of the rows at state positions ``plist[:n]``.
 
-    Row ``i = ids[p]`` has state ``st[p] = (S_i, umax_i, k_i)``: size and sum of its support
-    ``{j : |W_ij| > mu_i}`` and its largest entry outside the support.  ``first`` selects the
-    lower bound the fixed point starts from (see :func:`_lower_bound`).  Overwrites the states
-    and returns the number of rows whose support size changed (all rows when ``first``).
+    Row ``i = ids[p]`` has state ``st[p] = (S_i, umax_i, k_i, u2_i)``: sum and size of its
+    support ``{j : |W_ij| > mu_i}``, its largest entry outside the support, and the second
+    largest (blocked path; -1 = unknown on the long-row path).  ``first`` selects the lower
+    bound the fixed point starts from (see :func:`_lower_bound`).  Overwrites the states and
+    returns the number of rows whose support size changed (all rows when ``first``).
     """
     m = W.shape[1]
     if m < _BLOCK_MAX_LENGTH:
@@ -528,6 +535,7 @@ def _eval_rows(W, Wb, ids, plist, n, first, theta, rowmax, rowsum, st):  # pragm
         st[p, 0] = sc
         st[p, 1] = u
         st[p, 2] = c
+        st[p, 3] = -1.0
     return n_changed
 
 
@@ -552,8 +560,10 @@ def thresholds_newton(W, rowmax, rowsum, radius):  # pragma: no cover - compiled
     passes along long rows, across blocks of rows for short ones).  After the first evaluation a
     row is skipped when its largest entry outside the support does not exceed
     ``(S_i - theta) / k_i``, a lower bound of its new threshold (equivalently
-    ``theta <= S_i - k_i umax_i``): its support cannot change.  No sort, no copy of ``W``; the
-    state is kept for the rows alive at the starting point only.
+    ``theta <= S_i - k_i umax_i``): its support cannot change.  Short rows also keep the second
+    largest entry ``u2_i`` outside the support, so a row whose support gains exactly ``umax_i``
+    (``theta <= S_i + umax_i - (k_i + 1) u2_i``) is updated without reading ``W``.  No sort, no
+    copy of ``W``; the state is kept for the rows alive at the starting point only.
 
     Parameters
     ----------
@@ -585,7 +595,7 @@ def thresholds_newton(W, rowmax, rowsum, radius):  # pragma: no cover - compiled
         if rowmax[i] > 0.0 and rowsum[i] > theta:
             ids[na] = i
             na += 1
-    st = np.empty((na, 3))  # per alive row: S_i, umax_i, k_i
+    st = np.empty((na, 4))  # per alive row: S_i, umax_i, k_i, u2_i (see _eval_rows)
     pos = np.arange(na)  # state positions of the rows still alive
     todo = np.empty(na, np.int64)
 
@@ -614,6 +624,7 @@ def thresholds_newton(W, rowmax, rowsum, radius):  # pragma: no cover - compiled
         w = 0
         nt = 0
         n_dead = 0
+        n_grown = 0
         for q in range(na):
             p = pos[q]
             if rowsum[ids[p]] <= theta:  # the row vanishes, for this and every larger theta
@@ -622,20 +633,32 @@ def thresholds_newton(W, rowmax, rowsum, radius):  # pragma: no cover - compiled
             pos[w] = p
             w += 1
             S = st[p, 0]
+            u = st[p, 1]
             k = st[p, 2]
-            if theta > S - k * st[p, 1]:  # umax_i > (S_i - theta) / k_i
-                todo[nt] = p
-                nt += 1
-            else:
-                sum_inv += 1.0 / k
-                sum_sk += S / k
+            if theta > S - k * u:  # umax_i > (S_i - theta) / k_i: the support grows
+                u2 = st[p, 3]
+                if u2 >= 0.0 and theta <= S + u - (k + 1.0) * u2:
+                    # exactly umax_i enters: (S_i + umax_i - theta) / (k_i + 1) >= u2_i
+                    S += u
+                    k += 1.0
+                    st[p, 0] = S
+                    st[p, 1] = u2
+                    st[p, 2] = k
+                    st[p, 3] = -1.0
+                    n_grown += 1
+                else:
+                    todo[nt] = p
+                    nt += 1
+                    continue
+            sum_inv += 1.0 / k
+            sum_sk += S / k
         na = w
         n_changed = _eval_rows(W, Wb, ids, todo, nt, False, theta, rowmax, rowsum, st)
         for q in range(nt):
             p = todo[q]
             sum_inv += 1.0 / st[p, 2]
             sum_sk += st[p, 0] / st[p, 2]
-        changed = n_changed > 0 or n_dead > 0
+        changed = n_changed > 0 or n_dead > 0 or n_grown > 0
     mu = np.zeros(d)
     for q in range(na):
         p = pos[q]
