@@ -11,6 +11,7 @@ from multitask.experiments import discover
 from multitask.experiments.sparse_low_rank import (
     METRICS,
     PAPER_TABLE_II,
+    SCUT_METRICS,
     _comparison_table,
     _TraceBallRegressor,
     make_fig2_data,
@@ -42,7 +43,7 @@ def test_run_split_metrics_and_choices():
                     n_folds=2)
     assert set(res) == {"MixedNorm", "TraceNorm", "OneNorm", "IndLogistic"}
     for metrics, seconds, _best in res.values():
-        assert set(metrics) == set(METRICS)
+        assert set(metrics) == set(METRICS + SCUT_METRICS)
         assert all(0 <= v <= 100 for v in metrics.values())
         assert seconds > 0
     # the low-rank signal is learnable: better than chance
@@ -104,3 +105,20 @@ def test_quick_reproduction_runs(dataset):
     assert {"MixedNorm", "TraceNorm", "OneNorm", "RidgeReg"} <= methods
     auc = {r["method"]: r["mean"] for r in rows if r["metric"] == "AUC"}
     assert auc["MixedNorm"] > 55
+
+
+def test_scut_thresholds_maximize_training_f1():
+    from sklearn.metrics import f1_score
+
+    from multitask.experiments.sparse_low_rank import scut_thresholds
+
+    rng = np.random.default_rng(3)
+    Y = (rng.random((80, 3)) < 0.3).astype(int)
+    S = Y + rng.standard_normal((80, 3))
+    thr = scut_thresholds(Y, S)
+    for t in range(3):
+        best = f1_score(Y[:, t], S[:, t] > thr[t])
+        brute = max(f1_score(Y[:, t], S[:, t] > c) for c in np.r_[S[:, t] - 1e-9, np.inf])
+        assert best == pytest.approx(brute)
+    Y[:, 0] = 0
+    assert scut_thresholds(Y, S)[0] == np.inf
