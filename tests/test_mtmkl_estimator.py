@@ -37,8 +37,9 @@ def test_union_predicts_like_pooled_linearsvc(loss):
     X, y, task = _data()
     est = _fit("union", X, y, task, C=0.4, loss=loss, fit_intercept=False)
     ref = LinearSVC(C=0.4, loss=loss, fit_intercept=False, **LSVC).fit(X, y)
-    np.testing.assert_allclose(est.decision_function(X, task=task), ref.decision_function(X),
-                               atol=1e-4)
+    np.testing.assert_allclose(
+        est.decision_function(X, task=task), ref.decision_function(X), atol=1e-4
+    )
     assert np.array_equal(est.predict(X, task=task), ref.predict(X))
     np.testing.assert_allclose(est.coef_, np.repeat(ref.coef_, 3, axis=0), atol=1e-4)
 
@@ -47,13 +48,22 @@ def test_union_predicts_like_pooled_linearsvc(loss):
 @pytest.mark.parametrize("fit_intercept", [False, True])
 def test_individual_predicts_like_per_task_linearsvc(loss, fit_intercept):
     X, y, task = _data(seed=1)
-    est = _fit("individual", X, y, task, C=0.4, loss=loss, fit_intercept=fit_intercept,
-               intercept_scaling=2.0)
+    est = _fit(
+        "individual",
+        X,
+        y,
+        task,
+        C=0.4,
+        loss=loss,
+        fit_intercept=fit_intercept,
+        intercept_scaling=2.0,
+    )
     scores = est.decision_function(X, task=task)
     for t in np.unique(task):
         m = task == t
-        ref = LinearSVC(C=0.4, loss=loss, fit_intercept=fit_intercept, intercept_scaling=2.0,
-                        **LSVC).fit(X[m], y[m])
+        ref = LinearSVC(
+            C=0.4, loss=loss, fit_intercept=fit_intercept, intercept_scaling=2.0, **LSVC
+        ).fit(X[m], y[m])
         np.testing.assert_allclose(scores[m], ref.decision_function(X[m]), atol=1e-4)
 
 
@@ -63,8 +73,9 @@ def test_union_with_intercept_equals_task_indicator_features():
     onehot = (task[:, None] == np.unique(task)[None, :]) * 1.5
     Z = np.hstack([X, onehot])
     ref = LinearSVC(C=0.4, loss="hinge", fit_intercept=False, **LSVC).fit(Z, y)
-    np.testing.assert_allclose(est.decision_function(X, task=task), ref.decision_function(Z),
-                               atol=1e-4)
+    np.testing.assert_allclose(
+        est.decision_function(X, task=task), ref.decision_function(Z), atol=1e-4
+    )
 
 
 def test_sparse_input_and_learned_weights():
@@ -89,8 +100,9 @@ def test_labels_any_two_values_and_row_order():
     est2 = _fit("individual", X[perm], y[perm], task[perm], C=1.0)
     assert list(est.classes_) == [3, 7]
     assert set(np.unique(est.predict(X, task=task))) <= {3, 7}
-    np.testing.assert_allclose(est2.decision_function(X, task=task),
-                               est.decision_function(X, task=task), atol=1e-5)
+    np.testing.assert_allclose(
+        est2.decision_function(X, task=task), est.decision_function(X, task=task), atol=1e-5
+    )
     assert est.alpha_.shape == (len(y),)
     assert est.score(X, y, task=task) > 0.7
 
@@ -103,19 +115,27 @@ def test_kernel_paths_agree_with_linear():
     via = _fit("shared-individual", X, y, task, kernel="linear", solver="dcd", **kw)
     np.testing.assert_allclose(pre.theta_, lin.theta_, atol=1e-5)
     Xt = X[:40] + 0.1
-    np.testing.assert_allclose(pre.decision_function(Xt @ X.T, task=task[:40]),
-                               lin.decision_function(Xt, task=task[:40]), atol=1e-4)
-    np.testing.assert_allclose(via.decision_function(Xt, task=task[:40]),
-                               lin.decision_function(Xt, task=task[:40]), atol=1e-4)
+    np.testing.assert_allclose(
+        pre.decision_function(Xt @ X.T, task=task[:40]),
+        lin.decision_function(Xt, task=task[:40]),
+        atol=1e-4,
+    )
+    np.testing.assert_allclose(
+        via.decision_function(Xt, task=task[:40]),
+        lin.decision_function(Xt, task=task[:40]),
+        atol=1e-4,
+    )
 
 
 def test_rbf_kernel_and_svc_solver_fit():
     X, y, task = _data(n=150, seed=6)
-    rbf = MultitaskKernelClassifier(kernel="rbf", kernel_params={"gamma": 0.2}, C=1.0,
-                                    random_state=0).fit(X, y, task=task)
+    rbf = MultitaskKernelClassifier(
+        kernel="rbf", kernel_params={"gamma": 0.2}, C=1.0, random_state=0
+    ).fit(X, y, task=task)
     assert rbf.score(X, y, task=task) > 0.8
-    svc = MultitaskKernelClassifier(kernel="rbf", kernel_params={"gamma": 0.2}, C=1.0,
-                                    solver="svc").fit(X, y, task=task)
+    svc = MultitaskKernelClassifier(
+        kernel="rbf", kernel_params={"gamma": 0.2}, C=1.0, solver="svc"
+    ).fit(X, y, task=task)
     assert svc.score(X, y, task=task) > 0.8
     assert not hasattr(svc, "coef_")
 
@@ -168,6 +188,7 @@ def test_check_estimator():
         results = check_estimator(
             MultitaskKernelClassifier(task_similarity="individual", tol=1e-10), on_fail=None
         )
-    failed = [(r["check_name"], str(r["exception"])[:200]) for r in results
-              if r["status"] == "failed"]
+    failed = [
+        (r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"
+    ]
     assert not failed

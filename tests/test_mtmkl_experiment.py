@@ -12,8 +12,7 @@ from multitask.experiments.registry import RESULT_COLUMNS, discover
 
 
 def _args(**kw):
-    base = dict(dataset="synthetic", repeats=1, random_state=0, out=None, quick=True,
-                data_dir=None)
+    base = dict(dataset="synthetic", repeats=1, random_state=0, out=None, quick=True, data_dir=None)
     base.update(kw)
     return SimpleNamespace(**base)
 
@@ -31,8 +30,16 @@ def test_generator_reading_a_and_b():
 
 
 def test_synthetic_reduced_individual_worst_and_similarity_beats_control(tmp_path):
-    args = _args(n_leaves=16, n_features=50, noise=5.0, n_test=100, n_train=10,
-                 p_values=[1.0, 2.0, 3.0], C_grid=[1e-4, 1e-3, 1e-2], out=str(tmp_path))
+    args = _args(
+        n_leaves=16,
+        n_features=50,
+        noise=5.0,
+        n_test=100,
+        n_train=10,
+        p_values=[1.0, 2.0, 3.0],
+        C_grid=[1e-4, 1e-3, 1e-2],
+        out=str(tmp_path),
+    )
     rows = run(args)
     assert all(set(r) == set(RESULT_COLUMNS) for r in rows)
     auc = {r["method"]: r["mean"] for r in rows if r["metric"] == "mean_task_auc"}

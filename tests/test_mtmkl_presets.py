@@ -129,9 +129,16 @@ def _two_task_data(T=2, n=120, d=5, seed=0):
 
 
 def _ours(X, y, task, preset, params=None, loss="hinge", C=0.5):
-    est = MultitaskKernelClassifier(C=C, loss=loss, task_similarity=preset,
-                                    similarity_params=params, fit_intercept=False, tol=1e-11,
-                                    max_iter=10**6, random_state=0)
+    est = MultitaskKernelClassifier(
+        C=C,
+        loss=loss,
+        task_similarity=preset,
+        similarity_params=params,
+        fit_intercept=False,
+        tol=1e-11,
+        max_iter=10**6,
+        random_state=0,
+    )
     return est.fit(X, y, task=task).decision_function(X, task=task)
 
 

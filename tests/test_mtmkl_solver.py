@@ -73,8 +73,9 @@ def test_dcd_matches_cvxpy_primal(loss, c):
     B = _random_psd(3, 3, 1) + 0.5 * np.eye(3)  # any diagonal, positive definite
     C = 0.7
     ref_obj, ref_f = _cvxpy_primal(X, y, task, B, C, loss, c)
-    res = dcd_mtl_svm(X, y, task, 3, B, C=C, loss=loss, bias_scale=c, tol=1e-10,
-                      max_iter=100000, random_state=0)
+    res = dcd_mtl_svm(
+        X, y, task, 3, B, C=C, loss=loss, bias_scale=c, tol=1e-10, max_iter=100000, random_state=0
+    )
     assert res.converged
     obj = res.objective[0]
     assert abs(obj - ref_obj) <= 1e-6 * abs(ref_obj)
@@ -91,8 +92,9 @@ def test_dcd_duality_gap_below_tol(sparse, shrinking, tol):
     X, y, task = _data(n=150, seed=3)
     Xin = sp.csr_matrix(X) if sparse else X
     B = np.ones((3, 3)) + np.eye(3)
-    res = dcd_mtl_svm(Xin, y, task, 3, B, C=2.0, tol=tol, shrinking=shrinking,
-                      max_iter=100000, random_state=1)
+    res = dcd_mtl_svm(
+        Xin, y, task, 3, B, C=2.0, tol=tol, shrinking=shrinking, max_iter=100000, random_state=1
+    )
     assert res.converged
     assert 0 <= res.info["gap"] <= tol * res.objective[0]
 
@@ -113,8 +115,9 @@ def test_dcd_projected_gradient_rule_like_liblinear():
     from sklearn.svm import LinearSVC
 
     X, y, task = _data(n=200, seed=6)
-    res = dcd_mtl_svm(X, y, task, 3, np.ones((3, 3)), C=1.0, tol=1e-8, stop="pg",
-                      max_iter=10**5, random_state=0)
+    res = dcd_mtl_svm(
+        X, y, task, 3, np.ones((3, 3)), C=1.0, tol=1e-8, stop="pg", max_iter=10**5, random_state=0
+    )
     ref = LinearSVC(C=1.0, loss="hinge", fit_intercept=False, tol=1e-8, max_iter=10**6).fit(X, y)
     np.testing.assert_allclose(X @ res.W[:, 0], ref.decision_function(X), atol=1e-4)
 
@@ -123,8 +126,7 @@ def test_factorizations_reproduce_task_kernels():
     from multitask.kernels import tree_task_kernels
 
     masks = tree_task_kernels(((0, 1), (2, (3, 4))), nodes="all")
-    for B in [np.eye(4), np.ones((4, 4)), _random_psd(4, 2, 0), np.diag([2.0, 0.0, 1.0]),
-              *masks]:
+    for B in [np.eye(4), np.ones((4, 4)), _random_psd(4, 2, 0), np.diag([2.0, 0.0, 1.0]), *masks]:
         R = task_kernel_factor(B)
         np.testing.assert_allclose(R.T @ R, B, atol=1e-12)
     # masks keep their 0/1 structure: one row per node, a task touches only its ancestors
@@ -139,8 +141,11 @@ def test_factorizations_reproduce_task_kernels():
 # --------------------------------------------------------------------------- MKL references
 def _mkl_setup(p_seed=0):
     X, y, task = _data(n=60, d=4, T=3, seed=10 + p_seed, noise=1.0)
-    kernels = [np.eye(3), np.ones((3, 3)), np.diag([1.0, 1.0, 0.0]) + np.outer(
-        [1.0, 1.0, 0.0], [1.0, 1.0, 0.0])]
+    kernels = [
+        np.eye(3),
+        np.ones((3, 3)),
+        np.diag([1.0, 1.0, 0.0]) + np.outer([1.0, 1.0, 0.0], [1.0, 1.0, 0.0]),
+    ]
     K = X @ X.T
     H = [np.outer(y, y) * joint_kernel(K, B, task, task) for B in kernels]
     return X, y, task, kernels, H
@@ -159,9 +164,14 @@ def _lbfgs_dual(H, C, p):
         g = -np.ones(n) + sum(wm * h for wm, h in zip(w, Ha, strict=True))
         return -a.sum() + 0.5 * nq, g
 
-    res = minimize(fun, np.full(n, C / 2), jac=True, method="L-BFGS-B",
-                   bounds=[(0, C)] * n,
-                   options={"ftol": 1e-16, "gtol": 1e-12, "maxiter": 50000, "maxcor": 50})
+    res = minimize(
+        fun,
+        np.full(n, C / 2),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(0, C)] * n,
+        options={"ftol": 1e-16, "gtol": 1e-12, "maxiter": 50000, "maxcor": 50},
+    )
     a = res.x
     q = np.array([a @ Hm @ a for Hm in H])
     return -res.fun, q
@@ -172,8 +182,19 @@ def test_mtmkl_matches_lbfgs_reference(p):
     X, y, task, kernels, H = _mkl_setup()
     C = 0.5
     ref_dual, q_ref = _lbfgs_dual(H, C, p)
-    res = mtmkl_dcd(X, y, task, 3, kernels, C=C, p=p, tol=1e-9, max_outer_iter=500,
-                    max_iter=100000, random_state=0)
+    res = mtmkl_dcd(
+        X,
+        y,
+        task,
+        3,
+        kernels,
+        C=C,
+        p=p,
+        tol=1e-9,
+        max_outer_iter=500,
+        max_iter=100000,
+        random_state=0,
+    )
     assert res.converged
     J = res.objective[-1]
     assert abs(J - ref_dual) <= 1e-6 * ref_dual
@@ -201,8 +222,19 @@ def test_mtmkl_p1_matches_cvxpy_socp():
         prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = mtmkl_dcd(X, y, task, 3, kernels, C=C, p=1.0, tol=1e-9, max_outer_iter=3000,
-                        max_iter=100000, random_state=0)
+        res = mtmkl_dcd(
+            X,
+            y,
+            task,
+            3,
+            kernels,
+            C=C,
+            p=1.0,
+            tol=1e-9,
+            max_outer_iter=3000,
+            max_iter=100000,
+            random_state=0,
+        )
     J = res.objective[-1]
     assert abs(J - prob.value) <= 1e-6 * prob.value
     assert res.info["gap"] <= 1e-6 * J
@@ -217,15 +249,18 @@ def test_linear_and_kernel_solvers_agree():
     np.testing.assert_allclose(lin.info["theta"], ker.info["theta"], atol=1e-5)
     f_lin = np.einsum("ij,ji->i", X, lin.W[:, task]) + lin.intercept[task]
     K = X @ X.T
-    f_ker = (joint_kernel(K, ker.info["B_theta"], task, task) @ ker.info["dual_coef"]
-             + ker.intercept[task])
+    f_ker = (
+        joint_kernel(K, ker.info["B_theta"], task, task) @ ker.info["dual_coef"]
+        + ker.intercept[task]
+    )
     np.testing.assert_allclose(f_lin, f_ker, atol=1e-5)
 
 
 def test_svc_step_runs_and_has_small_gap():
     X, y, task, kernels, _ = _mkl_setup(3)
-    res = mtmkl_kernel(X @ X.T, y, task, 3, kernels, C=0.5, p=2.0, tol=1e-6, solver="svc",
-                       max_outer_iter=200)
+    res = mtmkl_kernel(
+        X @ X.T, y, task, 3, kernels, C=0.5, p=2.0, tol=1e-6, solver="svc", max_outer_iter=200
+    )
     assert res.info["theta"].shape == (3,)
     assert np.all(res.info["theta"] > 0)
     hist = res.info["history"]
@@ -243,10 +278,14 @@ def test_theta_step_is_the_constrained_minimizer(p):
     r = p / (p + 1.0)
     np.testing.assert_allclose(np.sum(a / theta), np.sum(a**r) ** (1 / r), rtol=1e-12)
     # independent numerical minimization over the lp ball
-    res = minimize(lambda t: np.sum(a / t), np.full(4, 4 ** (-1 / p)), method="SLSQP",
-                   bounds=[(1e-6, 1.0)] * 4,
-                   constraints=[{"type": "ineq", "fun": lambda t: 1.0 - np.sum(t**p)}],
-                   options={"ftol": 1e-14, "maxiter": 1000})
+    res = minimize(
+        lambda t: np.sum(a / t),
+        np.full(4, 4 ** (-1 / p)),
+        method="SLSQP",
+        bounds=[(1e-6, 1.0)] * 4,
+        constraints=[{"type": "ineq", "fun": lambda t: 1.0 - np.sum(t**p)}],
+        options={"ftol": 1e-14, "maxiter": 1000},
+    )
     np.testing.assert_allclose(theta, res.x, atol=1e-4)
     assert np.sum(a / theta) <= res.fun * (1 + 1e-8)  # SLSQP may end slightly infeasible
 
@@ -263,8 +302,20 @@ def test_alternation_follows_closed_form_and_never_increases(p):
     X, y, task, kernels, _ = _mkl_setup(4)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = mtmkl_dcd(X, y, task, 3, kernels, C=0.5, p=p, tol=1e-8, max_outer_iter=60,
-                        max_iter=100000, random_state=0, theta_floor=0.0)
+        res = mtmkl_dcd(
+            X,
+            y,
+            task,
+            3,
+            kernels,
+            C=0.5,
+            p=p,
+            tol=1e-8,
+            max_outer_iter=60,
+            max_iter=100000,
+            random_state=0,
+            theta_floor=0.0,
+        )
     h = res.info["history"]
     K = len(h["objective_w"])
     assert K >= 3

@@ -77,5 +77,6 @@ def test_errors_and_transformer(seqs):
     with pytest.raises(ValueError, match="hash_bits"):
         weighted_degree_features(["ACGT" * 50], 20)
     tr = WeightedDegreeFeatures(degree=3).fit(seqs)
-    np.testing.assert_allclose(tr.transform(seqs).toarray(),
-                               weighted_degree_features(seqs, 3).toarray())
+    np.testing.assert_allclose(
+        tr.transform(seqs).toarray(), weighted_degree_features(seqs, 3).toarray()
+    )

@@ -202,7 +202,8 @@ class _Design:
         if self.cols is None:
             return np.ascontiguousarray(WT).T
         full = np.zeros((WT.shape[0], self.n_features))
-        full[:, self.cols] = WT
+        for t in range(WT.shape[0]):
+            full[t, self.cols] = WT[t]
         return full.T
 
 
@@ -311,7 +312,10 @@ def dcd_mtl_svm(
     alpha = np.zeros(n) if alpha0 is None else np.clip(np.asarray(alpha0, float), 0, upper)
     design = _Design(X)
     ay = alpha * y
-    Vt = np.ascontiguousarray(factor.R @ design.task_sums(ay, task, n_tasks))
+    if np.any(alpha):
+        Vt = np.ascontiguousarray(factor.R @ design.task_sums(ay, task, n_tasks))
+    else:
+        Vt = np.zeros((factor.R.shape[0], design.d))
     bt = bias_scale * np.bincount(task, weights=ay, minlength=n_tasks).astype(np.float64)
     epochs, converged, primal, dual, _, spread = dcd_linear(
         *design.args,
@@ -398,8 +402,9 @@ def _alternate(w_step, kernels, p, theta, fixed, tol, max_outer_iter, theta_floo
     ``w_step(theta, inner_tol) -> (epochs, inner_converged, q, loss_sum, reg_extra)`` solves
     the SVM for ``B_theta`` (warm-started, state kept by the closure) and returns
     ``q_m = <B_m, V^T V>``, ``sum_i C_i loss_i`` and the theta-independent part of the
-    objective (bias regularizer minus nothing; the dual's ``sum alpha`` and ``D alpha^2`` terms
-    come from ``alpha_sum_fn()``).
+    objective (the bias regularizer ``(1/2)||b||^2 / c^2``, shared by primal and dual); the
+    dual's ``sum alpha`` and ``sum D_i alpha_i^2 / 2`` come from ``alpha_sum_fn()``. Returns
+    ``(theta, theta_next, q, history, converged, inner_converged, total_epochs)``.
     """
     hist: dict[str, list] = {
         k: []
