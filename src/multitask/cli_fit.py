@@ -179,7 +179,9 @@ def _layout(args, df):
                        "--targets COL1 COL2 ... (shared design).")
     used = list(args.targets) if args.targets else [args.target] + ([args.task] if args.task
                                                                     else [])
-    _require_columns(df, used, "target" if not args.task else "target/task")
+    _require_columns(df, list(args.targets) if args.targets else [args.target], "target")
+    if args.task:
+        _require_columns(df, [args.task], "task")
     if len(set(used)) != len(used):
         raise CLIError(f"{path}: a column is given twice among the target and task columns.")
     if args.features:
