@@ -48,7 +48,7 @@ from multitask.penalties._prox import safe_svd
 from multitask.penalties.composite import BlockPenalty, SumMap
 from multitask.penalties.norms import ColumnL2, TraceNorm
 from multitask.solvers.fista import fista
-from multitask.solvers.ladm import LADM_PAPER_CONSTANTS, ladm_rmtl
+from multitask.solvers.ladm import LADM_PAPER_CONSTANTS, _tau, ladm_rmtl
 from multitask.solvers.result import SolverResult
 
 __all__ = [
@@ -432,6 +432,11 @@ def divide_and_conquer(
     spec = {"loss": loss, "solver": solver, "alpha": alpha, "lam": lam * scale,
             "fit_intercept": bool(fit_intercept), "options": options}
 
+    if (solver == "ladm" and data.shared and len(groups) > 1 and "tau" not in options
+            and options.get("tau_rule", "max") == "max"):
+        # every group shares the design: compute the step (a sparse SVD) once, not per group
+        full = make_rmtl_datafit(loss, data, fit_intercept, solver)
+        options["tau"] = _tau(full, full.has_intercept_variable, "max")
     n_workers = _n_workers(backend, n_jobs, len(groups))
     threads = blas_threads
     if threads is not None and backend == "joblib":

@@ -168,8 +168,18 @@ def _tau(datafit: Datafit, has_b: bool, rule: str) -> float:
     return 1.0 / (1.02 * lip)
 
 
-def _rel_change(new: np.ndarray, old: np.ndarray) -> float:
-    return float(np.linalg.norm(new - old)) / max(1.0, float(np.linalg.norm(old)))
+def _forward(data, M: np.ndarray) -> np.ndarray:
+    """``data.matvec(M)`` skipping the zero columns of ``M`` (outlier parts are column-sparse;
+    the first iterates are zero)."""
+    nz = np.flatnonzero(np.any(M != 0.0, axis=0))
+    if nz.size == 0:
+        return np.zeros(data.n_rows)
+    if data.shared and nz.size <= data.n_tasks // 2:
+        out = np.zeros(data.n_rows)
+        out.reshape(data.n_tasks, -1)[nz] = data.subset_tasks(nz).matvec(M[:, nz]).reshape(
+            nz.size, -1)
+        return out
+    return data.matvec(M)
 
 
 def ladm_rmtl(
@@ -190,6 +200,7 @@ def ladm_rmtl(
     coef_init: np.ndarray | None = None,
     intercept_init: np.ndarray | None = None,
     callback: Callable | None = None,
+    record_objective: bool | None = None,
     warn: bool = True,
 ) -> SolverResult:
     """Solve robust MTL (``W = L + E``) by linearized ADMM.
@@ -227,6 +238,10 @@ def ladm_rmtl(
         Starting intercepts (losses with an intercept variable).
     callback : callable, optional
         ``callback(k, objective, L, E)`` after each iteration; returning True stops.
+    record_objective : bool, optional
+        Evaluate the objective at every iteration (default: in exact mode, where the best
+        iterate is tracked; the paper's rule does not use it, so paper mode records only the
+        returned iterate's objective and the history holds NaN before it).
     warn : bool, default=True
         Warn with ``ConvergenceWarning`` when ``max_iter`` is reached.
 
@@ -301,6 +316,7 @@ def ladm_rmtl(
         b = None
 
     constrained = formulation == "constrained"
+    record = (mode == "exact") if record_objective is None else bool(record_objective)
     sL = data.matvec(L)
     if has_b:
         sL += data.expand(b)
@@ -325,22 +341,26 @@ def ladm_rmtl(
     for k in range(1, max_iter + 1):
         n_iter = k
         # ---- slack step (prox of the loss in score space; the data when constrained)
-        z = y if constrained else datafit.prox_scores(s + c / mu, 1.0 / (alpha * mu))
-        # ---- L (and intercept) step, linearized at (L^k, E^k)
-        r = s - z + c / mu
+        cm = c / mu
+        r = s + cm
+        z = y if constrained else datafit.prox_scores(r, 1.0 / (alpha * mu))
+        # ---- L (and intercept) step, linearized at (L^k, E^k): r = s - z + c / mu
+        r -= z
         G = data.rmatvec(r)
         L_new, sv = svt_with_values(L - tau * G, tau / mu)
         rank = len(sv)
         if has_b:
             b_new = b - tau * data.task_sum(r)
-        sL = data.matvec(L_new)
+        sL = _forward(data, L_new)
         if has_b:
             sL += data.expand(b_new)
         # ---- E step, linearized at (L^{k+1}, E^k)
-        r = sL + sE - z + c / mu
+        r = sL + sE
+        r -= z
+        r += cm
         G = data.rmatvec(r)
         E_new = group_soft_threshold(E - tau * G, lam * tau / mu, axis=0)
-        sE = data.matvec(E_new)
+        sE = _forward(data, E_new)
         s_new = sL + sE
         # ---- multiplier
         res = s_new - z
@@ -353,13 +373,14 @@ def ladm_rmtl(
             dx2 += float(np.sum((b_new - b) ** 2))
         ds = float(np.linalg.norm(s_new - s))
         rp_abs = float(np.linalg.norm(res))
-        rp = rp_abs / max(1.0, float(np.linalg.norm(z)), float(np.linalg.norm(s_new)))
+        znorm = ynorm if constrained else float(np.linalg.norm(z))
+        rp = rp_abs / max(1.0, znorm, float(np.linalg.norm(s_new)))
         # dual residual: a bound of the distance of -A^T c to the subdifferentials, from the
         # optimality conditions of the linearized steps; its scale ||A^T c|| ~ ||mu G||
         rd_abs = (mu / tau) * np.sqrt(dx2) + mu * ds / np.sqrt(tau)
         rd = rd_abs / max(1.0, mu * float(np.linalg.norm(G)))
         nuc = float(sv.sum())
-        F_k = objective(s_new, nuc, E_new)
+        F_k = objective(s_new, nuc, E_new) if record else np.nan
         history.append(F_k)
         primal_hist.append(rp)
         times.append(time.perf_counter() - t0)
@@ -369,7 +390,7 @@ def ladm_rmtl(
         L, E, s = L_new, E_new, s_new
         if has_b:
             b = b_new
-        if not constrained and (best is None or F_k < best[0]):
+        if record and not constrained and (best is None or F_k < best[0]):
             best = (F_k, L, E, b, c, k)
 
         if callback is not None and callback(k, F_k, L, E):
@@ -390,7 +411,7 @@ def ladm_rmtl(
             # residual balancing every 10 iterations during the first 2000 (then mu stays
             # fixed, which keeps the convergence guarantee of ADMM with a constant penalty)
             if k % 10 == 0 and k <= 2000:
-                rp_scaled = rp_abs / max(1.0, float(np.linalg.norm(z)))
+                rp_scaled = rp_abs / max(1.0, znorm)
                 if rp_scaled > 10.0 * rd:
                     mu = min(rho_ * mu, mu_max_)
                 elif rd > 10.0 * rp_scaled:
@@ -407,6 +428,8 @@ def ladm_rmtl(
         )
     if not constrained and best is not None and not converged:
         _, L, E, b, c, _ = best
+    if not record and history:  # the objective of the returned iterate only
+        history[-1] = rmtl_objective(datafit, L, E, b, alpha, lam, formulation)
     W = L + E
     intercept = datafit.intercept(W, b)
     return SolverResult(
