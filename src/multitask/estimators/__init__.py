@@ -47,3 +47,7 @@ __all__ += ["RobustMTLClassifier", "RobustMTLRegressor"]
 from multitask.estimators.cv import MultiTaskCV  # noqa: E402
 
 __all__ += ["MultiTaskCV"]
+
+from multitask.estimators.l1inf import L1InfClassifier, L1InfRegressor  # noqa: E402
+
+__all__ += ["L1InfClassifier", "L1InfRegressor"]

@@ -1,0 +1,228 @@
+"""l1,inf-constrained models: projected subgradient, FISTA with the l1,inf projection,
+estimators, path, CV and a reduced synthetic experiment (issue 5)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+from multitask.data import as_multitask_data
+from multitask.estimators.l1inf import (
+    L1InfClassifier,
+    L1InfRegressor,
+    constraint_norm,
+    l1inf_path,
+    make_constraint,
+)
+from multitask.losses import get_datafit
+from multitask.penalties.l1inf import L1InfBall, l1inf_norm
+from multitask.solvers.subgradient import projected_subgradient
+
+cp = pytest.importorskip("cvxpy")
+
+
+def _tasks(rng, d=12, m=3, n=25, classification=True):
+    W0 = np.zeros((d, m))
+    W0[:3] = rng.standard_normal((3, m))
+    Xs = [rng.standard_normal((n, d)) for _ in range(m)]
+    if classification:
+        ys = [(X @ W0[:, t] + 0.5 * rng.standard_normal(n) > 0).astype(int)
+              for t, X in enumerate(Xs)]
+    else:
+        ys = [X @ W0[:, t] + 0.1 * rng.standard_normal(n) for t, X in enumerate(Xs)]
+    return Xs, ys
+
+
+def _cvx_optimum(Xs, ys, C, loss, fit_intercept):
+    d, m = Xs[0].shape[1], len(Xs)
+    W = cp.Variable((d, m))
+    b = cp.Variable(m)
+    terms = []
+    for t, (X, y) in enumerate(zip(Xs, ys, strict=True)):
+        z = X @ W[:, t] + (b[t] if fit_intercept else 0)
+        n = X.shape[0]
+        if loss == "hinge":
+            s = 2.0 * y - 1.0
+            terms.append(cp.sum(cp.pos(1 - cp.multiply(s, z))) / n)
+        elif loss == "logistic":
+            s = 2.0 * y - 1.0
+            terms.append(cp.sum(cp.logistic(-cp.multiply(s, z))) / n)
+        else:
+            terms.append(0.5 * cp.sum_squares(y - z) / n)
+    prob = cp.Problem(cp.Minimize(sum(terms)), [cp.sum(cp.max(cp.abs(W), axis=1)) <= C])
+    prob.solve(solver="CLARABEL")
+    return prob.value, W.value
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_subgradient_gap_to_cvxpy_shrinks_and_iterates_feasible(fit_intercept):
+    rng = np.random.default_rng(0)
+    Xs, ys = _tasks(rng, d=20, m=4, n=25)
+    C = 1.0
+    f_star, _ = _cvx_optimum(Xs, ys, C, "hinge", fit_intercept)
+    data, _ = as_multitask_data(Xs, ys, classification=True)
+    datafit = get_datafit("hinge", data, fit_intercept)
+    gaps = []
+    for T in (20, 200, 2000):
+        norms = []
+        res = projected_subgradient(
+            datafit, L1InfBall(C), max_iter=T, tol=0.0,
+            callback=lambda k, f, W, b, norms=norms: norms.append(l1inf_norm(W)),
+        )
+        assert res.n_iter == T and len(norms) == T
+        assert max(norms) <= C * (1 + 1e-12)  # every iterate feasible
+        assert np.all(np.diff(np.minimum.accumulate(res.objective)) <= 0)
+        gap = res.final_objective - f_star
+        assert gap >= -1e-6 * abs(f_star)  # cvxpy's optimum is a lower bound
+        gaps.append(gap)
+    assert gaps[2] < gaps[1] < gaps[0]
+    assert gaps[2] < 0.02 * abs(f_star)
+
+
+def test_subgradient_iterate_options_and_warning():
+    rng = np.random.default_rng(1)
+    Xs, ys = _tasks(rng)
+    data, _ = as_multitask_data(Xs, ys, classification=True)
+    datafit = get_datafit("hinge", data, True)
+    ball = L1InfBall(2.0)
+    best = projected_subgradient(datafit, ball, max_iter=100, tol=0.0, iterate="best")
+    last = projected_subgradient(datafit, ball, max_iter=100, tol=0.0, iterate="last")
+    avg = projected_subgradient(datafit, ball, max_iter=100, tol=0.0, iterate="average")
+    assert best.final_objective == pytest.approx(best.objective.min())
+    assert last.final_objective == pytest.approx(last.objective[-1])
+    assert l1inf_norm(avg.W) <= 2.0 * (1 + 1e-12)
+    assert avg.final_objective == pytest.approx(datafit.value(avg.W, avg.info[
+        "intercept_variable"]))
+    with pytest.warns(ConvergenceWarning):
+        projected_subgradient(datafit, ball, max_iter=5, tol=1e-12, window=2)
+    grid = projected_subgradient(datafit, ball, eta0=[0.01, 0.1, 1.0], max_iter=50, tol=0.0)
+    assert grid.final_objective == pytest.approx(grid.info["eta0_objectives"].min())
+    with pytest.raises(ValueError, match="iterate"):
+        projected_subgradient(datafit, ball, iterate="median")
+    with pytest.raises(ValueError, match="eta0"):
+        projected_subgradient(datafit, ball, eta0=-1.0)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "squared"])
+def test_fista_l1inf_matches_cvxpy(loss):
+    rng = np.random.default_rng(2)
+    Xs, ys = _tasks(rng, d=10, m=3, n=30, classification=loss == "logistic")
+    C = 0.8
+    f_star, W_star = _cvx_optimum(Xs, ys, C, loss, True)
+    est_cls = L1InfClassifier if loss == "logistic" else L1InfRegressor
+    kw = {"loss": loss} if loss == "logistic" else {}
+    est = est_cls(radius=C, solver="fista", tol=1e-14, max_iter=20000, **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(Xs, ys)
+    assert est.solver_ == "fista"
+    data, _ = as_multitask_data(Xs, ys, classification=loss == "logistic")
+    datafit = get_datafit(loss, data, True)
+    b = est.solver_result_.info["intercept_variable"]
+    f_ours = datafit.value(est.coef_.T, b)
+    assert abs(f_ours - f_star) <= 1e-6 * abs(f_star)
+    assert l1inf_norm(est.coef_.T) <= C * (1 + 1e-9)
+    assert np.abs(est.coef_.T - W_star).max() <= 1e-3 * max(1.0, np.abs(W_star).max())
+
+
+def test_constraint_baselines_same_solver_and_feasible():
+    rng = np.random.default_rng(3)
+    Xs, ys = _tasks(rng, d=15, m=4)
+    for c in ("l1inf", "l1", "l2"):
+        est = L1InfClassifier(radius=1.5, constraint=c, max_iter=200, tol=0.0).fit(Xs, ys)
+        assert est.solver_ == "subgradient"
+        norm = np.max(np.atleast_1d(constraint_norm(est.coef_.T, c)))
+        assert norm <= 1.5 * (1 + 1e-9)
+    radii = np.array([0.5, 1.0, 2.0, 0.0])
+    est = L1InfClassifier(radius=radii, constraint="l1", max_iter=100, tol=0.0).fit(Xs, ys)
+    assert np.all(np.abs(est.coef_).sum(axis=1) <= radii * (1 + 1e-9) + 1e-12)
+    assert np.all(est.coef_[3] == 0)
+    # with one task, the l1,inf ball is the l1 ball
+    X1, y1 = Xs[:1], ys[:1]
+    a = L1InfClassifier(radius=1.0, max_iter=150, tol=0.0, eta0=0.5).fit(X1, y1)
+    b = L1InfClassifier(radius=1.0, constraint="l1", max_iter=150, tol=0.0, eta0=0.5).fit(X1, y1)
+    np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-10)
+
+
+def test_bad_parameters_raise():
+    rng = np.random.default_rng(4)
+    Xs, ys = _tasks(rng)
+    with pytest.raises(ValueError, match="radius"):
+        L1InfClassifier(radius=-1.0).fit(Xs, ys)
+    with pytest.raises(ValueError, match="constraint"):
+        L1InfClassifier(constraint="l3").fit(Xs, ys)
+    with pytest.raises(ValueError, match="solver"):
+        L1InfClassifier(solver="newton").fit(Xs, ys)
+    with pytest.raises(ValueError, match="smooth"):
+        L1InfClassifier(solver="fista").fit(Xs, ys)
+    with pytest.raises(ValueError, match="loss"):
+        L1InfClassifier(loss="squared").fit(Xs, ys)
+    with pytest.raises(ValueError, match="radius"):
+        L1InfClassifier(radius=[1.0, 2.0, 3.0]).fit(Xs, ys)  # per-task radii need l1 / l2
+    with pytest.raises(ValueError, match="radius"):
+        L1InfClassifier(radius=[1.0, 2.0], constraint="l2").fit(Xs, ys)
+    with pytest.raises(ValueError, match="constraint"):
+        make_constraint("linf", 1.0)
+
+
+def test_radius_zero_and_auto_solver():
+    rng = np.random.default_rng(5)
+    Xs, ys = _tasks(rng, classification=False)
+    est = L1InfRegressor(radius=0.0).fit(Xs, ys)
+    assert np.all(est.coef_ == 0)
+    np.testing.assert_allclose(est.intercept_, [np.mean(y) for y in ys])
+    est = L1InfRegressor(radius=1.0).fit(Xs, ys)
+    assert est.solver_ == "fista"
+    assert L1InfClassifier(loss="logistic", radius=1.0).fit(
+        Xs, [(y > 0).astype(int) for y in ys]).solver_ == "fista"
+
+
+def test_path_warm_start_and_cv():
+    from multitask.estimators.cv import MultiTaskCV
+
+    rng = np.random.default_rng(6)
+    Xs, ys = _tasks(rng, d=15, m=3, n=40, classification=False)
+    radii, coefs, _, _ = l1inf_path(L1InfRegressor(tol=1e-8), Xs, ys, [2.0, 0.1, 0.5])
+    assert list(radii) == [0.1, 0.5, 2.0]
+    norms = [l1inf_norm(c.T) for c in coefs]
+    assert all(n <= r * (1 + 1e-9) for n, r in zip(norms, radii, strict=True))
+    nnz = [int(np.sum(np.any(c != 0, axis=0))) for c in coefs]
+    assert nnz[0] <= nnz[-1]
+    # a warm-started fit reaches the cold fit's objective
+    cold = L1InfRegressor(radius=2.0, tol=1e-10, max_iter=5000).fit(Xs, ys)
+    np.testing.assert_allclose(coefs[-1], cold.coef_, atol=1e-3)
+    cv = MultiTaskCV(L1InfRegressor(), param_grid={"radius": [0.01, 0.3, 3.0]}, cv=3)
+    cv.fit(Xs, ys)
+    assert cv.path_param_ == "radius"
+    assert cv.best_params_["radius"] != 0.01  # the tiny ball underfits
+    assert cv.score(Xs, ys) > 0.5
+
+
+def test_check_estimator():
+    from sklearn.utils.estimator_checks import check_estimator
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        check_estimator(L1InfRegressor(radius=1.0, max_iter=200))
+        check_estimator(L1InfClassifier(radius=1.0, max_iter=200))
+
+
+def test_reduced_synthetic_experiment():
+    """Paper's synthetic setup, reduced (m=30, 500 test rows, 2 seeds), sizes <= 40 per task.
+
+    l1,inf must have the lowest test error and a higher feature-selection precision than
+    independent l1 balls, averaged over the sizes 10, 20, 40 and the seeds.
+    """
+    from multitask.experiments.l1inf import run_synthetic
+
+    sizes = (10, 20, 40)
+    res = run_synthetic(sizes, repeats=2, n_tasks=30, n_test=500, seed=0)
+    err = {m: np.mean([res[(n, m, "test_error")] for n in sizes]) for m in ("l1inf", "l1", "l2")}
+    prec = {m: np.mean([res[(n, m, "precision")] for n in sizes]) for m in ("l1inf", "l1")}
+    assert err["l1inf"] < err["l1"]
+    assert err["l1inf"] < err["l2"]
+    assert prec["l1inf"] > prec["l1"]
+    assert 0.0 < err["l1inf"] < 0.5
