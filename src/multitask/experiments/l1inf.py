@@ -195,21 +195,19 @@ def run_real(Xs, ys, sizes, *, repeats: int = 3, seed: int = 0, grid=None, n_fol
     """The three models on per-task data; radius by CV on the training part (see module doc)."""
     from multitask.datasets import split_tasks
     from multitask.estimators.cv import MultiTaskCV
-    from multitask.model_selection import TaskKFold
 
     grid = list(np.logspace(0, 2.5, 6) if grid is None else grid)
     Xs = [_normalize_rows(X) for X in Xs]
     out: dict = {}
     for r in range(repeats):
         for n in sizes:
-            Xtr, Xte, ytr, yte = split_tasks(Xs, ys, n_train=int(n), stratify=True,
+            Xtr, ytr, Xte, yte = split_tasks(Xs, ys, n_train=int(n), stratify=True,
                                              random_state=seed + 1000 * r + int(n))
             for model in models:
                 est = L1InfClassifier(constraint=model, max_iter=max_iter, tol=0.0,
                                       fit_intercept=True)
                 cv = MultiTaskCV(est, param_grid={"radius": grid}, n_jobs=n_jobs,
-                                 cv=TaskKFold(n_folds, stratify=True, random_state=seed + r),
-                                 random_state=seed + r)
+                                 cv=n_folds, random_state=seed + r)
                 t0 = time.perf_counter()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ConvergenceWarning)
@@ -305,7 +303,7 @@ def run(args) -> list[dict]:
         if repeats is None:
             repeats = 1 if quick else 5
         if sizes is None:
-            sizes = (10, 20, 40) if dataset == "letter" else (20, 50, 100)
+            sizes = (20, 40, 80) if dataset == "letter" else (20, 50, 100)
             if quick:
                 sizes = sizes[:2]
         res = run_real(bunch.X, bunch.y, sizes, repeats=int(repeats), seed=seed,
