@@ -9,6 +9,7 @@ import pytest
 
 from multitask.experiments import discover
 from multitask.experiments.sparse_low_rank import (
+    EXTRA_METRICS,
     METRICS,
     PAPER_TABLE_II,
     SCUT_METRICS,
@@ -43,7 +44,7 @@ def test_run_split_metrics_and_choices():
                     n_folds=2)
     assert set(res) == {"MixedNorm", "TraceNorm", "OneNorm", "IndLogistic"}
     for metrics, seconds, _best in res.values():
-        assert set(metrics) == set(METRICS + SCUT_METRICS)
+        assert set(metrics) == set(METRICS + SCUT_METRICS + EXTRA_METRICS)
         assert all(0 <= v <= 100 for v in metrics.values())
         assert seconds > 0
     # the low-rank signal is learnable: better than chance
