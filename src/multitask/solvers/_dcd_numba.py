@@ -389,33 +389,33 @@ def task_sums(dense, Xd, indptr, indices, data, coef, task, n_tasks, d):
 
 
 @njit(cache=True)
-def compress_columns(indptr, indices, data, n_features):
+def compress_columns(indptr, indices, data, lut):
     """Renumber the used columns of a CSR matrix ``0..d_c-1`` in increasing order.
 
-    Returns ``(used (d_c,), new_indices (nnz,) uint64, row squared norms (n,))``. Unsigned
-    column indices spare numba the negative-index wraparound test in the hot loops.
+    ``lut`` is scratch space of length ``n_features`` (int32 or int64). Returns
+    ``(used (d_c,) int64, new_indices (nnz,) uint64, row squared norms (n,))``. Unsigned column
+    indices spare numba the negative-index wraparound test in the hot loops.
     """
-    mark = np.zeros(n_features, dtype=np.int64)
+    n_features = lut.shape[0]
+    mark = np.zeros(n_features, dtype=np.uint8)
     for p in range(indices.shape[0]):
         mark[indices[p]] = 1
     count = 0
     for j in range(n_features):
         if mark[j]:
-            mark[j] = count
+            lut[j] = count
             count += 1
-        else:
-            mark[j] = -1
     used = np.empty(count, dtype=np.int64)
     for j in range(n_features):
-        if mark[j] >= 0:
-            used[mark[j]] = j
+        if mark[j]:
+            used[lut[j]] = j
     new = np.empty(indices.shape[0], dtype=np.uint64)
     n = indptr.shape[0] - 1
     xsq = np.zeros(n)
     for i in range(n):
         s = 0.0
         for p in range(indptr[i], indptr[i + 1]):
-            new[p] = mark[indices[p]]
+            new[p] = lut[indices[p]]
             s += data[p] * data[p]
         xsq[i] = s
     return used, new, xsq

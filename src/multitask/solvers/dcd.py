@@ -172,7 +172,8 @@ class _Design:
             # own int64 copies: scipy may downcast index arrays, numba wants one signature
             indptr = np.asarray(X.indptr, dtype=np.int64)
             data = np.asarray(X.data, dtype=np.float64)
-            used, compressed, self.xsq = _compress_columns(indptr, X.indices, data, self.n_features)
+            lut = np.empty(self.n_features, dtype=np.int32 if self.n_features < 2**31 else np.int64)
+            used, compressed, self.xsq = _compress_columns(indptr, X.indices, data, lut)
             if used.size < 0.5 * self.n_features:
                 self.cols = used
                 indices = compressed
