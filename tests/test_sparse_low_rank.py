@@ -157,6 +157,21 @@ def test_logistic_loss_matches_cvxpy(algorithm, line_search):
     assert res.final_objective >= ref * (1 - 1e-6)
 
 
+def test_kkt_criterion_with_intercept_variable_logistic():
+    Xs, ys = _classification(21)
+    gamma, tau = 0.02, 1.5
+    ref = _cvx_sparse_low_rank(Xs, ys, gamma, tau, loss="logistic")
+    data, _ = as_multitask_data(Xs, ys, classification=True)
+    res = solve_sparse_low_rank(Logistic(data), gamma, tau, criterion="kkt", tol=1e-7,
+                                max_iter=50000)
+    assert res.converged
+    kkt = res.info["kkt"]
+    if res.info["stopped_by"] == "kkt":
+        assert kkt["bound"] <= 1e-7 * res.final_objective
+        assert kkt["intercept_gradient"] <= 1e-7 * res.final_objective
+    assert res.final_objective == pytest.approx(ref, rel=1e-6)
+
+
 def test_paper_scaling_mapping():
     """Eq. (45) without intercept: F_paper = 2 n F_ours with gamma = gamma_paper / (2 n)."""
     X, Y = _regression(6, n=20, d=8, m=4)
