@@ -267,7 +267,8 @@ def test_progress_callback_and_verbose(long_regression, capsys):
 def test_without_warm_start_every_grid_point_is_a_job(long_classification):
     X, y = long_classification
     calls = []
-    MultiTaskCV(MultitaskKernelClassifier(task_column=-1), param_grid={"C": [0.1, 1.0]}, cv=3,
+    fast = MultitaskKernelClassifier(task_column=-1, max_mkl_iter=3, max_iter=50, random_state=0)
+    MultiTaskCV(fast, param_grid={"C": [0.1, 1.0]}, cv=3,
                 callback=lambda d, t: calls.append(t)).fit(X, y)
     assert calls and set(calls) == {6}
 
