@@ -58,7 +58,8 @@ def make_paper_synthetic(n_train: int, n_test: int, *, n_features: int = 200, n_
     Parameters
     ----------
     n_train, n_test : int
-        Rows per task of the training and test parts.
+        Rows per task of the training and test parts (a task's sample holding one class only
+        is redrawn, so that every task has both labels).
     n_features, n_tasks : int, default=200, 60
     frac_relevant : float, default=0.1
         Fraction of relevant features ``|V| / d``.
@@ -88,11 +89,14 @@ def make_paper_synthetic(n_train: int, n_test: int, *, n_features: int = 200, n_
     def draw(n):
         Xs, ys = [], []
         for t in range(m):
-            X = rng.standard_normal((n, d))
-            X /= np.linalg.norm(X, axis=1, keepdims=True)
-            s = X @ W[:, t]
+            for _ in range(100):  # redraw a sample with one class only (tiny n)
+                X = rng.standard_normal((n, d))
+                X /= np.linalg.norm(X, axis=1, keepdims=True)
+                y = (X @ W[:, t] > 0).astype(np.int64)
+                if n < 2 or 0 < y.sum() < n:
+                    break
             Xs.append(X)
-            ys.append((s > 0).astype(np.int64))
+            ys.append(y)
         return Xs, ys
 
     Xtr, ytr = draw(n_train)
