@@ -23,13 +23,18 @@ from numba import njit
 
 @njit(cache=True)
 def _row_dot(dense, Xd, indptr, indices, data, i, V, k):
-    """``x_i^T V[k]`` (no array views: they cost reference counting in the hot loop)."""
+    """``x_i^T V[k]``.
+
+    Loop counters are unsigned and no array views are made: numba then skips the
+    negative-index wraparound test and the reference counting in the hot loop (about twice as
+    fast as signed counters).
+    """
     s = 0.0
     if dense:
-        for j in range(Xd.shape[1]):
+        for j in range(np.uint64(Xd.shape[1])):
             s += Xd[i, j] * V[k, j]
     else:
-        for p in range(indptr[i], indptr[i + 1]):
+        for p in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
             s += data[p] * V[k, indices[p]]
     return s
 
@@ -38,10 +43,10 @@ def _row_dot(dense, Xd, indptr, indices, data, i, V, k):
 def _row_axpy(dense, Xd, indptr, indices, data, i, a, V, k):
     """``V[k] += a x_i``."""
     if dense:
-        for j in range(Xd.shape[1]):
+        for j in range(np.uint64(Xd.shape[1])):
             V[k, j] += a * Xd[i, j]
     else:
-        for p in range(indptr[i], indptr[i + 1]):
+        for p in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
             V[k, indices[p]] += a * data[p]
 
 
@@ -355,8 +360,9 @@ def dcd_kernel(K, y, alpha, f, upper, cw, diag, squared, tol, max_epochs, seed):
             delta = (na - ai) * y[i]
             if delta != 0.0:
                 alpha[i] = na
-                for j in range(n):
-                    f[j] += delta * K[j, i]
+                # K is symmetric: read row i (contiguous) instead of column i
+                for j in range(np.uint64(n)):
+                    f[j] += delta * K[i, j]
         epoch += 1
         reg = 0.0
         loss = 0.0
