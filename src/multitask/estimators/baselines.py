@@ -320,9 +320,13 @@ def _pooled_data(data: MultiTaskData) -> MultiTaskData:
 class _PooledMixin:
     _preset_penalty = "ridge"
 
+    def _make_datafit(self, data):
+        # the loss of the one pooled task (not the per-task one, which would cost m Gram
+        # matrices that the pooled solve never uses)
+        return get_datafit(self._loss_name(), _pooled_data(data), self.fit_intercept)
+
     def _solve(self, datafit, data):
-        pooled = _pooled_data(data)
-        df = get_datafit(self._loss_name(), pooled, self.fit_intercept)
+        df = datafit
         if isinstance(df, Squared):
             res = _ridge_closed_form(df, self.alpha)
         else:
