@@ -9,6 +9,8 @@ Examples
     multitask benchmark school --train-ratio 0.1 --splits 5
     multitask reproduce --list                      # every paper experiment
     multitask reproduce capped-trace --dataset school --repeats 3 --out results/ramusa
+    multitask fit --input a.csv --target y --task g --model L21Regressor --cv --model-file m.joblib
+    multitask predict --model-file m.joblib --input b.csv --output predictions.csv
 """
 
 from __future__ import annotations
@@ -154,7 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="multitask",
         description="Regularized multi-task learning: benchmarks, paper reproductions, "
         "fitting models on your data.",
-        epilog=__doc__.split("Examples", 1)[1] if __doc__ else None,
+        epilog=("examples:\n" + __doc__.split("::", 1)[1].strip("\n")) if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
