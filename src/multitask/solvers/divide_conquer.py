@@ -277,6 +277,7 @@ def _fit_group(sub: MultiTaskData, spec: dict, blas_threads: int | None) -> dict
     """Solve one group (runs in the worker); returns plain arrays and numbers."""
     with threadpool_limits(limits=blas_threads):
         t0 = time.perf_counter()
+        c0 = time.process_time()
         datafit = make_rmtl_datafit(spec["loss"], sub, spec["fit_intercept"], spec["solver"])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
@@ -289,6 +290,7 @@ def _fit_group(sub: MultiTaskData, spec: dict, blas_threads: int | None) -> dict
             "n_iter": int(res.n_iter),
             "converged": bool(res.converged),
             "seconds": time.perf_counter() - t0,
+            "cpu_seconds": time.process_time() - c0,
             "solver_seconds": float(res.time),
         }
         out["b_centred"], out["x_mean"] = _centred_intercept(datafit, res)
@@ -403,8 +405,9 @@ def divide_and_conquer(
         (the combined solution's objective on the full problem is not computed, to keep the
         timing honest; see :func:`multitask.solvers.ladm.rmtl_objective`). ``info`` holds
         ``groups`` (task indices per group), ``L_concat`` (the concatenated blocks before
-        projection), ``rank`` (of the first block), per-group ``n_iter``, ``converged`` and
-        ``seconds``, and ``n_workers``, ``blas_threads``.
+        projection), ``rank`` (of the first block), per-group ``n_iter``, ``converged``,
+        ``seconds`` (wall) and ``cpu_seconds`` (CPU time of the worker process on the group),
+        and ``n_workers``, ``blas_threads``.
     """
     if loss not in _LOSSES:
         raise ValueError(f"loss must be one of {sorted(_LOSSES)}, got {loss!r}.")
@@ -500,6 +503,7 @@ def divide_and_conquer(
             "n_iter_groups": [o["n_iter"] for o in outs],
             "converged_groups": converged,
             "seconds_groups": [o["seconds"] for o in outs],
+            "cpu_seconds_groups": [o["cpu_seconds"] for o in outs],
             "n_workers": n_workers,
             "blas_threads": threads,
             "lam_groups": lam * scale,
