@@ -352,8 +352,8 @@ def run_splice(args) -> list[dict]:
     L = len(seqs[0])
     window = None
     if source == "fasta":
-        c = L // 2
-        window = (c - 41, c + 41)
+        # the ARFF layout: 40 nt, the AG dinucleotide, 40 nt (AG at 197 in the 398-nt FASTA)
+        window = (157, 239) if L == 398 else ((L - 82) // 2, (L - 82) // 2 + 82)
     X = weighted_degree_features(seqs, degree, window=window, normalize=True)
     setting = f"{source},n={len(y)},WD degree={degree},C={C:g}"
     splitter = StratifiedShuffleSplit(n_splits=repeats, test_size=0.25, random_state=seed0)
