@@ -647,7 +647,7 @@ def _warn_unconverged(converged, hist, total_epochs, tol):
         warnings.warn(
             f"MT-MKL stopped after {len(hist['objective_w'])} alternation(s) "
             f"({total_epochs} epochs) before reaching tol={tol:g}; increase max_iter or "
-            "max_outer_iter.",
+            "max_outer_iter (max_mkl_iter of MultitaskKernelClassifier).",
             ConvergenceWarning,
             stacklevel=3,
         )
