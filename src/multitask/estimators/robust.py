@@ -167,8 +167,10 @@ _COMMON_DOC = """
         Stopping tolerance (the solver's default when None: LADM exact ``1e-5`` on the
         relative residuals, APG ``1e-6`` on the relative objective change, paper mode
         ``1e-5``).
-    outlier_threshold : float, default=1e-3
-        A task is an outlier when ``||E_.t||_2 > outlier_threshold * max_s ||E_.s||_2``.
+    outlier_threshold : float, default=0.1
+        A task is an outlier when ``||E_.t||_2 > outlier_threshold * max_s ||E_.s||_2``
+        (below ``lam = 1`` the inlier columns of ``E`` are often small but not zero: they
+        absorb noise).
     task_column : int, optional
         Column of ``X`` holding the task id of each row (long format).
 
@@ -218,7 +220,7 @@ class RobustMTLRegressor(_RobustMixin, MultiTaskRegressorBase):
     def __init__(self, alpha=0.1, lam=1.0, *, formulation="penalized", solver="ladm",
                  mode="exact", n_groups=1, lam_scale=1.0, backend="serial", n_jobs=None,
                  blas_threads=1, random_state=None, fit_intercept=True, max_iter=10000,
-                 tol=None, outlier_threshold=1e-3, task_column=None):
+                 tol=None, outlier_threshold=0.1, task_column=None):
         self.alpha = alpha
         self.lam = lam
         self.formulation = formulation
@@ -253,7 +255,7 @@ class RobustMTLClassifier(_RobustMixin, MultiTaskClassifierBase):
     def __init__(self, alpha=0.1, lam=1.0, *, solver="ladm", mode="exact", n_groups=1,
                  lam_scale=1.0, backend="serial", n_jobs=None, blas_threads=1,
                  random_state=None, fit_intercept=True, max_iter=10000, tol=None,
-                 outlier_threshold=1e-3, task_column=None):
+                 outlier_threshold=0.1, task_column=None):
         self.alpha = alpha
         self.lam = lam
         self.solver = solver
