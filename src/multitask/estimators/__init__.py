@@ -51,3 +51,10 @@ __all__ += ["MultiTaskCV"]
 from multitask.estimators.l1inf import L1InfClassifier, L1InfRegressor  # noqa: E402
 
 __all__ += ["L1InfClassifier", "L1InfRegressor"]
+
+from multitask.estimators.capped_trace import (  # noqa: E402
+    CappedTraceClassifier,
+    CappedTraceRegressor,
+)
+
+__all__ += ["CappedTraceClassifier", "CappedTraceRegressor"]
