@@ -109,7 +109,7 @@ def test_school_quick_run_structure(tmp_path):
     assert {r["setting"] for r in ours} == {"10%", "20%", "30%"}
     assert {r["method"] for r in ours} == set(ex.METHODS)
     assert all(0 < r["mean"] < 2 for r in ours)
-    assert (tmp_path / "capped_trace_choices.csv").stat().st_size > 0
+    assert (tmp_path / "capped_trace_splits.csv").stat().st_size > 0
     with pytest.raises(ValueError, match="dataset"):
         ex.run(_args(dataset="traffic"))
 

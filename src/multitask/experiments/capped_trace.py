@@ -34,6 +34,13 @@ three exam-year indicators still span each school's level), ``fit_intercept=Fals
 and Letter use unpenalized per-task intercepts (features z-scored on the training rows for
 SARCOS, raw binary pixels for Letter). ``--intercept yes`` gives School per-task intercepts
 with z-scored features instead.
+
+Besides the rows (``results.csv``, written by the command line), ``--out`` receives
+``capped_trace_splits.csv`` (real data: per split and method, the test metrics and the chosen
+parameters) or, for ``synthetic``, ``capped_trace_tau_curve.csv`` (Figure 1: RAMUSA's error
+against ``tau``, ``alpha`` chosen on the validation rows for each ``tau``, with the trace
+norm's), ``capped_trace_stages.csv`` (Figure 2: ``||W^(l) - W*||_*`` after each stage at
+``tau = 1`` and MTFL's ``alpha``) and the plot ``capped_trace_synthetic.png``.
 """
 
 from __future__ import annotations
@@ -567,7 +574,8 @@ def _run_real(args, dataset: str, cfg: Config) -> list[dict]:
                                       secs))
             for r_i, r in enumerate(res):
                 choices.append({"dataset": dataset, "setting": label(s), "repeat": r_i,
-                                "method": method, **r["methods"][method]["params"],
+                                "method": method, **r["methods"][method]["metrics"],
+                                **r["methods"][method]["params"],
                                 "cv_seconds": r["cv_seconds"]})
         paper_metric = ERROR if dataset == "letter" else "nMSE"
         rows.extend(_paper_rows(dataset, label(s), paper_metric,
@@ -578,6 +586,8 @@ def _run_real(args, dataset: str, cfg: Config) -> list[dict]:
 
 
 def _write_choices(args, choices: list[dict]) -> None:
+    """``capped_trace_splits.csv``: per split and method, the test metrics and the chosen
+    parameters (``alpha``; ``tau``, final capped ``rank`` and stages for RAMUSA)."""
     out = getattr(args, "out", None)
     if not out or not choices:
         return
@@ -585,7 +595,7 @@ def _write_choices(args, choices: list[dict]) -> None:
     keys = []
     for c in choices:
         keys += [k for k in c if k not in keys]
-    with open(os.path.join(out, "capped_trace_choices.csv"), "w", newline="") as fh:
+    with open(os.path.join(out, "capped_trace_splits.csv"), "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=keys)
         w.writeheader()
         w.writerows(choices)
