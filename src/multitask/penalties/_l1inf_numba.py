@@ -49,12 +49,24 @@ _MAX_FINITE_BITS = np.int64(0x7FEFFFFFFFFFFFFF)
 
 
 @njit(cache=True, fastmath={"reassoc"})
+def _row_stat(W, Wb, i):  # pragma: no cover - compiled
+    """Bit pattern of ``max_j |W_ij|`` and ``sum_j |W_ij|`` for row ``i`` (``Wb``: int64 view).
+
+    The maximum is taken on the bit patterns of ``|W_ij|`` (they order like the values for
+    non-negative doubles, and inf/NaN patterns are larger than every finite one), so the loop
+    vectorizes and finiteness is one comparison per row.
+    """
+    mb = 0
+    s = 0.0
+    for j in range(W.shape[1]):
+        s += abs(W[i, j])
+        mb = max(mb, Wb[i, j] & _ABS_BITS)
+    return mb, s
+
+
+@njit(cache=True)
 def row_stats(W):  # pragma: no cover - compiled
     """Row maxima and row l1 masses of ``|W|``, and a finiteness flag.
-
-    The maxima are taken on the bit patterns of ``|W_ij|`` (they order like the values for
-    non-negative doubles, and inf/NaN patterns are larger than every finite one), so the loop
-    vectorizes and the finiteness test is one comparison per row.
 
     Parameters
     ----------
@@ -69,17 +81,13 @@ def row_stats(W):  # pragma: no cover - compiled
     finite : bool
         False if ``W`` holds a NaN or an infinite entry (then the other outputs are meaningless).
     """
-    d, m = W.shape
+    d = W.shape[0]
     Wb = W.view(np.int64)
     rowmax = np.empty(d)
     rowsum = np.empty(d)
     finite = True
     for i in range(d):
-        mb = 0
-        s = 0.0
-        for j in range(m):
-            s += abs(W[i, j])
-            mb = max(mb, Wb[i, j] & _ABS_BITS)
+        mb, s = _row_stat(W, Wb, i)
         if mb > _MAX_FINITE_BITS:
             finite = False
         rowmax[i] = np.int64(mb).view(np.float64)
@@ -269,8 +277,65 @@ def thresholds_sort(W, rowmax, radius):  # pragma: no cover - compiled
 # --------------------------------------------------------------------------------------------
 
 
+#: rows at least this long get the two extra levels of :func:`row_stats_levels` (for short
+#: rows, many of them, the extra work costs more than the iterations it saves; measured)
+_LEVELS_MIN_LENGTH = 48
+
+
 @njit(cache=True, fastmath=_FM)
-def _minorant(rowmax, rowsum, theta, inv_m):  # pragma: no cover - compiled
+def _row_levels(W, i, va, vb):  # pragma: no cover - compiled
+    """Counts and sums of the entries ``|W_ij| > va`` and ``|W_ij| > vb`` of row ``i``."""
+    ca = 0
+    sa = 0.0
+    cb = 0
+    sb = 0.0
+    for j in range(W.shape[1]):
+        x = abs(W[i, j])
+        above_a = x > va
+        above_b = x > vb
+        ca += above_a
+        sa += x if above_a else 0.0
+        cb += above_b
+        sb += x if above_b else 0.0
+    return ca, sa, cb, sb
+
+
+@njit(cache=True)
+def row_stats_levels(W):  # pragma: no cover - compiled
+    """:func:`row_stats` plus two levels per row for the starting bound of the Newton method.
+
+    Returns ``rowmax, rowsum, lv, finite`` with ``lv`` of shape ``(d, 4)``: columns
+    ``S_a, 1 / c_a, S_b, 1 / c_b`` for the ``c_a`` entries ``|W_ij| > rowmax_i / 2`` and the
+    ``c_b`` entries ``|W_ij| > rowsum_i / m`` (above the row mean; ``1 / c = 0`` when there is
+    none).  Each pair gives the lower bound ``(S - theta) / c <= mu_i(theta)`` (any subset of
+    the row does), tighter than the row maximum and the row sum alone when ``mu_i`` lies in
+    between.  The second pass over a row runs while the row is in cache.
+    """
+    d, m = W.shape
+    Wb = W.view(np.int64)
+    rowmax = np.empty(d)
+    rowsum = np.empty(d)
+    lv = np.empty((d, 4))
+    inv_m = 1.0 / m
+    finite = True
+    for i in range(d):
+        mb, s = _row_stat(W, Wb, i)
+        rmax = np.int64(mb).view(np.float64)
+        rowmax[i] = rmax
+        rowsum[i] = s
+        if mb > _MAX_FINITE_BITS:
+            finite = False
+            continue
+        ca, sa, cb, sb = _row_levels(W, i, 0.5 * rmax, s * inv_m)
+        lv[i, 0] = sa
+        lv[i, 1] = 1.0 / ca if ca > 0 else 0.0
+        lv[i, 2] = sb
+        lv[i, 3] = 1.0 / cb if cb > 0 else 0.0
+    return rowmax, rowsum, lv, finite
+
+
+@njit(cache=True, fastmath=_FM)
+def _minorant2(rowmax, rowsum, theta, inv_m):  # pragma: no cover - compiled
     """Value and slope pattern of ``sum_i max(0, rowmax_i - theta, (rowsum_i - theta) / m)``.
 
     Returns the sum and the numbers of rows on the slope ``-1`` and on the slope ``-1/m`` piece.
@@ -288,24 +353,54 @@ def _minorant(rowmax, rowsum, theta, inv_m):  # pragma: no cover - compiled
     return val, n1, n2
 
 
+@njit(cache=True, fastmath=_FM)
+def _minorant(rowmax, rowsum, lv, theta, inv_m):  # pragma: no cover - compiled
+    """Value and slope of ``sum_i max(0, rowmax_i - theta, (rowsum_i - theta) / m,
+    (S_a,i - theta) / c_a,i, (S_b,i - theta) / c_b,i)`` (branch-free, vectorizes)."""
+    val = 0.0
+    slope = 0.0
+    for i in range(rowmax.shape[0]):
+        best = rowmax[i] - theta
+        sl = 1.0
+        v = (rowsum[i] - theta) * inv_m
+        sl = inv_m if v > best else sl
+        best = v if v > best else best
+        g = lv[i, 1]
+        v = (lv[i, 0] - theta) * g
+        sl = g if v > best else sl
+        best = v if v > best else best
+        g = lv[i, 3]
+        v = (lv[i, 2] - theta) * g
+        sl = g if v > best else sl
+        best = v if v > best else best
+        pos = best > 0.0
+        val += best if pos else 0.0
+        slope += sl if pos else 0.0
+    return val, slope
+
+
 @njit(cache=True)
-def theta_lower_bound(rowmax, rowsum, radius, m):  # pragma: no cover - compiled
+def theta_lower_bound(rowmax, rowsum, lv, radius, m):  # pragma: no cover - compiled
     """A lower bound of the root ``theta*`` of ``h(theta) = sum_i mu_i(theta) - radius``.
 
-    Since ``mu_i(theta) >= (S_ik - theta) / k`` for every ``k`` (``S_ik`` = sum of the ``k``
-    largest entries of row ``i``), the terms ``k = 1`` and ``k = m`` give the minorant
+    Since ``(S_K - theta) / |K| <= mu_i(theta)`` for every subset ``K`` of row ``i``, the row
+    maximum, the whole row and the two levels of :func:`row_stats_levels` give the minorant
 
-        L(theta) = sum_i max(0, rowmax_i - theta, (rowsum_i - theta) / m) - radius <= h(theta),
+        L(theta) = sum_i max(0, rowmax_i - theta, (rowsum_i - theta) / m,
+                             (S_a,i - theta) / c_a,i, (S_b,i - theta) / c_b,i) - radius,
 
-    convex, decreasing and piecewise linear, so its root is at most ``theta*``.  The root is
-    found by Newton's method from ``theta = 0`` (whose first step is the bound
+    convex, decreasing and piecewise linear, with ``L <= h``, so its root is at most ``theta*``
+    (without levels, ``lv`` of shape ``(0, 4)``, the last two terms are left out).
+    The root is found by Newton's method from ``theta = 0`` (whose first step is the bound
     ``delta / (number of nonzero rows)`` of the paper's analysis); every iterate is a lower bound
-    of ``theta*``, and the loop stops when the slope pattern repeats (the step was exact), when
-    ``L`` is no longer positive, or after 100 steps.
+    of ``theta*``, and the loop stops when the slope repeats (the step was exact), when ``L``
+    is no longer positive, or after 100 steps.
 
     Parameters
     ----------
     rowmax, rowsum : ndarray of shape (d,)
+    lv : ndarray of shape (d, 4) or (0, 4)
+        Levels of :func:`row_stats_levels`, or none.
     radius : float
         ``0 < radius < sum(rowmax)``.
     m : int
@@ -317,22 +412,23 @@ def theta_lower_bound(rowmax, rowsum, radius, m):  # pragma: no cover - compiled
     """
     inv_m = 1.0 / m
     theta = 0.0
-    p1 = -1
-    p2 = -1
+    prev = -1.0
     for _ in range(100):
-        val, n1, n2 = _minorant(rowmax, rowsum, theta, inv_m)
+        if lv.shape[0] > 0:
+            val, slope = _minorant(rowmax, rowsum, lv, theta, inv_m)
+        else:
+            val, n1, n2 = _minorant2(rowmax, rowsum, theta, inv_m)
+            slope = n1 + n2 * inv_m
         val -= radius
-        slope = n1 + n2 * inv_m
         if not val > 0.0 or slope == 0.0:
             break
         theta_new = theta + val / slope
         if not theta_new > theta:
             break
         theta = theta_new
-        if n1 == p1 and n2 == p2:
+        if slope == prev:
             break
-        p1 = n1
-        p2 = n2
+        prev = slope
     return theta
 
 
@@ -430,15 +526,21 @@ def _block_pass(T, nb, t, c, s, u, u2):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _lower_bound(first, theta, inv_m, rmax, rsum, st, p):  # pragma: no cover - compiled
-    """Lower bound of ``mu_i(theta)`` for row ``i`` at state position ``p``.
+def _start_bound(rmax, rsum, lv, i, theta, inv_m):  # pragma: no cover - compiled
+    """Lower bound of ``mu_i(theta)`` from the subsets of row ``i`` known before any pass.
 
-    First evaluation: ``max(rowmax_i - theta, (rowsum_i - theta) / m)`` (the subsets
-    ``{argmax}`` and all entries); later: ``(S_i - theta) / k_i`` (the current support).
+    ``max(rowmax_i - theta, (rowsum_i - theta) / m, (S_a - theta) / c_a, (S_b - theta) / c_b)``:
+    the maximum, the whole row, and the levels of :func:`row_stats_levels` if ``lv`` has rows.
     """
-    if first:
-        return max(rmax - theta, (rsum - theta) * inv_m)
-    return (st[p, 0] - theta) / st[p, 2]
+    t = max(rmax - theta, (rsum - theta) * inv_m)
+    if lv.shape[0] > 0:
+        g = lv[i, 1]
+        if g > 0.0:
+            t = max(t, (lv[i, 0] - theta) * g)
+        g = lv[i, 3]
+        if g > 0.0:
+            t = max(t, (lv[i, 2] - theta) * g)
+    return t
 
 
 @njit(cache=True)
@@ -449,7 +551,9 @@ def _eval_blocked(W, ids, plist, n, first, theta, rowmax, rowsum, st):  # pragma
     Michelot's fixed point (see :func:`_row_threshold`) runs on all rows of a block at once,
     one :func:`_block_pass` per step, until every row of the block has converged.  Writes
     ``st[p] = (S_i, umax_i, k_i, u2_i)`` (``u2_i``: second largest entry outside the support)
-    and returns the number of rows whose support size changed.
+    and returns the number of rows whose support size changed.  The fixed point starts from
+    ``max(rowmax_i - theta, (rowsum_i - theta) / m)`` when ``first``, else from
+    ``(S_i - theta) / k_i``.
     """
     m = W.shape[1]
     inv_m = 1.0 / m
@@ -471,7 +575,10 @@ def _eval_blocked(W, ids, plist, n, first, theta, rowmax, rowsum, st):  # pragma
             i = ids[p]
             for j in range(m):
                 T[j, r] = abs(W[i, j])
-            t[r] = _lower_bound(first, theta, inv_m, rowmax[i], rowsum[i], st, p)
+            if first:
+                t[r] = max(rowmax[i] - theta, (rowsum[i] - theta) * inv_m)
+            else:
+                t[r] = (st[p, 0] - theta) / st[p, 2]
             cprev[r] = m + 1.0
             fin[r] = False
             for q in range(4):
@@ -511,13 +618,14 @@ def _eval_blocked(W, ids, plist, n, first, theta, rowmax, rowsum, st):  # pragma
 
 
 @njit(cache=True)
-def _eval_rows(W, Wb, ids, plist, n, first, theta, rowmax, rowsum, st):  # pragma: no cover
+def _eval_rows(W, Wb, ids, plist, n, first, theta, rowmax, rowsum, lv, st):  # pragma: no cover
     """Thresholds ``mu_i(theta)`` of the rows at state positions ``plist[:n]``.
 
     Row ``i = ids[p]`` has state ``st[p] = (S_i, umax_i, k_i, u2_i)``: sum and size of its
     support ``{j : |W_ij| > mu_i}``, its largest entry outside the support, and the second
-    largest (blocked path; -1 = unknown on the long-row path).  ``first`` selects the lower
-    bound the fixed point starts from (see :func:`_lower_bound`).  Overwrites the states and
+    largest (blocked path; -1 = unknown on the long-row path).  The fixed point starts from
+    :func:`_start_bound` when ``first`` (long rows use the levels ``lv``; short rows, in
+    blocks, do not get levels), else from ``(S_i - theta) / k_i``.  Overwrites the states and
     returns the number of rows whose support size changed (all rows when ``first``).
     """
     m = W.shape[1]
@@ -528,7 +636,10 @@ def _eval_rows(W, Wb, ids, plist, n, first, theta, rowmax, rowsum, st):  # pragm
     for q in range(n):
         p = plist[q]
         i = ids[p]
-        t = _lower_bound(first, theta, inv_m, rowmax[i], rowsum[i], st, p)
+        if first:
+            t = _start_bound(rowmax[i], rowsum[i], lv, i, theta, inv_m)
+        else:
+            t = (st[p, 0] - theta) / st[p, 2]
         c, sc, u = _row_threshold(W, Wb, i, theta, t)
         if first or c != st[p, 2]:
             n_changed += 1
@@ -540,7 +651,7 @@ def _eval_rows(W, Wb, ids, plist, n, first, theta, rowmax, rowsum, st):  # pragm
 
 
 @njit(cache=True)
-def thresholds_newton(W, rowmax, rowsum, radius):  # pragma: no cover - compiled
+def thresholds_newton(W, rowmax, rowsum, lv, radius):  # pragma: no cover - compiled
     """Row thresholds by Newton's method on ``h(theta) = sum_i mu_i(theta) - radius``.
 
     Requires ``0 < radius < sum(rowmax)``.  ``h`` is convex, decreasing and piecewise linear;
@@ -570,6 +681,8 @@ def thresholds_newton(W, rowmax, rowsum, radius):  # pragma: no cover - compiled
     W : ndarray of shape (d, m), float64, C-contiguous
     rowmax, rowsum : ndarray of shape (d,)
         ``max_j |W_ij|`` and ``sum_j |W_ij|``.
+    lv : ndarray of shape (d, 4) or (0, 4)
+        Row levels of :func:`row_stats_levels` for a tighter start, or none.
     radius : float
 
     Returns
@@ -580,7 +693,7 @@ def thresholds_newton(W, rowmax, rowsum, radius):  # pragma: no cover - compiled
         Number of evaluations of ``h`` (Newton iterations).
     """
     d, m = W.shape
-    theta = theta_lower_bound(rowmax, rowsum, radius, m)
+    theta = theta_lower_bound(rowmax, rowsum, lv, radius, m)
     theta *= 1.0 - 1e-12  # stay on the left of the root despite rounding
     Wb = W.view(np.int64)
 
@@ -599,7 +712,7 @@ def thresholds_newton(W, rowmax, rowsum, radius):  # pragma: no cover - compiled
     pos = np.arange(na)  # state positions of the rows still alive
     todo = np.empty(na, np.int64)
 
-    _eval_rows(W, Wb, ids, pos, na, True, theta, rowmax, rowsum, st)
+    _eval_rows(W, Wb, ids, pos, na, True, theta, rowmax, rowsum, lv, st)
     sum_inv = 0.0
     sum_sk = 0.0
     for p in range(na):
@@ -653,7 +766,7 @@ def thresholds_newton(W, rowmax, rowsum, radius):  # pragma: no cover - compiled
             sum_inv += 1.0 / k
             sum_sk += S / k
         na = w
-        n_changed = _eval_rows(W, Wb, ids, todo, nt, False, theta, rowmax, rowsum, st)
+        n_changed = _eval_rows(W, Wb, ids, todo, nt, False, theta, rowmax, rowsum, lv, st)
         for q in range(nt):
             p = todo[q]
             sum_inv += 1.0 / st[p, 2]

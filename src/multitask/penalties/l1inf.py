@@ -129,7 +129,13 @@ def _project(W: np.ndarray, radius: float, method: str = "auto") -> L1InfProject
         info = _project_single_task(W, radius)
         if info is not None:
             return info
-    rowmax, rowsum, finite = _nb.row_stats(W)
+    if method == "auto":
+        method = _AUTO_METHOD
+    if method == "newton" and m >= _nb._LEVELS_MIN_LENGTH:
+        rowmax, rowsum, levels, finite = _nb.row_stats_levels(W)
+    else:
+        rowmax, rowsum, finite = _nb.row_stats(W)
+        levels = np.empty((0, 4))
     if not finite:
         raise ValueError("W contains NaN or infinite values")
     amax = float(rowmax.max())
@@ -140,12 +146,10 @@ def _project(W: np.ndarray, radius: float, method: str = "auto") -> L1InfProject
         return L1InfProjectionInfo(W.copy(), rowmax, 0.0, 0, "none")
     if radius == 0.0:
         return L1InfProjectionInfo(np.zeros((d, m)), np.zeros(d), float(rowsum.max()), 0, "none")
-    if method == "auto":
-        method = _AUTO_METHOD
     if method == "sort":
         mu, theta, n_iter = _nb.thresholds_sort(W, rowmax, radius)
     else:
-        mu, theta, n_iter = _nb.thresholds_newton(W, rowmax, rowsum, radius)
+        mu, theta, n_iter = _nb.thresholds_newton(W, rowmax, rowsum, levels, radius)
     B = _nb.clip_rows(W, mu)
     return L1InfProjectionInfo(B, mu, float(theta), int(n_iter), method)
 
