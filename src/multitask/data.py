@@ -463,7 +463,9 @@ def split_task_column(X, task_column: int):
         n_cols = X.shape[1]
         col = task_column % n_cols if -n_cols <= task_column < n_cols else None
         if col is None:
-            raise ValueError(f"task_column={task_column} is out of range for X with {n_cols} columns.")
+            raise ValueError(
+                f"task_column={task_column} is out of range for X with {n_cols} columns."
+            )
         task = X[:, col].toarray().ravel()
         keep = [j for j in range(n_cols) if j != col]
         return X[:, keep].tocsr(), task

@@ -165,7 +165,9 @@ class Squared(Datafit):
 
     name = "squared"
 
-    def __init__(self, data: MultiTaskData, fit_intercept: bool = True, use_gram: bool | None = None):
+    def __init__(
+        self, data: MultiTaskData, fit_intercept: bool = True, use_gram: bool | None = None
+    ):
         super().__init__(data, fit_intercept)
         self.raw = data
         if fit_intercept:

@@ -58,3 +58,7 @@ from multitask.estimators.capped_trace import (  # noqa: E402
 )
 
 __all__ += ["CappedTraceClassifier", "CappedTraceRegressor"]
+
+from multitask.estimators.mtmkl import MultitaskKernelClassifier  # noqa: E402
+
+__all__ += ["MultitaskKernelClassifier"]

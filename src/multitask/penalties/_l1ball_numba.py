@@ -14,13 +14,13 @@ def _l1ball_threshold(a, radius, seed):
     """
     u = np.abs(a).copy()
     n = u.shape[0]
-    np.random.seed(seed)
+    np.random.seed(seed)  # noqa: NPY002 (numba's per-thread generator inside njit)
     lo = 0
     hi = n  # active candidates are u[lo:hi]
     s_acc = 0.0  # sum of elements known to be above theta
     c_acc = 0  # their count
     while lo < hi:
-        k = lo + np.random.randint(hi - lo)
+        k = lo + np.random.randint(hi - lo)  # noqa: NPY002
         pivot = u[k]
         # partition u[lo:hi] into >= pivot (front) and < pivot (back)
         i = lo

@@ -23,7 +23,10 @@ __all__ = [
 
 
 def soft_threshold(V: np.ndarray, thresh: float) -> np.ndarray:
-    """Entrywise soft-thresholding ``sign(V) * max(|V| - thresh, 0)``: the prox of ``thresh*||.||_1``."""
+    """Entrywise soft-thresholding ``sign(V) * max(|V| - thresh, 0)``.
+
+    This is the prox of ``thresh * ||.||_1``.
+    """
     return np.sign(V) * np.maximum(np.abs(V) - thresh, 0.0)
 
 
@@ -86,7 +89,10 @@ def project_l1_ball(v: np.ndarray, radius: float, *, seed: int = 0) -> np.ndarra
 
 
 def project_trace_ball(V: np.ndarray, radius: float, return_rank: bool = False):
-    """Projection onto ``{W : ||W||_* <= radius}``: SVD, then the singular values onto the l1 ball."""
+    """Projection onto ``{W : ||W||_* <= radius}``.
+
+    SVD, then the singular values onto the l1 ball.
+    """
     if radius < 0 or not np.isfinite(radius):
         raise ValueError(f"radius must be finite and >= 0, got {radius!r}.")
     U, s, Vt = safe_svd(V)
