@@ -114,7 +114,9 @@ def render() -> str:
         for name in names:
             body += _render_object(f"{modname}.{name}", getattr(mod, name))
     text = "\n".join(out + toc + [""] + body).rstrip() + "\n"
-    if "/work/" in text or "/home/" in text or "/Users/" in text:  # pragma: no cover
+    # no absolute home or workspace path may leak into the reference
+    leaks = [f"/{d}/" for d in ("work", "home", "Users")]
+    if any(bad in text for bad in leaks):  # pragma: no cover
         raise RuntimeError("An absolute path leaked into the API reference.")
     return text
 
