@@ -175,6 +175,15 @@ class MultiTaskEstimator(BaseEstimator):
                 known_tasks=self.tasks_,
             )
         z = data.matvec(self.coef_.T) + data.expand(self.intercept_)
+        return self._user_layout(X, data, z)
+
+    @staticmethod
+    def _user_layout(X, data: MultiTaskData, z: np.ndarray):
+        """Stacked scores ``z`` in the layout of the input ``X``.
+
+        A list of per-task designs gives a list of per-task arrays; a shared design an
+        ``(n, m)`` array; long format one value per row, in the user's row order.
+        """
         if is_task_list(X):
             return [z[data.offsets[t] : data.offsets[t + 1]] for t in range(data.n_tasks)]
         if data.shared:

@@ -343,16 +343,7 @@ class MultitaskKernelClassifier(MultiTaskClassifierBase):
         mix = self._dual_coef[:, None] * self.task_similarity_[self._task_fit, :]
         F = Kx @ mix
         z = F[np.arange(len(tv)), tv] + self.intercept_[tv]
-        if is_task_list(X):
-            return [z[data.offsets[t] : data.offsets[t + 1]] for t in range(data.n_tasks)]
-        if data.shared:
-            return z.reshape(data.n_tasks, -1).T.copy()
-        order = data._cache.get("order")
-        if order is not None:
-            out = np.empty_like(z)
-            out[order] = z
-            z = out
-        return z
+        return self._user_layout(X, data, z)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
