@@ -14,22 +14,40 @@ Multi-label data (Yeast, Scene; Section 7.2 of the paper):
   independent classifiers are scikit-learn's ``LogisticRegression`` and ``LinearSVC``
   (squared hinge) per label;
 * hyper-parameters by 5-fold cross-validation inside the training part, maximizing the mean
-  AUC over labels, along warm-started paths over grids relative to the data:
-  ``gamma in gamma_max * {1, 10^-0.5, ..., 10^-3}`` with ``gamma_max = ||X^T Y_c / n||_inf``
-  (above it ``P = 0`` when ``Q = 0``), ``tau in tau_ref * {0, 1/16, ..., 1}`` with
-  ``tau_ref = ||W_ridge||_*`` the trace norm of the ridge fit with ``alpha = 1e-3 *
-  ||X||_2^2 / n``; lasso / l2,1 weights relative to their ``lambda_max``, ridge and the
-  classifiers' weights relative to ``||X||_2^2 / n``;
-* the selected setting is refitted on the whole training part with ``tol / 100``;
+  AUC over labels, along warm-started paths over grids relative to the data; every method
+  sees the same folds: ``tau in tau_ref * {0, 1/16, ..., 1}`` with ``tau_ref = ||W_ridge||_*``
+  the trace norm of the ridge fit with ``alpha = 1e-3 * ||X||_2^2 / n`` (TraceNorm and
+  MixedNorm), ``gamma in gamma_max * {1, 10^-0.5, ..., 10^-3}`` with
+  ``gamma_max = ||X^T Y_c / n||_inf`` (OneNorm, and MixedNorm at ``tau = 0``); l2,1 weights
+  relative to their ``lambda_max``, ridge and the classifiers' weights relative to
+  ``||X||_2^2 / n``;
+* selection rule, the same for every method: the setting with the largest mean validation
+  AUC; ties go to the first setting in the method's order, which lists settings from the
+  most to the least regularized and, for MixedNorm, its special cases before its interior;
+* solver tolerances: ``tol = 1e-8`` in the CV fits (FISTA's three-step relative objective
+  rule for TraceNorm and L21, BCD's relative coefficient change for OneNorm), ``1e-10`` in
+  MixedNorm's interior fits (the paper's single-step rule ``|F_k - F_{k-1}| <= tol |F_k|``);
+  the selected setting is refitted on the whole training part with all tolerances / 100;
 * metrics on the test part: mean AUC over labels (labels with one class in the test part
   are skipped), Macro-F1 (mean over labels) and Micro-F1 (pooled), decisions at score 0
   (the specification's default); also F1 at per-label thresholds that maximize the F1 of the
   out-of-fold training scores of the selected setting ("SCut", reported separately), and, as a
   diagnostic, the AUC of all (row, label) scores pooled ("pooled AUC").
 
-TraceNorm is the constrained form of the paper (``||W||_* <= tau``, same ``tau`` grid as
-MixedNorm), OneNorm the independent lasso (MixedNorm with ``tau = 0``); so both are special
-cases inside MixedNorm's grid.
+MixedNorm's grid nests TraceNorm and OneNorm exactly. TraceNorm is the constrained form of
+the paper (``||W||_* <= tau``) and equals MixedNorm at ``gamma = inf`` (``P = 0``); OneNorm is
+the independent lasso and equals MixedNorm at ``tau = 0`` (``Q = 0``). MixedNorm's candidates
+are, in this order: TraceNorm's path (``gamma = inf``, every ``tau``), OneNorm's path
+(``tau = 0``, every ``gamma``), both fitted by the very estimators and warm-started sequences
+of those methods (so their validation AUCs and refits are bit-for-bit the same), then the
+interior: for every ``tau > 0`` of the grid, ``gamma = gamma_top(tau) * 10^(-1.5 (k/K)^2)``,
+``k = 1..K``, ``K = grid size - 1`` (default 6: factors 0.91 down to 0.03), where
+``gamma_top(tau) = ||grad f(W_tau)||_inf`` at the trace-ball fit ``W_tau`` on the training part
+is the smallest ``gamma`` with ``P = 0`` optimal (KKT; it equals ``gamma_max`` only at
+``tau = 0``), so every interior setting has a nonzero sparse part on the training part.
+Consequently MixedNorm's best mean validation AUC is at least TraceNorm's and OneNorm's; when
+its CV selects a special case its test metrics are exactly those of that method, and it can
+lose on the test part only when an interior setting wins the CV and then tests worse.
 
 Synthetic data (Section 7.1, Fig. 2; distributions lost in the paper, reconstructed as in
 the specification): 30 tasks with their own 60 x 100 standard normal designs, ``P`` standard
@@ -75,6 +93,12 @@ METRICS = ("AUC", "Macro-F1", "Micro-F1")
 SCUT_METRICS = ("Macro-F1 (SCut)", "Micro-F1 (SCut)")
 #: Diagnostic: one AUC over all (row, label) pairs pooled (not the paper's definition).
 EXTRA_METRICS = ("pooled AUC",)
+#: MixedNorm's interior fits (0 < tau, gamma < inf) stop on the paper's single-step rule
+#: ``|F_k - F_{k-1}| <= tol' |F_k|``; ``tol' = SPARSE_TOL_RATIO * tol``, stricter than the
+#: three-step rule of the other solvers at ``tol``.
+SPARSE_TOL_RATIO = 1e-2
+#: The refit on the whole training part uses ``tol * REFIT_TOL_RATIO`` (every method).
+REFIT_TOL_RATIO = 1e-2
 
 #: Table II of the paper (mean over 5 repetitions, %): (AUC, Macro-F1, Micro-F1).
 PAPER_TABLE_II = {
@@ -116,6 +140,99 @@ class _TraceBallRegressor(MultiTaskRegressorBase):
 
     def _make_penalty(self, datafit):
         return TraceBall(self.tau)
+
+
+class _MixedNormPath(BaseEstimator):
+    """MixedNorm on its closed parameter range, for the experiment's model selection.
+
+    ``min f(P + Q) + gamma ||P||_1`` s.t. ``||Q||_* <= tau`` with ``gamma`` in ``[0, inf]``
+    and ``tau >= 0``; the two boundary faces are solved by the estimators of the special
+    cases, so that they are *the same computation* as TraceNorm and OneNorm:
+
+    * ``gamma = inf`` (the penalty forces ``P = 0``): the trace-ball fit
+      :class:`_TraceBallRegressor` (TraceNorm);
+    * ``tau = 0`` (``Q = 0``, finite ``gamma``): :class:`IndependentLassoRegressor` with
+      ``alpha = gamma`` (OneNorm);
+    * otherwise :class:`SparseLowRankRegressor` (accelerated projected gradient) stopped by
+      the KKT certificate (``criterion="kkt"``), started from ``(P, Q) = (0, Q_tau)`` with
+      ``Q_tau`` the trace-ball fit at the same ``tau`` (or, with ``warm_start``, from the
+      previous ``(P, Q)`` of the same ``tau``).
+
+    With ``warm_start`` the inner model of the previous fit is reused when it is of the same
+    kind, exactly as the special cases' own paths reuse theirs. ``predict`` returns the
+    scores ``(n, m)``; ``sparse_component_``, ``low_rank_component_`` (``(m, d)``, like
+    ``coef_``) and ``rank_`` describe the fit.
+    """
+
+    def __init__(self, gamma=np.inf, tau=1.0, *, tol=1e-8, max_iter=3000, sparse_tol=1e-10,
+                 sparse_criterion="objective", sparse_max_iter=20000, warm_start=False):
+        self.gamma = gamma
+        self.tau = tau
+        self.tol = tol
+        self.max_iter = max_iter
+        self.sparse_tol = sparse_tol
+        self.sparse_criterion = sparse_criterion
+        self.sparse_max_iter = sparse_max_iter
+        self.warm_start = warm_start
+
+    def _trace(self, X, Y, prev):
+        if self.warm_start and isinstance(prev, _TraceBallRegressor):
+            model = prev
+        else:
+            model = _TraceBallRegressor(warm_start=bool(self.warm_start))
+        return model.set_params(tau=self.tau, tol=self.tol, max_iter=self.max_iter).fit(X, Y)
+
+    def fit(self, X, Y):
+        """Fit at ``(gamma, tau)``; ``X`` (n, d), ``Y`` (n, m)."""
+        gamma, tau = float(self.gamma), float(self.tau)
+        prev = getattr(self, "model_", None) if self.warm_start else None
+        if np.isinf(gamma):
+            model = self._trace(X, Y, prev)
+            P = np.zeros_like(model.coef_)
+            Q = model.coef_
+        elif tau == 0.0:
+            if isinstance(prev, IndependentLassoRegressor):
+                model = prev
+            else:
+                model = IndependentLassoRegressor(warm_start=bool(self.warm_start))
+            model.set_params(alpha=gamma, tol=self.tol, max_iter=self.max_iter).fit(X, Y)
+            P = model.coef_
+            Q = np.zeros_like(P)
+        else:
+            same_tau = getattr(self, "fitted_tau_", None) == tau
+            if isinstance(prev, SparseLowRankRegressor) and same_tau:
+                model = prev
+            else:
+                start = self._trace(X, Y, prev if same_tau else None)
+                model = SparseLowRankRegressor(warm_start=True)
+                # seed the warm start with (P, Q) = (0, Q_tau)
+                model.coef_ = start.coef_.copy()
+                model.intercept_ = start.intercept_.copy()
+                model.sparse_component_ = np.zeros_like(start.coef_)
+                model.low_rank_component_ = start.coef_.copy()
+            model.set_params(gamma=gamma, tau=tau, criterion=self.sparse_criterion,
+                             tol=self.sparse_tol, max_iter=self.sparse_max_iter)
+            model.fit(X, Y)
+            P, Q = model.sparse_component_, model.low_rank_component_
+        self.model_ = model
+        self.fitted_tau_ = tau
+        self.coef_ = model.coef_
+        self.intercept_ = model.intercept_
+        self.sparse_component_ = P
+        self.low_rank_component_ = Q
+        self.rank_ = _rank(Q)
+        return self
+
+    def predict(self, X):
+        """Scores ``(n, m)`` of the inner model."""
+        return self.model_.predict(X)
+
+
+def _rank(M: np.ndarray) -> int:
+    if M.size == 0 or not np.any(M):
+        return 0
+    s = np.linalg.svd(M, compute_uv=False)
+    return int(np.sum(s > max(M.shape) * np.finfo(float).eps * s[0]))
 
 
 class _PerTaskSklearn(BaseEstimator):
@@ -168,10 +285,50 @@ def _spectral_sq_over_n(X):
     return float(np.linalg.norm(X, 2) ** 2 / X.shape[0])
 
 
+def sparse_factors(n: int, decades: float = 1.5) -> np.ndarray:
+    """Relative ``gamma`` grid of MixedNorm's interior: ``10^(-decades (k/n)^2)``, k = 1..n.
+
+    Quadratic in ``log10``: fine just below ``gamma_top(tau)``, where the first entries of
+    the sparse part enter (``n = 6``: 0.91, 0.68, 0.42, 0.22, 0.09, 0.03), coarse further
+    down.
+    """
+    k = np.arange(1, n + 1)
+    return 10.0 ** (-decades * (k / n) ** 2)
+
+
+def gamma_top(X: np.ndarray, Y: np.ndarray, taus, tol: float) -> np.ndarray:
+    """``||grad f(W_tau)||_inf`` at the trace-ball fits ``W_tau`` (``||W||_* <= tau``).
+
+    ``X`` (n, d), ``Y`` (n, m), squared loss with intercepts (centred): ``grad f(W) =
+    X_c^T (X_c W - Y_c) / n``. By the KKT conditions ``P = 0`` is optimal for MixedNorm at
+    ``(gamma, tau)`` iff ``gamma >= gamma_top(tau)`` (the smallest such ``gamma``; for
+    ``tau = 0`` it is ``gamma_max``). The fits run along ``taus`` with warm starts.
+    """
+    n = X.shape[0]
+    Xc = X - X.mean(axis=0)
+    Yc = Y - Y.mean(axis=0)
+    est = _TraceBallRegressor(tol=tol, max_iter=3000, warm_start=True)
+    out = []
+    for t in taus:
+        est.set_params(tau=float(t))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            est.fit(X, Y)
+        G = Xc.T @ (Xc @ est.coef_.T - Yc) / n
+        out.append(float(np.max(np.abs(G))))
+    return np.asarray(out)
+
+
 def method_paths(name: str, X: np.ndarray, Y: np.ndarray, n_grid: int, tol: float):
     """The estimator and its hyper-parameter paths (each a list of warm-started settings).
 
-    ``X`` (n, d) standardized training features, ``Y`` (n, m) labels in -1/+1.
+    ``X`` (n, d) standardized training features, ``Y`` (n, m) labels in -1/+1. Every path
+    runs from the most to the least regularized setting. MixedNorm's paths are, in this
+    order: TraceNorm's path (``gamma = inf``, i.e. ``P = 0``, every ``tau``), OneNorm's path
+    (``tau = 0``, OneNorm's ``gamma`` grid), then for every ``tau > 0`` the interior
+    ``gamma_top(tau) * sparse_factors(n_grid - 1)`` (:func:`gamma_top`,
+    :func:`sparse_factors`), so MixedNorm's candidates contain TraceNorm's and OneNorm's,
+    fitted by the same computations.
     """
     s2n = _spectral_sq_over_n(X)
     Yc = Y - Y.mean(axis=0)
@@ -185,8 +342,13 @@ def method_paths(name: str, X: np.ndarray, Y: np.ndarray, n_grid: int, tol: floa
     taus = tau_ref * np.r_[0.0, 2.0 ** -np.arange(n_tau - 2, -1, -1)]
     lin = {"tol": tol, "max_iter": 3000}
     if name == "MixedNorm":
-        est = SparseLowRankRegressor(**lin)
-        paths = [[{"tau": t, "gamma": g} for g in gammas] for t in taus]
+        est = _MixedNormPath(**lin, sparse_tol=tol * SPARSE_TOL_RATIO)
+        tops = gamma_top(X, Y, taus, tol)
+        facs = sparse_factors(max(2, n_grid - 1))
+        paths = [[{"gamma": np.inf, "tau": t} for t in taus],
+                 [{"gamma": g, "tau": 0.0} for g in gammas]]
+        paths += [[{"gamma": top * f, "tau": t} for f in facs]
+                  for t, top in zip(taus[1:], tops[1:], strict=True) if top > 0]
     elif name == "TraceNorm":
         est = _TraceBallRegressor(**lin)
         paths = [[{"tau": t} for t in taus]]
@@ -240,9 +402,12 @@ def select_by_cv(est, paths, X, Y, *, n_folds=5, random_state=0, n_jobs=None,
                  return_oof=False):
     """Mean validation AUC of every setting; returns ``(best_params, scores)``.
 
-    Folds over the rows of the shared design (``KFold``, shuffled); every path is fitted
-    with warm starts in its order. ``scores`` has shape ``(n_folds, n_settings)``. With
-    ``return_oof``, also the out-of-fold scores ``(n, m)`` of the best setting.
+    Folds over the rows of the shared design (``KFold``, shuffled, ``random_state``); every
+    path is fitted with warm starts in its order. The selected setting maximizes the mean
+    over folds of the validation AUC; ties go to the first setting in the order of
+    ``paths`` (flattened), the same rule for every method. ``scores`` has shape
+    ``(n_folds, n_settings)``. With ``return_oof``, also the out-of-fold scores ``(n, m)``
+    of the best setting.
     """
     folds = list(KFold(n_folds, shuffle=True, random_state=random_state).split(X))
     Y01 = (Y > 0).astype(int)
@@ -258,6 +423,8 @@ def select_by_cv(est, paths, X, Y, *, n_folds=5, random_state=0, n_jobs=None,
     offs = np.cumsum([0] + [len(p) for p in paths])
     for (f, p), (aucs, _) in zip(jobs, res, strict=True):
         scores[f, offs[p]:offs[p + 1]] = aucs
+    # ties: the first setting in the listed order (the most regularized, and for MixedNorm
+    # the special cases before the interior)
     k = int(np.nanargmax(np.nanmean(scores, axis=0)))
     best = flat[k]
     if not return_oof:
@@ -311,38 +478,53 @@ def _evaluate(Y01, S, thresholds=None) -> dict:
     return out
 
 
-def run_split(X_tr, Y_tr01, X_te, Y_te01, *, methods=METHODS, n_grid=7, n_folds=5, tol=1e-6,
-              random_state=0, n_jobs=None):
-    """Fit every method on one split; ``{method: (metrics dict, seconds, best params)}``.
+def run_split(X_tr, Y_tr01, X_te, Y_te01, *, methods=METHODS, n_grid=7, n_folds=5, tol=1e-8,
+              random_state=0, n_jobs=None, return_estimators=False):
+    """Fit every method on one split; ``{method: (metrics dict, seconds, info)}``.
 
-    The final fit on the whole training part uses ``tol / 100``. F1 is reported at the
-    score threshold 0 and at per-label thresholds chosen on the out-of-fold scores of the
-    selected setting (:func:`scut_thresholds`).
+    Every method sees the same folds (``random_state``) and is selected by the same rule
+    (:func:`select_by_cv`). The final fit on the whole training part uses
+    ``tol * REFIT_TOL_RATIO`` (and MixedNorm's interior ``sparse_tol * REFIT_TOL_RATIO``).
+    F1 is reported at the score threshold 0 and at per-label thresholds chosen on the
+    out-of-fold scores of the selected setting (:func:`scut_thresholds`).
+
+    ``info`` holds the selected parameters, ``cv_auc`` (the best mean validation AUC) and,
+    for MixedNorm, ``rank``, ``nnz_P`` and ``face``: ``"P=0"`` (a TraceNorm setting),
+    ``"Q=0"`` (a OneNorm setting) or ``"interior"``. With ``return_estimators`` the fitted
+    estimators ``{method: estimator}`` are returned as well.
     """
     mu, sd = X_tr.mean(axis=0), X_tr.std(axis=0)
     sd[sd == 0] = 1.0
     Xtr, Xte = (X_tr - mu) / sd, (X_te - mu) / sd
     Ytr = np.where(Y_tr01 > 0, 1.0, -1.0)
     out = {}
+    fitted_all = {}
     for name in methods:
         with timer() as tm:
             est, paths = method_paths(name, Xtr, Ytr, n_grid, tol)
-            best, _, oof = select_by_cv(est, paths, Xtr, Ytr, n_folds=n_folds,
-                                        random_state=random_state, n_jobs=n_jobs,
-                                        return_oof=True)
+            best, scores, oof = select_by_cv(est, paths, Xtr, Ytr, n_folds=n_folds,
+                                             random_state=random_state, n_jobs=n_jobs,
+                                             return_oof=True)
             refit = dict(best)
-            if "tol" in est.get_params():
-                refit["tol"] = tol / 100
+            params = est.get_params()
+            for key in ("tol", "sparse_tol"):
+                if key in params:
+                    refit[key] = params[key] * REFIT_TOL_RATIO
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 fitted = clone(est).set_params(**refit).fit(Xtr, Ytr)
         thr = scut_thresholds((Y_tr01 > 0).astype(int), oof)
         res = _evaluate(Y_te01, _scores(fitted, Xte), thr)
-        extra = {}
+        info = {**best, "cv_auc": float(np.nanmax(np.nanmean(scores, axis=0)))}
         if name == "MixedNorm":
-            extra = {"rank": fitted.rank_,
-                     "nnz_P": int(np.count_nonzero(fitted.sparse_component_))}
-        out[name] = (res, tm["seconds"], {**best, **extra})
+            face = ("P=0" if np.isinf(best["gamma"]) else
+                    "Q=0" if best["tau"] == 0 else "interior")
+            info.update(rank=fitted.rank_, face=face,
+                        nnz_P=int(np.count_nonzero(fitted.sparse_component_)))
+        out[name] = (res, tm["seconds"], info)
+        fitted_all[name] = fitted
+    if return_estimators:
+        return out, fitted_all
     return out
 
 
@@ -562,6 +744,19 @@ def _comparison_table(rows, dataset) -> str:
             pooled = f"   pooled AUC {c['mean']:.2f} ± {c['std']:.2f}" if c else ""
             lines.append(f"{name:16s} Macro-F1 {a['mean']:.2f} ± {a['std']:.2f}   "
                          f"Micro-F1 {b['mean']:.2f} ± {b['std']:.2f}{pooled}")
+    cv = [(name, ours.get((name, "CV AUC"))) for name in names]
+    cv = [(name, r) for name, r in cv if r is not None]
+    if cv:
+        lines.append("Best mean validation AUC of the CV (training part only): "
+                     + ", ".join(f"{name} {r['mean']:.3f}" for name, r in cv))
+    sel = ours.get(("MixedNorm", "P = 0 selected"))
+    if sel is not None:
+        k = int(round(sel["mean"] * sel["repeats"]))
+        q = ours.get(("MixedNorm", "Q = 0 selected"))
+        j = int(round(q["mean"] * q["repeats"])) if q else 0
+        lines.append(f"MixedNorm's CV selected P = 0 (a TraceNorm setting) on {k} of "
+                     f"{sel['repeats']} splits, Q = 0 (a OneNorm setting) on {j}, an interior "
+                     f"setting (both parts) on {sel['repeats'] - k - j}.")
     return "\n".join(lines)
 
 
@@ -609,8 +804,14 @@ def run(args) -> list[dict]:
         for m, v in res.items():
             results[m].append(v)
         mixed = res.get("MixedNorm")
-        note = (f" (MixedNorm AUC {mixed[0]['AUC']:.2f}, rank {mixed[2]['rank']}, "
-                f"nnz(P) {mixed[2]['nnz_P']})" if mixed else "")
+        note = ""
+        if mixed:
+            info = mixed[2]
+            note = (f" (MixedNorm AUC {mixed[0]['AUC']:.4f}, selected {info['face']}: "
+                    f"gamma {info['gamma']:.4g}, tau {info['tau']:.4g}, rank {info['rank']}, "
+                    f"nnz(P) {info['nnz_P']}; best mean CV AUC "
+                    + ", ".join(f"{m} {100 * v[2]['cv_auc']:.4f}" for m, v in res.items()
+                                if m in ("MixedNorm", "TraceNorm", "OneNorm")) + ")")
         print(f"[{EXPERIMENT} {dataset}] repetition {r + 1}/{repeats} done{note}",
               file=sys.stderr, flush=True)
     setting = f"{100 * ratio:g}% train, {n_folds}-fold CV"
@@ -620,6 +821,15 @@ def run(args) -> list[dict]:
         for metric in METRICS + SCUT_METRICS + EXTRA_METRICS:
             rows.append(summarize(EXPERIMENT, dataset, setting, m, metric,
                                   [v[0][metric] for v in vals], secs))
+        rows.append(summarize(EXPERIMENT, dataset, setting, m, "CV AUC",
+                              [100 * v[2]["cv_auc"] for v in vals], secs))
+        if m == "MixedNorm":
+            sel = {"P = 0 selected": [float(v[2]["face"] == "P=0") for v in vals],
+                   "Q = 0 selected": [float(v[2]["face"] == "Q=0") for v in vals],
+                   "rank(Q)": [float(v[2]["rank"]) for v in vals],
+                   "nnz(P)": [float(v[2]["nnz_P"]) for v in vals]}
+            for metric, v in sel.items():
+                rows.append(summarize(EXPERIMENT, dataset, setting, m, metric, v, secs))
     print(_comparison_table(rows, dataset), flush=True)
     print(flush=True)
     return rows
