@@ -807,11 +807,14 @@ def run(args) -> list[dict]:
         note = ""
         if mixed:
             info = mixed[2]
-            note = (f" (MixedNorm AUC {mixed[0]['AUC']:.4f}, selected {info['face']}: "
-                    f"gamma {info['gamma']:.4g}, tau {info['tau']:.4g}, rank {info['rank']}, "
-                    f"nnz(P) {info['nnz_P']}; best mean CV AUC "
-                    + ", ".join(f"{m} {100 * v[2]['cv_auc']:.4f}" for m, v in res.items()
-                                if m in ("MixedNorm", "TraceNorm", "OneNorm")) + ")")
+            trio = [(m, v) for m, v in res.items()
+                    if m in ("MixedNorm", "TraceNorm", "OneNorm")]
+            note = (f" (MixedNorm selected {info['face']}: gamma {info['gamma']:.4g}, "
+                    f"tau {info['tau']:.4g}, rank {info['rank']}, nnz(P) {info['nnz_P']}; "
+                    "best mean CV AUC "
+                    + ", ".join(f"{m} {100 * v[2]['cv_auc']:.4f}" for m, v in trio)
+                    + "; test AUC "
+                    + ", ".join(f"{m} {v[0]['AUC']:.4f}" for m, v in trio) + ")")
         print(f"[{EXPERIMENT} {dataset}] repetition {r + 1}/{repeats} done{note}",
               file=sys.stderr, flush=True)
     setting = f"{100 * ratio:g}% train, {n_folds}-fold CV"
