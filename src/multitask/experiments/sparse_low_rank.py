@@ -153,10 +153,13 @@ class _MixedNormPath(BaseEstimator):
       :class:`_TraceBallRegressor` (TraceNorm);
     * ``tau = 0`` (``Q = 0``, finite ``gamma``): :class:`IndependentLassoRegressor` with
       ``alpha = gamma`` (OneNorm);
-    * otherwise :class:`SparseLowRankRegressor` (accelerated projected gradient) stopped by
-      the KKT certificate (``criterion="kkt"``), started from ``(P, Q) = (0, Q_tau)`` with
-      ``Q_tau`` the trace-ball fit at the same ``tau`` (or, with ``warm_start``, from the
-      previous ``(P, Q)`` of the same ``tau``).
+    * otherwise :class:`SparseLowRankRegressor` (accelerated projected gradient), stopped
+      by ``sparse_criterion`` at ``sparse_tol`` (default: the paper's relative objective
+      change, ``1e-10``) within ``sparse_max_iter`` iterations, started from
+      ``(P, Q) = (0, Q_tau)`` with ``Q_tau`` the trace-ball fit at the same ``tau`` (or,
+      with ``warm_start``, from the previous ``(P, Q)`` of the same ``tau``).
+
+    ``tol`` and ``max_iter`` are those of the special cases' estimators.
 
     With ``warm_start`` the inner model of the previous fit is reused when it is of the same
     kind, exactly as the special cases' own paths reuse theirs. ``predict`` returns the
