@@ -3,7 +3,8 @@
 "A projected subgradient method for scalable multi-task learning", MIT-CSAIL-TR-2008-045.
 Three models share one solver (projected subgradient on the average hinge loss, no intercept,
 200 iterations, steps ``eta0 / sqrt(k)`` with ``eta0`` chosen by the training objective from
-``{0.1, 1, 10}`` times the bound-optimal default); only the projection differs:
+``{0.1, 1, 10}`` times the bound-optimal default, the grid widened by factors of 10 beyond an
+edge while the edge is best, at most twice); only the projection differs:
 
 * ``l1inf``: joint ball ``sum_j max_t |W_jt| <= C``;
 * ``l1``: independent per-task balls ``||w_t||_1 <= C_t``;
@@ -20,8 +21,10 @@ Metrics: test error (mean over tasks), feature-selection precision and recall ag
 ``--dataset letter`` / ``newsgroups``: the same three models on the handwritten-letter pair
 tasks and on the 20 Newsgroups task pairs; rows normalized to unit l2 norm; per repetition and
 training size, a stratified random training part of ``n`` rows per task (the rest is the test
-part); one radius ``C`` for all tasks chosen from a log grid by 3-fold cross-validation within
-tasks on the training part (mean per-task ROC AUC); reported: test error and mean AUC.
+part); one radius ``C`` for all tasks chosen by 3-fold cross-validation within tasks on the
+training part (mean per-task ROC AUC) from ``10^0 .. 10^4`` in half decades, the grid widened
+when the choice is at an edge (:func:`cv_radius`); with intercepts, ``eta0`` the bound-optimal
+default; reported: test error, mean AUC, features used and the chosen radius.
 """
 
 from __future__ import annotations
@@ -47,7 +50,12 @@ MODELS = ("l1inf", "l1", "l2")
 SIZES = (10, 20, 40, 80, 160, 320, 640)
 QUICK_SIZES = (10, 20, 40, 80)
 ETA_FACTORS = (0.1, 1.0, 10.0)
+ETA_EXTEND = 2
 N_ITER = 200
+#: Default radius grid of the real-data experiments, ``10^0 .. 10^4`` in half decades (rows of
+#: unit norm); widened at an edge when cross-validation chooses it (see :func:`cv_radius`).
+RADIUS_GRID = tuple(float(v) for v in 10.0 ** np.arange(0.0, 4.01, 0.5))
+RADIUS_EXTEND = 2
 
 
 def make_paper_synthetic(n_train: int, n_test: int, *, n_features: int = 200, n_tasks: int = 60,
@@ -104,20 +112,73 @@ def make_paper_synthetic(n_train: int, n_test: int, *, n_features: int = 200, n_
     return {"W": W, "relevant": relevant, "Xtr": Xtr, "ytr": ytr, "Xte": Xte, "yte": yte}
 
 
+def choose_eta_factor(run, factors=ETA_FACTORS, *, extend: int = ETA_EXTEND):
+    """Pick the step factor of lowest training objective, widening the grid at its edges.
+
+    ``run(f)`` returns a solver result for the step scale ``f`` times the bound-optimal
+    default. Every factor of ``factors`` is run; while the best one is the largest (smallest)
+    of those tried and strictly better than its neighbour, one more factor, ``ratio`` times
+    larger (smaller), is run, at most ``extend`` times (``ratio`` is the ratio of the two
+    outermost factors on that side, 10 by default). The same rule serves every model.
+
+    Returns
+    -------
+    factor : float
+        The chosen factor.
+    result : SolverResult
+        Its run.
+    tried : dict
+        ``{factor: final objective}`` of every run.
+    """
+    runs = {float(f): run(float(f)) for f in factors}
+    for _ in range(int(extend)):
+        fs = sorted(runs)
+        obj = [runs[f].final_objective for f in fs]
+        i = int(np.argmin(obj))
+        if len(fs) == 1:
+            break
+        if i == len(fs) - 1 and obj[-1] < obj[-2]:
+            new = fs[-1] * fs[-1] / fs[-2]
+        elif i == 0 and obj[0] < obj[1]:
+            new = fs[0] * fs[0] / fs[1]
+        else:
+            break
+        runs[new] = run(new)
+    fs = sorted(runs)
+    best = min(fs, key=lambda f: runs[f].final_objective)  # ties: the smaller factor
+    return best, runs[best], {f: float(runs[f].final_objective) for f in fs}
+
+
 def fit_constrained(Xs, ys, constraint: str, radius, *, max_iter: int = N_ITER,
-                    eta_factors=ETA_FACTORS):
+                    eta_factors=ETA_FACTORS, eta_extend: int = ETA_EXTEND):
     """Projected subgradient, average hinge loss, no intercept; ``eta0`` by training objective.
 
-    Returns ``(W (d, m), seconds)``.
+    ``eta0 = f * default_eta0`` with ``f`` chosen by :func:`choose_eta_factor` from
+    ``eta_factors`` (widened at the edges at most ``eta_extend`` times); ``max_iter`` steps,
+    best iterate.
+
+    Returns
+    -------
+    W : ndarray of shape (n_features, n_tasks)
+    seconds : float
+        Time of all the runs (every step factor tried).
+    info : dict
+        ``eta_factor`` (chosen ``f``), ``objective`` (its training objective), ``tried``
+        (``{f: objective}``).
     """
     data, _ = as_multitask_data(Xs, ys, classification=True)
     datafit = get_datafit("hinge", data, fit_intercept=False)
     ball = make_constraint(constraint, radius, data.n_tasks)
     base = default_eta0(datafit, ball, max_iter)
     t0 = time.perf_counter()
-    res = projected_subgradient(datafit, ball, eta0=[base * f for f in eta_factors],
-                                max_iter=max_iter, tol=0.0, iterate="best")
-    return res.W, time.perf_counter() - t0
+
+    def run(f):
+        return projected_subgradient(datafit, ball, eta0=base * f, max_iter=max_iter, tol=0.0,
+                                     iterate="best", warn=False)
+
+    f, res, tried = choose_eta_factor(run, eta_factors, extend=eta_extend)
+    secs = time.perf_counter() - t0
+    return res.W, secs, {"eta_factor": f, "objective": res.final_objective, "tried": tried}
 
 
 def selection_scores(W: np.ndarray, relevant: np.ndarray) -> dict:
@@ -140,11 +201,14 @@ def task_error(W: np.ndarray, Xs, ys, b=None) -> float:
 
 def run_synthetic(sizes=SIZES, *, repeats: int = 1, n_features: int = 200, n_tasks: int = 60,
                   n_test: int = 1000, seed: int = 0, models=MODELS, max_iter: int = N_ITER,
-                  eta_factors=ETA_FACTORS, verbose: bool = False) -> dict:
+                  eta_factors=ETA_FACTORS, eta_extend: int = ETA_EXTEND,
+                  verbose: bool = False) -> dict:
     """Run the synthetic experiment; returns ``{(n_train, model, metric): [values]}``.
 
     Per repetition one ``W`` and one test set are drawn; a fresh training set per size.
-    ``("seconds", n_train, model)`` keys hold the fit times.
+    Metrics: ``test_error``, ``precision``, ``recall``, ``n_selected``, ``eta_factor`` (the
+    chosen step factor) and ``train_objective``; ``("seconds", n_train, model)`` keys hold the
+    fit times (all step factors tried).
     """
     out: dict = {}
     for r in range(repeats):
@@ -158,9 +222,11 @@ def run_synthetic(sizes=SIZES, *, repeats: int = 1, n_features: int = 200, n_tas
                                       W=W_true, rng=rng)
             for model in models:
                 radius = constraint_norm(W_true, model)  # oracle radii
-                W, secs = fit_constrained(tr["Xtr"], tr["ytr"], model, radius,
-                                          max_iter=max_iter, eta_factors=eta_factors)
-                vals = {"test_error": task_error(W, Xte, yte), **selection_scores(W, relevant)}
+                W, secs, info = fit_constrained(tr["Xtr"], tr["ytr"], model, radius,
+                                                max_iter=max_iter, eta_factors=eta_factors,
+                                                eta_extend=eta_extend)
+                vals = {"test_error": task_error(W, Xte, yte), **selection_scores(W, relevant),
+                        "eta_factor": info["eta_factor"], "train_objective": info["objective"]}
                 for metric, v in vals.items():
                     out.setdefault((int(n), model, metric), []).append(v)
                 out.setdefault(("seconds", int(n), model), []).append(secs)
@@ -194,13 +260,63 @@ def _mean_auc(W, b, Xs, ys) -> float:
     return float(np.mean(aucs))
 
 
-def run_real(Xs, ys, sizes, *, repeats: int = 3, seed: int = 0, grid=None, n_folds: int = 3,
-             models=MODELS, max_iter: int = N_ITER, n_jobs=None, verbose=False) -> dict:
-    """The three models on per-task data; radius by CV on the training part (see module doc)."""
-    from multitask.datasets import split_tasks
+def cv_radius(est, Xtr, ytr, grid, *, n_folds: int = 3, random_state=0, n_jobs=None,
+              extend: int = RADIUS_EXTEND):
+    """Choose ``radius`` by cross-validation, widening the grid when the choice is at an edge.
+
+    ``grid`` is sorted; when the chosen radius is its largest (smallest) value, two more values
+    beyond that edge, spaced by the ratio of the two outermost grid values, are added and the
+    cross-validation is rerun on the wider grid (same folds), at most ``extend`` times. A
+    choice still at the edge after that raises a ``UserWarning`` (the grid does not bracket
+    the best radius).
+
+    Returns
+    -------
+    cv : MultiTaskCV
+        Fitted on the final grid (refitted at the chosen radius).
+    grid : list of float
+        The final grid.
+    at_edge : bool
+        Whether the chosen radius is at an edge of the final grid.
+    """
     from multitask.estimators.cv import MultiTaskCV
 
-    grid = list(np.logspace(0, 2.5, 6) if grid is None else grid)
+    grid = sorted(float(g) for g in grid)
+    for k in range(int(extend) + 1):
+        cv = MultiTaskCV(est, param_grid={"radius": grid}, n_jobs=n_jobs, cv=n_folds,
+                         random_state=random_state)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            cv.fit(Xtr, ytr)
+        best = float(cv.best_params_["radius"])
+        at_top, at_bottom = best >= grid[-1], best <= grid[0]
+        if len(grid) < 2 or not (at_top or at_bottom) or k == int(extend):
+            break
+        if at_top:
+            r = grid[-1] / grid[-2]
+            grid = grid + [grid[-1] * r, grid[-1] * r * r]
+        else:
+            r = grid[1] / grid[0]
+            grid = [grid[0] / (r * r), grid[0] / r] + grid
+    at_edge = len(grid) > 1 and (best >= grid[-1] or best <= grid[0])
+    if at_edge:
+        warnings.warn(f"The radius chosen by cross-validation ({best:g}) is at the edge of the "
+                      f"grid [{grid[0]:g}, {grid[-1]:g}] after {int(extend)} widenings.",
+                      UserWarning, stacklevel=2)
+    return cv, grid, at_edge
+
+
+def run_real(Xs, ys, sizes, *, repeats: int = 3, seed: int = 0, grid=None, n_folds: int = 3,
+             models=MODELS, max_iter: int = N_ITER, n_jobs=None, verbose=False) -> dict:
+    """The three models on per-task data; radius by CV on the training part (see module doc).
+
+    ``grid`` defaults to :data:`RADIUS_GRID` and is widened at an edge by :func:`cv_radius`.
+    Metrics: ``test_error``, ``mean_auc``, ``n_selected``, ``radius`` (chosen) and
+    ``radius_at_edge`` (1 when the choice is still at an edge of the widened grid).
+    """
+    from multitask.datasets import split_tasks
+
+    grid = list(RADIUS_GRID if grid is None else grid)
     Xs = [_normalize_rows(X) for X in Xs]
     out: dict = {}
     for r in range(repeats):
@@ -210,24 +326,24 @@ def run_real(Xs, ys, sizes, *, repeats: int = 3, seed: int = 0, grid=None, n_fol
             for model in models:
                 est = L1InfClassifier(constraint=model, max_iter=max_iter, tol=0.0,
                                       fit_intercept=True)
-                cv = MultiTaskCV(est, param_grid={"radius": grid}, n_jobs=n_jobs,
-                                 cv=n_folds, random_state=seed + r)
                 t0 = time.perf_counter()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ConvergenceWarning)
-                    cv.fit(Xtr, ytr)
+                    cv, _, at_edge = cv_radius(est, Xtr, ytr, grid, n_folds=n_folds,
+                                               random_state=seed + r, n_jobs=n_jobs)
                 secs = time.perf_counter() - t0
                 W, b = cv.coef_.T, cv.intercept_
                 vals = {"test_error": task_error(W, Xte, yte, b),
                         "mean_auc": _mean_auc(W, b, Xte, yte),
                         "n_selected": float(np.sum(np.any(W != 0, axis=1))),
-                        "radius": float(cv.best_params_["radius"])}
+                        "radius": float(cv.best_params_["radius"]),
+                        "radius_at_edge": float(at_edge)}
                 for metric, v in vals.items():
                     out.setdefault((int(n), model, metric), []).append(v)
                 out.setdefault(("seconds", int(n), model), []).append(secs)
             if verbose:
-                errs = "  ".join(f"{mo} {out[(int(n), mo, 'test_error')][-1]:.3f}"
-                                 for mo in models)
+                errs = "  ".join(f"{mo} {out[(int(n), mo, 'test_error')][-1]:.3f} "
+                                 f"(C={out[(int(n), mo, 'radius')][-1]:g})" for mo in models)
                 print(f"[{EXPERIMENT}] repeat {r + 1}/{repeats} n={n}: test error {errs}",
                       file=sys.stderr, flush=True)
     return out
@@ -248,25 +364,31 @@ def _rows(dataset: str, res: dict, sizes, models, metrics) -> list[dict]:
 
 
 def _print_table(rows: list[dict], metrics) -> None:
+    """Mean ± std per setting, two metrics (times the three models) per block."""
     settings = list(dict.fromkeys(r["setting"] for r in rows))
     methods = list(dict.fromkeys(r["method"] for r in rows))
-    head = "setting".ljust(14) + "".join(f"{m}:{k}".rjust(22) for k in metrics for m in methods)
-    print(head)
-    for s in settings:
-        line = s.ljust(14)
-        for k in metrics:
-            for m in methods:
-                r = next((x for x in rows if x["setting"] == s and x["method"] == m
-                          and x["metric"] == k), None)
-                line += (f"{r['mean']:.3f} ± {r['std']:.3f}" if r else "-").rjust(22)
-        print(line)
+    metrics = [k for k in metrics if any(r["metric"] == k for r in rows)]
+    for start in range(0, len(metrics), 2):
+        block = metrics[start:start + 2]
+        head = "setting".ljust(14) + "".join(f"{m}:{k}".rjust(24) for k in block
+                                             for m in methods)
+        print(head)
+        for s in settings:
+            line = s.ljust(14)
+            for k in block:
+                for m in methods:
+                    r = next((x for x in rows if x["setting"] == s and x["method"] == m
+                              and x["metric"] == k), None)
+                    line += (f"{r['mean']:.3f} ± {r['std']:.3f}" if r else "-").rjust(24)
+            print(line)
+        print()
     sys.stdout.flush()
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=None,
                         help="training rows per task (default: 10 20 40 80 160 320 640 for "
-                             "synthetic, 10 20 40 for letter, 20 50 100 for newsgroups)")
+                             "synthetic, 20 40 80 for letter, 20 50 100 for newsgroups)")
     parser.add_argument("--iterations", type=int, default=N_ITER,
                         help="projected subgradient iterations (default 200, the paper's)")
 
@@ -298,7 +420,8 @@ def run(args) -> list[dict]:
         kw = dict(n_tasks=30, n_test=500) if quick else dict(n_tasks=60, n_test=1000)
         res = run_synthetic(sizes, repeats=int(repeats), seed=seed, max_iter=iters,
                             verbose=True, **kw)
-        metrics = ("test_error", "precision", "recall", "n_selected")
+        metrics = ("test_error", "precision", "recall", "n_selected", "eta_factor",
+                   "train_objective")
     elif dataset in ("letter", "newsgroups"):
         from multitask.datasets import load_letters, load_newsgroups
 
@@ -312,9 +435,9 @@ def run(args) -> list[dict]:
                 sizes = sizes[:2]
         res = run_real(bunch.X, bunch.y, sizes, repeats=int(repeats), seed=seed,
                        max_iter=iters, n_jobs=getattr(args, "n_jobs", None), verbose=True)
-        metrics = ("test_error", "mean_auc", "n_selected", "radius")
+        metrics = ("test_error", "mean_auc", "n_selected", "radius", "radius_at_edge")
     else:
         raise ValueError(f"Unknown dataset {dataset!r}: choose synthetic, letter or newsgroups.")
     rows = _rows(dataset, res, sizes, MODELS, metrics)
-    _print_table(rows, metrics[:2])
+    _print_table(rows, metrics)
     return rows
