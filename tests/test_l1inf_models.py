@@ -318,7 +318,7 @@ def test_exact_optimum_at_10_rows_is_sparser_than_the_subgradient_solution():
     (200 and 2000 steps) are close in objective but use nearly all features. Run with ``-s``
     to see the numbers quoted in docs/models/l1inf.md.
     """
-    from multitask.experiments.l1inf import fit_constrained, make_paper_synthetic
+    from multitask.experiments.l1inf import fit_constrained, make_paper_synthetic, task_error
 
     rng = np.random.default_rng(0)
     base = make_paper_synthetic(1, 1000, rng=rng)
@@ -340,16 +340,18 @@ def test_exact_optimum_at_10_rows_is_sparser_than_the_subgradient_solution():
         rmax = np.abs(W.value).max(axis=1)
         sel = np.flatnonzero(rmax > 1e-6 * rmax.max())
         rows[model, "optimum"] = (prob.value, sel.size,
-                                  np.intersect1d(sel, relevant).size / sel.size)
+                                  np.intersect1d(sel, relevant).size / sel.size,
+                                  task_error(W.value, base["Xte"], base["yte"]))
         for T in (200, 2000) if model == "l1inf" else (200,):
             Ws, _, info = fit_constrained(Xs, ys, model, C, max_iter=T)
             sel = np.flatnonzero(np.any(Ws != 0, axis=1))
             rows[model, f"subgradient {T}"] = (info["objective"], sel.size,
-                                               np.intersect1d(sel, relevant).size / sel.size)
+                                               np.intersect1d(sel, relevant).size / sel.size,
+                                               task_error(Ws, base["Xte"], base["yte"]))
             assert info["objective"] >= prob.value * (1 - 1e-6)
-    print("\nmodel  solution          objective  features  precision")
-    for (model, how), (f, k, p) in rows.items():
-        print(f"{model:6s} {how:16s} {f:9.4f}  {k:8d}  {p:9.3f}")
+    print("\nmodel  solution          objective  features  precision  test error")
+    for (model, how), (f, k, p, e) in rows.items():
+        print(f"{model:6s} {how:16s} {f:9.4f}  {k:8d}  {p:9.3f}  {e:10.3f}")
     assert rows["l1inf", "optimum"][1] < rows["l1", "optimum"][1] - 30
     assert rows["l1inf", "optimum"][2] > rows["l1", "optimum"][2]
     assert rows["l1inf", "subgradient 200"][1] > rows["l1inf", "optimum"][1] + 30
