@@ -38,7 +38,7 @@ def _tasks(rng, d=12, m=3, n=25, classification=True):
     return Xs, ys
 
 
-def _cvx_optimum(Xs, ys, C, loss, fit_intercept):
+def _cvx_optimum(Xs, ys, C, loss, fit_intercept, constraint="l1inf"):
     d, m = Xs[0].shape[1], len(Xs)
     W = cp.Variable((d, m))
     b = cp.Variable(m)
@@ -54,7 +54,9 @@ def _cvx_optimum(Xs, ys, C, loss, fit_intercept):
             terms.append(cp.sum(cp.logistic(-cp.multiply(s, z))) / n)
         else:
             terms.append(0.5 * cp.sum_squares(y - z) / n)
-    prob = cp.Problem(cp.Minimize(sum(terms)), [cp.sum(cp.max(cp.abs(W), axis=1)) <= C])
+    cons = ([cp.sum(cp.max(cp.abs(W), axis=1)) <= C] if constraint == "l1inf"
+            else [cp.sum(cp.abs(W), axis=0) <= C])
+    prob = cp.Problem(cp.Minimize(sum(terms)), cons)
     prob.solve(solver="CLARABEL")
     return prob.value, W.value
 
@@ -307,6 +309,150 @@ def test_cv_radius_widens_an_edge_choice_and_warns_when_still_there():
     assert at_edge0 and grid0 == [1e-3, 1e-2]
 
 
+# ----------------------------------------------------------------------------- exact LP solver
+def _hinge_objective(Xs, ys, W, b):
+    """``sum_t mean_i max(0, 1 - y_i (x_i^T w_t + b_t))`` with labels in {0, 1}."""
+    return sum(np.mean(np.maximum(0.0, 1.0 - (2.0 * y - 1.0) * (X @ W[:, t] + b[t])))
+               for t, (X, y) in enumerate(zip(Xs, ys, strict=True)))
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+@pytest.mark.parametrize("constraint", ["l1inf", "l1"])
+def test_lp_solver_matches_cvxpy_and_is_feasible(constraint, fit_intercept):
+    """The LP solution's objective equals cvxpy's optimum to 1e-6 relative; it is feasible."""
+    rng = np.random.default_rng(10)
+    radii = {"l1inf": [0.5, 2.0], "l1": [0.5, 2.0, np.array([0.3, 1.0, 0.0, 2.5])]}
+    Xs, ys = _tasks(rng, d=15, m=4, n=18)
+    Xs[1] = Xs[1][:11]  # unequal task sizes (1 / n_t weights)
+    ys[1] = ys[1][:11]
+    for C in radii[constraint]:
+        f_star, _ = _cvx_optimum(Xs, ys, C, "hinge", fit_intercept, constraint)
+        est = L1InfClassifier(radius=C, constraint=constraint, solver="lp",
+                              fit_intercept=fit_intercept).fit(Xs, ys)
+        assert est.solver_ == "lp" and est.converged_
+        W, b = est.coef_.T, est.intercept_
+        f_lp = _hinge_objective(Xs, ys, W, b)
+        assert f_lp == pytest.approx(est.objective_[-1], rel=1e-12)
+        assert abs(f_lp - f_star) <= 1e-6 * abs(f_star), (C, f_lp, f_star)
+        norms = np.atleast_1d(constraint_norm(W, constraint))
+        assert np.all(norms <= np.atleast_1d(C) * (1 + 1e-12) + 1e-15)
+        if not fit_intercept:
+            assert np.all(b == 0)
+        if np.ndim(C):
+            assert np.all(W[:, 2] == 0)  # radius 0 for the third task
+    # the subgradient method cannot beat the exact solution
+    sub = L1InfClassifier(radius=2.0, constraint=constraint, fit_intercept=fit_intercept,
+                          max_iter=300, tol=0.0).fit(Xs, ys)
+    lp = L1InfClassifier(radius=2.0, constraint=constraint, fit_intercept=fit_intercept,
+                         solver="lp").fit(Xs, ys)
+    assert lp.objective_[-1] <= sub.objective_.min() + 1e-9
+
+
+@pytest.mark.parametrize("fmt", ["list_sparse", "shared", "shared_sparse", "long"])
+def test_lp_solver_input_formats(fmt):
+    """Shared and per-task designs, dense and sparse: the same optimum as cvxpy (1e-6 rel.)."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(11)
+    d, m, n = 10, 3, 16
+    X = rng.standard_normal((n, d)) * (rng.random((n, d)) < 0.5)  # zeros for the sparse case
+    W0 = rng.standard_normal((d, m)) * (np.arange(d) < 3)[:, None]
+    Y = (X @ W0 + 0.3 * rng.standard_normal((n, m)) > 0).astype(int)
+    Y[0], Y[1] = 0, 1  # both classes in every task
+    if fmt.startswith("shared"):
+        Xs, ys = [X] * m, [Y[:, t] for t in range(m)]
+        args = ((sp.csr_matrix(X) if fmt == "shared_sparse" else X), Y)
+    else:
+        Xs = [X[t::m] for t in range(m)] if fmt == "long" else [X + t for t in range(m)]
+        ys = [Y[t::m, t] for t in range(m)] if fmt == "long" else [Y[:, t] for t in range(m)]
+        for t in range(m):
+            ys[t][:2] = [0, 1]
+        if fmt == "long":
+            task = np.concatenate([np.full(len(y), t) for t, y in enumerate(ys)])
+            args = (np.vstack(Xs), np.concatenate(ys), task)
+        else:
+            args = ([sp.csr_matrix(Xt) for Xt in Xs], ys)
+    for constraint in ("l1inf", "l1"):
+        f_star, _ = _cvx_optimum(Xs, ys, 1.5, "hinge", True, constraint)
+        est = L1InfClassifier(radius=1.5, constraint=constraint, solver="lp").fit(*args)
+        f_lp = _hinge_objective(Xs, ys, est.coef_.T, est.intercept_)
+        assert abs(f_lp - f_star) <= 1e-6 * abs(f_star), (constraint, f_lp, f_star)
+
+
+def test_lp_solver_errors():
+    from multitask.penalties.balls import ColumnL2Balls
+    from multitask.solvers.lp import hinge_lp
+
+    rng = np.random.default_rng(12)
+    Xs, ys = _tasks(rng)
+    with pytest.raises(ValueError, match="hinge loss"):
+        L1InfClassifier(loss="logistic", solver="lp").fit(Xs, ys)
+    with pytest.raises(ValueError, match="not a linear program"):
+        L1InfClassifier(constraint="l2", solver="lp").fit(Xs, ys)
+    Xr, yr = _tasks(rng, classification=False)
+    with pytest.raises(ValueError, match="hinge loss"):
+        L1InfRegressor(solver="lp").fit(Xr, yr)
+    data, _ = as_multitask_data(Xs, ys, classification=True)
+    datafit = get_datafit("hinge", data, True)
+    with pytest.raises(ValueError, match="not a polyhedron"):
+        hinge_lp(datafit, ColumnL2Balls(1.0))
+    with pytest.raises(ValueError, match="method"):
+        hinge_lp(datafit, L1InfBall(1.0), method="simplex")
+    with pytest.raises(ValueError, match="hinge loss"):
+        hinge_lp(get_datafit("logistic", data, True), L1InfBall(1.0))
+
+
+def test_lp_solution_is_sparser_than_subgradient_at_10_rows():
+    """Reduced synthetic setup (d = 200, m = 30, 10 rows per task, seed 0).
+
+    The exact l1,inf solution (LP vertex) selects fewer features with a higher precision than
+    the exact l1 solution, and fewer features than the 200-step subgradient solution.
+    """
+    from multitask.experiments.l1inf import run_synthetic
+
+    res = run_synthetic((10,), repeats=1, n_tasks=30, n_test=200, seed=0,
+                        models=("l1inf", "l1inf_lp", "l1_lp"))
+    prec = {mo: res[(10, mo, "precision")][0] for mo in ("l1inf", "l1inf_lp", "l1_lp")}
+    nsel = {mo: res[(10, mo, "n_selected")][0] for mo in ("l1inf", "l1inf_lp", "l1_lp")}
+    obj = {mo: res[(10, mo, "train_objective")][0] for mo in ("l1inf", "l1inf_lp")}
+    assert prec["l1inf_lp"] > prec["l1_lp"] + 0.02
+    assert nsel["l1inf_lp"] < nsel["l1_lp"]
+    assert nsel["l1inf_lp"] < nsel["l1inf"] - 20
+    assert obj["l1inf_lp"] <= obj["l1inf"] + 1e-9  # exact: no higher than the subgradient
+
+
+def test_experiment_lp_models_on_real_data_path_and_unknown_model():
+    """``run_real`` fits ``l1inf_lp`` / ``l1_lp`` with ``solver="lp"`` inside the CV."""
+    from multitask.experiments.l1inf import run_real, run_synthetic
+
+    rng = np.random.default_rng(14)
+    Xs, ys = _tasks(rng, d=12, m=3, n=60)
+    res = run_real(Xs, ys, (20,), repeats=1, grid=[0.3, 1.0, 3.0, 10.0],
+                   models=("l1inf_lp", "l1_lp", "l2"))
+    for mo in ("l1inf_lp", "l1_lp", "l2"):
+        assert 0.0 <= res[(20, mo, "test_error")][0] < 0.4
+        assert res[(20, mo, "mean_auc")][0] > 0.7
+        assert 1 <= res[(20, mo, "n_selected")][0] <= 12
+    with pytest.raises(ValueError, match="Unknown models"):
+        run_synthetic((10,), models=("l2_lp",))
+
+
+def test_task_l1_balls_projection_matches_columnwise_l1_projection():
+    from multitask.penalties import project_l1_ball
+
+    rng = np.random.default_rng(13)
+    V = rng.standard_normal((30, 7)) * rng.choice([0.01, 1.0, 10.0], size=7)
+    V[:, 4] = 0.0
+    radii = np.array([0.5, 0.0, 3.0, 1e3, 1.0, 2.0, 0.1])
+    ball = make_constraint("l1", radii, 7)
+    P = ball.project(V)
+    for t in range(7):
+        np.testing.assert_allclose(P[:, t], project_l1_ball(V[:, t], radii[t]), atol=1e-14)
+    assert np.all(np.abs(P).sum(axis=0) <= radii * (1 + 1e-12))
+    np.testing.assert_array_equal(P[:, 3], V[:, 3])  # inside its ball: unchanged
+    assert np.all(P[:, 1] == 0)
+
+
 @pytest.mark.slow
 def test_exact_optimum_at_10_rows_is_sparser_than_the_subgradient_solution():
     """Diagnostic of the precision tie at 10 rows per task (full synthetic size, seed 0).
@@ -314,11 +460,17 @@ def test_exact_optimum_at_10_rows_is_sparser_than_the_subgradient_solution():
     The training set is the one of ``run_synthetic``'s first repetition at ``n = 10``. The
     interior-point solution (cvxpy, Clarabel) lies in the relative interior of the set of
     optima, so its support is the largest support of any optimum: every l1,inf optimum uses at
-    most that many features, fewer than the l1 optimum. The projected subgradient solutions
-    (200 and 2000 steps) are close in objective but use nearly all features. Run with ``-s``
+    most that many features, fewer than the l1 optimum. The LP vertex (``fit_exact``) is an
+    optimum too, with at most that support. The projected subgradient solutions (200 and 2000
+    steps) are close in objective but use nearly all features. Run with ``-s``
     to see the numbers quoted in docs/models/l1inf.md.
     """
-    from multitask.experiments.l1inf import fit_constrained, make_paper_synthetic, task_error
+    from multitask.experiments.l1inf import (
+        fit_constrained,
+        fit_exact,
+        make_paper_synthetic,
+        task_error,
+    )
 
     rng = np.random.default_rng(0)
     base = make_paper_synthetic(1, 1000, rng=rng)
@@ -342,6 +494,12 @@ def test_exact_optimum_at_10_rows_is_sparser_than_the_subgradient_solution():
         rows[model, "optimum"] = (prob.value, sel.size,
                                   np.intersect1d(sel, relevant).size / sel.size,
                                   task_error(W.value, base["Xte"], base["yte"]))
+        Wl, _, info = fit_exact(Xs, ys, model, C)
+        sel = np.flatnonzero(np.any(Wl != 0, axis=1))
+        rows[model, "LP vertex"] = (info["objective"], sel.size,
+                                    np.intersect1d(sel, relevant).size / sel.size,
+                                    task_error(Wl, base["Xte"], base["yte"]))
+        assert abs(info["objective"] - prob.value) <= 1e-6 * prob.value
         for T in (200, 2000) if model == "l1inf" else (200,):
             Ws, _, info = fit_constrained(Xs, ys, model, C, max_iter=T)
             sel = np.flatnonzero(np.any(Ws != 0, axis=1))
@@ -356,5 +514,8 @@ def test_exact_optimum_at_10_rows_is_sparser_than_the_subgradient_solution():
     assert rows["l1inf", "optimum"][2] > rows["l1", "optimum"][2]
     assert rows["l1inf", "subgradient 200"][1] > rows["l1inf", "optimum"][1] + 30
     assert rows["l1inf", "subgradient 2000"][1] > rows["l1inf", "optimum"][1] + 30
+    # the LP vertex is an optimum, so its support is within the interior-point one's
+    assert rows["l1inf", "LP vertex"][1] <= rows["l1inf", "optimum"][1]
+    assert rows["l1inf", "LP vertex"][2] > rows["l1", "LP vertex"][2]
     # more steps bring the objective closer to the optimum, not the support
     assert rows["l1inf", "subgradient 2000"][0] < rows["l1inf", "subgradient 200"][0]

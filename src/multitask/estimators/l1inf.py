@@ -14,9 +14,11 @@ tasks or by none. The paper's baselines use the same solver with independent per
 ``radius`` may then be one value per task.
 
 Solvers: the projected subgradient method with steps ``eta0 / sqrt(k)``
-(:func:`~multitask.solvers.subgradient.projected_subgradient`; the paper's method, needed for the
-hinge loss) or, for the smooth losses, accelerated projected gradient
-(:func:`~multitask.solvers.fista.fista`) with the same projection.
+(:func:`~multitask.solvers.subgradient.projected_subgradient`; the paper's method, for any
+loss); for the smooth losses, accelerated projected gradient
+(:func:`~multitask.solvers.fista.fista`) with the same projection; for the hinge loss with the
+l1,inf or per-task l1 balls, the exact solution of the equivalent linear program
+(:func:`~multitask.solvers.lp.hinge_lp`, ``solver="lp"``), a sparse vertex of the optimal set.
 """
 
 from __future__ import annotations
@@ -24,24 +26,50 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from numba import njit
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
 from multitask.data import MultiTaskData, check_scalar_param
 from multitask.estimators.base import MultiTaskClassifierBase, MultiTaskRegressorBase
 from multitask.losses import Datafit
-from multitask.penalties._prox import project_l1_ball
+from multitask.penalties._l1ball_numba import _l1ball_threshold
+from multitask.penalties._prox import soft_threshold
 from multitask.penalties.balls import ColumnL1Balls, ColumnL2Balls
 from multitask.penalties.base import Constraint
 from multitask.penalties.l1inf import L1InfBall, l1inf_norm
 from multitask.solvers.fista import fista
+from multitask.solvers.lp import hinge_lp
 from multitask.solvers.result import SolverResult
 from multitask.solvers.subgradient import ITERATES, projected_subgradient
 
 __all__ = ["L1InfClassifier", "L1InfRegressor", "l1inf_path", "make_constraint", "CONSTRAINTS"]
 
 CONSTRAINTS = ("l1inf", "l1", "l2")
-_SOLVERS = ("auto", "subgradient", "fista")
+_SOLVERS = ("auto", "subgradient", "fista", "lp")
+
+
+@njit(cache=True)
+def _column_l1_thresholds(V, radius):  # pragma: no cover - compiled
+    """Per-column l1-ball thresholds ``theta_t`` (0 inside the ball, ``inf`` for radius 0).
+
+    One compiled loop over the columns calling the library's l1-ball kernel
+    (:func:`~multitask.penalties._l1ball_numba._l1ball_threshold`, the threshold of
+    :func:`~multitask.penalties.project_l1_ball`); the projection is
+    ``sign(V) * max(|V| - theta, 0)``.
+    """
+    d, m = V.shape
+    theta = np.zeros(m)
+    for t in range(m):
+        s = 0.0
+        for j in range(d):
+            s += abs(V[j, t])
+        if s > radius[t]:
+            if radius[t] > 0:
+                theta[t] = _l1ball_threshold(np.ascontiguousarray(V[:, t]), radius[t], 0)
+            else:
+                theta[t] = np.inf
+    return theta
 
 
 class _TaskL1Balls(ColumnL1Balls):
@@ -55,10 +83,9 @@ class _TaskL1Balls(ColumnL1Balls):
         return 0.0 if np.all(ok) else np.inf
 
     def project(self, V):
-        out = np.empty_like(V, dtype=np.float64)
-        for t in range(V.shape[1]):
-            out[:, t] = project_l1_ball(V[:, t], float(self.radius[t]))
-        return out
+        V = np.asarray(V, dtype=np.float64)
+        theta = _column_l1_thresholds(V, np.asarray(self.radius, dtype=np.float64))
+        return soft_threshold(V, theta[None, :])
 
 
 class _TaskL2Balls(ColumnL2Balls):
@@ -161,6 +188,15 @@ class _L1InfMixin:
         if self.solver == "fista" and not datafit.smooth:
             raise ValueError(f"solver='fista' needs a smooth loss; the {datafit.name} loss is "
                              "not: use solver='subgradient' (or 'auto').")
+        if self.solver == "lp":
+            if datafit.name != "hinge":
+                raise ValueError(f"solver='lp' needs the hinge loss (the problem is then a "
+                                 f"linear program); the {datafit.name} loss is not piecewise "
+                                 "linear: use solver='fista' or 'auto'.")
+            if self.constraint == "l2":
+                raise ValueError("solver='lp' handles constraint='l1inf' or 'l1' (polyhedral "
+                                 "balls); the l2 balls are not a linear program: use "
+                                 "solver='subgradient'.")
         return self.solver
 
     def _solve(self, datafit: Datafit, data: MultiTaskData) -> SolverResult:
@@ -172,6 +208,8 @@ class _L1InfMixin:
                 if datafit.has_intercept_variable:
                     intercept_init = self.intercept_
         self.solver_ = self._solver_name(datafit)
+        if self.solver_ == "lp":
+            return hinge_lp(datafit, constraint)
         if self.solver_ == "fista":
             return fista(datafit, constraint, coef_init=coef_init, intercept_init=intercept_init,
                          max_iter=int(self.max_iter), tol=float(self.tol))
@@ -197,9 +235,12 @@ _PARAMS_DOC = """
     constraint : {"l1inf", "l1", "l2"}, default="l1inf"
         Joint ``||W||_{1,inf} <= C``, or independent per-task ``l1`` / ``l2`` balls (the
         paper's baselines, same solver).
-    solver : {"auto", "subgradient", "fista"}, default="auto"
+    solver : {"auto", "subgradient", "fista", "lp"}, default="auto"
         ``"auto"``: accelerated projected gradient for smooth losses, projected subgradient
-        for the hinge loss.
+        for the hinge loss. ``"lp"`` (classifier with the hinge loss and
+        ``constraint="l1inf"`` or ``"l1"`` only): the exact solution as a linear program
+        (HiGHS, a vertex solution, hence sparse; :func:`~multitask.solvers.lp.hinge_lp`);
+        ``eta0``, ``iterate``, ``max_iter``, ``tol`` and ``warm_start`` do not apply to it.
     eta0 : float, sequence of float or None, default=None
         Step scale of the subgradient method (steps ``eta0 / sqrt(k)``). ``None``: the value
         minimizing the textbook bound, ``C sqrt(m) / (G sqrt(1 + ln max_iter))`` with ``G`` a
@@ -224,12 +265,14 @@ _PARAMS_DOC = """
 
 
 class L1InfClassifier(_L1InfMixin, MultiTaskClassifierBase):
-    """Multi-task linear classifier in the l1,inf ball (joint feature selection).
+    # the docstring is assembled from _PARAMS_DOC, hence an assignment
+    __doc__ = """Multi-task linear classifier in the l1,inf ball (joint feature selection).
 
     Minimizes ``sum_t (1 / n_t) sum_{i in t} ell(y_i, x_i^T w_t + b_t)`` subject to
     ``sum_j max_t |W_jt| <= radius``, labels mapped to -1/+1 per task; ``ell`` is the hinge
     ``max(0, 1 - y z)`` (default), the logistic ``log(1 + exp(-y z))`` or the squared hinge
-    ``max(0, 1 - y z)^2``.
+    ``max(0, 1 - y z)^2``. With the hinge loss and the l1,inf or per-task l1 balls the problem
+    is a linear program, solved exactly by ``solver="lp"``.
 
     Parameters
     ----------
@@ -244,10 +287,12 @@ class L1InfClassifier(_L1InfMixin, MultiTaskClassifierBase):
     selected_features_ : ndarray of int
         Features with a nonzero coefficient in at least one task.
     solver_ : str
-        The solver used.
+        The solver used (``"subgradient"``, ``"fista"`` or ``"lp"``).
     eta0_ : float or None
         Step scale used by the subgradient method.
     n_iter_, objective_, converged_
+        Iterations (for ``"lp"``: HiGHS's), objective per iteration (for ``"lp"``: one value,
+        the optimum), whether the stopping rule (for ``"lp"``: optimality) was met.
 
     Examples
     --------
@@ -259,6 +304,9 @@ class L1InfClassifier(_L1InfMixin, MultiTaskClassifierBase):
     >>> est = L1InfClassifier(radius=5.0, max_iter=300).fit(X, Y)
     >>> est.coef_.shape
     (3, 6)
+    >>> exact = L1InfClassifier(radius=5.0, solver="lp").fit(X, Y)  # exact hinge optimum
+    >>> bool(exact.objective_[-1] <= est.objective_.min() + 1e-9)
+    True
     """
 
     def __init__(self, radius=1.0, *, loss="hinge", constraint="l1inf", solver="auto",
@@ -285,7 +333,8 @@ class L1InfClassifier(_L1InfMixin, MultiTaskClassifierBase):
 
 
 class L1InfRegressor(_L1InfMixin, MultiTaskRegressorBase):
-    """Multi-task least squares in the l1,inf ball (joint feature selection).
+    # the docstring is assembled from _PARAMS_DOC, hence an assignment
+    __doc__ = """Multi-task least squares in the l1,inf ball (joint feature selection).
 
     Minimizes ``sum_t 1 / (2 n_t) ||X_t w_t + b_t - y_t||^2`` subject to
     ``sum_j max_t |W_jt| <= radius``.

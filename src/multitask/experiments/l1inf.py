@@ -10,6 +10,11 @@ edge while the edge is best, at most twice); only the projection differs:
 * ``l1``: independent per-task balls ``||w_t||_1 <= C_t``;
 * ``l2``: independent per-task balls ``||w_t||_2 <= C_t``.
 
+``--solver lp`` adds ``l1inf_lp`` and ``l1_lp``: the same l1,inf and l1 models solved exactly
+as linear programs (:func:`~multitask.solvers.lp.hinge_lp`, HiGHS, a sparse vertex of the
+optimal set), reported next to the subgradient runs on the same training sets; the l2 baseline
+is not an LP and keeps the subgradient method.
+
 ``--dataset synthetic`` (paper's Section 5.1): ``d = 200`` features, ``m = 60`` tasks,
 ``W`` i.i.d. N(0, 1) restricted to a random relevant set ``V`` of 10% of the features and, per
 task, to a random subset of ``V`` of size uniform in ``{|V|/2, ..., |V|}``; inputs N(0, I)
@@ -43,10 +48,14 @@ from multitask.estimators.l1inf import L1InfClassifier, constraint_norm, make_co
 from multitask.experiments._common import summarize
 from multitask.experiments.registry import register
 from multitask.losses import get_datafit
+from multitask.solvers.lp import hinge_lp
 from multitask.solvers.subgradient import default_eta0, projected_subgradient
 
 EXPERIMENT = "l1inf"
 MODELS = ("l1inf", "l1", "l2")
+#: The l1,inf and l1 models solved exactly (``--solver lp``); ``"<ball>_lp"``.
+LP_MODELS = ("l1inf_lp", "l1_lp")
+SOLVERS = ("subgradient", "lp")
 SIZES = (10, 20, 40, 80, 160, 320, 640)
 QUICK_SIZES = (10, 20, 40, 80)
 ETA_FACTORS = (0.1, 1.0, 10.0)
@@ -181,6 +190,34 @@ def fit_constrained(Xs, ys, constraint: str, radius, *, max_iter: int = N_ITER,
     return res.W, secs, {"eta_factor": f, "objective": res.final_objective, "tried": tried}
 
 
+def fit_exact(Xs, ys, constraint: str, radius):
+    """Average hinge loss, no intercept, exactly, as a linear program (``"l1inf"`` or ``"l1"``).
+
+    See :func:`~multitask.solvers.lp.hinge_lp` (HiGHS interior point with crossover: a vertex
+    solution).
+
+    Returns
+    -------
+    W : ndarray of shape (n_features, n_tasks)
+    seconds : float
+        Time of the solve (assembling the program included).
+    info : dict
+        ``objective`` (training objective of ``W``) and ``lp_iterations``.
+    """
+    data, _ = as_multitask_data(Xs, ys, classification=True)
+    datafit = get_datafit("hinge", data, fit_intercept=False)
+    ball = make_constraint(constraint, radius, data.n_tasks)
+    t0 = time.perf_counter()
+    res = hinge_lp(datafit, ball)
+    secs = time.perf_counter() - t0
+    return res.W, secs, {"objective": res.final_objective, "lp_iterations": res.n_iter}
+
+
+def _ball_of(model: str) -> str:
+    """The constraint of a model name (``"l1inf_lp"`` -> ``"l1inf"``)."""
+    return model[: -len("_lp")] if model.endswith("_lp") else model
+
+
 def selection_scores(W: np.ndarray, relevant: np.ndarray) -> dict:
     """Precision, recall and count of the features nonzero in at least one task."""
     sel = np.flatnonzero(np.any(W != 0, axis=1))
@@ -206,10 +243,15 @@ def run_synthetic(sizes=SIZES, *, repeats: int = 1, n_features: int = 200, n_tas
     """Run the synthetic experiment; returns ``{(n_train, model, metric): [values]}``.
 
     Per repetition one ``W`` and one test set are drawn; a fresh training set per size.
+    ``models`` may hold :data:`MODELS` (projected subgradient) and :data:`LP_MODELS` (the same
+    balls solved exactly by :func:`fit_exact`), fitted on the same training sets.
     Metrics: ``test_error``, ``precision``, ``recall``, ``n_selected``, ``eta_factor`` (the
-    chosen step factor) and ``train_objective``; ``("seconds", n_train, model)`` keys hold the
-    fit times (all step factors tried).
+    chosen step factor; subgradient models only) and ``train_objective``;
+    ``("seconds", n_train, model)`` keys hold the fit times (all step factors tried).
     """
+    unknown = [mo for mo in models if mo not in MODELS + LP_MODELS]
+    if unknown:
+        raise ValueError(f"Unknown models {unknown}: choose from {MODELS + LP_MODELS}.")
     out: dict = {}
     for r in range(repeats):
         rng = np.random.default_rng(seed + r)
@@ -221,12 +263,18 @@ def run_synthetic(sizes=SIZES, *, repeats: int = 1, n_features: int = 200, n_tas
             tr = make_paper_synthetic(int(n), 1, n_features=n_features, n_tasks=n_tasks,
                                       W=W_true, rng=rng)
             for model in models:
-                radius = constraint_norm(W_true, model)  # oracle radii
-                W, secs, info = fit_constrained(tr["Xtr"], tr["ytr"], model, radius,
-                                                max_iter=max_iter, eta_factors=eta_factors,
-                                                eta_extend=eta_extend)
+                ball = _ball_of(model)
+                radius = constraint_norm(W_true, ball)  # oracle radii
+                if model in LP_MODELS:
+                    W, secs, info = fit_exact(tr["Xtr"], tr["ytr"], ball, radius)
+                else:
+                    W, secs, info = fit_constrained(tr["Xtr"], tr["ytr"], model, radius,
+                                                    max_iter=max_iter, eta_factors=eta_factors,
+                                                    eta_extend=eta_extend)
                 vals = {"test_error": task_error(W, Xte, yte), **selection_scores(W, relevant),
-                        "eta_factor": info["eta_factor"], "train_objective": info["objective"]}
+                        "train_objective": info["objective"]}
+                if "eta_factor" in info:
+                    vals["eta_factor"] = info["eta_factor"]
                 for metric, v in vals.items():
                     out.setdefault((int(n), model, metric), []).append(v)
                 out.setdefault(("seconds", int(n), model), []).append(secs)
@@ -311,6 +359,7 @@ def run_real(Xs, ys, sizes, *, repeats: int = 3, seed: int = 0, grid=None, n_fol
     """The three models on per-task data; radius by CV on the training part (see module doc).
 
     ``grid`` defaults to :data:`RADIUS_GRID` and is widened at an edge by :func:`cv_radius`.
+    ``models`` may hold :data:`LP_MODELS` (``solver="lp"``, the exact hinge-loss solution).
     Metrics: ``test_error``, ``mean_auc``, ``n_selected``, ``radius`` (chosen) and
     ``radius_at_edge`` (1 when the choice is still at an edge of the widened grid).
     """
@@ -324,8 +373,9 @@ def run_real(Xs, ys, sizes, *, repeats: int = 3, seed: int = 0, grid=None, n_fol
             Xtr, ytr, Xte, yte = split_tasks(Xs, ys, n_train=int(n), stratify=True,
                                              random_state=seed + 1000 * r + int(n))
             for model in models:
-                est = L1InfClassifier(constraint=model, max_iter=max_iter, tol=0.0,
-                                      fit_intercept=True)
+                solver = "lp" if model in LP_MODELS else "subgradient"
+                est = L1InfClassifier(constraint=_ball_of(model), solver=solver,
+                                      max_iter=max_iter, tol=0.0, fit_intercept=True)
                 t0 = time.perf_counter()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ConvergenceWarning)
@@ -363,10 +413,15 @@ def _rows(dataset: str, res: dict, sizes, models, metrics) -> list[dict]:
     return rows
 
 
-def _print_table(rows: list[dict], metrics) -> None:
-    """Mean ± std per setting, two metrics (times the three models) per block."""
+def _print_table(rows: list[dict], metrics, methods=None, title: str | None = None) -> None:
+    """Mean ± std per setting, two metrics (times the models) per block."""
+    if methods is not None:
+        rows = [r for r in rows if r["method"] in methods]
+    if title:
+        print(title)
     settings = list(dict.fromkeys(r["setting"] for r in rows))
-    methods = list(dict.fromkeys(r["method"] for r in rows))
+    methods = list(dict.fromkeys(r["method"] for r in rows)) if methods is None else [
+        m for m in methods if any(r["method"] == m for r in rows)]
     metrics = [k for k in metrics if any(r["metric"] == k for r in rows)]
     for start in range(0, len(metrics), 2):
         block = metrics[start:start + 2]
@@ -391,13 +446,19 @@ def add_arguments(parser) -> None:
                              "synthetic, 20 40 80 for letter, 20 50 100 for newsgroups)")
     parser.add_argument("--iterations", type=int, default=N_ITER,
                         help="projected subgradient iterations (default 200, the paper's)")
+    parser.add_argument("--solver", choices=SOLVERS, default="subgradient",
+                        help="subgradient (default): the paper's projected subgradient for "
+                             "the three models; lp: in addition, l1,inf and l1 solved exactly "
+                             "as linear programs (l1inf_lp, l1_lp; HiGHS), reported in an "
+                             "extra table (l2 is not an LP)")
 
 
 @register(
     EXPERIMENT,
     datasets=("synthetic", "letter", "newsgroups"),
     description="l1,inf joint sparsity (Quattoni, Carreras, Collins & Darrell): l1,inf vs "
-    "independent l1 / l2 balls, projected subgradient; synthetic Fig. 2 (test error, "
+    "independent l1 / l2 balls, projected subgradient (--solver lp: l1,inf and l1 also "
+    "solved exactly as linear programs); synthetic Fig. 2 (test error, "
     "feature-selection precision/recall), Letter and 20 Newsgroups pairs.",
     add_arguments=add_arguments,
 )
@@ -412,6 +473,10 @@ def run(args) -> list[dict]:
     if repeats is not None and int(repeats) < 1:
         raise ValueError(f"--repeats must be >= 1, got {repeats}.")
     sizes = getattr(args, "sizes", None)
+    solver = getattr(args, "solver", "subgradient") or "subgradient"
+    if solver not in SOLVERS:
+        raise ValueError(f"--solver must be one of {SOLVERS}, got {solver!r}.")
+    models = MODELS + LP_MODELS if solver == "lp" else MODELS
     if dataset == "synthetic":
         if repeats is None:
             repeats = 1 if quick else 3
@@ -419,7 +484,7 @@ def run(args) -> list[dict]:
             sizes = QUICK_SIZES if quick else SIZES
         kw = dict(n_tasks=30, n_test=500) if quick else dict(n_tasks=60, n_test=1000)
         res = run_synthetic(sizes, repeats=int(repeats), seed=seed, max_iter=iters,
-                            verbose=True, **kw)
+                            models=models, verbose=True, **kw)
         metrics = ("test_error", "precision", "recall", "n_selected", "eta_factor",
                    "train_objective")
     elif dataset in ("letter", "newsgroups"):
@@ -434,10 +499,17 @@ def run(args) -> list[dict]:
             if quick:
                 sizes = sizes[:2]
         res = run_real(bunch.X, bunch.y, sizes, repeats=int(repeats), seed=seed,
-                       max_iter=iters, n_jobs=getattr(args, "n_jobs", None), verbose=True)
+                       max_iter=iters, n_jobs=getattr(args, "n_jobs", None), models=models,
+                       verbose=True)
         metrics = ("test_error", "mean_auc", "n_selected", "radius", "radius_at_edge")
     else:
         raise ValueError(f"Unknown dataset {dataset!r}: choose synthetic, letter or newsgroups.")
-    rows = _rows(dataset, res, sizes, MODELS, metrics)
-    _print_table(rows, metrics)
+    rows = _rows(dataset, res, sizes, models, metrics)
+    _print_table(rows, metrics, MODELS,
+                 "Projected subgradient (the paper's solver), "
+                 f"{iters} iterations:" if solver == "lp" else None)
+    if solver == "lp":
+        _print_table(rows, [k for k in metrics if k != "eta_factor"], LP_MODELS + ("l2",),
+                     "Exact solutions (linear programs, HiGHS) of l1,inf and l1, same training "
+                     "sets; l2 (not an LP) by projected subgradient:")
     return rows
