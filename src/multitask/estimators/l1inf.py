@@ -26,15 +26,12 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from numba import njit
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
 from multitask.data import MultiTaskData, check_scalar_param
 from multitask.estimators.base import MultiTaskClassifierBase, MultiTaskRegressorBase
 from multitask.losses import Datafit
-from multitask.penalties._l1ball_numba import _l1ball_threshold
-from multitask.penalties._prox import soft_threshold
 from multitask.penalties.balls import ColumnL1Balls, ColumnL2Balls
 from multitask.penalties.base import Constraint
 from multitask.penalties.l1inf import L1InfBall, l1inf_norm
@@ -49,29 +46,6 @@ CONSTRAINTS = ("l1inf", "l1", "l2")
 _SOLVERS = ("auto", "subgradient", "fista", "lp")
 
 
-@njit(cache=True)
-def _column_l1_thresholds(V, radius):  # pragma: no cover - compiled
-    """Per-column l1-ball thresholds ``theta_t`` (0 inside the ball, ``inf`` for radius 0).
-
-    One compiled loop over the columns calling the library's l1-ball kernel
-    (:func:`~multitask.penalties._l1ball_numba._l1ball_threshold`, the threshold of
-    :func:`~multitask.penalties.project_l1_ball`); the projection is
-    ``sign(V) * max(|V| - theta, 0)``.
-    """
-    d, m = V.shape
-    theta = np.zeros(m)
-    for t in range(m):
-        s = 0.0
-        for j in range(d):
-            s += abs(V[j, t])
-        if s > radius[t]:
-            if radius[t] > 0:
-                theta[t] = _l1ball_threshold(np.ascontiguousarray(V[:, t]), radius[t], 0)
-            else:
-                theta[t] = np.inf
-    return theta
-
-
 class _TaskL1Balls(ColumnL1Balls):
     """``{W : ||W_.t||_1 <= r_t}`` with one radius per task."""
 
@@ -81,12 +55,6 @@ class _TaskL1Balls(ColumnL1Balls):
     def value(self, W):
         ok = np.abs(W).sum(axis=0) <= self.radius * (1 + 1e-9) + 1e-12
         return 0.0 if np.all(ok) else np.inf
-
-    def project(self, V):
-        V = np.asarray(V, dtype=np.float64)
-        theta = _column_l1_thresholds(V, np.asarray(self.radius, dtype=np.float64))
-        return soft_threshold(V, theta[None, :])
-
 
 class _TaskL2Balls(ColumnL2Balls):
     """``{W : ||W_.t||_2 <= r_t}`` with one radius per task."""

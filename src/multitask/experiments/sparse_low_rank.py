@@ -85,6 +85,7 @@ from multitask.experiments._common import summarize, timer
 from multitask.experiments.registry import register
 from multitask.metrics import macro_f1, mean_task_auc, micro_f1
 from multitask.penalties import TraceBall
+from multitask.solvers.projected_gradient import low_rank_rank
 
 EXPERIMENT = "sparse-low-rank"
 METHODS = ("MixedNorm", "TraceNorm", "OneNorm", "RidgeReg", "L21", "IndLogistic", "IndSVM")
@@ -223,19 +224,12 @@ class _MixedNormPath(BaseEstimator):
         self.intercept_ = model.intercept_
         self.sparse_component_ = P
         self.low_rank_component_ = Q
-        self.rank_ = _rank(Q)
+        self.rank_ = low_rank_rank(Q)
         return self
 
     def predict(self, X):
         """Scores ``(n, m)`` of the inner model."""
         return self.model_.predict(X)
-
-
-def _rank(M: np.ndarray) -> int:
-    if M.size == 0 or not np.any(M):
-        return 0
-    s = np.linalg.svd(M, compute_uv=False)
-    return int(np.sum(s > max(M.shape) * np.finfo(float).eps * s[0]))
 
 
 class _PerTaskSklearn(BaseEstimator):

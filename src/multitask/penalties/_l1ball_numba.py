@@ -58,3 +58,25 @@ def _l1ball_threshold(a, radius, seed):
                     new_hi += 1
             hi = new_hi
     return (s_acc - radius) / c_acc
+
+
+@njit(cache=True)
+def _column_l1ball_thresholds(V, radius):  # pragma: no cover - compiled
+    """Per-column l1-ball thresholds ``theta_t`` (0 inside the ball, ``inf`` for radius 0).
+
+    One compiled loop over the columns calling :func:`_l1ball_threshold` (the threshold of
+    :func:`~multitask.penalties.project_l1_ball`); the projection of every column onto its
+    ball is ``sign(V) * max(|V| - theta, 0)``.
+    """
+    d, m = V.shape
+    theta = np.zeros(m)
+    for t in range(m):
+        s = 0.0
+        for j in range(d):
+            s += abs(V[j, t])
+        if s > radius[t]:
+            if radius[t] > 0:
+                theta[t] = _l1ball_threshold(np.ascontiguousarray(V[:, t]), radius[t], 0)
+            else:
+                theta[t] = np.inf
+    return theta

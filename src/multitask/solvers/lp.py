@@ -44,7 +44,7 @@ from multitask.data import MultiTaskData
 from multitask.losses import Datafit
 from multitask.penalties.balls import ColumnL1Balls
 from multitask.penalties.base import Constraint
-from multitask.penalties.l1inf import L1InfBall
+from multitask.penalties.l1inf import L1InfBall, l1inf_norm
 from multitask.solvers.result import SolverResult
 
 __all__ = ["hinge_lp", "LP_METHODS"]
@@ -155,7 +155,7 @@ def build_hinge_lp(datafit: Datafit, constraint: Constraint):
 def _make_feasible(W: np.ndarray, kind: str, radius) -> np.ndarray:
     """Scale ``W`` (per task for l1) into the ball when the LP's tolerance left it outside."""
     if kind == "l1inf":
-        norm = float(np.abs(W).max(axis=1).sum()) if W.size else 0.0
+        norm = l1inf_norm(W)
         return W * (radius / norm) if norm > radius else W
     r = np.broadcast_to(np.asarray(radius, dtype=np.float64), (W.shape[1],))
     norms = np.abs(W).sum(axis=0)
