@@ -105,6 +105,10 @@ class MultiTaskData:
     x_offset : ndarray of shape (d, m) or None
         Implicit per-task centring: the scores are ``X_t w_t - x_offset[:, t] . w_t``. Used to
         centre sparse designs without densifying them.
+    row_order : ndarray of shape (N,) or None
+        Long format only: ``row_order[k]`` is the user's row stored at stacked position ``k``
+        (the stacked rows are the user's rows grouped by task); ``None`` when the stacked
+        order is the user's order.
     """
 
     X: np.ndarray | sp.csr_matrix
@@ -113,6 +117,7 @@ class MultiTaskData:
     tasks: np.ndarray
     shared: bool = False
     x_offset: np.ndarray | None = None
+    row_order: np.ndarray | None = None
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     # ----------------------------------------------------------------- sizes
@@ -691,8 +696,7 @@ def as_multitask_data(
 
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     data = MultiTaskData(Xall, np.asarray(yall, dtype=np.float64), offsets,
-                         np.asarray(task_labels), shared)
-    data._cache["order"] = order  # permutation from user rows to stacked rows (long format)
+                         np.asarray(task_labels), shared, row_order=order)
     return data, (classes if classification else None)
 
 
@@ -704,7 +708,7 @@ def unstack_predictions(data: MultiTaskData, z: np.ndarray) -> np.ndarray:
     """
     if data.shared:
         return z.reshape(data.n_tasks, -1).T.copy()
-    order = data._cache.get("order")
+    order = data.row_order
     if order is None:
         return z
     out = np.empty_like(z)

@@ -188,7 +188,7 @@ class MultiTaskEstimator(BaseEstimator):
             return [z[data.offsets[t] : data.offsets[t + 1]] for t in range(data.n_tasks)]
         if data.shared:
             return z.reshape(data.n_tasks, -1).T.copy()
-        order = data._cache.get("order")
+        order = data.row_order
         if order is not None:
             out = np.empty_like(z)
             out[order] = z

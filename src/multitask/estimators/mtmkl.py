@@ -235,7 +235,7 @@ class MultitaskKernelClassifier(MultiTaskClassifierBase):
         Xs = _stacked_rows(data)
         yv = np.asarray(data.y, dtype=np.float64)
         tv = np.asarray(data.task_of_row, dtype=np.int64)
-        order = data._cache.get("order")
+        order = data.row_order
         sw = None
         if sample_weight is not None:
             if fmt != "long":
