@@ -1,18 +1,56 @@
 """Multi-task evaluation metrics.
 
-Every function accepts the three layouts of :mod:`multitask.data`: 2-D arrays ``(n, m)`` (a
-shared design, one column per task), 1-D arrays with ``task`` ids (long format), or lists of
-per-task arrays. Definitions (``T`` = set of tasks, ``n_t`` test rows of task ``t``,
-``N = sum_t n_t``):
+Layouts
+-------
+Every function of targets, labels or scores accepts the three layouts of
+:mod:`multitask.data`: 2-D arrays ``(n, m)`` (a shared design or multi-label data, one column
+per task), 1-D arrays with ``task`` ids (long format; tasks in the order of the sorted unique
+ids), or lists of per-task arrays. Example-based (``average="samples"``) metrics need the 2-D
+layout: one row per example, one column per task (label).
 
-* ``nmse(average="pooled")`` = ``(1/N) sum_t ||y_t - f_t||^2 / Var(y)`` with ``Var(y)`` the
-  variance of all test targets pooled: the "total squared error over the test targets'
-  variance" used in the multi-task literature.
+Notation: ``T`` = the tasks, ``m = |T|``, ``n_t`` test rows of task ``t``,
+``N = sum_t n_t``; ``y_t`` targets or labels and ``f_t`` predictions or scores of task ``t``.
+
+Regression
+----------
+* ``mse`` = ``(1/N) sum_t ||y_t - f_t||^2``; ``rmse = sqrt(mse)``.
+* ``nmse(average="pooled")`` = ``mse / Var(y)`` with ``Var(y)`` the variance of all test
+  targets pooled: the "total squared error over the test targets' variance" used in the
+  multi-task literature.
 * ``nmse(average="task")`` = ``amse`` = ``(1/m) sum_t (||y_t - f_t||^2 / n_t) / Var(y_t)``.
-* ``rmse`` = ``sqrt((1/N) sum_t ||y_t - f_t||^2)``.
-* ``mean_task_auc`` = ``(1/m) sum_t AUC_t`` (ROC AUC of the scores of task ``t``).
-* ``error_rate`` = fraction of misclassified (row, task) pairs.
-* ``macro_f1`` = ``(1/m) sum_t F1_t``; ``micro_f1`` = F1 of the pooled true/false positives.
+* ``design_mse(W_true, W, X)`` = ``(1/N) sum_t ||X_t (w_t - w*_t)||^2``: the error of the
+  weights measured on a design (Han & Zhang's ``MSE(W)`` with equal task sizes).
+
+Classification (binary labels per task; ``pos_label`` marks the positive class)
+-------------------------------------------------------------------------------
+* ``roc_auc(average="macro")`` = ``mean_task_auc`` = ``(1/m') sum_t AUC_t``, ``AUC_t`` the ROC
+  AUC of task ``t``'s scores, over the ``m'`` tasks whose test labels hold both classes.
+* ``roc_auc(average="micro")``: one ROC AUC over all (row, task) pairs pooled.
+* ``roc_auc(average="samples")`` (example-based): for every row ``i``, the ROC AUC of its
+  scores ``S[i, :]`` against its labels ``Y[i, :]`` over the tasks, averaged over the rows
+  that hold both classes.
+* ``f1(average="macro")`` = ``(1/m) sum_t F1_t``; ``"micro"``: the F1 of the true positives,
+  false positives and false negatives pooled over all (row, task) pairs; ``"samples"``
+  (example-based): ``(1/n) sum_i 2 |Y_i & P_i| / (|Y_i| + |P_i|)`` over the rows, ``Y_i`` and
+  ``P_i`` the sets of true and predicted positive tasks of row ``i``. From scores, a pair is
+  predicted positive when its score is strictly above the threshold of its task: a fixed one
+  (:func:`threshold_scores`, 0 by default) or per-task thresholds chosen on other data by
+  :func:`tune_thresholds`.
+* ``error_rate(average="micro")``: the fraction of misclassified (row, task) pairs;
+  ``"macro"``: the mean over tasks of the per-task fraction.
+
+Structure recovery (weights of shape ``(n_features, n_tasks)``, as the ``W_true`` of
+:mod:`multitask.datasets.synthetic`; pass ``estimator.coef_.T``)
+--------------------------------------------------------------------------------------------
+* ``support_recovery``: precision, recall, F1 and specificity of the selected entries,
+  features (rows) or tasks (columns) against the nonzero ones of ``W_true``.
+* ``weight_error`` = ``||W - W_true||`` (Frobenius, nuclear, spectral or entrywise l1),
+  optionally relative to ``||W_true||``.
+* ``numerical_rank``: the number of singular values above ``rtol * sigma_max``.
+* ``subspace_distance``: ``sin`` of the largest principal angle between the leading
+  ``rank``-dimensional column spaces of two matrices.
+* ``similarity_correlation``: the Pearson correlation of the off-diagonal entries of two task
+  similarity matrices.
 """
 
 from __future__ import annotations
@@ -20,21 +58,36 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from sklearn.metrics import f1_score, roc_auc_score
+from scipy.linalg import subspace_angles
+from sklearn.metrics import f1_score, precision_recall_fscore_support, roc_auc_score
 
 __all__ = [
     "per_task",
+    "mse",
+    "rmse",
     "nmse",
     "amse",
-    "rmse",
-    "mse",
+    "design_mse",
+    "roc_auc",
     "mean_task_auc",
-    "error_rate",
+    "f1",
     "macro_f1",
     "micro_f1",
+    "threshold_scores",
+    "tune_thresholds",
+    "error_rate",
+    "support_mask",
+    "support_recovery",
+    "weight_error",
+    "numerical_rank",
+    "subspace_distance",
+    "similarity_correlation",
 ]
 
+_AVERAGES = ("macro", "micro", "samples", None)
 
+
+# ----------------------------------------------------------------------------- layouts
 def per_task(y_true, y_pred, task=None) -> list[tuple[np.ndarray, np.ndarray]]:
     """Split targets and predictions into per-task pairs ``[(y_t, f_t), ...]``.
 
@@ -42,7 +95,13 @@ def per_task(y_true, y_pred, task=None) -> list[tuple[np.ndarray, np.ndarray]]:
     ----------
     y_true, y_pred : array (n, m), array (n,) with ``task``, or lists of per-task arrays
     task : array (n,), optional
-        Task id of each row for 1-D inputs.
+        Task id of each row for 1-D inputs; the pairs follow the sorted unique ids.
+
+    Returns
+    -------
+    pairs : list of (ndarray, ndarray)
+        One pair per task: column ``t`` of 2-D inputs, the rows of task ``t`` of long-format
+        inputs, or the ``t``-th arrays of lists.
     """
     if isinstance(y_true, (list, tuple)):
         if not isinstance(y_pred, (list, tuple)) or len(y_pred) != len(y_true):
@@ -71,23 +130,89 @@ def per_task(y_true, y_pred, task=None) -> list[tuple[np.ndarray, np.ndarray]]:
     return pairs
 
 
+def _matrix_pair(y_true, y_pred, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """The 2-D ``(n, m)`` arrays needed by example-based metrics, or a clear error."""
+    if isinstance(y_true, (list, tuple)) or isinstance(y_pred, (list, tuple)):
+        raise ValueError(f"{what} needs 2-D arrays (n, m), one row per example and one column "
+                         "per task; lists of per-task arrays have no common rows.")
+    yt, yp = np.asarray(y_true), np.asarray(y_pred)
+    if yt.ndim != 2:
+        raise ValueError(f"{what} needs 2-D arrays (n, m), one row per example and one column "
+                         f"per task; got y_true of shape {yt.shape}.")
+    if yt.shape != yp.shape:
+        raise ValueError(f"y_true has shape {yt.shape} but y_pred has shape {yp.shape}.")
+    return yt, yp
+
+
+def _check_average(average, allowed=_AVERAGES) -> None:
+    if average not in allowed:
+        raise ValueError(f"average must be one of {allowed}, got {average!r}.")
+
+
+def _task_thresholds(threshold, n_tasks: int) -> np.ndarray:
+    thr = np.asarray(threshold, dtype=np.float64)
+    if thr.ndim == 0:
+        thr = np.full(n_tasks, float(thr))
+    if thr.shape != (n_tasks,) or np.any(np.isnan(thr)):
+        raise ValueError(f"threshold must be a number or one number per task ({n_tasks} tasks), "
+                         f"got shape {thr.shape}.")
+    return thr
+
+
+def _binary_pairs(y_true, y_pred, task, pos_label, threshold):
+    """Per task ``(true positive mask, predicted positive mask)``.
+
+    ``threshold=None``: ``y_pred`` holds labels, predicted positive where equal to
+    ``pos_label``; otherwise ``y_pred`` holds scores, predicted positive where strictly above
+    the task's threshold.
+    """
+    pairs = per_task(y_true, y_pred, task)
+    if threshold is None:
+        return [(a == pos_label, b == pos_label) for a, b in pairs]
+    thr = _task_thresholds(threshold, len(pairs))
+    return [(a == pos_label, _scores(b) > c) for (a, b), c in zip(pairs, thr, strict=True)]
+
+
+def _scores(s) -> np.ndarray:
+    s = np.asarray(s, dtype=np.float64)
+    if np.any(np.isnan(s)):
+        raise ValueError("The scores contain NaN.")
+    return s
+
+
+# ----------------------------------------------------------------------------- regression
 def mse(y_true, y_pred, task=None) -> float:
-    """Pooled mean squared error ``(1/N) sum_t ||y_t - f_t||^2``."""
+    """Pooled mean squared error ``(1/N) sum_t ||y_t - f_t||^2``.
+
+    Parameters
+    ----------
+    y_true, y_pred : array (n, m), array (n,) with ``task``, or lists of per-task arrays
+    task : array (n,), optional
+
+    Returns
+    -------
+    float
+    """
     pairs = per_task(y_true, y_pred, task)
     sse = sum(float(np.sum((a - b) ** 2)) for a, b in pairs)
     return sse / sum(len(a) for a, _ in pairs)
 
 
 def rmse(y_true, y_pred, task=None) -> float:
-    """Pooled root mean squared error."""
+    """Pooled root mean squared error ``sqrt((1/N) sum_t ||y_t - f_t||^2)``."""
     return float(np.sqrt(mse(y_true, y_pred, task)))
 
 
 def nmse(y_true, y_pred, task=None, *, average: str = "pooled") -> float:
     """Normalized mean squared error.
 
-    ``average="pooled"``: pooled MSE over the variance of all test targets pooled.
-    ``average="task"``: mean over tasks of ``MSE_t / Var(y_t)`` (see :func:`amse`).
+    ``average="pooled"``: ``mse / Var(y)``, the pooled MSE over the variance of all test
+    targets pooled. ``average="task"``: ``(1/m) sum_t MSE_t / Var(y_t)`` (see :func:`amse`).
+
+    Raises
+    ------
+    ValueError
+        When the variance in the denominator is 0 (constant targets).
     """
     pairs = per_task(y_true, y_pred, task)
     if average == "pooled":
@@ -112,49 +237,522 @@ def amse(y_true, y_pred, task=None) -> float:
     return nmse(y_true, y_pred, task, average="task")
 
 
-def mean_task_auc(y_true, scores, task=None) -> float:
-    """Mean over tasks of the ROC AUC of each task's scores.
+def _check_weights(W_true, W) -> tuple[np.ndarray, np.ndarray]:
+    A, B = np.asarray(W_true, dtype=np.float64), np.asarray(W, dtype=np.float64)
+    if A.ndim != 2:
+        raise ValueError(f"W_true must be a 2-D array (n_features, n_tasks), got shape {A.shape}.")
+    if A.shape != B.shape:
+        raise ValueError(f"W_true has shape {A.shape} but W has shape {B.shape}; both are "
+                         "(n_features, n_tasks) (pass estimator.coef_.T).")
+    return A, B
 
-    Tasks whose test labels hold a single class have no AUC: they are left out with a
-    ``UserWarning`` naming them; if no task is left a ValueError is raised.
+
+def design_mse(W_true, W, X, task=None) -> float:
+    """Error of the weights on a design: ``(1/N) sum_t ||X_t (w_t - w*_t)||^2``.
+
+    Han & Zhang, "Multi-stage multi-task learning with reduced rank", write it
+    ``(1/(m n)) sum_t (w_t - w*_t)^T X_t^T X_t (w_t - w*_t)`` for ``n`` rows per task; it is
+    the pooled MSE of the predictions ``X_t w_t`` against the noiseless targets
+    ``X_t w*_t``.
+
+    Parameters
+    ----------
+    W_true, W : array-like of shape (n_features, n_tasks)
+        True and estimated weights, one column per task.
+    X : list of per-task designs (n_t, n_features), or an array (n, n_features)
+        A 2-D array is the design of every task (shared), or with ``task`` the rows of all
+        tasks in long format. Sparse matrices are accepted.
+    task : array (n,), optional
+        Task of each row of ``X``; the sorted unique ids are the columns of ``W``.
+
+    Returns
+    -------
+    float
     """
-    vals, skipped = [], []
-    for t, (a, b) in enumerate(per_task(y_true, scores, task)):
-        if len(np.unique(a)) < 2:
-            skipped.append(t)
-            continue
-        vals.append(roc_auc_score(a, b))
+    A, B = _check_weights(W_true, W)
+    m = A.shape[1]
+    D = B - A
+    if isinstance(X, (list, tuple)):
+        designs, cols = list(X), list(range(len(X)))
+    elif task is None:
+        designs, cols = [X] * m, list(range(m))
+    else:
+        task = np.asarray(task)
+        ids = np.unique(task)
+        designs, cols = [X[task == t] for t in ids], list(range(len(ids)))
+    if len(designs) != m:
+        raise ValueError(f"X holds {len(designs)} tasks but W has {m} columns.")
+    sse, n_rows = 0.0, 0
+    for X_t, t in zip(designs, cols, strict=True):
+        if X_t.shape[1] != A.shape[0]:
+            raise ValueError(f"Task {t}: X has {X_t.shape[1]} features but W has {A.shape[0]}.")
+        sse += float(np.sum(np.asarray(X_t @ D[:, t]).ravel() ** 2))
+        n_rows += X_t.shape[0]
+    if n_rows == 0:
+        raise ValueError("X has no rows.")
+    return sse / n_rows
+
+
+# ----------------------------------------------------------------------------- ranking
+def roc_auc(y_true, y_score, task=None, *, average: str | None = "macro", pos_label=1):
+    """ROC AUC of multi-task scores: per task, pooled or per example.
+
+    ``average="macro"``: ``(1/m') sum_t AUC_t`` over the ``m'`` tasks whose labels hold both
+    classes (the others are left out with a ``UserWarning`` naming them).
+    ``average="micro"``: the ROC AUC of all (row, task) pairs pooled (one ranking of all
+    scores).
+    ``average="samples"`` (example-based, 2-D layout only): for every row ``i`` the ROC AUC of
+    ``y_score[i, :]`` against ``y_true[i, :]`` over the tasks, averaged over the rows whose
+    labels hold both classes; rows whose labels are all positive or all negative have no AUC
+    and are left out, with a ``UserWarning`` giving their number.
+    ``average=None``: the array of the per-task AUCs, NaN for tasks with one class.
+
+    Every ROC AUC is scikit-learn's :func:`~sklearn.metrics.roc_auc_score` (ties count one
+    half).
+
+    Parameters
+    ----------
+    y_true : array (n, m), array (n,) with ``task``, or list of per-task arrays
+        Labels; ``pos_label`` is the positive class, every other value negative.
+    y_score : same layout as ``y_true``
+        Scores, larger for the positive class.
+    task : array (n,), optional
+    average : {"macro", "micro", "samples"} or None, default="macro"
+    pos_label : default=1
+
+    Returns
+    -------
+    float, or ndarray of shape (m,) for ``average=None``
+
+    Raises
+    ------
+    ValueError
+        When no task (macro), no row (samples) or the pooled labels (micro) hold both
+        classes.
+    """
+    _check_average(average)
+    if average == "samples":
+        Yt, S = _matrix_pair(y_true, y_score, 'average="samples"')
+        P = Yt == pos_label
+        S = _scores(S)
+        n_pos = P.sum(axis=1)
+        keep = (n_pos > 0) & (n_pos < P.shape[1])
+        if not np.any(keep):
+            raise ValueError("No row has both classes in y_true: the example-based AUC is "
+                             "undefined.")
+        if not np.all(keep):
+            warnings.warn(f"Example-based AUC: {int(np.sum(~keep))} of {len(keep)} rows hold "
+                          "one class only and are left out.", UserWarning, stacklevel=2)
+        return float(roc_auc_score(P[keep].astype(np.int64), S[keep], average="samples"))
+    pairs = [(a == pos_label, _scores(b)) for a, b in per_task(y_true, y_score, task)]
+    if average == "micro":
+        pos = np.concatenate([a for a, _ in pairs])
+        if pos.all() or not pos.any():
+            raise ValueError("y_true holds one class only: the pooled AUC is undefined.")
+        return float(roc_auc_score(pos, np.concatenate([b for _, b in pairs])))
+    vals = np.full(len(pairs), np.nan)
+    for t, (a, b) in enumerate(pairs):
+        if a.any() and not a.all():
+            vals[t] = roc_auc_score(a, b)
+    if average is None:
+        return vals
+    skipped = np.flatnonzero(np.isnan(vals)).tolist()
     if skipped:
         warnings.warn(
             f"AUC undefined for task(s) {skipped} (one class in y_true); averaged over "
-            f"{len(vals)} task(s).",
+            f"{len(vals) - len(skipped)} task(s).",
             UserWarning,
             stacklevel=2,
         )
-    if not vals:
+    if len(skipped) == len(vals):
         raise ValueError("No task has both classes in y_true: the mean AUC is undefined.")
-    return float(np.mean(vals))
+    return float(np.nanmean(vals))
 
 
-def error_rate(y_true, y_pred, task=None) -> float:
-    """Fraction of misclassified (row, task) pairs."""
-    pairs = per_task(y_true, y_pred, task)
-    wrong = sum(int(np.sum(a != b)) for a, b in pairs)
-    return wrong / sum(len(a) for a, _ in pairs)
+def mean_task_auc(y_true, scores, task=None) -> float:
+    """Mean over tasks of the ROC AUC of each task's scores: ``roc_auc(average="macro")``.
+
+    Tasks whose test labels hold a single class have no AUC: they are left out with a
+    ``UserWarning`` naming them; if no task is left a ValueError is raised. The positive
+    class is the label 1.
+    """
+    return roc_auc(y_true, scores, task, average="macro")
+
+
+# ----------------------------------------------------------------------------- F1
+def threshold_scores(y_score, threshold=0.0, task=None, *, labels=(0, 1)):
+    """Labels from scores: positive where the score is strictly above its task's threshold.
+
+    ``label = labels[1]`` where ``score > threshold_t``, else ``labels[0]``.
+
+    Parameters
+    ----------
+    y_score : array (n, m), array (n,) with ``task``, or list of per-task arrays
+    threshold : float or array-like of shape (m,), default=0.0
+        One threshold for all tasks, or one per task (in the task order of :func:`per_task`,
+        for example from :func:`tune_thresholds`).
+    task : array (n,), optional
+    labels : (negative, positive), default=(0, 1)
+
+    Returns
+    -------
+    labels : the layout of ``y_score`` (array or list of arrays)
+    """
+    neg, pos = labels
+    if isinstance(y_score, (list, tuple)):
+        thr = _task_thresholds(threshold, len(y_score))
+        return [np.where(_scores(s) > c, pos, neg) for s, c in zip(y_score, thr, strict=True)]
+    S = _scores(y_score)
+    if S.ndim == 2:
+        return np.where(S > _task_thresholds(threshold, S.shape[1])[None, :], pos, neg)
+    if S.ndim != 1:
+        raise ValueError(f"y_score must be 1-D or 2-D, got shape {S.shape}.")
+    if task is None:
+        return np.where(S > _task_thresholds(threshold, 1)[0], pos, neg)
+    task = np.asarray(task)
+    if len(task) != len(S):
+        raise ValueError(f"task has {len(task)} entries but y_score has {len(S)}.")
+    ids, inverse = np.unique(task, return_inverse=True)
+    return np.where(S > _task_thresholds(threshold, len(ids))[inverse], pos, neg)
+
+
+def tune_thresholds(y_true, y_score, task=None, *, pos_label=1) -> np.ndarray:
+    """Per-task thresholds that maximize the F1 of ``score > threshold`` (the "SCut" rule).
+
+    For each task, the rows are sorted by decreasing score; among the cuts between two
+    distinct consecutive scores (and the cut below all of them), the one with the largest F1
+    ``2 TP / (k + n_pos)`` (``k`` rows predicted positive) is chosen, the fewest positives on
+    ties. The threshold is the midpoint of the two scores around the cut, or the smallest
+    score minus 1 when every row is predicted positive. A task without positives gets
+    ``+inf`` (never predicted positive). Choose them on validation (or out-of-fold) scores and
+    apply them to test scores with :func:`threshold_scores` or ``f1(..., threshold=...)``.
+
+    Parameters
+    ----------
+    y_true : array (n, m), array (n,) with ``task``, or list of per-task arrays
+    y_score : same layout as ``y_true``
+    task : array (n,), optional
+    pos_label : default=1
+
+    Returns
+    -------
+    thresholds : ndarray of shape (m,)
+        In the task order of :func:`per_task`.
+    """
+    out = []
+    for a, b in per_task(y_true, y_score, task):
+        y = (a == pos_label).astype(np.int64)
+        s = _scores(b)
+        n, n_pos = len(y), int(y.sum())
+        if n_pos == 0:
+            out.append(np.inf)
+            continue
+        order = np.argsort(-s, kind="stable")
+        so = s[order]
+        f1_k = 2 * np.cumsum(y[order]) / (np.arange(1, n + 1) + n_pos)
+        valid = np.r_[so[:-1] > so[1:], True]  # cut only between distinct scores
+        j = int(np.argmax(np.where(valid, f1_k, -1.0)))
+        out.append(0.5 * (so[j] + so[j + 1]) if j + 1 < n else so[j] - 1.0)
+    return np.asarray(out, dtype=np.float64)
+
+
+def f1(y_true, y_pred, task=None, *, average: str | None = "macro", threshold=None,
+       pos_label=1, zero_division: float = 0.0):
+    """F1 score of multi-task binary predictions: per task, pooled or per example.
+
+    With ``TP``, ``FP``, ``FN`` the true positives, false positives and false negatives and
+    ``F1 = 2 TP / (2 TP + FP + FN)`` (``zero_division`` where ``2 TP + FP + FN = 0``):
+
+    * ``average="macro"``: ``(1/m) sum_t F1_t``, every task counted;
+    * ``average="micro"``: the F1 of ``TP``, ``FP``, ``FN`` summed over all (row, task) pairs;
+    * ``average="samples"`` (example-based, 2-D layout only):
+      ``(1/n) sum_i 2 |Y_i & P_i| / (|Y_i| + |P_i|)``, ``Y_i`` / ``P_i`` the true / predicted
+      positive tasks of row ``i``;
+    * ``average=None``: the array of the per-task ``F1_t``.
+
+    These are scikit-learn's :func:`~sklearn.metrics.f1_score` on the positive-class
+    indicators.
+
+    Parameters
+    ----------
+    y_true : array (n, m), array (n,) with ``task``, or list of per-task arrays
+        Labels; ``pos_label`` is the positive class, every other value negative.
+    y_pred : same layout as ``y_true``
+        Predicted labels (``threshold=None``) or scores.
+    task : array (n,), optional
+    average : {"macro", "micro", "samples"} or None, default="macro"
+    threshold : None, float or array-like of shape (m,), default=None
+        ``None``: ``y_pred`` holds labels, positive where equal to ``pos_label``. A number or
+        one number per task: ``y_pred`` holds scores and a pair is predicted positive where
+        its score is strictly above its task's threshold (0 for sign decisions; per-task
+        thresholds from :func:`tune_thresholds` on other data).
+    pos_label : default=1
+    zero_division : float, default=0.0
+        The F1 of a task (macro) or row (samples) without true or predicted positives, and
+        the micro F1 without any.
+
+    Returns
+    -------
+    float, or ndarray of shape (m,) for ``average=None``
+    """
+    _check_average(average)
+    if average == "samples":
+        Yt, Yp = _matrix_pair(y_true, y_pred, 'average="samples"')
+        if Yt.shape[1] < 2:
+            raise ValueError("The example-based F1 needs at least 2 tasks (columns).")
+        pairs = _binary_pairs(Yt, Yp, None, pos_label, threshold)
+        T = np.column_stack([a for a, _ in pairs]).astype(np.int64)
+        P = np.column_stack([b for _, b in pairs]).astype(np.int64)
+        return float(f1_score(T, P, average="samples", zero_division=zero_division))
+    pairs = _binary_pairs(y_true, y_pred, task, pos_label, threshold)
+    if average == "micro":
+        return float(f1_score(np.concatenate([a for a, _ in pairs]),
+                              np.concatenate([b for _, b in pairs]),
+                              zero_division=zero_division))
+    vals = np.array([f1_score(a, b, zero_division=zero_division) for a, b in pairs],
+                    dtype=np.float64)
+    return vals if average is None else float(np.mean(vals))
 
 
 def macro_f1(y_true, y_pred, task=None, *, pos_label=1) -> float:
-    """Mean over tasks of the F1 score of the positive class ``pos_label``."""
-    pairs = per_task(y_true, y_pred, task)
-    return float(np.mean([f1_score(a, b, pos_label=pos_label, zero_division=0.0)
-                          for a, b in pairs]))
+    """Mean over tasks of the F1 score of the positive class: ``f1(average="macro")``."""
+    return f1(y_true, y_pred, task, average="macro", pos_label=pos_label)
 
 
 def micro_f1(y_true, y_pred, task=None, *, pos_label=1) -> float:
-    """F1 of the positive class with true/false positives and negatives pooled over tasks."""
-    pairs = per_task(y_true, y_pred, task)
-    tp = sum(int(np.sum((a == pos_label) & (b == pos_label))) for a, b in pairs)
-    fp = sum(int(np.sum((a != pos_label) & (b == pos_label))) for a, b in pairs)
-    fn = sum(int(np.sum((a == pos_label) & (b != pos_label))) for a, b in pairs)
-    denom = 2 * tp + fp + fn
-    return 2.0 * tp / denom if denom else 0.0
+    """F1 with true/false positives and negatives pooled over tasks: ``f1(average="micro")``."""
+    return f1(y_true, y_pred, task, average="micro", pos_label=pos_label)
+
+
+def error_rate(y_true, y_pred, task=None, *, average: str = "micro", threshold=None,
+               pos_label=1) -> float:
+    """Misclassification rate.
+
+    ``average="micro"``: the fraction of misclassified (row, task) pairs,
+    ``(1/N) sum_t #{i : y_ti != f_ti}``. ``average="macro"``: the mean over tasks of the
+    per-task fraction, ``(1/m) sum_t #{i : y_ti != f_ti} / n_t``.
+
+    Parameters
+    ----------
+    y_true : array (n, m), array (n,) with ``task``, or list of per-task arrays
+    y_pred : same layout
+        Predicted labels (any values, compared with ``y_true``), or scores when
+        ``threshold`` is given: then a pair is predicted positive where its score is strictly
+        above its task's threshold and is wrong where that disagrees with
+        ``y_true == pos_label``.
+    task : array (n,), optional
+    average : {"micro", "macro"}, default="micro"
+    threshold : None, float or array-like of shape (m,), default=None
+    pos_label : default=1
+        Used with ``threshold`` only.
+
+    Returns
+    -------
+    float
+    """
+    _check_average(average, ("micro", "macro"))
+    if threshold is None:
+        wrong = [a != b for a, b in per_task(y_true, y_pred, task)]
+    else:
+        wrong = [a != b for a, b in _binary_pairs(y_true, y_pred, task, pos_label, threshold)]
+    if average == "macro":
+        return float(np.mean([np.mean(w) for w in wrong]))
+    return sum(int(np.sum(w)) for w in wrong) / sum(len(w) for w in wrong)
+
+
+# ----------------------------------------------------------------------------- structure
+_LEVELS = ("entries", "features", "tasks")
+
+
+def support_mask(W, *, level: str = "entries", threshold: float = 0.0,
+                 relative: bool = False) -> np.ndarray:
+    """Selected entries, features (rows) or tasks (columns) of a weight matrix.
+
+    The magnitude of an entry is ``|W_jt|``, of a feature the l2 norm of its row, of a task
+    the l2 norm of its column; an item is selected when its magnitude is strictly above
+    ``c = threshold`` (``relative=True``: ``c = threshold * the largest magnitude``). With
+    ``c = 0`` an item is selected when any of its entries is nonzero.
+
+    Parameters
+    ----------
+    W : array-like of shape (n_features, n_tasks)
+        Any shape for ``level="entries"``.
+    level : {"entries", "features", "tasks"}, default="entries"
+    threshold : float, default=0.0
+    relative : bool, default=False
+
+    Returns
+    -------
+    mask : ndarray of bool
+        Shape of ``W`` (entries), ``(n_features,)`` or ``(n_tasks,)``.
+    """
+    if level not in _LEVELS:
+        raise ValueError(f"level must be one of {_LEVELS}, got {level!r}.")
+    A = np.asarray(W, dtype=np.float64)
+    if level != "entries" and A.ndim != 2:
+        raise ValueError(f"level={level!r} needs a 2-D W (n_features, n_tasks), got shape "
+                         f"{A.shape}.")
+    if not threshold >= 0:
+        raise ValueError(f"threshold must be >= 0, got {threshold!r}.")
+    if level == "entries":
+        mag, nonzero = np.abs(A), A != 0
+    else:
+        axis = 1 if level == "features" else 0
+        mag, nonzero = np.linalg.norm(A, axis=axis), np.any(A != 0, axis=axis)
+    c = threshold * (float(mag.max()) if mag.size else 0.0) if relative else threshold
+    return nonzero if c == 0 else mag > c
+
+
+def support_recovery(W_true, W, *, level: str = "entries", threshold: float = 0.0,
+                     relative: bool = False, zero_division: float = 0.0) -> dict[str, float]:
+    """How well the selected items of ``W`` match the nonzero items of ``W_true``.
+
+    The true items are the nonzero entries, rows or columns of ``W_true``; the selected ones
+    those of :func:`support_mask` of ``W`` (``threshold``, ``relative``). With ``TP``, ``FP``,
+    ``FN``, ``TN`` the counts of selected-and-true, selected-but-zero, missed and rightly
+    unselected items: ``precision = TP / (TP + FP)``, ``recall = TP / (TP + FN)``,
+    ``f1 = 2 TP / (2 TP + FP + FN)``, ``specificity = TN / (TN + FP)`` (each
+    ``zero_division`` when its denominator is 0), computed by scikit-learn's
+    :func:`~sklearn.metrics.precision_recall_fscore_support`.
+
+    Parameters
+    ----------
+    W_true, W : array-like of the same shape
+        ``(n_features, n_tasks)``; any shape for ``level="entries"`` (for example the entries
+        of a block, ``W_true[mask]``).
+    level : {"entries", "features", "tasks"}, default="entries"
+    threshold : float, default=0.0
+    relative : bool, default=False
+    zero_division : float, default=0.0
+
+    Returns
+    -------
+    scores : dict
+        ``precision``, ``recall``, ``f1``, ``specificity``, ``n_selected`` and ``n_true``.
+    """
+    A, B = np.asarray(W_true, dtype=np.float64), np.asarray(W, dtype=np.float64)
+    if A.shape != B.shape:
+        raise ValueError(f"W_true has shape {A.shape} but W has shape {B.shape}.")
+    true = support_mask(A, level=level).ravel()
+    sel = support_mask(B, level=level, threshold=threshold, relative=relative).ravel()
+    if true.size == 0:
+        raise ValueError("W_true is empty.")
+    p, r, f, _ = precision_recall_fscore_support(true, sel, average="binary", pos_label=True,
+                                                 zero_division=zero_division)
+    tn, fp = int(np.sum(~true & ~sel)), int(np.sum(~true & sel))
+    return {"precision": float(p), "recall": float(r), "f1": float(f),
+            "specificity": tn / (tn + fp) if tn + fp else float(zero_division),
+            "n_selected": int(sel.sum()), "n_true": int(true.sum())}
+
+
+_NORMS = {"fro": "fro", "nuclear": "nuc", "spectral": 2}
+
+
+def weight_error(W_true, W, *, norm: str = "fro", relative: bool = False) -> float:
+    """Estimation error of the weights, ``||W - W_true||`` (over ``||W_true||`` if relative).
+
+    Parameters
+    ----------
+    W_true, W : array-like of shape (n_features, n_tasks)
+    norm : {"fro", "nuclear", "spectral", "l1"}, default="fro"
+        Frobenius, nuclear (sum of singular values), spectral (largest singular value) or
+        entrywise l1 norm.
+    relative : bool, default=False
+
+    Returns
+    -------
+    float
+    """
+    A, B = _check_weights(W_true, W)
+    if norm not in (*_NORMS, "l1"):
+        raise ValueError(f"norm must be one of {(*_NORMS, 'l1')}, got {norm!r}.")
+
+    def size(M):
+        return float(np.sum(np.abs(M))) if norm == "l1" else float(np.linalg.norm(M, _NORMS[norm]))
+
+    err = size(B - A)
+    if not relative:
+        return err
+    ref = size(A)
+    if ref == 0:
+        raise ValueError("W_true is zero: the relative error is undefined.")
+    return err / ref
+
+
+def numerical_rank(W, *, rtol: float | None = None) -> int:
+    """Number of singular values of ``W`` strictly above ``rtol * sigma_max``.
+
+    Parameters
+    ----------
+    W : array-like of shape (n_features, n_tasks)
+    rtol : float, optional
+        Relative tolerance; default ``max(W.shape) * eps`` (as :func:`numpy.linalg.matrix_rank`).
+
+    Returns
+    -------
+    int
+        0 for a zero or empty matrix.
+    """
+    A = np.asarray(W, dtype=np.float64)
+    if A.ndim != 2:
+        raise ValueError(f"W must be a 2-D array, got shape {A.shape}.")
+    if A.size == 0:
+        return 0
+    s = np.linalg.svd(A, compute_uv=False)
+    if s[0] == 0:
+        return 0
+    tol = max(A.shape) * np.finfo(np.float64).eps if rtol is None else float(rtol)
+    return int(np.sum(s > tol * s[0]))
+
+
+def subspace_distance(W_true, W, *, rank: int | None = None) -> float:
+    """``sin`` of the largest principal angle between two leading column spaces.
+
+    ``U*`` and ``U`` are the ``rank`` leading left singular vectors of ``W_true`` and ``W``;
+    the distance ``||U U^T - U* U*^T||_2 = sin(theta_max)`` is 0 when the spaces coincide and
+    1 when some direction of one is orthogonal to the other.
+
+    Parameters
+    ----------
+    W_true, W : array-like of shape (n_features, n_tasks)
+    rank : int, optional
+        Dimension compared; default :func:`numerical_rank` of ``W_true``.
+
+    Returns
+    -------
+    float in [0, 1]
+    """
+    A, B = _check_weights(W_true, W)
+    r = numerical_rank(A) if rank is None else rank
+    if not isinstance(r, (int, np.integer)) or not 1 <= r <= min(A.shape):
+        raise ValueError(f"rank must be an integer in [1, {min(A.shape)}], got {r!r}.")
+    Ua = np.linalg.svd(A, full_matrices=False)[0][:, :r]
+    Ub = np.linalg.svd(B, full_matrices=False)[0][:, :r]
+    return float(min(1.0, np.sin(np.max(subspace_angles(Ua, Ub)))))
+
+
+def similarity_correlation(S_true, S) -> float:
+    """Pearson correlation of the off-diagonal entries of two task-similarity matrices.
+
+    ``corr({S*_st : s != t}, {S_st : s != t})``; NaN with a ``UserWarning`` when either set of
+    entries is constant (the correlation is undefined).
+
+    Parameters
+    ----------
+    S_true, S : array-like of shape (n_tasks, n_tasks)
+
+    Returns
+    -------
+    float in [-1, 1], or NaN
+    """
+    A, B = np.asarray(S_true, dtype=np.float64), np.asarray(S, dtype=np.float64)
+    if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape != B.shape or A.shape[0] < 2:
+        raise ValueError(f"S_true and S must be square matrices of the same size >= 2, got "
+                         f"shapes {A.shape} and {B.shape}.")
+    mask = ~np.eye(A.shape[0], dtype=bool)
+    a, b = A[mask], B[mask]
+    if np.std(a) == 0 or np.std(b) == 0:
+        warnings.warn("A similarity matrix has constant off-diagonal entries: their correlation "
+                      "is undefined.", UserWarning, stacklevel=2)
+        return float("nan")
+    return float(np.corrcoef(a, b)[0, 1])

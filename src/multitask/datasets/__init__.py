@@ -7,9 +7,11 @@
   :func:`load_sarcos`, :func:`load_yeast`, :func:`load_scene`, :func:`load_letters`,
   :func:`load_newsgroups`, :func:`load_splice`. Nothing is downloaded.
 * Random splits: :func:`split_tasks` (per task) and :func:`split_shared` (shared design).
-* Synthetic data with known structure: :func:`make_low_rank_tasks`,
+* Synthetic data with known structure (:mod:`multitask.datasets.synthetic`):
+  :func:`make_linear_tasks` (given weights), :func:`make_low_rank_tasks`,
   :func:`make_joint_sparse_tasks`, :func:`make_sparse_low_rank_tasks`,
-  :func:`make_outlier_tasks`.
+  :func:`make_outlier_tasks`, :func:`make_tree_tasks` (tasks on a tree),
+  :func:`make_multilabel_tasks` (sparse documents, low-rank labels with outliers).
 """
 
 from ._loaders import (
@@ -27,9 +29,12 @@ from ._school import load_school
 from ._split import split_shared, split_tasks
 from .synthetic import (
     make_joint_sparse_tasks,
+    make_linear_tasks,
     make_low_rank_tasks,
+    make_multilabel_tasks,
     make_outlier_tasks,
     make_sparse_low_rank_tasks,
+    make_tree_tasks,
 )
 
 __all__ = [
@@ -45,9 +50,12 @@ __all__ = [
     "load_splice",
     "load_yeast",
     "make_joint_sparse_tasks",
+    "make_linear_tasks",
     "make_low_rank_tasks",
+    "make_multilabel_tasks",
     "make_outlier_tasks",
     "make_sparse_low_rank_tasks",
+    "make_tree_tasks",
     "split_shared",
     "split_tasks",
 ]
