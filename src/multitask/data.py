@@ -21,7 +21,16 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-__all__ = ["MultiTaskData", "as_multitask_data", "check_scalar_param", "split_task_column"]
+__all__ = [
+    "MAX_ABS_VALUE",
+    "MultiTaskData",
+    "as_multitask_data",
+    "as_task_ids",
+    "check_scalar_param",
+    "check_sparse_structure",
+    "check_task_column",
+    "split_task_column",
+]
 
 
 # --------------------------------------------------------------------------- numba kernels
@@ -394,6 +403,18 @@ def check_scalar_param(value, name: str, *, allow_zero: bool = True, upper=None)
     return v
 
 
+#: Largest magnitude accepted for a feature or a regression target. Sums of squares over all
+#: entries (Gram matrices, spectral norms, objectives) stay below 1e200 times the number of
+#: entries, far from the float64 overflow at 1.8e308 whatever the size of the data; measured:
+#: every estimator fits small problems with finite coefficients up to 1e140 and fails (NaN, a
+#: LAPACK error or a crash) from 1e160 on (see docs/model_files.md, "Input checks").
+MAX_ABS_VALUE = 1e100
+
+_REAL_KINDS = "fiub"
+_KIND_NAMES = {"c": "complex", "O": "object", "U": "text", "S": "bytes", "M": "datetime",
+               "m": "timedelta", "V": "structured"}
+
+
 def _label(v) -> str:
     """A task label as the user wrote it (``'b'``, ``3``), not as numpy prints it."""
     return repr(v.item() if isinstance(v, np.generic) else v)
@@ -419,18 +440,188 @@ def _check_finite(A, what: str, task=None) -> None:
     raise ValueError(f"{what} contains NaN or infinity (first at {loc}).")
 
 
+def _check_scale(A, what: str, task=None) -> None:
+    """Raise a ValueError when an entry of ``A`` exceeds :data:`MAX_ABS_VALUE` in magnitude.
+
+    The message names the row (and column, and the row's task) of the largest entry.
+    """
+    values = A.data if sp.issparse(A) else A
+    if not values.size:
+        return
+    hi, lo = float(np.max(values)), float(np.min(values))
+    if max(hi, -lo) <= MAX_ABS_VALUE:
+        return
+    k = int(np.argmax(np.abs(values)))
+    if sp.issparse(A):
+        where = [int(np.searchsorted(A.indptr, k, side="right") - 1), int(A.indices[k])]
+        value = A.data[k]
+    else:
+        where = [int(i) for i in np.unravel_index(k, A.shape)]
+        value = A[tuple(where)]
+    loc = f"row {where[0]}" + (f", column {where[1]}" if len(where) > 1 else "")
+    if task is not None:
+        loc += f", task {_label(task[where[0]])}"
+    raise ValueError(
+        f"{what} has an entry of magnitude {abs(value):.3g} (at {loc}), beyond the "
+        f"{MAX_ABS_VALUE:g} that the solvers handle without overflow: rescale it (e.g. divide "
+        "by its largest "
+        "absolute value, or use sklearn.preprocessing.StandardScaler)."
+    )
+
+
+def _dtype_error(what: str, dtype, hint: str = "") -> ValueError:
+    kind = _KIND_NAMES.get(dtype.kind, "unsupported")
+    return ValueError(f"{what} has {kind} dtype {dtype}: only real numbers (float, int or bool) "
+                      f"are accepted{hint}.")
+
+
+def _sparse_entry_row(indptr: np.ndarray, k: int) -> int:
+    return int(np.searchsorted(indptr, k, side="right") - 1)
+
+
+def check_sparse_structure(X, what: str = "X") -> sp.csr_matrix:
+    """Check the whole structure of a scipy sparse matrix; return a canonical float64 CSR copy.
+
+    scipy builds a compressed matrix from user arrays without checking its index arrays, and
+    the compiled products (scipy's and this library's) index memory with them: an index out of
+    range reads or writes outside the arrays (the interpreter crashes, or a negative index
+    silently wraps around). Every sparse input is checked here before anything else sees it:
+
+    * CSR / CSC / BSR: ``indptr`` has one entry per row (column, block row) plus one, starts
+      at 0, never decreases and ends at ``nnz <= len(indices) == len(data)``; every index
+      ``j`` of ``indices[:nnz]`` satisfies ``0 <= j < n_minor``;
+    * COO: ``row``, ``col`` and ``data`` have one length, ``0 <= row < n_rows`` and
+      ``0 <= col < n_cols``;
+    * other formats (LIL, DOK, DIA) are converted by scipy's pure-Python code, then checked
+      as CSR;
+    * the values are real numbers (float, int or bool): complex, object and other dtypes are
+      refused.
+
+    The returned matrix is a new CSR ``float64`` matrix with sorted indices and duplicate
+    entries summed (the meaning scipy gives them), sharing no array with ``X``; ``X`` itself
+    is never modified.
+
+    Parameters
+    ----------
+    X : scipy sparse matrix or array
+        Any format.
+    what : str, default="X"
+        How the messages name the input (``"X"``, ``"X of task 2"``).
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of dtype float64
+
+    Raises
+    ------
+    ValueError
+        Naming the input, the broken array, and the row or column of the first bad entry.
+    """
+    fmt = X.format
+    label = f"{what} (sparse {fmt.upper()})"
+    n_rows, n_cols = X.shape
+    if X.dtype.kind not in _REAL_KINDS:
+        raise _dtype_error(label, X.dtype)
+    if fmt in ("csr", "csc", "bsr", "coo"):
+        data = np.asarray(X.data)
+    if fmt in ("csr", "csc", "bsr"):
+        indptr, indices = np.asarray(X.indptr), np.asarray(X.indices)
+        for name, arr in (("indptr", indptr), ("indices", indices)):
+            if arr.ndim != 1 or arr.dtype.kind not in "iu":
+                raise ValueError(f"{label}: {name} must be a 1-D integer array, got dtype "
+                                 f"{arr.dtype} and shape {arr.shape}.")
+        if fmt == "bsr":
+            r, c = X.blocksize
+            major, minor, unit = n_rows // r, n_cols // c, ("block row", "block column")
+        elif fmt == "csr":
+            major, minor, unit = n_rows, n_cols, ("row", "column")
+        else:
+            major, minor, unit = n_cols, n_rows, ("column", "row")
+        if len(indptr) != major + 1:
+            raise ValueError(f"{label}: indptr has {len(indptr)} entries for {major} "
+                             f"{unit[0]}s (expected {major + 1}).")
+        if indptr[0] != 0:
+            raise ValueError(f"{label}: indptr must start at 0, got {indptr[0]}.")
+        steps = np.diff(indptr)
+        if steps.size and steps.min() < 0:
+            i = int(np.argmax(steps < 0))
+            raise ValueError(f"{label}: indptr decreases at {unit[0]} {i} ({indptr[i]} then "
+                             f"{indptr[i + 1]}); it must never decrease.")
+        nnz = int(indptr[-1])
+        if len(indices) != len(data):
+            raise ValueError(f"{label}: indices has {len(indices)} entries but data has "
+                             f"{len(data)}; they must have the same length.")
+        if nnz > len(indices):
+            raise ValueError(f"{label}: indptr ends at {nnz} but there are only {len(indices)} "
+                             "stored entries.")
+        idx = indices[:nnz]
+        bad = np.flatnonzero((idx < 0) | (idx >= minor))
+        if bad.size:
+            k = int(bad[0])
+            sign = "negative " if idx[k] < 0 else ""
+            raise ValueError(f"{label}: {sign}{unit[1]} index {int(idx[k])} at {unit[0]} "
+                             f"{_sparse_entry_row(indptr, k)} is out of range (indices must "
+                             f"be in [0, {minor}) for {minor} {unit[1]}s).")
+        src = X
+    elif fmt == "coo":
+        coords = getattr(X, "coords", None) or (X.row, X.col)
+        row, col = (np.asarray(a) for a in coords)
+        if not (len(row) == len(col) == len(data)):
+            raise ValueError(f"{label}: row, col and data have lengths {len(row)}, {len(col)} "
+                             f"and {len(data)}; they must have the same length.")
+        for name, arr, size in (("row", row, n_rows), ("column", col, n_cols)):
+            if arr.dtype.kind not in "iu":
+                raise ValueError(f"{label}: {name} indices must be integers, got {arr.dtype}.")
+            bad = np.flatnonzero((arr < 0) | (arr >= size))
+            if bad.size:
+                k = int(bad[0])
+                raise ValueError(f"{label}: {name} index {int(arr[k])} of entry {k} is out of "
+                                 f"range (indices must be in [0, {size}) for {size} {name}s).")
+        src = X
+    else:  # lil, dok, dia: converted by numpy / Python code, then checked as CSR
+        if fmt == "lil" and (len(X.rows) != n_rows or len(X.data) != n_rows or any(
+                len(r) != len(v) for r, v in zip(X.rows, X.data, strict=True))):
+            raise ValueError(f"{label}: rows and data must hold one list per row, of equal "
+                             "lengths.")
+        try:
+            src = X.tocsr()
+        except (ValueError, IndexError, TypeError) as exc:
+            raise ValueError(f"{label}: inconsistent structure ({exc}).") from None
+        return check_sparse_structure(src, what)
+    # the checked structure: copy it into a new CSR matrix that the caller owns
+    if fmt == "csr":
+        nnz = int(src.indptr[-1])
+        out = sp.csr_matrix(
+            (np.array(src.data[:nnz], dtype=np.float64), np.array(src.indices[:nnz]),
+             np.array(src.indptr)), shape=src.shape, copy=False)
+    else:
+        out = sp.csr_matrix(src.copy(), dtype=np.float64)
+    out.sum_duplicates()  # sorts the indices and adds duplicate entries, on the copy
+    return out
+
+
 def _as_2d_float(X, what: str, accept_sparse: bool = True, check_finite: bool = True):
+    """``X`` as a float64 array (a checked canonical CSR copy for sparse input).
+
+    Dense input must hold real numbers (float, int or bool dtype); complex, object, text and
+    datetime arrays are refused rather than converted (which would drop imaginary parts or
+    parse text).
+    """
     if sp.issparse(X):
         if not accept_sparse:
             raise ValueError(f"{what}: sparse input is not supported here.")
-        X = sp.csr_matrix(X, dtype=np.float64)
+        X = check_sparse_structure(X, what)
         if check_finite:
             _check_finite(X, what)
+            _check_scale(X, what)
         return X
     try:
-        A = np.asarray(X, dtype=np.float64)
+        A = np.asarray(X)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{what} must be numeric: {exc}") from None
+        raise ValueError(f"{what} must be a 2-D array of numbers: {exc}") from None
+    if A.dtype.kind not in _REAL_KINDS:
+        raise _dtype_error(what, A.dtype, "; convert it with np.asarray(X, dtype=float) "
+                           "after checking its content" if A.dtype.kind in "OUS" else "")
     if A.ndim == 1:
         raise ValueError(
             f"{what} must be 2-D (n_samples, n_features), got a 1-D array of shape {A.shape}; "
@@ -438,8 +629,10 @@ def _as_2d_float(X, what: str, accept_sparse: bool = True, check_finite: bool = 
         )
     if A.ndim != 2:
         raise ValueError(f"{what} must be 2-D, got shape {A.shape}.")
+    A = A.astype(np.float64, copy=False)
     if check_finite:
         _check_finite(A, what)
+        _check_scale(A, what)
     return A
 
 
@@ -449,38 +642,159 @@ def _as_1d_target(y, what: str, classification: bool, task=None):
         y = y.ravel()
     if y.ndim != 1:
         raise ValueError(f"{what} must be 1-D, got shape {y.shape}.")
-    if not classification:
-        try:
-            y = y.astype(np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(f"{what} must be numeric for regression.") from None
+    if classification:
+        y = _as_labels(y, what)
+    else:
+        if y.dtype.kind not in _REAL_KINDS:
+            raise _dtype_error(what, y.dtype, " for regression targets")
+        y = y.astype(np.float64)
     _check_finite(y, what, task)
+    if not classification:
+        _check_scale(y, what, task)
     return y
+
+
+def _python_kind(v) -> str | None:
+    """``'str'``, ``'bool'``, ``'int'``, ``'float'`` for a scalar id or label, else None."""
+    if isinstance(v, (str, np.str_)):
+        return "str"
+    if isinstance(v, (bool, np.bool_)):
+        return "bool"
+    if isinstance(v, (int, np.integer)):
+        return "int"
+    if isinstance(v, (float, np.floating)):
+        return "float"
+    return None
+
+
+def _uniform_values(values: np.ndarray, what: str, noun: str) -> np.ndarray:
+    """An object array of ids or labels as an array of one plain type (str, bool, int, float).
+
+    Raises a ValueError naming the row of a missing value (``None``), of a value of another
+    type (a list, a date), or of the first value whose type differs from the first row's:
+    mixing ``1`` and ``'1'`` or ``1`` and ``1.0`` would merge or reorder them silently.
+    """
+    kinds = [_python_kind(v) for v in values.tolist()]
+    for i, k in enumerate(kinds):
+        if k is None:
+            v = values[i]
+            if v is None or (isinstance(v, float) and np.isnan(v)):
+                raise ValueError(f"{what}: the {noun} of row {i} is missing ({v!r}).")
+            raise ValueError(f"{what}: the {noun} of row {i} is a {type(v).__name__} ({v!r}); "
+                             f"{noun}s must be strings, integers, floats or booleans.")
+    first = kinds[0] if kinds else "str"
+    other = next((i for i, k in enumerate(kinds) if k != first), None)
+    if other is not None:
+        raise ValueError(
+            f"{what}: {noun}s of different types, row 0 holds {values[0]!r} ({first}) and row "
+            f"{other} holds {values[other]!r} ({kinds[other]}); give all {noun}s one type (e.g. "
+            "all strings), so that none are merged or reordered."
+        )
+    dtype = {"str": str, "bool": bool, "int": np.int64, "float": np.float64}[first]
+    try:
+        return np.array(values.tolist(), dtype=dtype)
+    except OverflowError:
+        raise ValueError(f"{what}: an integer {noun} does not fit in 64 bits.") from None
+
+
+def _as_labels(y: np.ndarray, what: str) -> np.ndarray:
+    """Class labels of one plain type (numbers, booleans or strings)."""
+    if y.dtype.kind == "O":
+        return _uniform_values(y, what, "label")
+    if y.dtype.kind not in _REAL_KINDS + "US":
+        raise ValueError(f"{what} has {_KIND_NAMES.get(y.dtype.kind, 'unsupported')} dtype "
+                         f"{y.dtype}: class labels must be numbers, booleans or strings.")
+    return y
+
+
+def as_task_ids(task, what: str = "task") -> np.ndarray:
+    """The task id of each row as a 1-D array of one plain type, each id kept as written.
+
+    Ids are strings, integers, floats or booleans, all of one type: ``'01'`` and ``'1'`` are
+    two tasks, and a list mixing ``1`` and ``'1'`` (or ``1`` and ``1.0``, or holding ``None``)
+    is refused rather than merged. Float ids that are whole numbers below ``2**53`` in
+    magnitude become ``int64`` (a task column of a float matrix holds ``1.0`` for task ``1``);
+    larger or fractional floats stay floats, so that no two ids become one.
+
+    Parameters
+    ----------
+    task : array-like of shape (n,)
+    what : str
+        How the messages name the ids.
+
+    Returns
+    -------
+    ndarray of shape (n,) with dtype str, int64, float64 or bool
+
+    Raises
+    ------
+    ValueError
+        Naming the row of a missing id, of an id of another type, of NaN or infinity; or the
+        dtype when it is complex, datetime or another non-id type.
+    """
+    if isinstance(task, (list, tuple)):
+        task = np.array(task, dtype=object) if len(task) else np.array([], dtype=np.int64)
+    task = np.asarray(task)
+    if task.ndim != 1:
+        raise ValueError(f"{what} ids must be 1-D (one id per row), got shape {task.shape}.")
+    kind = task.dtype.kind
+    if kind == "O":
+        task = _uniform_values(task, f"{what} ids", "task id")
+        kind = task.dtype.kind
+    if kind == "S":
+        task = task.astype(str)
+    elif kind not in "fiubU":
+        raise ValueError(f"{what} ids have {_KIND_NAMES.get(kind, 'unsupported')} dtype "
+                         f"{task.dtype}: give strings, integers, floats or booleans.")
+    if kind == "f":
+        bad = np.flatnonzero(~np.isfinite(task))
+        if bad.size:
+            raise ValueError(f"{what} ids contain NaN or infinity (first at row {bad[0]}).")
+        if np.all(task == np.round(task)) and np.all(np.abs(task) < 2.0**53):
+            task = task.astype(np.int64)
+    return task
+
+
+def _id_family(kind: str) -> str:
+    return {"i": "numeric", "u": "numeric", "f": "numeric", "b": "boolean"}.get(kind, "string")
+
+
+def check_task_column(task_column, n_cols: int) -> int:
+    """The column index ``task_column`` as a non-negative int, checked against ``n_cols``.
+
+    Raises
+    ------
+    ValueError
+        When ``task_column`` is not an integer (floats such as ``-1.0`` and booleans are
+        refused) or is out of range.
+    """
+    if isinstance(task_column, (bool, np.bool_)) or not isinstance(task_column,
+                                                                    (int, np.integer)):
+        raise ValueError(f"task_column must be an integer column index, got {task_column!r} "
+                         f"({type(task_column).__name__}).")
+    col = int(task_column)
+    if not -n_cols <= col < n_cols:
+        raise ValueError(f"task_column={col} is out of range for X with {n_cols} columns.")
+    return col % n_cols
 
 
 def split_task_column(X, task_column: int):
     """Split long-format ``X`` into (features, task ids) where the ids are column ``task_column``.
 
-    Returns copies; ``X`` is not modified.
+    Sparse input goes through :func:`check_sparse_structure` first. Returns copies; ``X`` is
+    not modified.
     """
     if sp.issparse(X):
-        X = sp.csc_matrix(X)
-        n_cols = X.shape[1]
-        col = task_column % n_cols if -n_cols <= task_column < n_cols else None
-        if col is None:
-            raise ValueError(
-                f"task_column={task_column} is out of range for X with {n_cols} columns."
-            )
+        X = check_sparse_structure(X)
+        col = check_task_column(task_column, X.shape[1])
+        X = X.tocsc()
         task = X[:, col].toarray().ravel()
-        keep = [j for j in range(n_cols) if j != col]
+        keep = [j for j in range(X.shape[1]) if j != col]
         return X[:, keep].tocsr(), task
     X = np.asarray(X)
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D to hold a task column, got shape {X.shape}.")
-    n_cols = X.shape[1]
-    if not -n_cols <= task_column < n_cols:
-        raise ValueError(f"task_column={task_column} is out of range for X with {n_cols} columns.")
-    col = task_column % n_cols
+    col = check_task_column(task_column, X.shape[1])
     task = X[:, col].copy()
     return np.delete(X, col, axis=1), task
 
@@ -623,6 +937,7 @@ def as_multitask_data(
             task_labels = np.arange(m) if known_tasks is None else np.asarray(known_tasks)
             sizes = np.full(m, n, dtype=np.int64)
             _check_finite(Xa, "X")
+            _check_scale(Xa, "X")
             Xall = Xa
             ys = cols
             yall = np.concatenate(cols) if not predicting else np.zeros(n * m)
@@ -635,19 +950,21 @@ def as_multitask_data(
                     task = np.repeat(np.asarray(known_tasks)[:1], n)
                 else:
                     task = np.zeros(n, dtype=np.int64)
-            task = np.asarray(task)
-            if task.ndim != 1 or len(task) != n:
+            if np.ndim(task) != 1 or len(task) != n:
                 raise ValueError(f"task must be 1-D with one id per row of X ({n}), got shape "
-                                 f"{task.shape}.")
-            if task.dtype.kind == "f":
-                if not np.all(np.isfinite(task)):
-                    raise ValueError("task ids contain NaN or infinity.")
-                if np.all(task == np.round(task)):
-                    task = task.astype(np.int64)
+                                 f"{np.shape(task)}.")
+            task = as_task_ids(task)
             if known_tasks is None:
                 task_labels, inv = np.unique(task, return_inverse=True)
             else:
                 task_labels = np.asarray(known_tasks)
+                fitted, given = _id_family(task_labels.dtype.kind), _id_family(task.dtype.kind)
+                if fitted != given:
+                    raise ValueError(
+                        f"The task ids are {given} ({_label(task[0])}, ...) but the model was "
+                        f"fitted on {fitted} ids {task_labels.tolist()[:10]}: give the ids as "
+                        "in training."
+                    )
                 try:
                     lookup = {v: i for i, v in enumerate(task_labels.tolist())}
                     inv = np.array([lookup[v] for v in task.tolist()], dtype=np.int64)
@@ -657,6 +974,7 @@ def as_multitask_data(
                         f"{task_labels.tolist()[:10]}{'...' if len(task_labels) > 10 else ''}."
                     ) from None
             _check_finite(Xa, "X", task)
+            _check_scale(Xa, "X", task)
             order = np.argsort(inv, kind="stable")
             sizes = np.bincount(inv, minlength=len(task_labels)).astype(np.int64)
             if not predicting:
@@ -670,6 +988,9 @@ def as_multitask_data(
             else:
                 yall = np.zeros(n)
             Xall = Xa[order]
+    if d == 0:
+        raise ValueError("X has no feature columns" + (" besides the task column" if
+                         task_column is not None else "") + ": at least one is needed.")
     if n_features is not None and d != n_features:
         raise ValueError(f"X has {d} features, but the model was fitted with {n_features}.")
 
