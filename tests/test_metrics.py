@@ -8,18 +8,38 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sklearn.metrics import f1_score, mean_squared_error, roc_auc_score
+import scipy.sparse as sp
+from scipy.stats import pearsonr
+from sklearn.metrics import (
+    confusion_matrix,
+    f1_score,
+    mean_squared_error,
+    precision_score,
+    recall_score,
+    roc_auc_score,
+)
 
 from multitask.metrics import (
     amse,
+    design_mse,
     error_rate,
+    f1,
     macro_f1,
     mean_task_auc,
     micro_f1,
     mse,
     nmse,
+    numerical_rank,
     per_task,
     rmse,
+    roc_auc,
+    similarity_correlation,
+    subspace_distance,
+    support_mask,
+    support_recovery,
+    threshold_scores,
+    tune_thresholds,
+    weight_error,
 )
 
 
@@ -42,7 +62,7 @@ def _classification(n=30, m=3, seed=1):
 def _layouts(*arrays, seed=2):
     """The same per-task values in the three layouts: 2-D, long (shuffled, labels), lists."""
     n, m = arrays[0].shape
-    task = np.repeat(np.array(["t0", "t1", "t2", "t3"][:m]), n)
+    task = np.repeat(np.array([f"t{t:02d}" for t in range(m)]), n)  # sorted = column order
     perm = np.random.default_rng(seed).permutation(n * m)
     longs = [a.T.ravel()[perm] for a in arrays]
     lists = [[a[:, t] for t in range(m)] for a in arrays]
@@ -175,3 +195,320 @@ def test_per_task_splits_by_sorted_task_label():
     np.testing.assert_array_equal(pairs[0][0], [2, 4])
     np.testing.assert_array_equal(pairs[1][1], [5, 7])
     assert len(per_task(np.zeros(3), np.zeros(3))) == 1
+
+
+# ----------------------------------------------------------------------------- ROC AUC
+
+
+def _multilabel(n=40, m=5, seed=6):
+    """Labels (n, m) with some rows all-negative or all-positive, noisy scores with ties."""
+    rng = np.random.default_rng(seed)
+    Y = (rng.random((n, m)) < 0.4).astype(int)
+    Y[0], Y[1] = 0, 1
+    S = np.round(Y + rng.standard_normal((n, m)), 1)  # rounding makes ties
+    return Y, S
+
+
+@pytest.mark.parametrize("layout", ["2d", "long", "lists"])
+def test_roc_auc_macro_micro_per_task_match_sklearn(layout):
+    Y, S = _multilabel()
+    per = np.array([roc_auc_score(Y[:, t], S[:, t]) for t in range(Y.shape[1])])
+    (y, s), kw = _layouts(Y, S)[layout]
+    np.testing.assert_allclose(roc_auc(y, s, **kw, average=None), per, rtol=1e-12)
+    assert roc_auc(y, s, **kw) == pytest.approx(per.mean(), rel=1e-12)
+    assert mean_task_auc(y, s, **kw) == pytest.approx(per.mean(), rel=1e-12)
+    assert roc_auc(y, s, **kw, average="micro") == pytest.approx(
+        roc_auc_score(Y.ravel(), S.ravel()), rel=1e-12)
+
+
+def test_roc_auc_samples_is_the_row_mean_over_rows_with_both_classes():
+    Y, S = _multilabel()
+    both = [i for i in range(len(Y)) if 0 < Y[i].sum() < Y.shape[1]]
+    assert len(both) < len(Y)  # rows 0 and 1 hold one class
+    ref = np.mean([roc_auc_score(Y[i], S[i]) for i in both])
+    with pytest.warns(UserWarning, match=rf"{len(Y) - len(both)} of {len(Y)} rows hold one"):
+        got = roc_auc(Y, S, average="samples")
+    assert got == pytest.approx(ref, rel=1e-12)
+    # the three definitions differ on these data
+    macro, micro = roc_auc(Y, S), roc_auc(Y, S, average="micro")
+    assert len({round(got, 10), round(macro, 10), round(micro, 10)}) == 3
+
+
+def test_roc_auc_labels_positive_class_and_errors():
+    Y, S = _multilabel()
+    pm = np.where(Y == 1, 1, -1)
+    assert roc_auc(pm, S, average="micro") == pytest.approx(roc_auc(Y, S, average="micro"))
+    names = np.where(Y == 1, "yes", "no")
+    assert roc_auc(names, S, pos_label="yes") == pytest.approx(roc_auc(Y, S))
+    with pytest.raises(ValueError, match="2-D arrays"):
+        roc_auc([Y[:, 0]], [S[:, 0]], average="samples")
+    (y, s), kw = _layouts(Y, S)["long"]
+    with pytest.raises(ValueError, match="2-D arrays"):
+        roc_auc(y, s, **kw, average="samples")
+    with pytest.raises(ValueError, match="No row has both classes"):
+        roc_auc(Y[:, :1], S[:, :1], average="samples")
+    with pytest.raises(ValueError, match="one class only"):
+        roc_auc(np.zeros((4, 2)), S[:4, :2], average="micro")
+    with pytest.raises(ValueError, match="average must be one of"):
+        roc_auc(Y, S, average="weighted")
+    with pytest.raises(ValueError, match="NaN"):
+        roc_auc(Y, np.full(Y.shape, np.nan))
+
+
+def test_roc_auc_single_class_task_is_nan_per_task_and_skipped_in_macro():
+    Y, S = _multilabel()
+    Y[:, 2] = 0
+    per = roc_auc(Y, S, average=None)
+    assert np.isnan(per[2]) and np.all(np.isfinite(np.delete(per, 2)))
+    with pytest.warns(UserWarning, match=r"task\(s\) \[2\]"):
+        assert roc_auc(Y, S) == pytest.approx(np.nanmean(per))
+
+
+# ----------------------------------------------------------------------------- F1 and thresholds
+
+
+@pytest.mark.parametrize("layout", ["2d", "long", "lists"])
+def test_f1_from_labels_and_from_scores_match_sklearn(layout):
+    Y, S = _multilabel(seed=8)
+    m = Y.shape[1]
+    thr = np.linspace(-0.3, 0.9, m)
+    for threshold, P in ((None, (S > 0.5).astype(int)), (0.0, (S > 0).astype(int)),
+                         (thr, (S > thr[None, :]).astype(int))):
+        ref_macro = np.mean([f1_score(Y[:, t], P[:, t]) for t in range(m)])
+        ref_micro = f1_score(Y.ravel(), P.ravel())
+        pred = P if threshold is None else S
+        (y, p), kw = _layouts(Y, pred)[layout]
+        got = f1(y, p, **kw, threshold=threshold)
+        assert got == pytest.approx(ref_macro, rel=1e-12)
+        assert f1(y, p, **kw, threshold=threshold, average="micro") == pytest.approx(
+            ref_micro, rel=1e-12)
+        np.testing.assert_allclose(
+            f1(y, p, **kw, threshold=threshold, average=None),
+            [f1_score(Y[:, t], P[:, t]) for t in range(m)], rtol=1e-12)
+        if layout == "2d":
+            assert f1(Y, pred, threshold=threshold, average="samples") == pytest.approx(
+                f1_score(Y, P, average="samples", zero_division=0.0), rel=1e-12)
+
+
+def test_example_based_f1_direct_formula_and_zero_division():
+    Y = np.array([[1, 0, 1], [0, 0, 0], [1, 1, 0], [0, 0, 0]])
+    P = np.array([[1, 1, 0], [0, 0, 0], [1, 1, 0], [1, 0, 0]])
+    # rows: 2*1/(2+2), 0/0, 2*2/(2+2), 2*0/(0+1)
+    assert f1(Y, P, average="samples") == pytest.approx((0.5 + 0.0 + 1.0 + 0.0) / 4)
+    assert f1(Y, P, average="samples", zero_division=1.0) == pytest.approx(2.5 / 4)
+    # macro: the task without positives and without predictions scores zero_division
+    Yz, Pz = Y.copy(), P.copy()
+    Yz[:, 2], Pz[:, 2] = 0, 0
+    assert f1(Yz, Pz, average=None)[2] == 0.0
+    assert f1(Yz, Pz, average=None, zero_division=1.0)[2] == 1.0
+    with pytest.raises(ValueError, match="at least 2 tasks"):
+        f1(Y[:, :1], P[:, :1], average="samples")
+    with pytest.raises(ValueError, match="2-D arrays"):
+        f1([Y[:, 0]], [P[:, 0]], average="samples")
+    with pytest.raises(ValueError, match="one number per task"):
+        f1(Y, P, threshold=[0.0, 1.0])
+
+
+def _best_f1_by_brute_force(y, s):
+    """The largest F1 of ``s > c`` over every cut ``c`` (below, between and above the scores)."""
+    u = np.unique(s)
+    cuts = np.r_[u[0] - 1.0, (u[:-1] + u[1:]) / 2, u[-1] + 1.0]
+    return max(f1_score(y, (s > c).astype(int), zero_division=0.0) for c in cuts)
+
+
+@pytest.mark.parametrize("layout", ["2d", "long", "lists"])
+def test_tune_thresholds_reach_the_best_f1(layout):
+    Y, S = _multilabel(n=30, seed=9)
+    Y[:, 3] = 0  # no positives: never predicted
+    Y[:, 4] = 1  # all positive: predicted everywhere
+    (y, s), kw = _layouts(Y, S)[layout]
+    thr = tune_thresholds(y, s, **kw)
+    assert thr.shape == (5,)
+    assert thr[3] == np.inf and thr[4] < S[:, 4].min()
+    for t in range(3):
+        got = f1_score(Y[:, t], (S[:, t] > thr[t]).astype(int))
+        assert got == pytest.approx(_best_f1_by_brute_force(Y[:, t], S[:, t]), rel=1e-12)
+        # the threshold lies strictly between two scores: no score sits on it
+        assert not np.any(S[:, t] == thr[t])
+    # applied to other data through f1 and threshold_scores
+    Y2, S2 = _multilabel(n=25, seed=10)
+    (y2, s2), kw2 = _layouts(Y2, S2)[layout]
+    P2 = (S2 > thr[None, :]).astype(int)
+    assert f1(y2, s2, **kw2, threshold=thr) == pytest.approx(
+        np.mean([f1_score(Y2[:, t], P2[:, t], zero_division=0.0) for t in range(5)]))
+
+
+def test_threshold_scores_layouts_and_labels():
+    _, S = _multilabel(n=10, m=3, seed=11)
+    thr = np.array([0.0, 0.5, -0.5])
+    ref = np.where(S > thr[None, :], 1, -1)
+    np.testing.assert_array_equal(threshold_scores(S, thr, labels=(-1, 1)), ref)
+    (s,), kw = _layouts(S)["long"]
+    (r,), _ = _layouts(ref)["long"]
+    np.testing.assert_array_equal(threshold_scores(s, thr, **kw, labels=(-1, 1)), r)
+    lists = threshold_scores([S[:, t] for t in range(3)], thr)
+    for t in range(3):
+        np.testing.assert_array_equal(lists[t], (S[:, t] > thr[t]).astype(int))
+    np.testing.assert_array_equal(threshold_scores(S[:, 0]), (S[:, 0] > 0).astype(int))
+    with pytest.raises(ValueError, match="task has 3 entries"):
+        threshold_scores(S[:, 0], 0.0, task=np.zeros(3))
+
+
+@pytest.mark.parametrize("layout", ["2d", "long", "lists"])
+def test_error_rate_averages_and_thresholds(layout):
+    Y, S = _multilabel(seed=12)
+    P = (S > 0.5).astype(int)
+    (y, p, s), kw = _layouts(Y, P, S)[layout]
+    assert error_rate(y, p, **kw) == pytest.approx(np.mean(Y != P), rel=1e-12)
+    assert error_rate(y, p, **kw, average="macro") == pytest.approx(
+        np.mean([np.mean(Y[:, t] != P[:, t]) for t in range(Y.shape[1])]), rel=1e-12)
+    assert error_rate(y, s, **kw, threshold=0.5) == pytest.approx(np.mean(Y != P), rel=1e-12)
+    with pytest.raises(ValueError, match="average must be one of"):
+        error_rate(y, p, **kw, average="samples")
+
+
+def test_error_rate_macro_weights_tasks_not_rows():
+    y = [np.array([0, 1]), np.array([0] * 8)]
+    p = [np.array([1, 1]), np.array([0] * 8)]
+    assert error_rate(y, p) == pytest.approx(1 / 10)
+    assert error_rate(y, p, average="macro") == pytest.approx((0.5 + 0.0) / 2)
+
+
+# ----------------------------------------------------------------------------- weights
+
+
+def _weights(d=7, m=4, seed=13):
+    rng = np.random.default_rng(seed)
+    W_true = rng.standard_normal((d, m)) * (rng.random((d, m)) < 0.5)
+    W = W_true + 0.3 * rng.standard_normal((d, m)) * (rng.random((d, m)) < 0.4)
+    return W_true, W
+
+
+def test_design_mse_matches_pooled_mse_of_noiseless_predictions():
+    W_true, W = _weights()
+    rng = np.random.default_rng(14)
+    Xs = [rng.standard_normal((n, 7)) for n in (5, 9, 3, 6)]
+    ref = mean_squared_error(np.concatenate([X @ W_true[:, t] for t, X in enumerate(Xs)]),
+                             np.concatenate([X @ W[:, t] for t, X in enumerate(Xs)]))
+    assert design_mse(W_true, W, Xs) == pytest.approx(ref, rel=1e-12)
+    X, task = np.vstack(Xs), np.repeat(["a", "b", "c", "d"], [5, 9, 3, 6])
+    perm = rng.permutation(len(task))
+    assert design_mse(W_true, W, X[perm], task=task[perm]) == pytest.approx(ref, rel=1e-12)
+    shared = Xs[1]
+    ref_shared = mean_squared_error(shared @ W_true, shared @ W)
+    assert design_mse(W_true, W, shared) == pytest.approx(ref_shared, rel=1e-12)
+    assert design_mse(W_true, W, sp.csr_matrix(shared)) == pytest.approx(ref_shared, rel=1e-12)
+    assert design_mse(W_true, W_true, Xs) == 0.0
+    with pytest.raises(ValueError, match="pass estimator.coef_.T"):
+        design_mse(W_true, W.T, Xs)
+    with pytest.raises(ValueError, match="X holds 3 tasks but W has 4"):
+        design_mse(W_true, W, Xs[:3])
+    with pytest.raises(ValueError, match="Task 0: X has 6 features"):
+        design_mse(W_true, W, [X[:, :6] for X in Xs])
+
+
+@pytest.mark.parametrize("level", ["entries", "features", "tasks"])
+def test_support_recovery_matches_sklearn(level):
+    W_true, W = _weights()
+    true = support_mask(W_true, level=level)
+    sel = support_mask(W, level=level)
+    assert true.shape == {"entries": (7, 4), "features": (7,), "tasks": (4,)}[level]
+    got = support_recovery(W_true, W, level=level)
+    t, s = true.ravel(), sel.ravel()
+    assert got["precision"] == pytest.approx(precision_score(t, s, zero_division=0.0))
+    assert got["recall"] == pytest.approx(recall_score(t, s, zero_division=0.0))
+    assert got["f1"] == pytest.approx(f1_score(t, s, zero_division=0.0))
+    tn, fp, _, _ = confusion_matrix(t, s, labels=[False, True]).ravel()
+    assert got["specificity"] == pytest.approx(tn / (tn + fp) if tn + fp else 0.0)
+    assert got["n_selected"] == s.sum() and got["n_true"] == t.sum()
+
+
+def test_support_mask_thresholds():
+    W = np.array([[0.0, 0.0], [1e-3, 0.0], [3.0, 4.0], [0.0, -0.5]])
+    np.testing.assert_array_equal(support_mask(W, level="features"), [0, 1, 1, 1])
+    np.testing.assert_array_equal(support_mask(W, level="features", threshold=0.01), [0, 0, 1, 1])
+    # relative: row norms 0, 1e-3, 5, 0.5 -> above 0.2 * 5 = 1
+    np.testing.assert_array_equal(
+        support_mask(W, level="features", threshold=0.2, relative=True), [0, 0, 1, 0])
+    np.testing.assert_array_equal(support_mask(W, level="tasks", threshold=4.5), [False, False])
+    assert not support_mask(np.zeros((3, 2)), level="tasks", threshold=0.1, relative=True).any()
+    np.testing.assert_array_equal(support_mask(W), W != 0)
+    with pytest.raises(ValueError, match="level must be one of"):
+        support_mask(W, level="rows")
+    with pytest.raises(ValueError, match="needs a 2-D W"):
+        support_mask(np.ones(3), level="tasks")
+    with pytest.raises(ValueError, match="threshold must be >= 0"):
+        support_mask(W, threshold=-1.0)
+
+
+def test_support_recovery_zero_division_and_blocks():
+    W_true = np.zeros((4, 3))
+    W_true[2:, 1:] = 1.0
+    none = support_recovery(W_true, np.zeros((4, 3)), level="tasks")
+    assert none["precision"] == 0.0 and none["recall"] == 0.0 and none["n_selected"] == 0
+    assert support_recovery(W_true, np.zeros((4, 3)), zero_division=1.0)["precision"] == 1.0
+    # a known zero block: the fraction recovered as zero is the specificity on the block
+    W_hat = W_true.copy()
+    W_hat[0, 0] = 0.1
+    block = np.zeros((4, 3), dtype=bool)
+    block[:2, :1] = True
+    res = support_recovery(W_true[block], W_hat[block])
+    assert res["specificity"] == pytest.approx(np.mean(W_hat[block] == 0))
+    with pytest.raises(ValueError, match="shape"):
+        support_recovery(W_true, W_hat[:3])
+
+
+def test_weight_error_norms():
+    W_true, W = _weights()
+    D = W - W_true
+    assert weight_error(W_true, W) == pytest.approx(np.linalg.norm(D))
+    assert weight_error(W_true, W, norm="nuclear") == pytest.approx(
+        np.linalg.svd(D, compute_uv=False).sum())
+    assert weight_error(W_true, W, norm="spectral") == pytest.approx(np.linalg.norm(D, 2))
+    assert weight_error(W_true, W, norm="l1") == pytest.approx(np.abs(D).sum())
+    assert weight_error(W_true, W, relative=True) == pytest.approx(
+        np.linalg.norm(D) / np.linalg.norm(W_true))
+    with pytest.raises(ValueError, match="W_true is zero"):
+        weight_error(np.zeros((2, 2)), np.ones((2, 2)), relative=True)
+    with pytest.raises(ValueError, match="norm must be one of"):
+        weight_error(W_true, W, norm="max")
+
+
+def test_numerical_rank_and_subspace_distance():
+    rng = np.random.default_rng(15)
+    U = rng.standard_normal((9, 3))
+    L = U @ rng.standard_normal((3, 6))
+    assert numerical_rank(L) == np.linalg.matrix_rank(L) == 3
+    L2 = L + 1e-9 * rng.standard_normal(L.shape)
+    assert numerical_rank(L2) == 6 and numerical_rank(L2, rtol=1e-6) == 3
+    assert numerical_rank(np.zeros((3, 4))) == 0 and numerical_rank(np.zeros((0, 2))) == 0
+    # same column space, other basis and coefficients: distance 0
+    same = U @ rng.standard_normal((3, 6))
+    assert subspace_distance(L, same) == pytest.approx(0.0, abs=1e-7)
+    # direct formula ||P_A - P_B||_2 for another matrix
+    other = rng.standard_normal((9, 6))
+    Ua = np.linalg.svd(L)[0][:, :3]
+    Ub = np.linalg.svd(other)[0][:, :3]
+    ref = np.linalg.norm(Ua @ Ua.T - Ub @ Ub.T, 2)
+    assert subspace_distance(L, other) == pytest.approx(ref, rel=1e-8)
+    e = np.eye(4)
+    assert subspace_distance(e[:, :2], e[:, 2:], rank=2) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="rank must be an integer"):
+        subspace_distance(L, other, rank=7)
+
+
+def test_similarity_correlation():
+    rng = np.random.default_rng(16)
+    A = rng.standard_normal((5, 5))
+    A = A + A.T
+    B = A + rng.standard_normal((5, 5))
+    mask = ~np.eye(5, dtype=bool)
+    assert similarity_correlation(A, B) == pytest.approx(pearsonr(A[mask], B[mask])[0])
+    # the diagonal does not count
+    C = B.copy()
+    np.fill_diagonal(C, 100.0)
+    assert similarity_correlation(A, C) == pytest.approx(similarity_correlation(A, B))
+    with pytest.warns(UserWarning, match="constant"):
+        assert np.isnan(similarity_correlation(A, np.eye(5)))
+    with pytest.raises(ValueError, match="square matrices"):
+        similarity_correlation(A, B[:4, :4])

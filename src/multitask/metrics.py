@@ -56,8 +56,11 @@ Structure recovery (weights of shape ``(n_features, n_tasks)``, as the ``W_true`
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.linalg import subspace_angles
 from sklearn.metrics import f1_score, precision_recall_fscore_support, roc_auc_score
 
@@ -86,9 +89,14 @@ __all__ = [
 
 _AVERAGES = ("macro", "micro", "samples", None)
 
+#: Targets, labels, predictions or scores in one of the three layouts.
+Layout = ArrayLike | Sequence[ArrayLike]
+
 
 # ----------------------------------------------------------------------------- layouts
-def per_task(y_true, y_pred, task=None) -> list[tuple[np.ndarray, np.ndarray]]:
+def per_task(
+    y_true: Layout, y_pred: Layout, task: ArrayLike | None = None
+) -> list[tuple[np.ndarray, np.ndarray]]:
     """Split targets and predictions into per-task pairs ``[(y_t, f_t), ...]``.
 
     Parameters
@@ -130,7 +138,7 @@ def per_task(y_true, y_pred, task=None) -> list[tuple[np.ndarray, np.ndarray]]:
     return pairs
 
 
-def _matrix_pair(y_true, y_pred, what: str) -> tuple[np.ndarray, np.ndarray]:
+def _matrix_pair(y_true: Layout, y_pred: Layout, what: str) -> tuple[np.ndarray, np.ndarray]:
     """The 2-D ``(n, m)`` arrays needed by example-based metrics, or a clear error."""
     if isinstance(y_true, (list, tuple)) or isinstance(y_pred, (list, tuple)):
         raise ValueError(f"{what} needs 2-D arrays (n, m), one row per example and one column "
@@ -144,12 +152,12 @@ def _matrix_pair(y_true, y_pred, what: str) -> tuple[np.ndarray, np.ndarray]:
     return yt, yp
 
 
-def _check_average(average, allowed=_AVERAGES) -> None:
+def _check_average(average: str | None, allowed: tuple = _AVERAGES) -> None:
     if average not in allowed:
         raise ValueError(f"average must be one of {allowed}, got {average!r}.")
 
 
-def _task_thresholds(threshold, n_tasks: int) -> np.ndarray:
+def _task_thresholds(threshold: ArrayLike, n_tasks: int) -> np.ndarray:
     thr = np.asarray(threshold, dtype=np.float64)
     if thr.ndim == 0:
         thr = np.full(n_tasks, float(thr))
@@ -159,7 +167,10 @@ def _task_thresholds(threshold, n_tasks: int) -> np.ndarray:
     return thr
 
 
-def _binary_pairs(y_true, y_pred, task, pos_label, threshold):
+def _binary_pairs(
+    y_true: Layout, y_pred: Layout, task: ArrayLike | None, pos_label: Any,
+    threshold: ArrayLike | None,
+) -> list[tuple[np.ndarray, np.ndarray]]:
     """Per task ``(true positive mask, predicted positive mask)``.
 
     ``threshold=None``: ``y_pred`` holds labels, predicted positive where equal to
@@ -173,7 +184,7 @@ def _binary_pairs(y_true, y_pred, task, pos_label, threshold):
     return [(a == pos_label, _scores(b) > c) for (a, b), c in zip(pairs, thr, strict=True)]
 
 
-def _scores(s) -> np.ndarray:
+def _scores(s: ArrayLike) -> np.ndarray:
     s = np.asarray(s, dtype=np.float64)
     if np.any(np.isnan(s)):
         raise ValueError("The scores contain NaN.")
@@ -181,7 +192,7 @@ def _scores(s) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- regression
-def mse(y_true, y_pred, task=None) -> float:
+def mse(y_true: Layout, y_pred: Layout, task: ArrayLike | None = None) -> float:
     """Pooled mean squared error ``(1/N) sum_t ||y_t - f_t||^2``.
 
     Parameters
@@ -198,12 +209,14 @@ def mse(y_true, y_pred, task=None) -> float:
     return sse / sum(len(a) for a, _ in pairs)
 
 
-def rmse(y_true, y_pred, task=None) -> float:
+def rmse(y_true: Layout, y_pred: Layout, task: ArrayLike | None = None) -> float:
     """Pooled root mean squared error ``sqrt((1/N) sum_t ||y_t - f_t||^2)``."""
     return float(np.sqrt(mse(y_true, y_pred, task)))
 
 
-def nmse(y_true, y_pred, task=None, *, average: str = "pooled") -> float:
+def nmse(
+    y_true: Layout, y_pred: Layout, task: ArrayLike | None = None, *, average: str = "pooled"
+) -> float:
     """Normalized mean squared error.
 
     ``average="pooled"``: ``mse / Var(y)``, the pooled MSE over the variance of all test
@@ -232,12 +245,12 @@ def nmse(y_true, y_pred, task=None, *, average: str = "pooled") -> float:
     raise ValueError(f"average must be 'pooled' or 'task', got {average!r}.")
 
 
-def amse(y_true, y_pred, task=None) -> float:
+def amse(y_true: Layout, y_pred: Layout, task: ArrayLike | None = None) -> float:
     """Task-averaged normalized MSE ``(1/m) sum_t MSE_t / Var(y_t)``."""
     return nmse(y_true, y_pred, task, average="task")
 
 
-def _check_weights(W_true, W) -> tuple[np.ndarray, np.ndarray]:
+def _check_weights(W_true: ArrayLike, W: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     A, B = np.asarray(W_true, dtype=np.float64), np.asarray(W, dtype=np.float64)
     if A.ndim != 2:
         raise ValueError(f"W_true must be a 2-D array (n_features, n_tasks), got shape {A.shape}.")
@@ -247,7 +260,9 @@ def _check_weights(W_true, W) -> tuple[np.ndarray, np.ndarray]:
     return A, B
 
 
-def design_mse(W_true, W, X, task=None) -> float:
+def design_mse(
+    W_true: ArrayLike, W: ArrayLike, X: Any, task: ArrayLike | None = None
+) -> float:
     """Error of the weights on a design: ``(1/N) sum_t ||X_t (w_t - w*_t)||^2``.
 
     Han & Zhang, "Multi-stage multi-task learning with reduced rank", write it
@@ -294,7 +309,10 @@ def design_mse(W_true, W, X, task=None) -> float:
 
 
 # ----------------------------------------------------------------------------- ranking
-def roc_auc(y_true, y_score, task=None, *, average: str | None = "macro", pos_label=1):
+def roc_auc(
+    y_true: Layout, y_score: Layout, task: ArrayLike | None = None, *,
+    average: str | None = "macro", pos_label: Any = 1,
+) -> float | np.ndarray:
     """ROC AUC of multi-task scores: per task, pooled or per example.
 
     ``average="macro"``: ``(1/m') sum_t AUC_t`` over the ``m'`` tasks whose labels hold both
@@ -369,7 +387,7 @@ def roc_auc(y_true, y_score, task=None, *, average: str | None = "macro", pos_la
     return float(np.nanmean(vals))
 
 
-def mean_task_auc(y_true, scores, task=None) -> float:
+def mean_task_auc(y_true: Layout, scores: Layout, task: ArrayLike | None = None) -> float:
     """Mean over tasks of the ROC AUC of each task's scores: ``roc_auc(average="macro")``.
 
     Tasks whose test labels hold a single class have no AUC: they are left out with a
@@ -380,7 +398,10 @@ def mean_task_auc(y_true, scores, task=None) -> float:
 
 
 # ----------------------------------------------------------------------------- F1
-def threshold_scores(y_score, threshold=0.0, task=None, *, labels=(0, 1)):
+def threshold_scores(
+    y_score: Layout, threshold: ArrayLike = 0.0, task: ArrayLike | None = None, *,
+    labels: tuple[Any, Any] = (0, 1),
+) -> np.ndarray | list[np.ndarray]:
     """Labels from scores: positive where the score is strictly above its task's threshold.
 
     ``label = labels[1]`` where ``score > threshold_t``, else ``labels[0]``.
@@ -416,7 +437,9 @@ def threshold_scores(y_score, threshold=0.0, task=None, *, labels=(0, 1)):
     return np.where(S > _task_thresholds(threshold, len(ids))[inverse], pos, neg)
 
 
-def tune_thresholds(y_true, y_score, task=None, *, pos_label=1) -> np.ndarray:
+def tune_thresholds(
+    y_true: Layout, y_score: Layout, task: ArrayLike | None = None, *, pos_label: Any = 1
+) -> np.ndarray:
     """Per-task thresholds that maximize the F1 of ``score > threshold`` (the "SCut" rule).
 
     For each task, the rows are sorted by decreasing score; among the cuts between two
@@ -456,8 +479,11 @@ def tune_thresholds(y_true, y_score, task=None, *, pos_label=1) -> np.ndarray:
     return np.asarray(out, dtype=np.float64)
 
 
-def f1(y_true, y_pred, task=None, *, average: str | None = "macro", threshold=None,
-       pos_label=1, zero_division: float = 0.0):
+def f1(
+    y_true: Layout, y_pred: Layout, task: ArrayLike | None = None, *,
+    average: str | None = "macro", threshold: ArrayLike | None = None, pos_label: Any = 1,
+    zero_division: float = 0.0,
+) -> float | np.ndarray:
     """F1 score of multi-task binary predictions: per task, pooled or per example.
 
     With ``TP``, ``FP``, ``FN`` the true positives, false positives and false negatives and
@@ -514,18 +540,24 @@ def f1(y_true, y_pred, task=None, *, average: str | None = "macro", threshold=No
     return vals if average is None else float(np.mean(vals))
 
 
-def macro_f1(y_true, y_pred, task=None, *, pos_label=1) -> float:
+def macro_f1(
+    y_true: Layout, y_pred: Layout, task: ArrayLike | None = None, *, pos_label: Any = 1
+) -> float:
     """Mean over tasks of the F1 score of the positive class: ``f1(average="macro")``."""
     return f1(y_true, y_pred, task, average="macro", pos_label=pos_label)
 
 
-def micro_f1(y_true, y_pred, task=None, *, pos_label=1) -> float:
+def micro_f1(
+    y_true: Layout, y_pred: Layout, task: ArrayLike | None = None, *, pos_label: Any = 1
+) -> float:
     """F1 with true/false positives and negatives pooled over tasks: ``f1(average="micro")``."""
     return f1(y_true, y_pred, task, average="micro", pos_label=pos_label)
 
 
-def error_rate(y_true, y_pred, task=None, *, average: str = "micro", threshold=None,
-               pos_label=1) -> float:
+def error_rate(
+    y_true: Layout, y_pred: Layout, task: ArrayLike | None = None, *, average: str = "micro",
+    threshold: ArrayLike | None = None, pos_label: Any = 1,
+) -> float:
     """Misclassification rate.
 
     ``average="micro"``: the fraction of misclassified (row, task) pairs,
@@ -564,7 +596,7 @@ def error_rate(y_true, y_pred, task=None, *, average: str = "micro", threshold=N
 _LEVELS = ("entries", "features", "tasks")
 
 
-def support_mask(W, *, level: str = "entries", threshold: float = 0.0,
+def support_mask(W: ArrayLike, *, level: str = "entries", threshold: float = 0.0,
                  relative: bool = False) -> np.ndarray:
     """Selected entries, features (rows) or tasks (columns) of a weight matrix.
 
@@ -603,8 +635,10 @@ def support_mask(W, *, level: str = "entries", threshold: float = 0.0,
     return nonzero if c == 0 else mag > c
 
 
-def support_recovery(W_true, W, *, level: str = "entries", threshold: float = 0.0,
-                     relative: bool = False, zero_division: float = 0.0) -> dict[str, float]:
+def support_recovery(
+    W_true: ArrayLike, W: ArrayLike, *, level: str = "entries", threshold: float = 0.0,
+    relative: bool = False, zero_division: float = 0.0,
+) -> dict[str, float]:
     """How well the selected items of ``W`` match the nonzero items of ``W_true``.
 
     The true items are the nonzero entries, rows or columns of ``W_true``; the selected ones
@@ -648,7 +682,9 @@ def support_recovery(W_true, W, *, level: str = "entries", threshold: float = 0.
 _NORMS = {"fro": "fro", "nuclear": "nuc", "spectral": 2}
 
 
-def weight_error(W_true, W, *, norm: str = "fro", relative: bool = False) -> float:
+def weight_error(
+    W_true: ArrayLike, W: ArrayLike, *, norm: str = "fro", relative: bool = False
+) -> float:
     """Estimation error of the weights, ``||W - W_true||`` (over ``||W_true||`` if relative).
 
     Parameters
@@ -667,7 +703,7 @@ def weight_error(W_true, W, *, norm: str = "fro", relative: bool = False) -> flo
     if norm not in (*_NORMS, "l1"):
         raise ValueError(f"norm must be one of {(*_NORMS, 'l1')}, got {norm!r}.")
 
-    def size(M):
+    def size(M: np.ndarray) -> float:
         return float(np.sum(np.abs(M))) if norm == "l1" else float(np.linalg.norm(M, _NORMS[norm]))
 
     err = size(B - A)
@@ -679,7 +715,7 @@ def weight_error(W_true, W, *, norm: str = "fro", relative: bool = False) -> flo
     return err / ref
 
 
-def numerical_rank(W, *, rtol: float | None = None) -> int:
+def numerical_rank(W: ArrayLike, *, rtol: float | None = None) -> int:
     """Number of singular values of ``W`` strictly above ``rtol * sigma_max``.
 
     Parameters
@@ -705,7 +741,7 @@ def numerical_rank(W, *, rtol: float | None = None) -> int:
     return int(np.sum(s > tol * s[0]))
 
 
-def subspace_distance(W_true, W, *, rank: int | None = None) -> float:
+def subspace_distance(W_true: ArrayLike, W: ArrayLike, *, rank: int | None = None) -> float:
     """``sin`` of the largest principal angle between two leading column spaces.
 
     ``U*`` and ``U`` are the ``rank`` leading left singular vectors of ``W_true`` and ``W``;
@@ -731,7 +767,7 @@ def subspace_distance(W_true, W, *, rank: int | None = None) -> float:
     return float(min(1.0, np.sin(np.max(subspace_angles(Ua, Ub)))))
 
 
-def similarity_correlation(S_true, S) -> float:
+def similarity_correlation(S_true: ArrayLike, S: ArrayLike) -> float:
     """Pearson correlation of the off-diagonal entries of two task-similarity matrices.
 
     ``corr({S*_st : s != t}, {S_st : s != t})``; NaN with a ``UserWarning`` when either set of

@@ -52,6 +52,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 from sklearn.utils import Bunch
 
 from ._utils import RandomStateLike, check_random_state
@@ -185,10 +186,10 @@ def _check_low_rank(low_rank: str, low_rank_scale: float) -> float:
 # ----------------------------------------------------------------------------- sampling
 def _check_sampling(
     n_tasks: int,
-    n_samples,
-    n_val,
-    n_test,
-    intercept,
+    n_samples: int | Sequence[int],
+    n_val: int | Sequence[int],
+    n_test: int | Sequence[int],
+    intercept: ArrayLike,
     shared_X: bool,
     task_type: str,
     design_shift: float,
@@ -236,12 +237,23 @@ def _both_classes(y: np.ndarray) -> bool:
     return bool(np.all((pos > 0) & (pos < n)))
 
 
-def _draw_part(W, b, sizes, noise, shared_X, task_type, shift, normalize_rows, ensure, rng):
+def _draw_part(
+    W: np.ndarray,
+    b: np.ndarray,
+    sizes: np.ndarray,
+    noise: float,
+    shared_X: bool,
+    task_type: str,
+    shift: float,
+    normalize_rows: bool,
+    ensure: bool,
+    rng: Rng,
+) -> tuple:
     """One part (training, validation or test): ``(X, Y)`` shared or ``(Xs, ys)`` lists."""
     d, m = W.shape
     add_b = bool(np.any(b != 0))
 
-    def scores(X, cols):
+    def scores(X: np.ndarray, cols: int | slice) -> np.ndarray:
         s = X @ W[:, cols]
         return s + b[cols] if add_b else s
 
@@ -314,8 +326,17 @@ def _simulate(
     return bunch
 
 
-def _sampling(n_tasks, task_type, shared_X, n_samples, n_val, n_test, intercept, design_shift,
-              ensure_both_classes) -> dict:
+def _sampling(
+    n_tasks: int,
+    task_type: str,
+    shared_X: bool,
+    n_samples: int | Sequence[int],
+    n_val: int | Sequence[int],
+    n_test: int | Sequence[int],
+    intercept: ArrayLike,
+    design_shift: float,
+    ensure_both_classes: bool,
+) -> dict:
     out = _check_sampling(n_tasks, n_samples, n_val, n_test, intercept, shared_X, task_type,
                           design_shift, ensure_both_classes)
     out["ensure_both_classes"] = bool(ensure_both_classes)
@@ -324,13 +345,13 @@ def _sampling(n_tasks, task_type, shared_X, n_samples, n_val, n_test, intercept,
 
 # ----------------------------------------------------------------------------- public: linear
 def make_linear_tasks(
-    W_true,
+    W_true: ArrayLike,
     n_samples: int | Sequence[int] = 50,
     *,
     n_val: int | Sequence[int] = 0,
     n_test: int | Sequence[int] = 0,
     noise: float = 0.1,
-    intercept=0.0,
+    intercept: ArrayLike = 0.0,
     shared_X: bool = False,
     task_type: str = "regression",
     design_shift: float = 0.0,
@@ -416,7 +437,7 @@ def make_low_rank_tasks(
     low_rank_scale: float = 1.0,
     n_val: int | Sequence[int] = 0,
     n_test: int | Sequence[int] = 0,
-    intercept=0.0,
+    intercept: ArrayLike = 0.0,
     design_shift: float = 0.0,
     normalize_rows: bool = False,
     ensure_both_classes: bool = False,
@@ -483,12 +504,12 @@ def make_joint_sparse_tasks(
     task_type: str = "regression",
     random_state: RandomStateLike = None,
     *,
-    support=None,
-    feature_scale=1.0,
+    support: ArrayLike | None = None,
+    feature_scale: ArrayLike = 1.0,
     min_task_support: int | None = None,
     n_val: int | Sequence[int] = 0,
     n_test: int | Sequence[int] = 0,
-    intercept=0.0,
+    intercept: ArrayLike = 0.0,
     design_shift: float = 0.0,
     normalize_rows: bool = False,
     ensure_both_classes: bool = False,
@@ -605,7 +626,7 @@ def make_sparse_low_rank_tasks(
     sparse_first: bool = False,
     n_val: int | Sequence[int] = 0,
     n_test: int | Sequence[int] = 0,
-    intercept=0.0,
+    intercept: ArrayLike = 0.0,
     design_shift: float = 0.0,
     normalize_rows: bool = False,
     ensure_both_classes: bool = False,
@@ -685,12 +706,12 @@ def make_sparse_low_rank_tasks(
                          design_shift, ensure_both_classes)
     rng = check_random_state(random_state)
 
-    def values(n):
+    def values(n: int) -> np.ndarray:
         if sparse_values == "gaussian":
             return rng.standard_normal(n)
         return rng.choice([-1.0, 1.0], n) * (1.0 + _uniform(rng, n))
 
-    def sparse_part():
+    def sparse_part() -> np.ndarray:
         if nnz == d * m:
             P = values(d * m).reshape(d, m)
         else:
@@ -728,7 +749,7 @@ def make_outlier_tasks(
     low_rank_scale: float = 1.0,
     n_val: int | Sequence[int] = 0,
     n_test: int | Sequence[int] = 0,
-    intercept=0.0,
+    intercept: ArrayLike = 0.0,
     design_shift: float = 0.0,
     normalize_rows: bool = False,
     ensure_both_classes: bool = False,
@@ -793,7 +814,9 @@ def make_outlier_tasks(
 
 
 # ----------------------------------------------------------------------------- tree tasks
-def _mutate_tree(node, mu, rng, n_flips, mutate_leaves, out) -> None:
+def _mutate_tree(
+    node: object, mu: np.ndarray, rng: Rng, n_flips: int, mutate_leaves: bool, out: dict
+) -> None:
     """Depth first: every child copies ``mu`` and flips the sign of ``n_flips`` coordinates."""
     if not isinstance(node, tuple):
         out[node] = mu
@@ -892,7 +915,7 @@ def make_tree_tasks(
     _mutate_tree(tree, np.ones(d), rng, flips, bool(mutate_leaves), mus)
     mu = np.stack([mus[t] for t in range(T)])
 
-    def sample(n_per_class):
+    def sample(n_per_class: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         X, y, task = [], [], []
         for t in range(T):
             for lab in (1.0, -1.0):
