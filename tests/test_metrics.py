@@ -512,3 +512,128 @@ def test_similarity_correlation():
         assert np.isnan(similarity_correlation(A, np.eye(5)))
     with pytest.raises(ValueError, match="square matrices"):
         similarity_correlation(A, B[:4, :4])
+
+
+# ----------------------------------------------------------------------------- reproductions
+# Verbatim copies of metrics that the paper reproductions computed by hand (the references
+# live only here): the public functions give the same numbers.
+
+
+def ref_scut_thresholds(Y01: np.ndarray, S: np.ndarray) -> np.ndarray:
+    # verbatim: experiments/sparse_low_rank.py, scut_thresholds (docstring left out)
+    n, m = S.shape
+    out = np.empty(m)
+    for t in range(m):
+        y, s = Y01[:, t], S[:, t]
+        n_pos = int(y.sum())
+        if n_pos == 0:
+            out[t] = np.inf
+            continue
+        order = np.argsort(-s, kind="stable")
+        tp = np.cumsum(y[order])
+        k = np.arange(1, n + 1)
+        f1 = 2 * tp / (k + n_pos)
+        # only cut between distinct scores
+        valid = np.r_[s[order][:-1] > s[order][1:], True]
+        f1 = np.where(valid, f1, -1.0)
+        j = int(np.argmax(f1))
+        out[t] = 0.5 * (s[order][j] + s[order][j + 1]) if j + 1 < n else s[order][j] - 1.0
+    return out
+
+
+def ref_selection_scores(W: np.ndarray, relevant: np.ndarray) -> dict:
+    # verbatim: experiments/l1inf.py, selection_scores
+    sel = np.flatnonzero(np.any(W != 0, axis=1))
+    hit = np.intersect1d(sel, relevant).size
+    return {"precision": hit / sel.size if sel.size else 0.0,
+            "recall": hit / relevant.size if relevant.size else 1.0,
+            "n_selected": float(sel.size)}
+
+
+def ref_task_error(W: np.ndarray, Xs, ys, b=None) -> float:
+    # verbatim: experiments/l1inf.py, task_error
+    errs = []
+    for t, (X, y) in enumerate(zip(Xs, ys, strict=True)):
+        s = X @ W[:, t] + (0.0 if b is None else b[t])
+        errs.append(np.mean((np.asarray(s).ravel() > 0).astype(int) != y))
+    return float(np.mean(errs))
+
+
+def ref_design_mse(Xs, W: np.ndarray, W_true: np.ndarray) -> float:
+    # verbatim: experiments/capped_trace.py, design_mse
+    m = W.shape[1]
+    n = np.mean([len(X) for X in Xs])
+    return float(sum(np.sum((X @ (W[:, t] - W_true[:, t])) ** 2)
+                     for t, X in enumerate(Xs)) / (m * n))
+
+
+def ref_offdiag_corr(A: np.ndarray, B: np.ndarray) -> float:
+    # verbatim: experiments/mtmkl.py, offdiag_corr
+    mask = ~np.eye(A.shape[0], dtype=bool)
+    a, b = A[mask], B[mask]
+    if np.std(a) == 0 or np.std(b) == 0:
+        return 0.0
+    return float(np.corrcoef(a, b)[0, 1])
+
+
+def test_reproduction_metrics_unchanged():
+    Y, S = _multilabel(n=50, m=6, seed=20)
+    Y[:, 5] = 0
+    np.testing.assert_array_equal(tune_thresholds(Y, S), ref_scut_thresholds(Y, S))
+
+    W_true, W = _weights(d=12, m=5, seed=21)
+    W[3] = 0.0
+    relevant = np.flatnonzero(np.any(W_true != 0, axis=1))
+    ref = ref_selection_scores(W, relevant)
+    got = support_recovery(W_true, W, level="features")
+    assert (got["precision"], got["recall"]) == (ref["precision"], ref["recall"])
+    assert support_mask(W, level="features").sum() == ref["n_selected"]
+
+    rng = np.random.default_rng(22)
+    Xs = [rng.standard_normal((8, 12)) for _ in range(5)]
+    ys = [(rng.random(8) < 0.5).astype(int) for _ in range(5)]
+    b = rng.standard_normal(5)
+    scores = [X @ W[:, t] + b[t] for t, X in enumerate(Xs)]
+    assert error_rate(ys, scores, threshold=0.0, average="macro") == ref_task_error(W, Xs, ys, b)
+    assert design_mse(W_true, W, Xs) == ref_design_mse(Xs, W, W_true)
+
+    A = rng.standard_normal((6, 6))
+    B = A + rng.standard_normal((6, 6))
+    assert similarity_correlation(A, B) == ref_offdiag_corr(A, B)
+
+
+def test_outlier_detection_and_sparse_pattern_scores():
+    """The robust reproduction's outlier-task detection and the sparse + low-rank one's
+    support F1, zero-block and rank figures, from the public functions."""
+    rng = np.random.default_rng(23)
+    E_true = np.zeros((10, 8))
+    truth = {1, 4, 6}
+    E_true[:, sorted(truth)] = rng.standard_normal((10, 3))
+    E = E_true.copy()
+    E[:, 4] = 0.0
+    E[:, 2] = 0.05 * rng.standard_normal(10)  # small: under 0.1 of the largest column
+    E[:, 7] = rng.standard_normal(10)  # a false alarm
+    en = np.linalg.norm(E, axis=0)
+    found = set(np.flatnonzero(en > 0.1 * en.max()).tolist())
+    tp = len(found & truth)
+    got = support_recovery(E_true, E, level="tasks", threshold=0.1, relative=True,
+                           zero_division=1.0)
+    assert got["precision"] == pytest.approx(tp / len(found))
+    assert got["recall"] == pytest.approx(tp / len(truth))
+    none = support_recovery(E_true, np.zeros_like(E), level="tasks", threshold=0.1,
+                            relative=True, zero_division=1.0)
+    assert none["precision"] == 1.0 and none["recall"] == 0.0
+
+    P = rng.standard_normal((12, 6))
+    P[:4, :3] = 0.0
+    P_hat = P * (rng.random(P.shape) < 0.7)
+    P_hat[0, 0] = 0.3
+    found, true = P_hat != 0, P != 0
+    ref_f1 = 2 * np.sum(found & true) / max(found.sum() + true.sum(), 1)
+    assert support_recovery(P, P_hat)["f1"] == pytest.approx(ref_f1, rel=1e-12)
+    block = np.zeros_like(P, dtype=bool)
+    block[:4, :3] = True
+    assert support_recovery(P[block], P_hat[block])["specificity"] == pytest.approx(
+        np.mean(~found[block]))
+    assert support_recovery(P[~block], P_hat[~block])["recall"] == pytest.approx(
+        np.mean(found[~block]))

@@ -286,7 +286,6 @@ def design_mse(
     """
     A, B = _check_weights(W_true, W)
     m = A.shape[1]
-    D = B - A
     if isinstance(X, (list, tuple)):
         designs, cols = list(X), list(range(len(X)))
     elif task is None:
@@ -301,7 +300,7 @@ def design_mse(
     for X_t, t in zip(designs, cols, strict=True):
         if X_t.shape[1] != A.shape[0]:
             raise ValueError(f"Task {t}: X has {X_t.shape[1]} features but W has {A.shape[0]}.")
-        sse += float(np.sum(np.asarray(X_t @ D[:, t]).ravel() ** 2))
+        sse += float(np.sum(np.asarray(X_t @ (B[:, t] - A[:, t])).ravel() ** 2))
         n_rows += X_t.shape[0]
     if n_rows == 0:
         raise ValueError("X has no rows.")
