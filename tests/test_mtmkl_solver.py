@@ -14,7 +14,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
-from multitask.kernels.mkl import dual_norm, theta_step
+from multitask.solvers.mkl_theta import dual_norm, theta_step
 from multitask.solvers.dcd import (
     dcd_mtl_svm,
     factor_task_kernels,

@@ -1,4 +1,5 @@
-"""Scikit-learn estimators, one module per model family."""
+"""Scikit-learn estimators, one module per model family, all presets of
+:class:`~multitask.estimators.base.MultiTaskEstimator`."""
 
 from multitask.estimators.baselines import (
     IndependentLassoClassifier,
@@ -14,51 +15,33 @@ from multitask.estimators.baselines import (
     TraceNormClassifier,
     TraceNormRegressor,
 )
+from multitask.estimators.capped_trace import CappedTraceClassifier, CappedTraceRegressor
+from multitask.estimators.l1inf import L1InfClassifier, L1InfRegressor
+from multitask.estimators.mtmkl import MultiTaskKernelClassifier, MultitaskKernelClassifier
+from multitask.estimators.robust import RobustMTLClassifier, RobustMTLRegressor
+from multitask.estimators.sparse_low_rank import SparseLowRankClassifier, SparseLowRankRegressor
 
 __all__ = [
+    "CappedTraceClassifier",
+    "CappedTraceRegressor",
     "IndependentLassoClassifier",
     "IndependentLassoRegressor",
     "IndependentRidgeClassifier",
     "IndependentRidgeRegressor",
+    "L1InfClassifier",
+    "L1InfRegressor",
     "L21Classifier",
     "L21Regressor",
     "MultiTaskClassifier",
+    "MultiTaskKernelClassifier",
     "MultiTaskRegressor",
+    "MultitaskKernelClassifier",
     "PooledClassifier",
     "PooledRegressor",
+    "RobustMTLClassifier",
+    "RobustMTLRegressor",
+    "SparseLowRankClassifier",
+    "SparseLowRankRegressor",
     "TraceNormClassifier",
     "TraceNormRegressor",
 ]
-
-from multitask.estimators.sparse_low_rank import (  # noqa: E402
-    SparseLowRankClassifier,
-    SparseLowRankRegressor,
-)
-
-__all__ += ["SparseLowRankClassifier", "SparseLowRankRegressor"]
-
-from multitask.estimators.robust import (  # noqa: E402
-    RobustMTLClassifier,
-    RobustMTLRegressor,
-)
-
-__all__ += ["RobustMTLClassifier", "RobustMTLRegressor"]
-
-from multitask.estimators.cv import MultiTaskCV  # noqa: E402
-
-__all__ += ["MultiTaskCV"]
-
-from multitask.estimators.l1inf import L1InfClassifier, L1InfRegressor  # noqa: E402
-
-__all__ += ["L1InfClassifier", "L1InfRegressor"]
-
-from multitask.estimators.capped_trace import (  # noqa: E402
-    CappedTraceClassifier,
-    CappedTraceRegressor,
-)
-
-__all__ += ["CappedTraceClassifier", "CappedTraceRegressor"]
-
-from multitask.estimators.mtmkl import MultitaskKernelClassifier  # noqa: E402
-
-__all__ += ["MultitaskKernelClassifier"]

@@ -1,12 +1,29 @@
 """The generic multi-task estimator every model is a preset of.
 
-A model chooses a loss, a penalty (or constraint) and a solver; this base converts the input
-(any of the three formats of :mod:`multitask.data`), validates the parameters, calls the
-solver and stores the scikit-learn attributes:
+A model is a loss, a penalty (or constraint set) and a solver. A preset declares
+
+* its hyper-parameters (:class:`Param`: default, constraint, keyword-only or not),
+* :meth:`MultiTaskEstimator._make_penalty` (the penalty from the hyper-parameters),
+* the solvers that may solve it (``_solvers``, in the order ``solver="auto"`` tries them),
+* optionally the fitted attributes it adds (:meth:`MultiTaskEstimator._store_extra`),
+
+and inherits everything else, once: the ``__init__`` (generated from the declared parameters,
+as scikit-learn requires), parameter validation (scikit-learn's constraints, plus finiteness),
+conversion of the three input formats (:mod:`multitask.data`), warm starts, the call of the
+solver, the fitted attributes, prediction in the layout of the input, ``alpha_max`` and the
+default regularization grid. A regressor and a classifier of the same model share the preset
+and differ by their base (:class:`MultiTaskRegressorBase`, :class:`MultiTaskClassifierBase`).
+
+Fitted attributes of every model:
 
 * ``coef_`` of shape ``(n_tasks, n_features)`` (row ``t`` is task ``tasks_[t]``),
 * ``intercept_`` of shape ``(n_tasks,)``,
-* ``tasks_`` (task labels), ``n_features_in_``, ``n_iter_``, ``objective_`` (history),
+* ``tasks_`` (task labels), ``n_features_in_``, ``input_format_``,
+* ``n_iter_``, ``objective_`` (history), ``converged_``, ``optimality_`` (the relative
+  optimality measure reached, see :mod:`multitask.solvers.base`), ``solver_`` (the solver
+  object used),
+* ``coef_variable_`` and ``intercept_variable_``: the solver's variables (a warm start
+  resumes from them; ``coef_variable_`` is ``(k, n_features, n_tasks)`` for split models),
 * ``classes_`` for classifiers (the two labels; ``classes_[1]`` is the positive class).
 
 Predictions follow the layout of the training input: a shared design (2-D ``Y``) predicts an
@@ -16,71 +33,231 @@ of per-task designs predicts a list of per-task arrays.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+from typing import Any, ClassVar
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.metrics import accuracy_score, r2_score
+from sklearn.utils._param_validation import Interval, StrOptions, validate_parameter_constraints
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from multitask.data import MultiTaskData, as_multitask_data, check_scalar_param
+from multitask.data import MultiTaskData, as_multitask_data, unstack_predictions
 from multitask.losses import Datafit, get_datafit
 from multitask.penalties.base import Penalty
-from multitask.solvers.fista import fista
+from multitask.solvers import SOLVERS, Solver, make_solver
 from multitask.solvers.result import SolverResult
 
-__all__ = ["MultiTaskEstimator", "MultiTaskRegressorBase", "MultiTaskClassifierBase"]
+__all__ = [
+    "MultiTaskClassifierBase",
+    "MultiTaskEstimator",
+    "MultiTaskRegressorBase",
+    "Param",
+    "is_task_list",
+    "nonnegative",
+    "positive",
+]
+
+#: Constraint of a finite or infinite number >= 0 (finiteness is checked separately).
+nonnegative = Interval(Real, 0, None, closed="left")
+#: Constraint of a number > 0.
+positive = Interval(Real, 0, None, closed="neither")
+
+#: The default tolerance of every estimator (relative optimality measure).
+DEFAULT_TOL = 1e-4
+
+
+@dataclass(frozen=True)
+class Param:
+    """A declared hyper-parameter of a preset.
+
+    Parameters
+    ----------
+    default : object
+        Default value (immutable). A classifier may use ``classifier_default`` instead.
+    constraints : list
+        scikit-learn parameter constraints (``Interval``, ``StrOptions``, types, ``None``,
+        ``"boolean"``, ...).
+    keyword_only : bool, default=True
+        Whether the parameter is keyword-only in ``__init__`` (the main strengths are not).
+    finite : bool, default=True
+        Reject infinite numbers (NaN is always rejected by the constraints).
+    classifier_default : object, optional
+        Default of the classifier of the pair, when it differs.
+    """
+
+    default: Any
+    constraints: list = field(default_factory=list)
+    keyword_only: bool = True
+    finite: bool = True
+    classifier_default: Any = "__same__"
+
+    def default_for(self, classifier: bool) -> Any:
+        if classifier and self.classifier_default != "__same__":
+            return self.classifier_default
+        return self.default
+
+
+def _common_params(classifier: bool) -> dict[str, Param]:
+    """The parameters every model has (after its own), in signature order."""
+    return {
+        "fit_intercept": Param(True, ["boolean"]),
+        "alpha_l2": Param(0.0, [nonnegative]),
+        "solver": Param("auto", [str, Solver]),
+        "max_iter": Param(5000, [Interval(Integral, 1, None, closed="left")]),
+        "tol": Param(DEFAULT_TOL, [positive]),
+        "warm_start": Param(False, ["boolean"]),
+        "task_column": Param(None, [Integral, None]),
+    }
+
+
+COMMON_PARAMETERS_DOC = """fit_intercept : bool, default=True
+        Fit an unpenalized intercept per task.
+    alpha_l2 : float, default=0.0
+        Weight of an extra ridge term ``(alpha_l2 / 2) ||W||_F^2`` (the elastic-net term;
+        MALSAR's ``rho_L2``, RMTL's ``Lam2``).
+    solver : str or Solver, default="auto"
+        A solver name of :data:`multitask.solvers.SOLVERS` accepted by the model, or a
+        configured :class:`~multitask.solvers.base.Solver` (used as given: its own
+        ``max_iter`` and ``tol``). ``"auto"`` takes the first applicable solver of the model's
+        list.
+    max_iter : int
+        Iteration budget of the solver (``ConvergenceWarning`` when reached).
+    tol : float, default=1e-4
+        Tolerance on the relative optimality measure (the prox-gradient residual relative to
+        the loss gradient at zero; see :mod:`multitask.solvers.base` and the user guide):
+        the same meaning in every model.
+    warm_start : bool, default=False
+        Start from the previous solution when refitting on the same tasks (paths).
+    task_column : int, optional
+        Column of ``X`` holding the task id of each row (long format for scikit-learn
+        tools)."""
+
+
+def _make_init(params: dict[str, Param], classifier: bool):
+    """An ``__init__`` with an explicit signature storing each parameter as given."""
+    names = list(params)
+    for n in names:
+        if not n.isidentifier():  # the names are code: refuse anything else
+            raise ValueError(f"Invalid parameter name {n!r}.")
+    positional = [n for n in names if not params[n].keyword_only]
+    keyword = [n for n in names if params[n].keyword_only]
+    defaults = {n: params[n].default_for(classifier) for n in names}
+    sig = ", ".join(["self", *[f"{n}=__d[{n!r}]" for n in positional]]
+                    + (["*"] + [f"{n}=__d[{n!r}]" for n in keyword] if keyword else []))
+    body = "\n".join(f"    self.{n} = {n}" for n in names) or "    pass"
+    namespace: dict[str, Any] = {"__d": defaults}
+    exec(f"def __init__({sig}):\n{body}\n", namespace)  # noqa: S102 - validated names only
+    return namespace["__init__"]
 
 
 class MultiTaskEstimator(BaseEstimator):
-    """Base of every multi-task model (not used directly).
+    """Base of every multi-task model (not used directly; see the module docstring)."""
 
-    Subclasses define ``_is_classifier``, ``_default_loss`` and implement
-    :meth:`_make_penalty` (and, when a solver other than FISTA is used, :meth:`_solve`).
-    Hyper-parameters shared by all: ``fit_intercept``, ``max_iter``, ``tol``, ``task_column``,
-    ``warm_start``.
-    """
+    _abstract: ClassVar[bool] = True
+    _is_classifier: ClassVar[bool] = False
+    #: The model's own hyper-parameters, in signature order.
+    _params: ClassVar[dict[str, Param]] = {}
+    #: The losses a classifier accepts (the first is the default); regressors use "squared".
+    _losses: ClassVar[tuple[str, ...]] = ("logistic", "squared_hinge")
+    #: Solver names accepted, in the order ``solver="auto"`` tries them.
+    _solvers: ClassVar[tuple[str, ...]] = ("fista",)
+    #: Default ``max_iter`` of the model.
+    _max_iter: ClassVar[int] = 5000
+    #: The path parameter of the default grid (strongest regularization first).
+    _path_param: ClassVar[str | None] = "alpha"
 
-    _is_classifier = False
-    _default_loss = "squared"
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if (cls.__name__.startswith("_") or "__init__" in cls.__dict__
+                or cls.__dict__.get("_abstract", False)):
+            return
+        cls.__init__ = _make_init(cls._all_params(), cls._is_classifier)  # type: ignore[misc]
+        if cls.__doc__ and "{common_parameters}" in cls.__doc__:
+            cls.__doc__ = cls.__doc__.replace("{common_parameters}", COMMON_PARAMETERS_DOC)
 
-    # ------------------------------------------------------------------ hooks
-    def _loss_name(self) -> str:
-        return getattr(self, "loss", self._default_loss)
+    @classmethod
+    def _all_params(cls) -> dict[str, Param]:
+        params = dict(cls._params)
+        if cls._is_classifier and cls._losses:
+            params["loss"] = Param(cls._losses[0], [StrOptions(set(cls._losses))])
+        common = _common_params(cls._is_classifier)
+        common["max_iter"] = Param(cls._max_iter, common["max_iter"].constraints)
+        for name, p in common.items():
+            params.setdefault(name, p)
+        return params
 
-    def _check_params(self) -> None:
-        """Validate hyper-parameters (raise ValueError naming the parameter)."""
-        for name in ("alpha", "radius", "tau", "gamma"):
-            if name in self.get_params(deep=False):
-                check_scalar_param(getattr(self, name), name)
-        if "max_iter" in self.get_params(deep=False):
-            if int(self.max_iter) < 1:
-                raise ValueError(f"max_iter must be >= 1, got {self.max_iter!r}.")
-        if "tol" in self.get_params(deep=False):
-            check_scalar_param(self.tol, "tol", allow_zero=False)
-
+    # ------------------------------------------------------------------ hooks of the presets
     def _make_penalty(self, datafit: Datafit) -> Penalty:
         raise NotImplementedError
 
-    def _make_datafit(self, data: MultiTaskData) -> Datafit:
-        return get_datafit(self._loss_name(), data, self.fit_intercept)
+    def _loss_name(self) -> str:
+        return getattr(self, "loss", "logistic" if self._is_classifier else "squared")
 
-    def _solve(self, datafit: Datafit, data: MultiTaskData) -> SolverResult:
-        coef_init = intercept_init = None
-        if getattr(self, "warm_start", False) and hasattr(self, "coef_"):
-            if self.coef_.shape == (data.n_tasks, data.n_features):
-                coef_init = self.coef_.T
-                if datafit.has_intercept_variable:
-                    intercept_init = self.intercept_
-        return fista(
-            datafit,
-            self._make_penalty(datafit),
-            coef_init=coef_init,
-            intercept_init=intercept_init,
-            max_iter=self.max_iter,
-            tol=self.tol,
-        )
+    def _datafit_options(self) -> dict:
+        return {"alpha_l2": float(self.alpha_l2)}
+
+    def _make_datafit(self, data: MultiTaskData) -> Datafit:
+        return get_datafit(self._loss_name(), data, bool(self.fit_intercept),
+                           **self._datafit_options())
+
+    def _solver_settings(self, name: str) -> dict:
+        """Settings of the solver ``name`` taken from the hyper-parameters."""
+        return {"max_iter": int(self.max_iter), "tol": float(self.tol)}
+
+    def _auto_solver(self, datafit: Datafit, penalty: Penalty) -> str:
+        """The solver ``"auto"`` picks: the first of ``_solvers`` that applies."""
+        reasons = []
+        for name in self._solvers:
+            solver = make_solver(name)
+            miss = solver.missing(datafit, penalty)
+            if not miss:
+                return name
+            reasons.append(f"{name}: " + "; ".join(miss))
+        raise ValueError(f"No solver of {type(self).__name__} applies: " + " | ".join(reasons))
+
+    def _make_solver(self, datafit: Datafit, penalty: Penalty) -> Solver:
+        if isinstance(self.solver, Solver):
+            self.solver.check(datafit, penalty)
+            return self.solver
+        name = self._auto_solver(datafit, penalty) if self.solver == "auto" else self.solver
+        solver = make_solver(name, **self._solver_settings(name))
+        solver.check(datafit, penalty)
+        return solver
+
+    def _run_solver(self, solver: Solver, datafit: Datafit, penalty: Penalty, coef_init,
+                    intercept_init) -> SolverResult:
+        return solver.solve(datafit, penalty, coef_init=coef_init,
+                            intercept_init=intercept_init)
+
+    def _store_extra(self, result: SolverResult, penalty: Penalty, datafit: Datafit) -> None:
+        """Model-specific fitted attributes (components, ranks, certificates, ...)."""
+
+    # ------------------------------------------------------------------ validation
+    def _validate_params(self) -> None:
+        """Check every hyper-parameter against its declared constraints (clear errors)."""
+        params = self._all_params()
+        values = self.get_params(deep=False)
+        constraints = {name: p.constraints for name, p in params.items() if p.constraints}
+        validate_parameter_constraints(constraints, values, caller_name=type(self).__name__)
+        for name, p in params.items():
+            v = values.get(name)
+            if p.finite and isinstance(v, Real) and not isinstance(v, bool) and not np.isfinite(v):
+                raise ValueError(f"The {name!r} parameter of {type(self).__name__} must be "
+                                 f"finite, got {v!r}.")
+        if isinstance(self.solver, str) and self.solver != "auto":
+            if self.solver not in self._solvers or self.solver not in SOLVERS:
+                raise ValueError(f"The 'solver' parameter of {type(self).__name__} must be "
+                                 f"'auto', one of {list(self._solvers)} or a Solver, got "
+                                 f"{self.solver!r}.")
+        self._check_params()
+
+    def _check_params(self) -> None:
+        """Checks across parameters (override; single parameters are declared)."""
 
     # ------------------------------------------------------------------ input handling
     def _validate_X(self, X, reset: bool):
@@ -89,17 +266,11 @@ class MultiTaskEstimator(BaseEstimator):
         NaN and infinity are left to :func:`~multitask.data.as_multitask_data`, whose message
         names the row and its task.
         """
-        return validate_data(
-            self,
-            X,
-            reset=reset,
-            accept_sparse="csr",
-            dtype=np.float64,
-            ensure_min_samples=1,
-            ensure_all_finite=False,
-        )
+        return validate_data(self, X, reset=reset, accept_sparse="csr", dtype=np.float64,
+                             ensure_min_samples=1, ensure_all_finite=False)
 
-    def _to_data(self, X, y, task):
+    def _convert(self, X, y, task):
+        """``(data, classes, format)`` for training input in any of the three formats."""
         if self._is_classifier and y is not None and not isinstance(y, (list, tuple)):
             _check_classification_targets(y)
         if is_task_list(X):
@@ -108,11 +279,19 @@ class MultiTaskEstimator(BaseEstimator):
             fmt = "list"
         else:
             X = self._validate_X(X, reset=True)
-            data, classes = as_multitask_data(
-                X, y, task, task_column=self.task_column, classification=self._is_classifier
-            )
+            data, classes = as_multitask_data(X, y, task, task_column=self.task_column,
+                                              classification=self._is_classifier)
             fmt = "shared" if data.shared else "long"
         return data, classes, fmt
+
+    def _warm_start_point(self, data: MultiTaskData, shape: tuple[int, ...]):
+        if not (self.warm_start and hasattr(self, "coef_variable_")):
+            return None, None
+        same = (self.coef_variable_.shape == shape and len(self.tasks_) == data.n_tasks
+                and np.array_equal(np.asarray(self.tasks_), np.asarray(data.tasks)))
+        if not same:
+            return None, None
+        return self.coef_variable_, self.intercept_variable_
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y, task=None):
@@ -132,33 +311,89 @@ class MultiTaskEstimator(BaseEstimator):
         -------
         self
         """
-        self._check_params()
-        data, classes, fmt = self._to_data(X, y, task)
+        self._validate_params()
+        data, classes, fmt = self._convert(X, y, task)
+        datafit = self._make_datafit(data)
+        penalty = self._make_penalty(datafit)
+        solver = self._make_solver(datafit, penalty)
+        shape = penalty.linear_map.variable_shape(data.n_features, data.n_tasks)
+        coef_init, intercept_init = self._warm_start_point(data, shape)
+        if intercept_init is not None and not datafit.has_intercept_variable:
+            intercept_init = None
+        result = self._run_solver(solver, datafit, penalty, coef_init, intercept_init)
         self.input_format_ = fmt
         self.tasks_ = data.tasks
         if self._is_classifier:
             self.classes_ = classes
-        datafit = self._make_datafit(data)
-        result = self._solve(datafit, data)
-        self._store_result(result, data)
+        self._store_result(result, penalty, data, solver)
+        self._store_extra(result, penalty, datafit)
         return self
 
-    def _store_result(self, result: SolverResult, data: MultiTaskData) -> None:
+    def _store_result(self, result: SolverResult, penalty: Penalty, data: MultiTaskData,
+                      solver: Solver) -> None:
         self.coef_ = np.ascontiguousarray(result.W.T)
         self.intercept_ = np.asarray(result.intercept, dtype=np.float64).copy()
         self.n_iter_ = int(result.n_iter)
         self.objective_ = np.asarray(result.objective)
         self.converged_ = bool(result.converged)
-        self.solver_result_ = result
+        self.optimality_ = float(result.optimality)
+        self.solver_ = solver
+        self.coef_variable_ = np.array(result.coef, copy=True)
+        self.intercept_variable_ = (None if result.intercept_variable is None
+                                    else np.array(result.intercept_variable, copy=True))
+        self.solver_info_ = result.info
+
+    # ------------------------------------------------------------------ regularization scale
+    def alpha_max(self, X, y, task=None) -> float:
+        """Smallest value of the path parameter at which ``coef_`` is zero.
+
+        Computed from one gradient of the loss at ``W = 0`` (with the best intercepts) by the
+        penalty's ``alpha_max``; ``inf`` where no finite value gives zero (ridge, balls).
+        """
+        self._validate_params()
+        data, _, _ = self._convert(X, y, task)
+        datafit = self._make_datafit(data)
+        return float(self._make_penalty(datafit).alpha_max(datafit.grad_at_zero()))
+
+    def default_grid(self, X, y, task=None, *, n_alphas: int = 10,
+                     alpha_ratio: float = 1e-3) -> dict[str, np.ndarray]:
+        """The default one-parameter grid on ``(X, y)``, strongest regularization first.
+
+        ``n_alphas`` values log-spaced from ``alpha_max`` down to ``alpha_ratio * alpha_max``.
+        Where ``alpha_max`` is infinite (ridge-type strengths) the grid runs from ``10 L``
+        down over twice as many decades, ``L`` the Lipschitz constant of the loss gradient
+        (the largest eigenvalue of a task's scaled covariance for the squared loss).
+        """
+        name = self._path_param
+        if name is None or name not in self.get_params(deep=False):
+            raise ValueError(f"{type(self).__name__} has no default grid: pass an explicit "
+                             "grid (param_grid).")
+        n_alphas = int(n_alphas)
+        if n_alphas < 1:
+            raise ValueError(f"n_alphas must be >= 1, got {n_alphas!r}.")
+        if not 0 < float(alpha_ratio) < 1:
+            raise ValueError(f"alpha_ratio must be in (0, 1), got {alpha_ratio!r}.")
+        decades = -np.log10(float(alpha_ratio))
+        self._validate_params()
+        data, _, _ = self._convert(X, y, task)
+        datafit = self._make_datafit(data)
+        top = float(self._make_penalty(datafit).alpha_max(datafit.grad_at_zero()))
+        if np.isfinite(top) and top > 0:
+            return {name: top * np.logspace(0, -decades, n_alphas)}
+        if "gradient" in datafit.capabilities:
+            scale = 10.0 * float(datafit.lipschitz())
+        else:
+            scale = float(np.linalg.norm(datafit.grad_at_zero(), 2))
+        scale = scale if np.isfinite(scale) and scale > 0 else 1.0
+        return {name: scale * np.logspace(0, -2 * decades, n_alphas)}
 
     # ------------------------------------------------------------------ predict
     def _scores(self, X, task=None):
         check_is_fitted(self, "coef_")
         fmt = self.input_format_
         if is_task_list(X):
-            data, _ = as_multitask_data(
-                X, None, known_tasks=self.tasks_, n_features=self.n_features_in_
-            )
+            data, _ = as_multitask_data(X, None, known_tasks=self.tasks_,
+                                        n_features=self.n_features_in_)
         else:
             X = self._validate_X(X, reset=False)
             if (fmt == "long" and task is None and self.task_column is None
@@ -167,13 +402,8 @@ class MultiTaskEstimator(BaseEstimator):
                     "This model was fitted on long-format data with several tasks: pass the "
                     "task id of each row as task=, or use task_column."
                 )
-            data, _ = as_multitask_data(
-                X,
-                None,
-                task,
-                task_column=self.task_column,
-                known_tasks=self.tasks_,
-            )
+            data, _ = as_multitask_data(X, None, task, task_column=self.task_column,
+                                        known_tasks=self.tasks_)
         z = data.matvec(self.coef_.T) + data.expand(self.intercept_)
         return self._user_layout(X, data, z)
 
@@ -186,14 +416,7 @@ class MultiTaskEstimator(BaseEstimator):
         """
         if is_task_list(X):
             return [z[data.offsets[t] : data.offsets[t + 1]] for t in range(data.n_tasks)]
-        if data.shared:
-            return z.reshape(data.n_tasks, -1).T.copy()
-        order = data.row_order
-        if order is not None:
-            out = np.empty_like(z)
-            out[order] = z
-            z = out
-        return z
+        return unstack_predictions(data, z)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -211,8 +434,8 @@ def _map_output(scores, fn):
 class MultiTaskRegressorBase(RegressorMixin, MultiTaskEstimator):
     """Base of multi-task regressors (squared loss)."""
 
+    _abstract = True
     _is_classifier = False
-    _default_loss = "squared"
 
     def predict(self, X, task=None):
         """Predicted targets, in the layout of the training input (see module doc)."""
@@ -233,8 +456,8 @@ class MultiTaskRegressorBase(RegressorMixin, MultiTaskEstimator):
 class MultiTaskClassifierBase(ClassifierMixin, MultiTaskEstimator):
     """Base of multi-task binary classifiers (one binary problem per task)."""
 
+    _abstract = True
     _is_classifier = True
-    _default_loss = "logistic"
 
     def decision_function(self, X, task=None):
         """Scores ``x^T w_t + b_t``; positive means ``classes_[1]``."""
@@ -314,3 +537,4 @@ def is_sparse_input(X) -> bool:
     if isinstance(X, (list, tuple)):
         return any(sp.issparse(x) for x in X)
     return sp.issparse(X)
+

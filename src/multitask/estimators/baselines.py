@@ -4,304 +4,241 @@ Each model minimizes (scaling convention of :mod:`multitask.losses`)::
 
     sum_t (1 / n_t) sum_{i in t} ell(y_i, x_i^T w_t + b_t) + alpha * Omega(W)
 
-* independent ridge: ``Omega = 0.5 ||W||_F^2`` (tasks decouple);
+* independent ridge: ``Omega = 0.5 ||W||_F^2`` (tasks decouple; closed form for regression);
 * independent lasso: ``Omega = sum |W_jt|`` (tasks decouple);
 * l2,1 (joint feature selection): ``Omega = sum_j ||W_j.||_2``;
 * trace norm (low rank): ``Omega = ||W||_*``;
 * pooled: one weight vector and one intercept for all rows, ``(1/N) sum_i ell + alpha/2 ||w||^2``.
 
 Regressors use the squared loss, classifiers the logistic loss (or ``loss="squared_hinge"``).
+The generic :class:`MultiTaskRegressor` / :class:`MultiTaskClassifier` take the penalty by
+name or as a :class:`~multitask.penalties.base.Penalty` object.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
+from sklearn.utils._param_validation import StrOptions
 
 from multitask.data import MultiTaskData
-from multitask.estimators.base import MultiTaskClassifierBase, MultiTaskRegressorBase
-from multitask.losses import Squared, get_datafit
-from multitask.penalties import L1, L21, Ridge, TraceNorm
-from multitask.penalties.norms import ColumnL2
-from multitask.solvers.bcd import bcd_squared, supports_bcd
-from multitask.solvers.fista import fista
+from multitask.estimators.base import (
+    MultiTaskClassifierBase,
+    MultiTaskRegressorBase,
+    Param,
+    nonnegative,
+)
+from multitask.losses import Datafit
+from multitask.penalties import L1, L21, ColumnL2, Penalty, Ridge, TraceNorm
 from multitask.solvers.result import SolverResult
 
 __all__ = [
-    "MultiTaskRegressor",
-    "MultiTaskClassifier",
-    "IndependentRidgeRegressor",
-    "IndependentRidgeClassifier",
-    "IndependentLassoRegressor",
     "IndependentLassoClassifier",
-    "L21Regressor",
+    "IndependentLassoRegressor",
+    "IndependentRidgeClassifier",
+    "IndependentRidgeRegressor",
     "L21Classifier",
-    "TraceNormRegressor",
-    "TraceNormClassifier",
-    "PooledRegressor",
+    "L21Regressor",
+    "MultiTaskClassifier",
+    "MultiTaskRegressor",
     "PooledClassifier",
+    "PooledRegressor",
+    "TraceNormClassifier",
+    "TraceNormRegressor",
 ]
 
-_PENALTIES = {"l1": L1, "l21": L21, "trace": TraceNorm, "ridge": Ridge, "column_l2": ColumnL2}
+#: Penalties of the generic models, by name.
+PENALTIES: dict[str, type[Penalty]] = {"l1": L1, "l21": L21, "trace": TraceNorm,
+                                       "ridge": Ridge, "column_l2": ColumnL2}
 
 
-def _penalty(name: str, alpha: float):
-    try:
-        return _PENALTIES[name](alpha)
-    except KeyError:
-        raise ValueError(f"Unknown penalty {name!r}; choose from {sorted(_PENALTIES)}.") from None
+def _alpha(default: float, classifier_default: float) -> Param:
+    return Param(default, [nonnegative], keyword_only=False,
+                 classifier_default=classifier_default)
 
 
-class _PenaltyMixin:
-    def _penalty_name(self) -> str:
-        if "penalty" in self.get_params(deep=False):
-            return self.penalty
-        return self._preset_penalty
+class _NormModel:
+    """A norm penalty ``alpha * Omega`` chosen by ``_penalty`` (or the ``penalty`` param)."""
 
-    def _make_penalty(self, datafit):
-        return _penalty(self._penalty_name(), self.alpha)
+    _penalty: str = "trace"
+    _solvers = ("exact", "bcd", "fista")
 
-    def _solve(self, datafit, data):
-        solver = getattr(self, "solver", "fista")
-        if solver not in ("auto", "fista", "bcd"):
-            raise ValueError(f"solver must be 'auto', 'fista' or 'bcd', got {solver!r}.")
-        penalty = self._make_penalty(datafit)
-        use_bcd = solver == "bcd" or (
-            solver == "auto"
-            and supports_bcd(datafit, penalty)
-            and (penalty.name == "l1" or datafit.data.shared)
-        )
-        if not use_bcd:
-            return super()._solve(datafit, data)
-        if not supports_bcd(datafit, penalty):
-            raise ValueError("solver='bcd' needs the squared loss, an l1 or l2,1 penalty and "
-                             "n_t >= n_features (Gram matrices); use solver='fista'.")
-        coef_init = None
-        if self.warm_start and hasattr(self, "coef_") and self.coef_.shape == (
-                data.n_tasks, data.n_features):
-            coef_init = self.coef_.T
-        return bcd_squared(datafit, penalty, coef_init=coef_init, max_iter=self.max_iter,
-                           tol=self.tol)
+    def _make_penalty(self, datafit: Datafit) -> Penalty:
+        p = getattr(self, "penalty", self._penalty)
+        if isinstance(p, Penalty):
+            return p
+        return PENALTIES[p](float(self.alpha))
 
-    def alpha_max(self, X, y, task=None) -> float:
-        """Smallest ``alpha`` with an all-zero ``coef_`` (None-like ``inf`` for ridge)."""
-        data, _, _ = self._to_data(X, y, task)
-        name = self._penalty_name()
-        if name == "ridge":
-            return float("inf")
-        return self._make_datafit(data).lambda_max(name)
+    def _auto_solver(self, datafit: Datafit, penalty: Penalty) -> str:
+        # the closed form for ridge; coordinate descent for l1, and for l2,1 with a shared
+        # design, where it is fastest (measured); FISTA otherwise
+        from multitask.solvers import make_solver
+
+        if make_solver("exact").supports(datafit, penalty):
+            return "exact"
+        bcd = make_solver("bcd")
+        if bcd.supports(datafit, penalty) and (penalty.name == "l1" or datafit.data.shared):
+            return "bcd"
+        return "fista"
 
 
-def _ridge_closed_form(datafit: Squared, alpha: float) -> SolverResult:
-    """Exact ridge per task: ``(X_t^T X_t / n_t + alpha I) w_t = X_t^T y_t / n_t`` (centred)."""
-    import time
-
-    t0 = time.perf_counter()
-    data = datafit.data
-    d, m = data.n_features, data.n_tasks
-    G = data.gram()
-    c = data.xty()
-    n = data.task_sizes
-    W = np.empty((d, m))
-    eye = np.eye(d)
-    for t in range(m):
-        Gt = G[0] if G.shape[0] == 1 else G[t]
-        A = Gt / n[t] + alpha * eye
-        rhs = c[:, t] / n[t]
-        try:
-            W[:, t] = scipy.linalg.solve(A, rhs, assume_a="pos")
-        except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
-            W[:, t] = scipy.linalg.lstsq(A, rhs)[0]
-    obj = datafit.value(W) + Ridge(alpha).value(W)
-    return SolverResult(W, W, datafit.intercept(W), 1, np.array([obj]), True,
-                        time.perf_counter() - t0)
+class _GenericModel(_NormModel):
+    _params = {
+        "penalty": Param("trace", [StrOptions(set(PENALTIES)), Penalty], keyword_only=False),
+        "alpha": _alpha(0.1, 0.01),
+    }
 
 
-# ----------------------------------------------------------------------------- generic
-class MultiTaskRegressor(_PenaltyMixin, MultiTaskRegressorBase):
-    """Multi-task least squares with a structured penalty (the generic preset).
+class MultiTaskRegressor(_GenericModel, MultiTaskRegressorBase):
+    """Multi-task least squares with a structured penalty (the generic model).
 
     Minimizes ``sum_t 1/(2 n_t) ||X_t w_t + b_t - y_t||^2 + alpha * Omega(W)``.
 
     Parameters
     ----------
-    penalty : {"trace", "l21", "l1", "ridge", "column_l2"}, default="trace"
+    penalty : {"trace", "l21", "l1", "ridge", "column_l2"} or Penalty, default="trace"
         ``Omega``: trace norm, l2,1 over feature rows, l1, ``0.5 ||W||_F^2``, l2 over task
-        columns.
+        columns; or any :class:`~multitask.penalties.base.Penalty` object (then ``alpha`` is
+        unused: the object holds its strength).
     alpha : float, default=0.1
         Regularization strength (>= 0).
-    fit_intercept : bool, default=True
-        Fit an unpenalized intercept per task.
-    max_iter : int, default=5000
-        Solver iteration budget (``ConvergenceWarning`` when reached).
-    tol : float, default=1e-6
-        Relative objective-change tolerance of the solver.
-    task_column : int, optional
-        Column of ``X`` holding the task id of each row (long format for scikit-learn tools).
-    warm_start : bool, default=False
-        Start from the previous solution when refitting.
-    solver : {"auto", "fista", "bcd"}, default="auto"
-        ``"fista"``: accelerated proximal gradient (:func:`multitask.solvers.fista`);
-        ``"bcd"``: block coordinate descent on Gram matrices (:mod:`multitask.solvers.bcd`;
-        l1 and l2,1 with ``n_t >= d``). ``"auto"`` takes BCD for l1, and for l2,1 with a shared
-        design, where it is fastest, and FISTA otherwise.
+    {common_parameters}
 
     Attributes
     ----------
     coef_ : ndarray of shape (n_tasks, n_features)
     intercept_ : ndarray of shape (n_tasks,)
     tasks_ : ndarray of shape (n_tasks,)
-    n_iter_ : int
-    objective_ : ndarray
+    n_iter_, objective_, converged_, optimality_, solver_
+        See :mod:`multitask.estimators.base`.
     """
 
-    def __init__(self, penalty="trace", alpha=0.1, *, fit_intercept=True, max_iter=5000,
-                 tol=1e-6, task_column=None, warm_start=False, solver="auto"):
-        self.penalty = penalty
-        self.solver = solver
-        self.alpha = alpha
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.tol = tol
-        self.task_column = task_column
-        self.warm_start = warm_start
 
+class MultiTaskClassifier(_GenericModel, MultiTaskClassifierBase):
+    """Multi-task binary classification with a structured penalty (the generic model).
 
-class MultiTaskClassifier(_PenaltyMixin, MultiTaskClassifierBase):
-    """Multi-task binary classification with a structured penalty (the generic preset).
-
-    Minimizes ``sum_t (1/n_t) sum_i ell(y_i, x_i^T w_t + b_t) + alpha * Omega(W)`` with
-    the logistic loss (default) or the squared hinge ``max(0, 1 - y z)^2``.
+    Minimizes ``sum_t (1/n_t) sum_i ell(y_i, x_i^T w_t + b_t) + alpha * Omega(W)`` with the
+    logistic loss (default) or the squared hinge ``max(0, 1 - y z)^2``.
 
     Parameters
     ----------
-    penalty : {"trace", "l21", "l1", "ridge", "column_l2"}, default="trace"
+    penalty : {"trace", "l21", "l1", "ridge", "column_l2"} or Penalty, default="trace"
     alpha : float, default=0.01
     loss : {"logistic", "squared_hinge"}, default="logistic"
-    fit_intercept, max_iter, tol, task_column, warm_start
-        As in :class:`MultiTaskRegressor`.
+    {common_parameters}
     """
 
-    def __init__(self, penalty="trace", alpha=0.01, *, loss="logistic", fit_intercept=True,
-                 max_iter=5000, tol=1e-6, task_column=None, warm_start=False):
-        self.penalty = penalty
-        self.alpha = alpha
-        self.loss = loss
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.tol = tol
-        self.task_column = task_column
-        self.warm_start = warm_start
 
-    def _check_params(self):
-        super()._check_params()
-        if self.loss not in ("logistic", "squared_hinge"):
-            raise ValueError(f"loss must be 'logistic' or 'squared_hinge', got {self.loss!r}.")
+class _L21(_NormModel):
+    _penalty = "l21"
+    _params = {"alpha": _alpha(0.1, 0.01)}
 
 
-def _preset_init(base, default_alpha: float):
-    """The ``__init__`` of a preset of ``base`` (no ``penalty`` parameter)."""
-
-    if base is MultiTaskRegressor:
-
-        def __init__(self, alpha=default_alpha, *, fit_intercept=True, max_iter=5000, tol=1e-6,
-                     task_column=None, warm_start=False, solver="auto"):
-            self.alpha = alpha
-            self.solver = solver
-            self.fit_intercept = fit_intercept
-            self.max_iter = max_iter
-            self.tol = tol
-            self.task_column = task_column
-            self.warm_start = warm_start
-    else:
-
-        def __init__(self, alpha=default_alpha, *, loss="logistic", fit_intercept=True,
-                     max_iter=5000, tol=1e-6, task_column=None, warm_start=False):
-            self.alpha = alpha
-            self.loss = loss
-            self.fit_intercept = fit_intercept
-            self.max_iter = max_iter
-            self.tol = tol
-            self.task_column = task_column
-            self.warm_start = warm_start
-
-    return __init__
+class _Trace(_NormModel):
+    _penalty = "trace"
+    _params = {"alpha": _alpha(0.1, 0.01)}
 
 
-class L21Regressor(MultiTaskRegressor):
+class _Lasso(_NormModel):
+    _penalty = "l1"
+    _params = {"alpha": _alpha(0.1, 0.01)}
+
+
+class _Ridge(_NormModel):
+    _penalty = "ridge"
+    _params = {"alpha": _alpha(1.0, 0.01)}
+
+
+class L21Regressor(_L21, MultiTaskRegressorBase):
     """Joint feature selection: least squares + ``alpha * sum_j ||W_j.||_2`` (l2,1 norm).
 
     With a shared design this is scikit-learn's ``MultiTaskLasso`` (same ``alpha``) plus
-    unpenalized per-task intercepts. Parameters as in :class:`MultiTaskRegressor` without
-    ``penalty``.
+    unpenalized per-task intercepts.
+
+    Parameters
+    ----------
+    alpha : float, default=0.1
+        Regularization strength (>= 0).
+    {common_parameters}
     """
 
-    _preset_penalty = "l21"
-    __init__ = _preset_init(MultiTaskRegressor, 0.1)
 
-
-class TraceNormRegressor(MultiTaskRegressor):
+class TraceNormRegressor(_Trace, MultiTaskRegressorBase):
     """Low-rank multi-task least squares: ``alpha * ||W||_*`` (trace / nuclear norm).
 
-    Parameters as in :class:`MultiTaskRegressor` without ``penalty``.
+    Parameters
+    ----------
+    alpha : float, default=0.1
+        Regularization strength (>= 0).
+    {common_parameters}
     """
 
-    _preset_penalty = "trace"
-    __init__ = _preset_init(MultiTaskRegressor, 0.1)
 
-
-class IndependentLassoRegressor(MultiTaskRegressor):
+class IndependentLassoRegressor(_Lasso, MultiTaskRegressorBase):
     """One lasso per task: ``alpha * sum |W_jt|`` (the tasks do not interact).
 
-    Parameters as in :class:`MultiTaskRegressor` without ``penalty``.
+    Parameters
+    ----------
+    alpha : float, default=0.1
+        Regularization strength (>= 0).
+    {common_parameters}
     """
 
-    _preset_penalty = "l1"
-    __init__ = _preset_init(MultiTaskRegressor, 0.1)
 
-
-class IndependentRidgeRegressor(MultiTaskRegressor):
+class IndependentRidgeRegressor(_Ridge, MultiTaskRegressorBase):
     """One ridge regression per task: ``(alpha / 2) ||W||_F^2``, solved in closed form.
 
     Each task solves ``(X_t^T X_t / n_t + alpha I) w_t = X_t^T y_t / n_t`` on centred data.
-    Parameters as in :class:`MultiTaskRegressor` without ``penalty``.
+
+    Parameters
+    ----------
+    alpha : float, default=1.0
+        Regularization strength (>= 0).
+    {common_parameters}
     """
 
-    _preset_penalty = "ridge"
-    __init__ = _preset_init(MultiTaskRegressor, 1.0)
 
-    def _solve(self, datafit, data):
-        if not isinstance(datafit, Squared):
-            return super()._solve(datafit, data)
-        return _ridge_closed_form(datafit, self.alpha)
+class L21Classifier(_L21, MultiTaskClassifierBase):
+    """Joint feature selection for classification: logistic + ``alpha * sum_j ||W_j.||_2``.
 
-
-class L21Classifier(MultiTaskClassifier):
-    """Joint feature selection for classification: logistic + ``alpha * sum_j ||W_j.||_2``."""
-
-    _preset_penalty = "l21"
-    __init__ = _preset_init(MultiTaskClassifier, 0.01)
+    Parameters
+    ----------
+    alpha : float, default=0.01
+    loss : {"logistic", "squared_hinge"}, default="logistic"
+    {common_parameters}
+    """
 
 
-class TraceNormClassifier(MultiTaskClassifier):
-    """Low-rank multi-task classification: logistic + ``alpha * ||W||_*``."""
+class TraceNormClassifier(_Trace, MultiTaskClassifierBase):
+    """Low-rank multi-task classification: logistic + ``alpha * ||W||_*``.
 
-    _preset_penalty = "trace"
-    __init__ = _preset_init(MultiTaskClassifier, 0.01)
-
-
-class IndependentLassoClassifier(MultiTaskClassifier):
-    """One l1-penalized logistic regression per task: ``alpha * sum |W_jt|``."""
-
-    _preset_penalty = "l1"
-    __init__ = _preset_init(MultiTaskClassifier, 0.01)
+    Parameters
+    ----------
+    alpha : float, default=0.01
+    loss : {"logistic", "squared_hinge"}, default="logistic"
+    {common_parameters}
+    """
 
 
-class IndependentRidgeClassifier(MultiTaskClassifier):
-    """One l2-penalized logistic regression per task: ``(alpha / 2) ||W||_F^2``."""
+class IndependentLassoClassifier(_Lasso, MultiTaskClassifierBase):
+    """One l1-penalized logistic regression per task: ``alpha * sum |W_jt|``.
 
-    _preset_penalty = "ridge"
-    __init__ = _preset_init(MultiTaskClassifier, 0.01)
+    Parameters
+    ----------
+    alpha : float, default=0.01
+    loss : {"logistic", "squared_hinge"}, default="logistic"
+    {common_parameters}
+    """
+
+
+class IndependentRidgeClassifier(_Ridge, MultiTaskClassifierBase):
+    """One l2-penalized logistic regression per task: ``(alpha / 2) ||W||_F^2``.
+
+    Parameters
+    ----------
+    alpha : float, default=0.01
+    loss : {"logistic", "squared_hinge"}, default="logistic"
+    {common_parameters}
+    """
 
 
 # ----------------------------------------------------------------------------- pooled
@@ -317,40 +254,44 @@ def _pooled_data(data: MultiTaskData) -> MultiTaskData:
                          np.array([0]), False)
 
 
-class _PooledMixin:
-    _preset_penalty = "ridge"
+class _Pooled(_NormModel):
+    """One model for all tasks: the data pooled into one task, the weights repeated."""
+
+    _penalty = "ridge"
+    _params = {"alpha": _alpha(1e-3, 1e-3)}
 
     def _make_datafit(self, data):
-        # the loss of the one pooled task (not the per-task one, which would cost m Gram
-        # matrices that the pooled solve never uses)
-        return get_datafit(self._loss_name(), _pooled_data(data), self.fit_intercept)
+        return super()._make_datafit(_pooled_data(data))
 
-    def _solve(self, datafit, data):
-        df = datafit
-        if isinstance(df, Squared):
-            res = _ridge_closed_form(df, self.alpha)
-        else:
-            res = fista(df, Ridge(self.alpha), max_iter=self.max_iter, tol=self.tol)
+    def _store_result(self, result: SolverResult, penalty, data, solver) -> None:
         m = data.n_tasks
-        W = np.repeat(res.W, m, axis=1)
-        b = np.repeat(res.intercept, m)
-        return SolverResult(res.coef, W, b, res.n_iter, res.objective, res.converged, res.time,
-                            res.times, res.info)
+        result.W = np.repeat(result.W, m, axis=1)
+        result.intercept = np.repeat(result.intercept, m)
+        super()._store_result(result, penalty, data, solver)
 
-    def alpha_max(self, X, y, task=None) -> float:
-        return float("inf")
+    def _warm_start_point(self, data, shape):
+        return None, None
 
 
-class PooledRegressor(_PooledMixin, MultiTaskRegressor):
+class PooledRegressor(_Pooled, MultiTaskRegressorBase):
     """One model for all tasks: ``(1/(2N)) sum_i (x_i^T w + b - y_i)^2 + (alpha/2) ||w||^2``.
 
     ``coef_`` repeats the common ``w`` for every task so that predictions work per task.
+
+    Parameters
+    ----------
+    alpha : float, default=1e-3
+        Ridge strength (>= 0).
+    {common_parameters}
     """
 
-    __init__ = _preset_init(MultiTaskRegressor, 1e-3)
 
+class PooledClassifier(_Pooled, MultiTaskClassifierBase):
+    """One logistic model for all tasks (l2 penalty ``(alpha / 2) ||w||^2``).
 
-class PooledClassifier(_PooledMixin, MultiTaskClassifier):
-    """One logistic model for all tasks (l2 penalty ``(alpha / 2) ||w||^2``)."""
-
-    __init__ = _preset_init(MultiTaskClassifier, 1e-3)
+    Parameters
+    ----------
+    alpha : float, default=1e-3
+    loss : {"logistic", "squared_hinge"}, default="logistic"
+    {common_parameters}
+    """

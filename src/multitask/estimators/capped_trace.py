@@ -8,10 +8,11 @@ Each model minimizes (scaling convention of :mod:`multitask.losses`; ``W`` is
 
 Only singular values below ``tau`` are penalized, so the large ones (the shared directions)
 are not shrunk. ``tau = inf`` is the trace-norm model; ``tau = 0`` penalizes nothing after
-the first stage. The problem is non-convex; it is solved by the multi-stage method of
-:mod:`multitask.solvers.multistage` (stage 1 = trace norm, then stages penalizing the
-``R - r`` smallest singular values, ``r`` = the number of singular values of the previous
-stage's solution that reach ``tau``).
+the first stage. The problem is non-convex; the penalty
+(:class:`~multitask.penalties.capped_trace.CappedTraceNorm`) is solved by the multi-stage
+method (:class:`~multitask.solvers.multistage.Multistage`: stage 1 = trace norm, then stages
+penalizing the ``R - r`` smallest singular values, ``r`` = the number of singular values of
+the previous stage's solution that reach ``tau``).
 
 The paper's loss is ``(1/m) sum_t (1/n_t) ||y_t - X_t w_t||^2`` (no intercept), twice ours
 divided by ``m``: its ``lambda`` equals ``2 * alpha / m`` here; ``tau`` is the same.
@@ -19,74 +20,46 @@ divided by ``m``: its ``lambda`` equals ``2 * alpha / m`` here; ``tau`` is the s
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
 
-from multitask.data import check_scalar_param
-from multitask.estimators.base import MultiTaskClassifierBase, MultiTaskRegressorBase
-from multitask.solvers.multistage import STAGE_SOLVERS, multistage
+from multitask.estimators.base import (
+    MultiTaskClassifierBase,
+    MultiTaskRegressorBase,
+    Param,
+    nonnegative,
+)
+from multitask.penalties import CappedTraceNorm, singular_values
+from multitask.solvers.multistage import STAGE_SOLVERS
 
-__all__ = ["CappedTraceRegressor", "CappedTraceClassifier"]
+__all__ = ["CappedTraceClassifier", "CappedTraceRegressor"]
 
 
-class _CappedTraceMixin:
-    """Parameter checks, the multi-stage solve and the extra fitted attributes."""
+class _CappedTrace:
+    _params = {
+        "alpha": Param(0.1, [nonnegative], keyword_only=False, classifier_default=0.01),
+        "tau": Param(1.0, [Interval(Real, 0, None, closed="left")], keyword_only=False,
+                     finite=False),
+        "n_stages": Param(20, [Interval(Integral, 1, None, closed="left")]),
+        "stage_solver": Param("prox", [StrOptions(set(STAGE_SOLVERS))]),
+    }
+    _solvers = ("multistage",)
+    _max_iter = 2000
 
-    def _check_params(self) -> None:
-        check_scalar_param(self.alpha, "alpha")
-        try:
-            tau = float(self.tau)
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"tau must be a number >= 0 (inf allowed), got {self.tau!r}."
-            ) from None
-        if np.isnan(tau) or tau < 0:
-            raise ValueError(f"tau must be a number >= 0 (inf allowed), got {self.tau!r}.")
-        if (not isinstance(self.n_stages, (int, np.integer)) or isinstance(self.n_stages, bool)
-                or self.n_stages < 1):
-            raise ValueError(f"n_stages must be an integer >= 1, got {self.n_stages!r}.")
-        if self.stage_solver not in STAGE_SOLVERS:
-            raise ValueError(
-                f"stage_solver must be one of {STAGE_SOLVERS}, got {self.stage_solver!r}."
-            )
-        if (not isinstance(self.max_iter, (int, np.integer)) or isinstance(self.max_iter, bool)
-                or self.max_iter < 1):
-            raise ValueError(f"max_iter must be an integer >= 1, got {self.max_iter!r}.")
-        check_scalar_param(self.tol, "tol", allow_zero=False)
+    def _make_penalty(self, datafit):
+        return CappedTraceNorm(float(self.alpha), float(self.tau))
 
-    def _solve(self, datafit, data):
-        coef_init = intercept_init = None
-        if self.warm_start and hasattr(self, "coef_"):
-            if self.coef_.shape == (data.n_tasks, data.n_features):
-                coef_init = self.coef_.T
-                if datafit.has_intercept_variable:
-                    intercept_init = self.intercept_
-        return multistage(
-            datafit,
-            float(self.alpha),
-            float(self.tau),
-            n_stages=int(self.n_stages),
-            stage_solver=self.stage_solver,
-            coef_init=coef_init,
-            intercept_init=intercept_init,
-            max_iter=int(self.max_iter),
-            tol=float(self.tol),
-        )
+    def _solver_settings(self, name: str) -> dict:
+        return {**super()._solver_settings(name), "n_stages": int(self.n_stages),
+                "stage_solver": self.stage_solver}
 
-    def _store_result(self, result, data) -> None:
-        super()._store_result(result, data)
-        self.ranks_ = np.asarray(result.info["ranks"], dtype=np.int64)
-        self.rank_ = int(result.info["final_rank"])
+    def _store_extra(self, result, penalty, datafit) -> None:
+        self.ranks_ = np.asarray(result.info["stage_keys"], dtype=np.int64)
+        self.rank_ = int(result.info["final_key"])
         self.n_stages_ = int(result.info["n_stages"])
-        self.singular_values_ = np.asarray(result.info["singular_values"])
-
-    def alpha_max(self, X, y, task=None) -> float:
-        """Smallest ``alpha`` whose stage-1 (trace-norm) solution is ``W = 0``.
-
-        For ``tau > 0`` the model's solution is then ``W = 0`` too (no singular value
-        reaches ``tau``).
-        """
-        data, _, _ = self._to_data(X, y, task)
-        return self._make_datafit(data).lambda_max("trace")
+        self.singular_values_ = singular_values(result.W)
 
 
 _PARAMS_DOC = """
@@ -100,21 +73,11 @@ _PARAMS_DOC = """
     n_stages : int, default=20
         Maximal number of stages; the solver stops earlier when the number of capped
         singular values repeats.
-    stage_solver : {{"psvt", "dc"}}, default="psvt"
-        ``"psvt"``: accelerated proximal gradient with partial singular value thresholding
+    stage_solver : {{"prox", "dc"}}, default="prox"
+        ``"prox"``: accelerated proximal gradient with partial singular value thresholding
         (faster, see ``benchmarks/bench_capped_trace.py``); ``"dc"``: the paper's
         difference-of-convex Algorithm 2 with FISTA for the convex inner problem.
-{loss}    fit_intercept : bool, default=True
-        Fit an unpenalized intercept per task.
-    max_iter : int, default=2000
-        Iteration budget of each inner FISTA run (``ConvergenceWarning`` when the last stage
-        reaches it).
-    tol : float, default=1e-7
-        Relative objective-change tolerance of the inner solver.
-    task_column : int, optional
-        Column of ``X`` holding the task id of each row (long format for scikit-learn tools).
-    warm_start : bool, default=False
-        Start stage 1 from the previous solution when refitting.
+{loss}    {{common_parameters}}
 
     Attributes
     ----------
@@ -131,11 +94,12 @@ _PARAMS_DOC = """
     n_iter_ : int
         Inner iterations summed over stages.
     singular_values_ : ndarray of shape (min(n_features, n_tasks),)
-    converged_ : bool
+    converged_, optimality_, solver_
+        ``optimality_`` is the measure of the last stage's problem at the solution.
 """
 
 
-class CappedTraceRegressor(_CappedTraceMixin, MultiTaskRegressorBase):
+class CappedTraceRegressor(_CappedTrace, MultiTaskRegressorBase):
     __doc__ = (
         "Multi-task least squares with the capped trace norm (RAMUSA).\n\n"
         "    Minimizes ``sum_t 1/(2 n_t) ||X_t w_t + b_t - y_t||^2 "
@@ -155,21 +119,8 @@ class CappedTraceRegressor(_CappedTraceMixin, MultiTaskRegressorBase):
     """
     )
 
-    def __init__(self, alpha=0.1, tau=1.0, *, n_stages=20, stage_solver="psvt",
-                 fit_intercept=True, max_iter=2000, tol=1e-7, task_column=None,
-                 warm_start=False):
-        self.alpha = alpha
-        self.tau = tau
-        self.n_stages = n_stages
-        self.stage_solver = stage_solver
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.tol = tol
-        self.task_column = task_column
-        self.warm_start = warm_start
 
-
-class CappedTraceClassifier(_CappedTraceMixin, MultiTaskClassifierBase):
+class CappedTraceClassifier(_CappedTrace, MultiTaskClassifierBase):
     __doc__ = (
         "Multi-task binary classification with the capped trace norm (RAMUSA).\n\n"
         "    Minimizes ``sum_t (1/n_t) sum_i ell(y_i, x_i^T w_t + b_t) "
@@ -185,23 +136,4 @@ class CappedTraceClassifier(_CappedTraceMixin, MultiTaskClassifierBase):
         )
     )
 
-    def __init__(self, alpha=0.01, tau=1.0, *, n_stages=20, stage_solver="psvt",
-                 loss="squared", fit_intercept=True, max_iter=2000, tol=1e-7,
-                 task_column=None, warm_start=False):
-        self.alpha = alpha
-        self.tau = tau
-        self.n_stages = n_stages
-        self.stage_solver = stage_solver
-        self.loss = loss
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.tol = tol
-        self.task_column = task_column
-        self.warm_start = warm_start
-
-    def _check_params(self) -> None:
-        super()._check_params()
-        if self.loss not in ("logistic", "squared_hinge", "squared"):
-            raise ValueError(
-                f"loss must be 'logistic', 'squared_hinge' or 'squared', got {self.loss!r}."
-            )
+    _losses = ("squared", "logistic", "squared_hinge")

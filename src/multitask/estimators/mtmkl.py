@@ -12,8 +12,11 @@ with ``theta`` learned in ``{theta >= 0, ||theta||_p <= 1}`` (or fixed). In the 
                        + C sum_i loss(y_i f_{t_i}(x_i)),
     f_t(x) = sum_m phi(x)^T W_m[:, t] + b_t,
 
-with the hinge ``max(0, 1 - z)`` or squared hinge ``max(0, 1 - z)^2`` loss (the SVM / LIBLINEAR
-convention with ``C``, not the library's ``1/n_t``-scaled losses). The per-task bias ``b_t`` is
+with the hinge ``max(0, 1 - z)`` or squared hinge ``max(0, 1 - z)^2`` loss. This is the SVM /
+LIBLINEAR convention (a sum of the losses over all rows, not the library's ``1/n_t``-scaled
+mean); the library's strength ``alpha`` is ``1 / C``: dividing the objective by ``C`` gives
+``sum_i loss + alpha * (regularizer)``. The model lives in a separate kernel-dual stack (dual
+coordinate descent on the joint kernel, the lp-norm weight step), see the architecture page. The per-task bias ``b_t`` is
 the weight of a constant feature ``c = intercept_scaling`` (regularized, like LinearSVC's
 intercept); ``fit_intercept=False`` gives the paper's bias-free model.
 """
@@ -30,16 +33,17 @@ from multitask.estimators.base import MultiTaskClassifierBase, is_task_list
 from multitask.kernels.task_similarity import make_task_kernels
 from multitask.solvers.dcd import mtmkl_dcd, mtmkl_kernel
 
-__all__ = ["MultitaskKernelClassifier"]
+__all__ = ["MultiTaskKernelClassifier", "MultitaskKernelClassifier"]
 
 
-class MultitaskKernelClassifier(MultiTaskClassifierBase):
+class MultiTaskKernelClassifier(MultiTaskClassifierBase):
     """Multi-task (multiple kernel) SVM with learned task-similarity weights.
 
     Parameters
     ----------
-    C : float > 0, default=1.0
-        Loss weight (SVM convention).
+    alpha : float > 0, default=1.0
+        Regularization strength, ``1 / C`` of the SVM convention (the objective is
+        ``sum_i loss_i + alpha * (1/2) sum_m tr(W_m Q_m W_m^T) / theta_m``, bias term included).
     p : float >= 1 or ``np.inf``, default=2.0
         Norm of the constraint ``||theta||_p <= 1`` on the task-kernel weights; ``p = 1`` gives
         sparse weights, larger ``p`` more uniform ones, ``np.inf`` fixes ``theta = 1`` (the sum
@@ -115,7 +119,7 @@ class MultitaskKernelClassifier(MultiTaskClassifierBase):
 
     def __init__(
         self,
-        C: float = 1.0,
+        alpha: float = 1.0,
         p: float = 2.0,
         loss: str = "hinge",
         task_similarity="shared-individual",
@@ -133,7 +137,7 @@ class MultitaskKernelClassifier(MultiTaskClassifierBase):
         random_state=None,
         task_column: int | None = None,
     ):
-        self.C = C
+        self.alpha = alpha
         self.p = p
         self.loss = loss
         self.task_similarity = task_similarity
@@ -153,7 +157,7 @@ class MultitaskKernelClassifier(MultiTaskClassifierBase):
 
     # ------------------------------------------------------------------ checks
     def _check_params(self) -> None:
-        check_scalar_param(self.C, "C", allow_zero=False)
+        check_scalar_param(self.alpha, "alpha", allow_zero=False)
         check_scalar_param(self.tol, "tol", allow_zero=False)
         check_scalar_param(self.intercept_scaling, "intercept_scaling", allow_zero=False)
         try:
@@ -169,8 +173,23 @@ class MultitaskKernelClassifier(MultiTaskClassifierBase):
         if self.solver == "svc" and self.loss != "hinge":
             raise ValueError("solver='svc' supports loss='hinge' only.")
         for name in ("max_iter", "max_mkl_iter"):
-            if int(getattr(self, name)) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}.")
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {v!r}.")
+        if self.theta is not None:
+            try:
+                th = np.asarray(self.theta, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(f"theta must hold numbers, got {self.theta!r}.") from None
+            if th.ndim != 1 or not np.all(np.isfinite(th)) or np.any(th < 0) or not np.any(
+                    th > 0):
+                raise ValueError("theta must be a 1-D array of finite numbers >= 0, not all "
+                                 f"zero, got {self.theta!r}.")
+        for key, v in (self.kernel_params or {}).items():
+            if isinstance(v, (float, np.floating)) and not np.isfinite(v):
+                raise ValueError(f"kernel_params[{key!r}] must be finite, got {v!r}.")
+        if self.similarity_params is not None and not isinstance(self.similarity_params, dict):
+            raise ValueError(f"similarity_params must be a dict, got {self.similarity_params!r}.")
 
     def _is_linear(self) -> bool:
         return isinstance(self.kernel, str) and self.kernel == "linear" and self.solver != "svc"
@@ -224,7 +243,7 @@ class MultitaskKernelClassifier(MultiTaskClassifierBase):
         self._check_params()
         if not (isinstance(self.kernel, str) and self.kernel == "precomputed"):
             self._check_finite(X, task)
-        data, classes, fmt = self._to_data(X, y, task)
+        data, classes, fmt = self._convert(X, y, task)
         if not np.all(np.isfinite(data.X.data if sp.issparse(data.X) else data.X)):
             raise ValueError("X contains NaN or infinity.")
         self.input_format_ = fmt
@@ -250,7 +269,7 @@ class MultitaskKernelClassifier(MultiTaskClassifierBase):
             if order is not None:
                 sw = sw[order]
         common = dict(
-            C=float(self.C),
+            C=1.0 / float(self.alpha),
             p=float(self.p),
             loss=self.loss,
             theta=None if self.theta is None else np.asarray(self.theta, dtype=np.float64),
@@ -387,3 +406,30 @@ def _first_bad_row(X, what: str, task=None) -> None:
         label = task[row].item() if isinstance(task[row], np.generic) else task[row]
         where += f" (task {label!r})"
     raise ValueError(f"{what} contains NaN or infinity at {where}.")
+
+
+class MultitaskKernelClassifier(MultiTaskKernelClassifier):
+    """Deprecated alias of :class:`MultiTaskKernelClassifier` (one spelling, ``MultiTask``).
+
+    .. deprecated:: 0.2
+        Use :class:`MultiTaskKernelClassifier`; this name will be removed.
+    """
+
+    def __init__(self, alpha: float = 1.0, p: float = 2.0, loss: str = "hinge",
+                 task_similarity="shared-individual", similarity_params: dict | None = None,
+                 theta=None, kernel="linear", kernel_params: dict | None = None,
+                 solver: str = "auto", fit_intercept: bool = True,
+                 intercept_scaling: float = 1.0, tol: float = 1e-4, max_iter: int = 1000,
+                 max_mkl_iter: int = 100, shrinking: bool = True, random_state=None,
+                 task_column: int | None = None):
+        import warnings
+
+        warnings.warn("MultitaskKernelClassifier is deprecated: use MultiTaskKernelClassifier.",
+                      FutureWarning, stacklevel=2)
+        super().__init__(alpha=alpha, p=p, loss=loss, task_similarity=task_similarity,
+                         similarity_params=similarity_params, theta=theta, kernel=kernel,
+                         kernel_params=kernel_params, solver=solver,
+                         fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
+                         tol=tol, max_iter=max_iter, max_mkl_iter=max_mkl_iter,
+                         shrinking=shrinking, random_state=random_state,
+                         task_column=task_column)

@@ -2,120 +2,114 @@
 
 ``W = L + E`` (``(n_features, n_tasks)``, one column per task) with ``L`` low-rank (trace norm)
 and ``E`` column-sparse (``l2`` norm of each task column): tasks that do not fit the shared
-subspace get a nonzero column of ``E`` and are reported as outliers (Chen, Zhou & Ye, KDD 2011;
-Pan, Xia, Yin & Liu, IEEE TNNLS 2015). The models minimize (library scaling,
-``F = sum_t (1/n_t) sum_i ell``)::
+subspace get a nonzero column of ``E`` and are reported as outliers (Chen, Zhou & Ye,
+"Integrating low-rank and group-sparse structures for robust multi-task learning", KDD 2011;
+Pan, Xia, Yin & Liu, "A divide-and-conquer method for scalable robust multitask learning",
+IEEE TNNLS 2015). The models minimize (library scaling, ``F = sum_t (1/n_t) sum_i ell``)::
 
     F(L + E, b) + alpha * (||L||_* + lam * sum_t ||E_.t||_2)
 
 with the squared loss (:class:`RobustMTLRegressor`) or the squared hinge
-(:class:`RobustMTLClassifier`). The regressor also offers the paper's equality-constrained
-model ``min ||L||_* + lam ||E||_{1,2}  s.t.  X_t w_t + b_t = y_t`` (``formulation=
-"constrained"``; it interpolates the data, and in general has no solution when ``n_t >
-n_features``: then ``W`` tends to each task's least-squares fit and only the split into ``L``
-and ``E`` is regularized).
+(:class:`RobustMTLClassifier`); the penalty is
+:class:`~multitask.penalties.composite.LowRankOutlier`. The regressor also offers the paper's
+equality-constrained model ``min ||L||_* + lam ||E||_{1,2}  s.t.  X_t w_t + b_t = y_t``
+(``formulation="constrained"``; it interpolates the data, and in general has no solution when
+``n_t > n_features``).
 
-Solvers: linearized ADMM (``solver="ladm"``, :func:`multitask.solvers.ladm.ladm_rmtl`) or the
-accelerated proximal gradient (``solver="apg"``, :func:`multitask.solvers.divide_conquer.
-apg_rmtl`); ``n_groups > 1`` runs the divide-and-conquer scheme of Pan et al.
-(:func:`multitask.solvers.divide_conquer.divide_and_conquer`) serially, on joblib workers or on
-a Dask cluster.
+Solvers: linearized ADMM (``solver="ladm"``, :class:`~multitask.solvers.ladm.LinearizedADMM`;
+pass ``LinearizedADMM(schedule="paper")`` for the paper's constants and stopping rule) or the
+accelerated proximal gradient (``solver="fista"``); ``n_groups > 1`` runs the
+divide-and-conquer scheme (:class:`~multitask.solvers.divide_conquer.DivideAndConquer`)
+serially, on joblib workers or on a Dask cluster.
 """
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from multitask.data import MultiTaskData, check_scalar_param
-from multitask.estimators.base import MultiTaskClassifierBase, MultiTaskRegressorBase
-from multitask.losses import Datafit
-from multitask.solvers.divide_conquer import (
-    divide_and_conquer,
-    make_rmtl_datafit,
-    solve_rmtl,
+from multitask.estimators.base import (
+    MultiTaskClassifierBase,
+    MultiTaskRegressorBase,
+    Param,
+    nonnegative,
+    positive,
 )
-from multitask.solvers.result import SolverResult
+from multitask.losses import Datafit
+from multitask.penalties import LowRankOutlier
+from multitask.solvers import DivideAndConquer, Solver
 
-__all__ = ["RobustMTLRegressor", "RobustMTLClassifier"]
-
-_SOLVERS = ("ladm", "apg")
-_MODES = ("exact", "paper")
+__all__ = ["RobustMTLClassifier", "RobustMTLRegressor"]
 
 
-class _RobustMixin:
+class _Robust:
     """Shared fit logic of the robust MTL presets."""
 
-    _formulations = ("penalized",)
+    _params = {
+        "alpha": Param(0.1, [positive], keyword_only=False),
+        "lam": Param(1.0, [nonnegative], keyword_only=False),
+        "n_groups": Param(1, [Interval(Integral, 1, None, closed="left")]),
+        "lam_scale": Param(1.0, [positive, StrOptions({"sqrt"})]),
+        "backend": Param("serial", [StrOptions({"serial", "joblib", "dask"}),
+                                     HasMethods(["submit", "scatter", "gather"])]),
+        "n_jobs": Param(None, [Integral, None]),
+        "blas_threads": Param(1, [Interval(Integral, 1, None, closed="left"), None]),
+        "random_state": Param(None, ["random_state"]),
+        "outlier_threshold": Param(0.1, [Interval(Real, 0, 1, closed="both")]),
+    }
+    _solvers = ("ladm", "fista")
+    _max_iter = 10000
 
     def _formulation(self) -> str:
         return getattr(self, "formulation", "penalized")
 
     def _check_params(self) -> None:
-        check_scalar_param(self.alpha, "alpha", allow_zero=False)
-        check_scalar_param(self.lam, "lam")
-        if self.solver not in _SOLVERS:
-            raise ValueError(f"solver must be one of {_SOLVERS}, got {self.solver!r}.")
-        if self.mode not in _MODES:
-            raise ValueError(f"mode must be one of {_MODES}, got {self.mode!r}.")
-        if self._formulation() not in self._formulations:
+        if self._formulation() == "constrained" and self.solver not in ("auto", "ladm") and not (
+                isinstance(self.solver, Solver) and getattr(self.solver, "constrained", False)):
             raise ValueError(
-                f"formulation must be one of {self._formulations}, got {self._formulation()!r}."
+                "formulation='constrained' (an equality-constrained problem) needs "
+                "solver='ladm': the accelerated gradient cannot handle it."
             )
-        if self.solver == "apg" and self._formulation() == "constrained":
-            raise ValueError(
-                "solver='apg' cannot handle formulation='constrained' (an equality-constrained "
-                "problem): use solver='ladm' or formulation='penalized'."
-            )
-        if (isinstance(self.n_groups, bool) or not isinstance(self.n_groups, (int, np.integer))
-                or self.n_groups < 1):
-            raise ValueError(f"n_groups must be an integer >= 1, got {self.n_groups!r}.")
-        if int(self.max_iter) < 1:
-            raise ValueError(f"max_iter must be >= 1, got {self.max_iter!r}.")
-        if self.tol is not None:
-            check_scalar_param(self.tol, "tol", allow_zero=False)
-        check_scalar_param(self.outlier_threshold, "outlier_threshold", upper=1.0)
-        if not isinstance(self.lam_scale, str):
-            check_scalar_param(self.lam_scale, "lam_scale", allow_zero=False)
-        elif self.lam_scale != "sqrt":
-            raise ValueError(f"lam_scale must be a number or 'sqrt', got {self.lam_scale!r}.")
 
-    def _make_datafit(self, data: MultiTaskData) -> Datafit:
-        return make_rmtl_datafit(self._loss_name(), data, self.fit_intercept, self.solver)
-
-    def _solver_options(self) -> dict:
-        opts = {"mode": self.mode, "max_iter": int(self.max_iter), "tol": self.tol}
-        if self.solver == "ladm":
-            opts["formulation"] = self._formulation()
+    def _datafit_options(self) -> dict:
+        opts = super()._datafit_options()
+        if self._loss_name() != "squared":
+            opts["center"] = True  # same model, better conditioned first-order steps
         return opts
 
-    def _solve(self, datafit: Datafit, data: MultiTaskData) -> SolverResult:
+    def _make_penalty(self, datafit: Datafit):
+        alpha = 1.0 if self._formulation() == "constrained" else float(self.alpha)
+        return LowRankOutlier(alpha, float(self.lam))
+
+    def _solver_settings(self, name: str) -> dict:
+        settings = super()._solver_settings(name)
+        if name == "ladm":
+            settings["constrained"] = self._formulation() == "constrained"
+        return settings
+
+    def _make_solver(self, datafit, penalty):
+        solver = super()._make_solver(datafit, penalty)
         if self.n_groups == 1:
-            return solve_rmtl(datafit, self.solver, self.alpha, self.lam, **self._solver_options())
-        if self.n_groups > data.n_tasks:
+            return solver
+        if self.n_groups > datafit.data.n_tasks:
             raise ValueError(
-                f"n_groups={self.n_groups} exceeds the number of tasks ({data.n_tasks})."
+                f"n_groups={self.n_groups} exceeds the number of tasks ({datafit.data.n_tasks})."
             )
-        return divide_and_conquer(
-            data,
-            loss=self._loss_name(),
-            solver=self.solver,
-            alpha=self.alpha,
-            lam=self.lam,
-            n_groups=int(self.n_groups),
-            lam_scale=self.lam_scale,
-            fit_intercept=self.fit_intercept,
-            random_state=self.random_state,
-            backend=self.backend,
-            n_jobs=self.n_jobs,
-            blas_threads=self.blas_threads,
-            solver_options=self._solver_options(),
-        )
+        return DivideAndConquer(solver, n_groups=int(self.n_groups),
+                                random_state=self.random_state, backend=self.backend,
+                                n_jobs=self.n_jobs, blas_threads=self.blas_threads)
 
-    def _make_penalty(self, datafit):  # pragma: no cover - _solve is overridden
-        raise NotImplementedError
+    def _run_solver(self, solver, datafit, penalty, coef_init, intercept_init):
+        if isinstance(solver, DivideAndConquer):
+            scale = (np.sqrt(self.n_groups) if isinstance(self.lam_scale, str)
+                     else float(self.lam_scale))
+            group = LowRankOutlier(penalty.alpha, penalty.lam * scale)
+            return solver.solve(datafit, penalty, group_penalty=group)
+        return super()._run_solver(solver, datafit, penalty, coef_init, intercept_init)
 
-    def _store_result(self, result: SolverResult, data: MultiTaskData) -> None:
-        super()._store_result(result, data)
+    def _store_extra(self, result, penalty, datafit) -> None:
         L, E = result.coef[0], result.coef[1]
         self.low_rank_component_ = np.ascontiguousarray(L.T)
         self.outlier_component_ = np.ascontiguousarray(E.T)
@@ -124,10 +118,10 @@ class _RobustMixin:
         self.outlier_task_norms_ = norms
         self.outlier_tasks_ = (np.flatnonzero(norms > self.outlier_threshold * top)
                                if top > 0 else np.zeros(0, dtype=np.int64))
-        self.task_groups_ = result.info.get("groups", [np.arange(data.n_tasks)])
+        self.task_groups_ = result.info.get("groups", [np.arange(datafit.data.n_tasks)])
 
 
-_COMMON_DOC = """
+_DOC = """
     Parameters
     ----------
     alpha : float, default=0.1
@@ -136,43 +130,26 @@ _COMMON_DOC = """
         Weight of ``sum_t ||E_.t||_2`` relative to ``||L||_*`` (the paper's lambda); large
         values make ``E`` zero (a pure trace-norm model), small values make every task an
         outlier.
-    solver : {"ladm", "apg"}, default="ladm"
-        Linearized ADMM or accelerated proximal gradient (same penalized problem).
-    mode : {"exact", "paper"}, default="exact"
-        ``exact``: solve to optimality (residual-balanced LADM; FISTA's stopping rule).
-        ``paper``: the paper's constants and stopping rules (LADM: ``mu0 = 1e-6``,
-        ``rho = 1.9``, ``mu_max = 1e10``, eq. (25) with a guard; APG: eqs. (25) or (26)); fast
-        but approximate.
-    n_groups : int, default=1
+{formulation}    n_groups : int, default=1
         ``t`` of divide-and-conquer: tasks split at random into ``t`` groups of
         ``floor(m / t)`` (plus a remainder group), each solved on its own, the low-rank parts
         projected on the column space of the first group's. ``1`` solves the full problem.
     lam_scale : float or "sqrt", default=1.0
         Multiplier of ``lam`` inside the groups (``"sqrt"``: ``sqrt(n_groups)``).
-    backend : {"serial", "joblib", "dask"} or dask.distributed.Client, default="serial"
-        Where the groups run: in this process, in joblib workers (processes unless a joblib
-        backend such as ``"dask"`` is active), or on the current (``"dask"``) or given Dask
-        client. The result does not depend on it.
+    backend : {{"serial", "joblib", "dask"}} or dask.distributed.Client, default="serial"
+        Where the groups run: in this process, in joblib workers, or on the current
+        (``"dask"``) or given Dask client. The result does not depend on it.
     n_jobs : int, optional
         joblib workers (joblib's convention).
     blas_threads : int or None, default=1
         BLAS threads of each group's solve (capped so that workers x threads <= cores).
     random_state : int, RandomState instance or None, default=None
         Seed of the random partition into groups.
-    fit_intercept : bool, default=True
-        Fit an unpenalized intercept per task.
-    max_iter : int, default=10000
-        Iteration budget of the solver (``ConvergenceWarning`` when reached).
-    tol : float, optional
-        Stopping tolerance (the solver's default when None: LADM exact ``1e-5`` on the
-        relative residuals, APG ``1e-6`` on the relative objective change, paper mode
-        ``1e-5``).
     outlier_threshold : float, default=0.1
         A task is an outlier when ``||E_.t||_2 > outlier_threshold * max_s ||E_.s||_2``
         (below ``lam = 1`` the inlier columns of ``E`` are often small but not zero: they
         absorb noise).
-    task_column : int, optional
-        Column of ``X`` holding the task id of each row (long format).
+{loss}    {{common_parameters}}
 
     Attributes
     ----------
@@ -189,85 +166,41 @@ _COMMON_DOC = """
         ``||E_.t||_2``.
     task_groups_ : list of ndarray
         Task positions of each divide-and-conquer group (one group when ``n_groups=1``).
-    tasks_ : ndarray of shape (n_tasks,)
-    n_iter_ : int
-        Iterations (the largest over the groups for divide-and-conquer).
-    objective_ : ndarray
-        Objective history (empty for divide-and-conquer).
-    """
+    tasks_, n_iter_, objective_, converged_, optimality_, solver_
+        See :mod:`multitask.estimators.base` (for divide-and-conquer, ``n_iter_`` is the
+        largest over the groups and ``optimality_`` that of the combined solution on the full
+        problem).
+"""
 
 
-class RobustMTLRegressor(_RobustMixin, MultiTaskRegressorBase):
+class RobustMTLRegressor(_Robust, MultiTaskRegressorBase):
     __doc__ = (
         """Robust multi-task least squares: low-rank ``L`` plus outlier tasks ``E``.
 
     Minimizes ``sum_t 1/(2 n_t) ||X_t (l_t + e_t) + b_t - y_t||^2 + alpha * (||L||_* + lam *
     sum_t ||e_t||_2)`` (``formulation="penalized"``), or ``||L||_* + lam sum_t ||e_t||_2``
     subject to ``X_t (l_t + e_t) + b_t = y_t`` (``formulation="constrained"``, the paper's
-    eq. (2), LADM only; ``alpha`` is then unused).
-"""
-        + _COMMON_DOC.replace(
-            "    solver : {",
-            "    formulation : {\"penalized\", \"constrained\"}, default=\"penalized\"\n"
-            "        See above.\n    solver : {",
-            1,
-        )
+    eq. (2), LADM only; ``alpha`` is then unused and the run stops on the ADMM residuals).
+""" + _DOC.format(formulation='''    formulation : {"penalized", "constrained"}, default="penalized"
+        See above.
+''', loss="")
     )
 
-    _formulations = ("penalized", "constrained")
-    _default_loss = "squared"
-
-    def __init__(self, alpha=0.1, lam=1.0, *, formulation="penalized", solver="ladm",
-                 mode="exact", n_groups=1, lam_scale=1.0, backend="serial", n_jobs=None,
-                 blas_threads=1, random_state=None, fit_intercept=True, max_iter=10000,
-                 tol=None, outlier_threshold=0.1, task_column=None):
-        self.alpha = alpha
-        self.lam = lam
-        self.formulation = formulation
-        self.solver = solver
-        self.mode = mode
-        self.n_groups = n_groups
-        self.lam_scale = lam_scale
-        self.backend = backend
-        self.n_jobs = n_jobs
-        self.blas_threads = blas_threads
-        self.random_state = random_state
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.tol = tol
-        self.outlier_threshold = outlier_threshold
-        self.task_column = task_column
+    _params = {**_Robust._params,
+               "formulation": Param("penalized", [StrOptions({"penalized", "constrained"})])}
 
 
-class RobustMTLClassifier(_RobustMixin, MultiTaskClassifierBase):
+class RobustMTLClassifier(_Robust, MultiTaskClassifierBase):
     __doc__ = (
         """Robust multi-task classification (squared hinge): low-rank ``L`` plus outlier tasks.
 
     Minimizes ``sum_t (1/n_t) sum_i max(0, 1 - y_i (x_i^T (l_t + e_t) + b_t))^2 + alpha *
     (||L||_* + lam * sum_t ||e_t||_2)`` with labels mapped to -1/+1 per task; the paper's
     eq. (3) with ``beta = 1 / (alpha n)`` for ``n`` rows per task.
-"""
-        + _COMMON_DOC
+""" + _DOC.format(formulation="", loss='''    loss : {"squared_hinge", "logistic"}, default="squared_hinge"
+        ``max(0, 1 - y z)^2`` (the paper's; linearized ADMM needs its prox) or logistic
+        (accelerated gradient).
+''')
     )
 
-    _default_loss = "squared_hinge"
-
-    def __init__(self, alpha=0.1, lam=1.0, *, solver="ladm", mode="exact", n_groups=1,
-                 lam_scale=1.0, backend="serial", n_jobs=None, blas_threads=1,
-                 random_state=None, fit_intercept=True, max_iter=10000, tol=None,
-                 outlier_threshold=0.1, task_column=None):
-        self.alpha = alpha
-        self.lam = lam
-        self.solver = solver
-        self.mode = mode
-        self.n_groups = n_groups
-        self.lam_scale = lam_scale
-        self.backend = backend
-        self.n_jobs = n_jobs
-        self.blas_threads = blas_threads
-        self.random_state = random_state
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.tol = tol
-        self.outlier_threshold = outlier_threshold
-        self.task_column = task_column
+    _losses = ("squared_hinge", "logistic")

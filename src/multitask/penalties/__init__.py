@@ -1,6 +1,31 @@
-"""Penalties (with proximal operators) and constraint sets (with projections)."""
+"""Penalties (with proximal operators) and constraint sets (with projections).
 
-from multitask.penalties._prox import (
+Every class here follows the protocol of :class:`~multitask.penalties.base.Penalty`:
+``value``, ``prox``, ``alpha_max`` and the optional capabilities it declares. The elementary
+proximal operators are plain functions in :mod:`multitask.penalties.prox`.
+"""
+
+from multitask.penalties.balls import ColumnL1Balls, ColumnL2Balls, L1Ball, TraceBall
+from multitask.penalties.base import (
+    CAPABILITIES,
+    Constraint,
+    IdentityMap,
+    LinearMap,
+    Penalty,
+    SumMap,
+)
+from multitask.penalties.capped_trace import (
+    CappedTraceNorm,
+    LinearizedTruncatedTraceNorm,
+    TruncatedTraceNorm,
+    capped_rank,
+    psvt,
+    singular_values,
+)
+from multitask.penalties.composite import LowRankOutlier, SparseLowRank, SumOfParts
+from multitask.penalties.l1inf import L1InfBall, l1inf_norm, project_l1inf_ball
+from multitask.penalties.norms import L1, L21, ColumnL2, NoPenalty, Ridge, TraceNorm
+from multitask.penalties.prox import (
     group_soft_threshold,
     project_l1_ball,
     project_trace_ball,
@@ -8,31 +33,40 @@ from multitask.penalties._prox import (
     soft_threshold,
     svt,
 )
-from multitask.penalties.balls import ColumnL1Balls, ColumnL2Balls, L1Ball, TraceBall
-from multitask.penalties.base import Constraint, Penalty
-from multitask.penalties.l1inf import L1InfBall, l1inf_norm, project_l1inf_ball
-from multitask.penalties.norms import L1, L21, ColumnL2, NoPenalty, Ridge, TraceNorm
 
 __all__ = [
+    "CAPABILITIES",
     "L1",
     "L21",
+    "CappedTraceNorm",
     "ColumnL1Balls",
     "ColumnL2",
     "ColumnL2Balls",
     "Constraint",
+    "IdentityMap",
     "L1Ball",
     "L1InfBall",
+    "LinearMap",
+    "LinearizedTruncatedTraceNorm",
+    "LowRankOutlier",
     "NoPenalty",
     "Penalty",
     "Ridge",
+    "SparseLowRank",
+    "SumMap",
+    "SumOfParts",
     "TraceBall",
     "TraceNorm",
+    "TruncatedTraceNorm",
+    "capped_rank",
     "group_soft_threshold",
     "l1inf_norm",
-    "project_l1inf_ball",
     "project_l1_ball",
+    "project_l1inf_ball",
     "project_trace_ball",
+    "psvt",
     "safe_svd",
+    "singular_values",
     "soft_threshold",
     "svt",
 ]

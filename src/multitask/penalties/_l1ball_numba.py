@@ -7,7 +7,7 @@ from numba import njit
 
 
 @njit(cache=True)
-def _l1ball_threshold(a, radius, seed):
+def l1ball_threshold(a, radius, seed):
     """Threshold ``theta >= 0`` with ``sum(max(|a| - theta, 0)) = radius``.
 
     Randomized pivot selection on ``|a|`` (expected O(n)); assumes ``sum |a| > radius``.
@@ -61,10 +61,10 @@ def _l1ball_threshold(a, radius, seed):
 
 
 @njit(cache=True)
-def _column_l1ball_thresholds(V, radius):  # pragma: no cover - compiled
+def column_l1ball_thresholds(V, radius):  # pragma: no cover - compiled
     """Per-column l1-ball thresholds ``theta_t`` (0 inside the ball, ``inf`` for radius 0).
 
-    One compiled loop over the columns calling :func:`_l1ball_threshold` (the threshold of
+    One compiled loop over the columns calling :func:`l1ball_threshold` (the threshold of
     :func:`~multitask.penalties.project_l1_ball`); the projection of every column onto its
     ball is ``sign(V) * max(|V| - theta, 0)``.
     """
@@ -76,7 +76,7 @@ def _column_l1ball_thresholds(V, radius):  # pragma: no cover - compiled
             s += abs(V[j, t])
         if s > radius[t]:
             if radius[t] > 0:
-                theta[t] = _l1ball_threshold(np.ascontiguousarray(V[:, t]), radius[t], 0)
+                theta[t] = l1ball_threshold(np.ascontiguousarray(V[:, t]), radius[t], 0)
             else:
                 theta[t] = np.inf
     return theta

@@ -1,23 +1,35 @@
 """Constraint sets ``{W : Omega(W) <= radius}`` with Euclidean projections.
 
-``W`` has shape ``(n_features, n_tasks)``.
+``W`` has shape ``(n_features, n_tasks)``. The per-task balls accept one radius for all tasks
+or one radius per task.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
-from multitask.penalties._l1ball_numba import _column_l1ball_thresholds
-from multitask.penalties._prox import project_l1_ball, project_trace_ball, soft_threshold
+from multitask.penalties._l1ball_numba import column_l1ball_thresholds
 from multitask.penalties.base import Constraint
+from multitask.penalties.prox import project_l1_ball, project_trace_ball, soft_threshold
 
-__all__ = ["L1Ball", "TraceBall", "ColumnL1Balls", "ColumnL2Balls"]
+__all__ = ["ColumnL1Balls", "ColumnL2Balls", "L1Ball", "TraceBall"]
+
+
+def _check_scalar_radius(radius) -> float:
+    r = float(radius)
+    if not np.isfinite(r) or r < 0:
+        raise ValueError(f"radius must be finite and >= 0, got {radius!r}.")
+    return r
 
 
 class L1Ball(Constraint):
     """``{W : sum_jt |W_jt| <= radius}``."""
 
     name = "l1_ball"
+
+    def __init__(self, radius: float):
+        super().__init__(_check_scalar_radius(radius))
 
     def norm(self, W):
         return float(np.abs(W).sum())
@@ -30,6 +42,10 @@ class TraceBall(Constraint):
     """``{W : ||W||_* <= radius}``: SVD, then the singular values onto the l1 ball."""
 
     name = "trace_ball"
+    capabilities = frozenset({"low_rank"})
+
+    def __init__(self, radius: float):
+        super().__init__(_check_scalar_radius(radius))
 
     def norm(self, W):
         return float(np.linalg.svd(W, compute_uv=False).sum()) if W.size else 0.0
@@ -38,37 +54,91 @@ class TraceBall(Constraint):
         return project_trace_ball(V, self.radius)
 
 
-class ColumnL1Balls(Constraint):
-    """``{W : ||W_.t||_1 <= radius for every task t}`` (independent l1 constraints).
+class _ColumnBalls(Constraint):
+    """Independent per-task balls ``{W : Omega(W_.t) <= radius_t for every task t}``."""
 
-    ``radius`` is one number, or (subclasses) one value per task: the projection
-    ``sign(V_.t) * max(|V_.t| - theta_t, 0)`` uses per-column thresholds from one compiled
-    loop.
+    def __init__(self, radius):
+        r = np.asarray(radius, dtype=np.float64)
+        if r.ndim > 1 or not np.all(np.isfinite(r)) or np.any(r < 0):
+            raise ValueError(
+                f"radius must be a number >= 0 or a 1-D array of per-task radii >= 0, got "
+                f"{radius!r}."
+            )
+        super().__init__(float(r) if r.ndim == 0 else r)
+
+    def _radii(self, m: int) -> np.ndarray:
+        r = np.asarray(self.radius, dtype=np.float64)
+        if r.ndim == 1 and r.shape[0] != m:
+            raise ValueError(f"radius holds {r.shape[0]} per-task radii but W has {m} tasks.")
+        return np.ascontiguousarray(np.broadcast_to(r, (m,)))
+
+    def _column_norms(self, W) -> np.ndarray:
+        raise NotImplementedError
+
+    def norm(self, W):
+        """``max_t Omega(W_.t) / radius_t`` (``<= 1`` on the set; the largest norm when all
+        radii are equal and one number was given)."""
+        if W.size == 0:
+            return 0.0
+        norms = self._column_norms(W)
+        if np.ndim(self.radius) == 0:
+            return float(norms.max())
+        return float(np.max(norms / np.maximum(self._radii(W.shape[1]), 1e-300)))
+
+    def value(self, W):
+        if W.size == 0:
+            return 0.0
+        ok = self._column_norms(W) <= self._radii(W.shape[1]) * (1 + 1e-9) + 1e-12
+        return 0.0 if np.all(ok) else np.inf
+
+    def _repr_params(self) -> dict:
+        r = self.radius
+        return {"radius": r.tolist() if isinstance(r, np.ndarray) else r}
+
+
+class ColumnL1Balls(_ColumnBalls):
+    """``{W : ||W_.t||_1 <= radius_t for every task t}`` (independent l1 constraints).
+
+    The projection ``sign(V_.t) * max(|V_.t| - theta_t, 0)`` uses per-column thresholds from
+    one compiled loop.
     """
 
     name = "column_l1_balls"
+    capabilities = frozenset({"lp"})
 
-    def norm(self, W):
-        return float(np.abs(W).sum(axis=0).max()) if W.size else 0.0
+    def _column_norms(self, W):
+        return np.abs(W).sum(axis=0)
 
     def project(self, V):
         V = np.asarray(V, dtype=np.float64)
-        radius = np.broadcast_to(np.asarray(self.radius, dtype=np.float64), (V.shape[1],))
-        if np.any(radius < 0) or not np.all(np.isfinite(radius)):
-            raise ValueError(f"radius must be finite and >= 0, got {self.radius!r}.")
-        theta = _column_l1ball_thresholds(V, np.ascontiguousarray(radius))
+        theta = column_l1ball_thresholds(V, self._radii(V.shape[1]))
         return soft_threshold(V, theta[None, :])
 
+    def lp_constraints(self, d: int, m: int):
+        """``-s_jt <= W_jt <= s_jt`` and ``sum_j s_jt <= radius_t``: ``n_aux = d m``.
 
-class ColumnL2Balls(Constraint):
-    """``{W : ||W_.t||_2 <= radius for every task t}`` (independent l2 constraints)."""
+        ``vec(W) = W.T.ravel()`` (task-major, index ``t d + j``), and ``s`` in the same order.
+        """
+        n = d * m
+        eye = sp.identity(n, format="csr")
+        A_w = sp.vstack([eye, -eye, sp.csr_matrix((m, n))], format="csr")
+        k = np.arange(n)
+        ball = sp.csr_matrix((np.ones(n), (k // d, k)), shape=(m, n))
+        A_u = sp.vstack([-eye, -eye, ball], format="csr")
+        c = np.concatenate([np.zeros(2 * n), self._radii(m)])
+        return A_w, A_u, c, n
+
+
+class ColumnL2Balls(_ColumnBalls):
+    """``{W : ||W_.t||_2 <= radius_t for every task t}`` (independent l2 constraints)."""
 
     name = "column_l2_balls"
 
-    def norm(self, W):
-        return float(np.linalg.norm(W, axis=0).max()) if W.size else 0.0
+    def _column_norms(self, W):
+        return np.linalg.norm(W, axis=0)
 
     def project(self, V):
-        norms = np.linalg.norm(V, axis=0, keepdims=True)
-        scale = np.minimum(1.0, self.radius / np.where(norms > 0, norms, 1.0))
-        return V * scale
+        V = np.asarray(V, dtype=np.float64)
+        norms = np.linalg.norm(V, axis=0)
+        scale = np.minimum(1.0, self._radii(V.shape[1]) / np.where(norms > 0, norms, 1.0))
+        return V * scale[None, :]

@@ -1,72 +1,237 @@
-"""Base classes of penalties and constraint sets.
+"""The penalty protocol: what every penalty or constraint set offers the solvers.
 
-A penalty ``lam * Omega(W)`` exposes its value and its proximal operator
+A penalty ``h`` acts on the solver's variable ``V``; the loss sees the weight matrix
+``W = A(V)`` through a linear map ``A`` (the identity for plain penalties, ``W = sum_i V[i]``
+for the split models ``W = P + Q``). ``W`` has shape ``(n_features, n_tasks)``, one column per
+task. Every penalty offers
 
-    prox(V, step) = argmin_W  0.5 * ||W - V||_F^2 + step * lam * Omega(W);
+* :meth:`Penalty.value`: ``h(V)`` (``0`` inside a constraint set, ``inf`` outside);
+* :meth:`Penalty.prox`: ``prox_{step h}(V) = argmin_U 0.5 ||U - V||_F^2 + step * h(U)`` (for a
+  constraint set the Euclidean projection, whatever the step);
+* :meth:`Penalty.alpha_max`: the smallest strength ``alpha`` at which ``W = 0`` is optimal,
+  from the loss gradient at zero (``inf`` where there is none);
 
-a constraint set ``{W : Omega(W) <= radius}`` exposes the Euclidean projection as ``prox`` (the
-step is ignored) and a value that is 0 inside the set and ``inf`` outside. Solvers need nothing
-else: their optimality measure is the prox-gradient fixed-point residual
+and declares the optional capabilities a solver may need in :attr:`Penalty.capabilities`
+(see :data:`CAPABILITIES`). Solvers check those declarations, never the class.
 
-    r(W) = ||W - prox(W - G / L, 1 / L)||_F * L,   G = gradient of the loss at W,
-
-which vanishes exactly at the minimizers, for every penalty and every constraint set.
+The optimality measure used by every solver's stopping rule is the prox-gradient fixed-point
+residual of :func:`multitask.solvers.base.optimality`, which needs nothing beyond ``prox``;
+it is zero exactly at the minimizers (at the stationary points of a non-convex penalty).
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+from typing import ClassVar
+
 import numpy as np
 
+__all__ = [
+    "CAPABILITIES",
+    "Constraint",
+    "IdentityMap",
+    "LinearMap",
+    "Penalty",
+    "SumMap",
+]
 
-class Penalty:
-    """A convex penalty ``lam * Omega(W)`` with a proximal operator.
+#: Optional capabilities a penalty may declare, and the method or attribute each one promises:
+#:
+#: * ``"row_prox"``: :meth:`Penalty.row_prox_params` (block coordinate descent over features);
+#: * ``"blocks"``: :attr:`Penalty.parts` and a :class:`SumMap` (blockwise solvers such as
+#:   linearized ADMM, divide-and-conquer);
+#: * ``"stages"``: :meth:`Penalty.stage_penalty` (non-convex penalties solved by
+#:   majorization-minimization, one convex-like stage at a time);
+#: * ``"lp"``: :meth:`Penalty.lp_constraints` (polyhedral sets, for linear programs);
+#: * ``"low_rank"``: the penalty promotes low rank (divide-and-conquer combines such blocks by
+#:   a subspace step).
+CAPABILITIES = frozenset({"row_prox", "blocks", "stages", "lp", "low_rank"})
 
-    Subclasses implement :meth:`value` and :meth:`prox`; ``W`` has shape
-    ``(n_features, n_tasks)`` (one column per task).
+
+class LinearMap(ABC):
+    """A linear map ``A`` from the solver's variable ``V`` to the weights ``W = A(V)``."""
+
+    #: ``||A||^2`` (operator norm squared): multiplies the loss's Lipschitz constant.
+    norm_sq: float = 1.0
+
+    @abstractmethod
+    def variable_shape(self, d: int, m: int) -> tuple[int, ...]:
+        """Shape of ``V`` for ``W`` of shape ``(d, m)``."""
+
+    @abstractmethod
+    def forward(self, V: np.ndarray) -> np.ndarray:
+        """``W = A(V)``."""
+
+    @abstractmethod
+    def adjoint(self, G: np.ndarray) -> np.ndarray:
+        """``A^T(G)`` for ``G`` of the shape of ``W``."""
+
+
+class IdentityMap(LinearMap):
+    """``A(V) = V``."""
+
+    norm_sq = 1.0
+
+    def variable_shape(self, d: int, m: int) -> tuple[int, ...]:
+        return (d, m)
+
+    def forward(self, V: np.ndarray) -> np.ndarray:
+        return V
+
+    def adjoint(self, G: np.ndarray) -> np.ndarray:
+        return G
+
+    def __repr__(self) -> str:
+        return "IdentityMap()"
+
+
+class SumMap(LinearMap):
+    """``A(V) = sum_i V[i]`` for ``V`` of shape ``(k, d, m)``; ``A^T(G) = [G, ..., G]``.
+
+    ``||A||^2 = k``.
     """
 
-    is_constraint = False
-    #: whether ``value`` is differentiable (then ``grad`` is defined and ``prox`` is optional)
-    is_smooth = False
+    def __init__(self, k: int = 2):
+        if int(k) != k or k < 1:
+            raise ValueError(f"k must be an integer >= 1, got {k!r}.")
+        self.k = int(k)
+        self.norm_sq = float(k)
 
-    def value(self, W: np.ndarray) -> float:
-        """Return ``lam * Omega(W)``."""
-        raise NotImplementedError
+    def variable_shape(self, d: int, m: int) -> tuple[int, ...]:
+        return (self.k, d, m)
 
+    def forward(self, V: np.ndarray) -> np.ndarray:
+        return V.sum(axis=0)
+
+    def adjoint(self, G: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(G, (self.k, *G.shape)).copy()
+
+    def __repr__(self) -> str:
+        return f"SumMap(k={self.k})"
+
+
+_IDENTITY = IdentityMap()
+
+
+class Penalty(ABC):
+    """A penalty ``h(V)`` with a proximal operator (base of every penalty and constraint).
+
+    Subclasses implement :meth:`value` and :meth:`prox`, set :attr:`capabilities` to the
+    optional capabilities they offer (a subset of :data:`CAPABILITIES`) and implement the
+    matching methods. ``V`` has shape ``(n_features, n_tasks)`` unless :attr:`linear_map`
+    says otherwise.
+    """
+
+    #: Whether ``h`` is the indicator of a closed convex set (``prox`` is the projection).
+    is_constraint: ClassVar[bool] = False
+    #: Whether ``h`` is convex (non-convex penalties are solved stage by stage).
+    is_convex: ClassVar[bool] = True
+    #: Whether :meth:`prox` is available (exact); false for penalties solved by stages only.
+    has_prox: ClassVar[bool] = True
+    #: The optional capabilities offered (see :data:`CAPABILITIES`).
+    capabilities: ClassVar[frozenset[str]] = frozenset()
+    #: Short name, used in messages.
+    name: ClassVar[str] = "penalty"
+
+    @property
+    def linear_map(self) -> LinearMap:
+        """The map ``A`` from the variable to ``W`` (the identity unless overridden)."""
+        return _IDENTITY
+
+    @abstractmethod
+    def value(self, V: np.ndarray) -> float:
+        """Return ``h(V)``."""
+
+    @abstractmethod
     def prox(self, V: np.ndarray, step: float) -> np.ndarray:
-        """Return ``argmin_W 0.5 ||W - V||_F^2 + step * lam * Omega(W)`` (a new array)."""
-        raise NotImplementedError
+        """Return ``argmin_U 0.5 ||U - V||_F^2 + step * h(U)`` (a new array)."""
 
-    def fixed_point_residual(self, W: np.ndarray, G: np.ndarray, L: float = 1.0) -> float:
-        """Return ``L * ||W - prox(W - G / L, 1 / L)||_F``: zero iff ``W`` is optimal.
+    def prox_value(self, V: np.ndarray) -> float:
+        """``h(V)`` at a point returned by :meth:`prox` (a constraint set skips its
+        feasibility check there: a projection is feasible)."""
+        return self.value(V)
 
-        ``G`` is the gradient of the smooth part at ``W``; ``L`` any positive step inverse.
+    def alpha_max(self, grad: np.ndarray) -> float:
+        """Smallest strength ``alpha`` at which ``W = 0`` minimizes ``f(W) + h(W)``.
+
+        Parameters
+        ----------
+        grad : ndarray of shape (n_features, n_tasks)
+            Gradient of the loss ``f`` at ``W = 0`` (with the best intercepts).
+
+        Returns
+        -------
+        float
+            For ``h = alpha * Omega`` with a norm ``Omega``: the dual norm ``Omega^*(grad)``
+            (``0`` is optimal iff ``-grad`` lies in ``alpha * dOmega(0)``). ``inf`` when no
+            finite strength makes zero optimal (ridge, constraint sets).
         """
-        return float(L * np.linalg.norm(W - self.prox(W - G / L, 1.0 / L)))
+        return float("inf")
+
+    # ----------------------------------------------------------------- optional capabilities
+    #: ``"blocks"``: the penalties of the blocks ``V[i]`` (``h(V) = sum_i parts[i](V[i])``).
+    parts: tuple[Penalty, ...] = ()
+
+    def row_prox_params(self) -> tuple[float, float, float]:
+        """``"row_prox"``: ``(a, b, c)`` with ``h(W) = sum_j a ||W_j.||_1 + b ||W_j.||_2 +
+        (c / 2) ||W_j.||_2^2`` over the feature rows ``W_j.``."""
+        raise NotImplementedError(f"{self.name} is not separable over feature rows.")
+
+    def stage_penalty(self, W: np.ndarray) -> Penalty:
+        """``"stages"``: the penalty of the next stage, a majorant of ``h`` (up to a constant)
+        that is tight at ``W``; its prox is exact."""
+        raise NotImplementedError(f"{self.name} has no stage penalty.")
+
+    def stage_key(self, W: np.ndarray) -> object:
+        """``"stages"``: a hashable summary of :meth:`stage_penalty` at ``W``; equal keys mean
+        equal stage problems (the multi-stage method stops when the key repeats)."""
+        raise NotImplementedError(f"{self.name} has no stage penalty.")
+
+    def lp_constraints(self, d: int, m: int):
+        """``"lp"``: the set as linear inequalities ``A_w vec(W) + A_u u <= c``, ``u >= 0``.
+
+        Returns ``(A_w, A_u, c, n_aux)`` with sparse ``A_w`` of shape ``(k, d m)`` (``vec`` in
+        row-major order of ``W``), ``A_u`` ``(k, n_aux)`` and ``c`` ``(k,)``.
+        """
+        raise NotImplementedError(f"{self.name} is not polyhedral.")
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self._repr_params().items())
+        return f"{type(self).__name__}({params})"
+
+    def _repr_params(self) -> dict:
+        return {}
 
 
 class Constraint(Penalty):
     """The indicator of a closed convex set ``{W : Omega(W) <= radius}``.
 
-    :meth:`prox` is the Euclidean projection; :meth:`value` is 0 on the set and ``inf`` outside
-    (with a relative slack of ``1e-9`` for rounding); :meth:`norm` returns ``Omega(W)``.
+    :meth:`prox` is the Euclidean projection :meth:`project`; :meth:`value` is 0 on the set
+    and ``inf`` outside (with a relative slack of ``1e-9`` for rounding); :meth:`norm` returns
+    ``Omega(W)``.
     """
 
     is_constraint = True
 
-    def __init__(self, radius: float):
+    def __init__(self, radius):
         self.radius = radius
 
+    def _repr_params(self) -> dict:
+        return {"radius": self.radius}
+
+    @abstractmethod
     def norm(self, W: np.ndarray) -> float:
         """Return ``Omega(W)``."""
-        raise NotImplementedError
 
+    @abstractmethod
     def project(self, V: np.ndarray) -> np.ndarray:
         """Return the Euclidean projection of ``V`` onto the set (a new array)."""
-        raise NotImplementedError
 
-    def value(self, W: np.ndarray) -> float:
-        return 0.0 if self.norm(W) <= self.radius * (1 + 1e-9) + 1e-12 else np.inf
+    def value(self, V: np.ndarray) -> float:
+        return 0.0 if self.norm(V) <= float(np.max(self.radius)) * (1 + 1e-9) + 1e-12 else np.inf
 
     def prox(self, V: np.ndarray, step: float) -> np.ndarray:
         return self.project(V)
+
+    def prox_value(self, V: np.ndarray) -> float:
+        return 0.0

@@ -4,14 +4,14 @@
 ``R = min(n_features, n_tasks)``. Reference: L. Han and Y. Zhang, "Multi-stage multi-task
 learning with reduced rank", AAAI 2016.
 
-* :class:`CappedTraceNorm`: ``lam * sum_i min(sigma_i(W), tau)`` (non-convex; value only).
-* :class:`TruncatedTraceNorm`: ``lam * sum_{i > r} sigma_i(W)``, the stage penalty
-  ``lam * ||W||_{r-}``; its prox is the partial singular value thresholding :func:`psvt`
+* :class:`CappedTraceNorm`: ``alpha * sum_i min(sigma_i(W), tau)`` (non-convex; value only).
+* :class:`TruncatedTraceNorm`: ``alpha * sum_{i > r} sigma_i(W)``, the stage penalty
+  ``alpha * ||W||_{r-}``; its prox is the partial singular value thresholding :func:`psvt`
   (a global minimizer although the penalty is not convex).
-* :class:`LinearizedTruncatedTraceNorm`: ``lam * ||W||_* - lam * <P, W>`` with
+* :class:`LinearizedTruncatedTraceNorm`: ``alpha * ||W||_* - alpha * <P, W>`` with
   ``P = U_r V_r^T`` the top-``r`` singular vectors of a reference point: the convex majorant
-  (up to a constant) of ``lam * ||W||_{r-}`` used by the difference-of-convex stage solver;
-  prox ``svt(V + step * lam * P, step * lam)``.
+  (up to a constant) of ``alpha * ||W||_{r-}`` used by the difference-of-convex stage solver;
+  prox ``svt(V + step * alpha * P, step * alpha)``.
 
 The multi-stage argument rests on the inequality, for every ``W`` and every ``0 <= r <= R``,
 ``sum_i min(sigma_i, tau) <= r * tau + ||W||_{r-}`` with equality when
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from multitask.penalties._prox import safe_svd
+from multitask.penalties.prox import safe_svd
 from multitask.penalties.base import Penalty
 
 __all__ = [
@@ -128,65 +128,94 @@ class _SpectralPenalty(Penalty):
     """Caches the singular values of the last prox output, so ``value`` after ``prox`` (as
     every proximal gradient iteration does) costs no second SVD."""
 
-    def __init__(self, lam: float):
-        self.lam = float(lam)
-        self._last = None  # (array, checksum, singular values)
+    def __init__(self, alpha: float):
+        self.alpha = float(alpha)
+        self._last: tuple | None = None  # (array, checksum, singular values)
 
     def _remember(self, out: np.ndarray, s: np.ndarray) -> None:
-        self._last = (out, float(out.sum()), s)
+        self._last = (out.copy(), s)
 
     def _singular_values(self, W: np.ndarray) -> np.ndarray:
         last = self._last
-        if last is not None and W is last[0] and float(W.sum()) == last[1]:
-            return last[2]
+        if last is not None and W.shape == last[0].shape and np.array_equal(W, last[0]):
+            return last[1]
         return singular_values(W)
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_last"] = None  # a cache, not part of the penalty
+        return state
 
 
 class CappedTraceNorm(_SpectralPenalty):
-    """``lam * sum_i min(sigma_i(W), tau)``: the capped trace norm (non-convex).
+    """``alpha * sum_i min(sigma_i(W), tau)``: the capped trace norm (non-convex).
 
-    ``tau = inf`` is the trace norm, ``tau = 0`` the zero penalty. Only :meth:`value` is
-    offered: the model is solved by the multi-stage method of
-    :func:`multitask.solvers.multistage.multistage`.
+    ``tau = inf`` is the trace norm, ``tau = 0`` the zero penalty. It has no simple prox; it
+    offers the ``"stages"`` capability instead: with ``r = #{i : sigma_i(W) >= tau}``,
+
+        sum_i min(sigma_i, tau) <= r * tau + ||W||_{r-}   for every W, equality when r = r(W),
+
+    so the stage penalty ``alpha ||.||_{r(W)-}`` (:class:`TruncatedTraceNorm`) majorizes it up
+    to a constant and is tight at ``W`` (Han & Zhang, "Multi-stage multi-task learning with
+    reduced rank", AAAI 2016). Solved by :class:`multitask.solvers.Multistage`.
 
     Parameters
     ----------
-    lam : float
+    alpha : float
         ``>= 0``.
     tau : float
-        Threshold ``>= 0`` (``inf`` allowed).
+        Cap ``>= 0`` (``inf`` allowed).
     """
 
     name = "capped_trace"
     is_convex = False
+    has_prox = False
+    capabilities = frozenset({"stages", "low_rank"})
 
-    def __init__(self, lam: float, tau: float):
-        super().__init__(lam)
+    def __init__(self, alpha: float, tau: float):
+        super().__init__(alpha)
         self.tau = float(tau)
 
-    def __repr__(self) -> str:
-        return f"CappedTraceNorm(lam={self.lam!r}, tau={self.tau!r})"
+    def _repr_params(self) -> dict:
+        return {"alpha": self.alpha, "tau": self.tau}
 
     def value(self, W):
         s = self._singular_values(W)
-        return self.lam * float(np.minimum(s, self.tau).sum())
+        return self.alpha * float(np.minimum(s, self.tau).sum())
 
     def prox(self, V, step):
         raise NotImplementedError(
-            "CappedTraceNorm has no prox here: fit it with the multi-stage solver "
-            "(multitask.solvers.multistage), whose stages use TruncatedTraceNorm."
+            "CappedTraceNorm has no prox: solve it stage by stage (multitask.solvers."
+            "Multistage), whose stages use TruncatedTraceNorm."
         )
+
+    def alpha_max(self, grad):
+        """``||G||_2``: the first stage (the trace norm) gives ``W = 0`` from there on, and
+        then no singular value reaches ``tau`` (for ``tau > 0``)."""
+        return float(np.linalg.norm(grad, 2)) if grad.size else 0.0
+
+    def stage_key(self, W):
+        return capped_rank(self._singular_values(W), self.tau)
+
+    def stage_penalty(self, W):
+        return TruncatedTraceNorm(self.alpha, self.stage_key(W))
+
+    def stage_offset(self, W) -> float:
+        """``alpha * r * tau``: the constant by which the stage penalty at ``W`` differs from
+        the capped norm at ``W``."""
+        return self.alpha * self.stage_key(W) * self.tau if np.isfinite(self.tau) else 0.0
 
 
 class TruncatedTraceNorm(_SpectralPenalty):
-    """``lam * ||W||_{r-} = lam * sum_{i > r} sigma_i(W)``: the stage penalty of RAMUSA.
+    """``alpha * ||W||_{r-} = alpha * sum_{i > r} sigma_i(W)``: the stage penalty of RAMUSA.
 
     Non-convex for ``r >= 1``; its prox :func:`psvt` is exact, so proximal gradient on
-    ``loss + lam ||W||_{r-}`` decreases the objective monotonically (without momentum).
+    ``loss + alpha ||W||_{r-}`` decreases the objective monotonically (without momentum).
+    :meth:`convex_majorant` gives the convex majorant of the difference-of-convex method.
 
     Parameters
     ----------
-    lam : float
+    alpha : float
         ``>= 0``.
     rank : int
         ``r >= 0``: the number of leading singular values left unpenalized.
@@ -195,38 +224,44 @@ class TruncatedTraceNorm(_SpectralPenalty):
     name = "truncated_trace"
     is_convex = False
 
-    def __init__(self, lam: float, rank: int):
-        super().__init__(lam)
+    def __init__(self, alpha: float, rank: int):
+        super().__init__(alpha)
         if int(rank) != rank or rank < 0:
             raise ValueError(f"rank must be an integer >= 0, got {rank!r}.")
         self.rank = int(rank)
 
-    def __repr__(self) -> str:
-        return f"TruncatedTraceNorm(lam={self.lam!r}, rank={self.rank!r})"
+    def _repr_params(self) -> dict:
+        return {"alpha": self.alpha, "rank": self.rank}
 
     def value(self, W):
         s = self._singular_values(W)
-        return self.lam * float(s[self.rank:].sum())
+        return self.alpha * float(s[self.rank:].sum())
 
     def prox(self, V, step):
-        out, s = _psvt_with_values(V, step * self.lam, self.rank)
+        out, s = _psvt_with_values(V, step * self.alpha, self.rank)
         self._remember(out, s)
         return out
 
+    def convex_majorant(self, W: np.ndarray) -> LinearizedTruncatedTraceNorm:
+        """``alpha (||.||_* - <U_r V_r^T, .>)`` with the top-``r`` singular vectors of ``W``:
+        a convex majorant of this penalty, tight at ``W`` (the linearization of the concave
+        part ``-alpha ||.||_{r+}``)."""
+        return LinearizedTruncatedTraceNorm(self.alpha, top_singular_projector(W, self.rank))
+
 
 class LinearizedTruncatedTraceNorm(_SpectralPenalty):
-    """``lam * ||W||_* - lam * <P, W>``: the convex inner problem of the DC stage solver.
+    """``alpha * ||W||_* - alpha * <P, W>``: the convex inner problem of the DC stage solver.
 
     With ``P = U_r V_r^T`` from the top-``r`` singular vectors of the current iterate ``W_t``,
     ``||W||_* - <P, W> >= ||W||_{r-}`` for all ``W`` with equality at ``W_t``: minimizing
-    ``loss + lam * (||W||_* - <P, W>)`` (Eq. 4 of Han & Zhang) is one step of the
+    ``loss + alpha * (||W||_* - <P, W>)`` (Eq. 4 of Han & Zhang) is one step of the
     difference-of-convex (alternating) Algorithm 2. The prox is
 
-        prox(V, step) = svt(V + step * lam * P, step * lam).
+        prox(V, step) = svt(V + step * alpha * P, step * alpha).
 
     Parameters
     ----------
-    lam : float
+    alpha : float
         ``>= 0``.
     P : ndarray of shape (d, m)
         The linear term's matrix (any matrix works; the DC solver passes ``U_r V_r^T``).
@@ -235,19 +270,19 @@ class LinearizedTruncatedTraceNorm(_SpectralPenalty):
     name = "linearized_truncated_trace"
     is_convex = True
 
-    def __init__(self, lam: float, P: np.ndarray):
-        super().__init__(lam)
+    def __init__(self, alpha: float, P: np.ndarray):
+        super().__init__(alpha)
         self.P = np.asarray(P, dtype=np.float64)
 
-    def __repr__(self) -> str:
-        return f"LinearizedTruncatedTraceNorm(lam={self.lam!r}, P.shape={self.P.shape})"
+    def _repr_params(self) -> dict:
+        return {"alpha": self.alpha, "P.shape": self.P.shape}
 
     def value(self, W):
         s = self._singular_values(W)
-        return self.lam * (float(s.sum()) - float(np.vdot(self.P, W)))
+        return self.alpha * (float(s.sum()) - float(np.vdot(self.P, W)))
 
     def prox(self, V, step):
-        mu = step * self.lam
+        mu = step * self.alpha
         out, s = _psvt_with_values(V + mu * self.P, mu, 0)
         self._remember(out, s)
         return out

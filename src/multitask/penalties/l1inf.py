@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
 
 from multitask.penalties import _l1inf_numba as _nb
 from multitask.penalties.base import Constraint
@@ -257,6 +258,7 @@ class L1InfBall(Constraint):
     """
 
     name = "l1inf_ball"
+    capabilities = frozenset({"lp"})
 
     def __init__(self, radius: float, method: str = "auto"):
         if method not in _METHODS:
@@ -271,3 +273,17 @@ class L1InfBall(Constraint):
     def project(self, V: np.ndarray) -> np.ndarray:
         """Return the Euclidean projection of ``V`` (shape ``(n_features, n_tasks)``)."""
         return project_l1inf_ball(V, self.radius, self.method)
+
+    def lp_constraints(self, d: int, m: int):
+        """``-a_j <= W_jt <= a_j`` for every task and ``sum_j a_j <= radius``: ``n_aux = d``.
+
+        ``vec(W) = W.T.ravel()`` (task-major, index ``t d + j``).
+        """
+        n = d * m
+        k = np.arange(n)
+        eye = sp.identity(n, format="csr")
+        bound = sp.csr_matrix((np.full(n, -1.0), (k, k % d)), shape=(n, d))
+        A_w = sp.vstack([eye, -eye, sp.csr_matrix((1, n))], format="csr")
+        A_u = sp.vstack([bound, bound, sp.csr_matrix(np.ones((1, d)))], format="csr")
+        c = np.concatenate([np.zeros(2 * n), [float(self.radius)]])
+        return A_w, A_u, c, d

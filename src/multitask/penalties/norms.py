@@ -1,101 +1,162 @@
-"""Norm penalties ``lam * Omega(W)`` with closed-form proximal operators.
+"""Norm penalties ``alpha * Omega(W)`` with closed-form proximal operators.
 
-``W`` has shape ``(n_features, n_tasks)``.
+``W`` has shape ``(n_features, n_tasks)`` (one column per task). For each norm the zero matrix
+is optimal exactly when the loss gradient at zero ``G`` satisfies ``Omega^*(G) <= alpha``
+(``Omega^*`` the dual norm), which gives :meth:`~multitask.penalties.base.Penalty.alpha_max`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from multitask.penalties._prox import group_soft_threshold, soft_threshold, svt
 from multitask.penalties.base import Penalty
+from multitask.penalties.prox import group_soft_threshold, soft_threshold, svt_with_values
 
-__all__ = ["L1", "L21", "TraceNorm", "ColumnL2", "Ridge", "NoPenalty"]
+__all__ = ["L1", "L21", "ColumnL2", "NoPenalty", "Ridge", "TraceNorm"]
 
 
 class _Scaled(Penalty):
-    def __init__(self, lam: float):
-        self.lam = float(lam)
+    """A penalty ``alpha * Omega`` with a strength ``alpha >= 0``."""
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(lam={self.lam!r})"
+    def __init__(self, alpha: float):
+        self.alpha = float(alpha)
+
+    def _repr_params(self) -> dict:
+        return {"alpha": self.alpha}
 
 
 class L1(_Scaled):
-    """``lam * sum_jt |W_jt|``; prox: soft-thresholding at ``step * lam``."""
+    """``alpha * sum_jt |W_jt|``; prox: soft-thresholding at ``step * alpha``.
+
+    ``alpha_max = max_jt |G_jt|``.
+    """
 
     name = "l1"
+    capabilities = frozenset({"row_prox"})
 
     def value(self, W):
-        return self.lam * float(np.abs(W).sum())
+        return self.alpha * float(np.abs(W).sum())
 
     def prox(self, V, step):
-        return soft_threshold(V, step * self.lam)
+        return soft_threshold(V, step * self.alpha)
+
+    def alpha_max(self, grad):
+        return float(np.max(np.abs(grad))) if grad.size else 0.0
+
+    def row_prox_params(self):
+        return (self.alpha, 0.0, 0.0)
 
 
 class L21(_Scaled):
-    """``lam * sum_j ||W_j.||_2`` over feature rows (joint feature selection).
+    """``alpha * sum_j ||W_j.||_2`` over feature rows (joint feature selection).
 
-    prox: each row ``v_j`` scaled by ``max(1 - step * lam / ||v_j||_2, 0)``.
+    prox: each row ``v_j`` scaled by ``max(1 - step * alpha / ||v_j||_2, 0)``;
+    ``alpha_max = max_j ||G_j.||_2``.
     """
 
     name = "l21"
+    capabilities = frozenset({"row_prox"})
 
     def value(self, W):
-        return self.lam * float(np.linalg.norm(W, axis=1).sum())
+        return self.alpha * float(np.linalg.norm(W, axis=1).sum())
 
     def prox(self, V, step):
-        return group_soft_threshold(V, step * self.lam, axis=1)
+        return group_soft_threshold(V, step * self.alpha, axis=1)
+
+    def alpha_max(self, grad):
+        return float(np.max(np.linalg.norm(grad, axis=1))) if grad.size else 0.0
+
+    def row_prox_params(self):
+        return (0.0, self.alpha, 0.0)
 
 
 class ColumnL2(_Scaled):
-    """``lam * sum_t ||W_.t||_2`` over task columns (a few tasks with their own weights).
+    """``alpha * sum_t ||W_.t||_2`` over task columns (a few tasks with their own weights).
 
-    prox: each column scaled by ``max(1 - step * lam / ||v_t||_2, 0)``.
+    prox: each column scaled by ``max(1 - step * alpha / ||v_t||_2, 0)``;
+    ``alpha_max = max_t ||G_.t||_2``.
     """
 
     name = "column_l2"
 
     def value(self, W):
-        return self.lam * float(np.linalg.norm(W, axis=0).sum())
+        return self.alpha * float(np.linalg.norm(W, axis=0).sum())
 
     def prox(self, V, step):
-        return group_soft_threshold(V, step * self.lam, axis=0)
+        return group_soft_threshold(V, step * self.alpha, axis=0)
+
+    def alpha_max(self, grad):
+        return float(np.max(np.linalg.norm(grad, axis=0))) if grad.size else 0.0
 
 
 class TraceNorm(_Scaled):
-    """``lam * ||W||_* = lam * sum_i sigma_i(W)``; prox: singular value thresholding."""
+    """``alpha * ||W||_* = alpha * sum_i sigma_i(W)``; prox: singular value thresholding.
+
+    ``alpha_max = ||G||_2`` (the largest singular value). The singular values of the last prox
+    output are kept, so evaluating the penalty there (as every solver iteration does) costs no
+    second SVD.
+    """
 
     name = "trace"
+    capabilities = frozenset({"low_rank"})
+
+    def __init__(self, alpha: float):
+        super().__init__(alpha)
+        self._last: tuple | None = None
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_last"] = None  # a cache, not part of the penalty
+        return state
 
     def value(self, W):
         if W.size == 0:
             return 0.0
-        return self.lam * float(np.linalg.svd(W, compute_uv=False).sum())
+        last = self._last
+        if last is not None and W.shape == last[0].shape and np.array_equal(W, last[0]):
+            return self.alpha * last[1]
+        return self.alpha * float(np.linalg.svd(W, compute_uv=False).sum())
 
     def prox(self, V, step):
-        return svt(V, step * self.lam)
+        out, s = svt_with_values(V, step * self.alpha)
+        self._last = (out.copy(), float(s.sum()))
+        return out
+
+    def alpha_max(self, grad):
+        return float(np.linalg.norm(grad, 2)) if grad.size else 0.0
 
 
 class Ridge(_Scaled):
-    """``(lam / 2) * ||W||_F^2``; prox: ``V / (1 + step * lam)``."""
+    """``(alpha / 2) * ||W||_F^2``; prox: ``V / (1 + step * alpha)``. No ``alpha_max``."""
 
     name = "ridge"
+    capabilities = frozenset({"row_prox"})
+    is_smooth = True
 
     def value(self, W):
-        return 0.5 * self.lam * float(np.sum(W * W))
+        return 0.5 * self.alpha * float(np.sum(W * W))
 
     def prox(self, V, step):
-        return V / (1.0 + step * self.lam)
+        return V / (1.0 + step * self.alpha)
+
+    def row_prox_params(self):
+        return (0.0, 0.0, self.alpha)
 
 
 class NoPenalty(Penalty):
-    """The zero penalty (prox is the identity)."""
+    """The zero penalty (prox is the identity); ``alpha_max = 0``."""
 
     name = "none"
+    capabilities = frozenset({"row_prox"})
 
     def value(self, W):
         return 0.0
 
     def prox(self, V, step):
         return np.array(V, copy=True)
+
+    def alpha_max(self, grad):
+        return 0.0
+
+    def row_prox_params(self):
+        return (0.0, 0.0, 0.0)

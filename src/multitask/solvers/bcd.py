@@ -1,92 +1,102 @@
-"""Block coordinate descent over feature rows for the squared loss (l1 and l2,1 penalties).
+"""Block coordinate descent over feature rows for quadratic losses and row-separable penalties.
 
-Minimizes, on centred data with cached Gram matrices ``G_t = X_t^T X_t / n_t`` and
-``c_t = X_t^T y_t / n_t``::
+Minimizes, for a quadratic datafit ``F(W) = sum_t 0.5 w_t^T H_t w_t - C_t^T w_t`` (cached
+per-task Gram matrices, ``"quadratic"``) and a penalty separable over the feature rows
+(``"row_prox"``)::
 
-    F(W) = sum_t (0.5 w_t^T G_t w_t - c_t^T w_t) + lam * Omega(W),   Omega = l1 or l2,1.
+    h(W) = sum_j  a ||W_j.||_1 + b ||W_j.||_2 + (c / 2) ||W_j.||_2^2
 
-One epoch visits every feature row ``j`` (cyclically) and replaces ``W_j.`` by a proximal
-step on that row alone::
+(l1: ``(alpha, 0, 0)``; l2,1: ``(0, alpha, 0)``; ridge: ``(0, 0, alpha)``; and their sums). One
+epoch visits every feature row ``j`` cyclically and replaces ``W_j.`` by the minimizer of the
+objective over that row (entrywise when ``b = 0``) or by a proximal step on the row::
 
-    g_t   = (G_t W)_{jt} - c_{jt}                         (row gradient, kept in H = G W)
-    l1:     W_jt <- soft(W_jt - g_t / G_t[j, j], lam / G_t[j, j])      (exact row minimizer)
-    l2,1:   W_j. <- group_soft(W_j. - g / L_j, lam / L_j),  L_j = max_t G_t[j, j]
+    g_t = (H_t W)_{jt} - C_{jt}                               (row gradient, kept in P = H W)
+    b = 0:  W_jt <- soft(H_t[j,j] W_jt - g_t, a) / (H_t[j,j] + c)       (exact entry minimizer)
+    b > 0:  v = W_j. - g / L_j,  L_j = max_t H_t[j,j]
+            W_j. <- group_soft(soft(v L_j / (L_j + c), a / (L_j + c)), b / (L_j + c))
 
-and updates ``H`` with the change (``d * m`` operations per row, ``d^2 m`` per epoch, independent
-of the number of rows). With a shared design all tasks share one ``G``. The method stops when
-the largest coefficient change of an epoch falls below ``tol`` times the largest coefficient,
-and then confirms optimality with the prox-gradient fixed-point residual. This is the fast
-path of the l1 and l2,1 models for the squared loss when ``n_t >= d`` (like scikit-learn's
-coordinate descent, but on Gram matrices, so an epoch does not touch the data).
+and updates ``P`` with the change (``d m`` operations per row, ``d^2 m`` per epoch, whatever
+the number of rows). With a shared design all tasks share one ``H``. The epochs run until the
+largest coefficient change of an epoch is small; then the optimality measure of
+:mod:`multitask.solvers.base` is computed, and the run stops when it is at most ``tol`` (else
+the inner criterion is tightened tenfold and the epochs go on).
 """
 
 from __future__ import annotations
 
 import time
-import warnings
+from collections.abc import Callable
 
 import numpy as np
 from numba import njit
-from sklearn.exceptions import ConvergenceWarning
 
-from multitask.losses import Squared
+from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
+from multitask.solvers.base import Solver, finish, initial_point, lipschitz_bound, optimality
 from multitask.solvers.result import SolverResult
 
-__all__ = ["bcd_squared", "supports_bcd"]
+__all__ = ["BlockCoordinateDescent"]
 
 
 @njit(cache=True)
-def _bcd_epochs(G, C, W, H, lam, kind, max_epochs, tol):
+def _bcd_epochs(H, C, W, P, a, b, c, max_epochs, tol):  # pragma: no cover - compiled
     d, m = W.shape
-    shared = G.shape[0] == 1
+    shared = H.shape[0] == 1
     n_epochs = 0
+    v = np.empty(m)
     for epoch in range(max_epochs):
         n_epochs = epoch + 1
         max_change = 0.0
         max_coef = 0.0
         for j in range(d):
-            if kind == 0:  # l1: exact per-entry minimization
+            if b == 0.0:  # entrywise exact minimization
                 for t in range(m):
                     gt = 0 if shared else t
-                    a = G[gt, j, j]
-                    if a <= 0.0:
+                    hjj = H[gt, j, j]
+                    if hjj + c <= 0.0:
                         continue
                     old = W[j, t]
-                    v = old - (H[j, t] - C[j, t]) / a
-                    thr = lam / a
+                    u = hjj * old - (P[j, t] - C[j, t])
                     new = 0.0
-                    if v > thr:
-                        new = v - thr
-                    elif v < -thr:
-                        new = v + thr
+                    if u > a:
+                        new = (u - a) / (hjj + c)
+                    elif u < -a:
+                        new = (u + a) / (hjj + c)
                     delta = new - old
                     if delta != 0.0:
                         W[j, t] = new
                         for i in range(d):
-                            H[i, t] += G[gt, i, j] * delta
+                            P[i, t] += H[gt, i, j] * delta
                         if abs(delta) > max_change:
                             max_change = abs(delta)
                     if abs(new) > max_coef:
                         max_coef = abs(new)
-            else:  # l2,1: proximal step on the row with curvature L_j
+            else:  # proximal step on the row with curvature L_j
                 Lj = 0.0
                 for t in range(m):
                     gt = 0 if shared else t
-                    if G[gt, j, j] > Lj:
-                        Lj = G[gt, j, j]
-                if Lj <= 0.0:
+                    if H[gt, j, j] > Lj:
+                        Lj = H[gt, j, j]
+                if Lj + c <= 0.0:
                     continue
+                shrink = Lj / (Lj + c)
+                ta = a / (Lj + c)
                 nrm = 0.0
-                v = np.empty(m)
                 for t in range(m):
-                    v[t] = W[j, t] - (H[j, t] - C[j, t]) / Lj
-                    nrm += v[t] * v[t]
+                    u = (W[j, t] - (P[j, t] - C[j, t]) / Lj) * shrink if Lj > 0.0 else 0.0
+                    if u > ta:
+                        u -= ta
+                    elif u < -ta:
+                        u += ta
+                    else:
+                        u = 0.0
+                    v[t] = u
+                    nrm += u * u
                 nrm = np.sqrt(nrm)
-                thr = lam / Lj
+                tb = b / (Lj + c)
                 scale = 0.0
-                if nrm > thr:
-                    scale = 1.0 - thr / nrm
+                if nrm > tb:
+                    scale = 1.0 - tb / nrm
                 for t in range(m):
                     gt = 0 if shared else t
                     new = v[t] * scale
@@ -94,7 +104,7 @@ def _bcd_epochs(G, C, W, H, lam, kind, max_epochs, tol):
                     if delta != 0.0:
                         W[j, t] = new
                         for i in range(d):
-                            H[i, t] += G[gt, i, j] * delta
+                            P[i, t] += H[gt, i, j] * delta
                         if abs(delta) > max_change:
                             max_change = abs(delta)
                     if abs(new) > max_coef:
@@ -104,77 +114,59 @@ def _bcd_epochs(G, C, W, H, lam, kind, max_epochs, tol):
     return n_epochs, False
 
 
-def supports_bcd(datafit, penalty: Penalty) -> bool:
-    """Whether :func:`bcd_squared` applies: squared loss with Gram matrices, l1 or l2,1."""
-    return (
-        isinstance(datafit, Squared)
-        and datafit.use_gram
-        and getattr(penalty, "name", None) in ("l1", "l21")
-    )
-
-
-def bcd_squared(
-    datafit: Squared,
-    penalty: Penalty,
-    *,
-    coef_init: np.ndarray | None = None,
-    max_iter: int = 10000,
-    tol: float = 1e-6,
-    warn: bool = True,
-) -> SolverResult:
-    """Run block coordinate descent for the squared loss with an l1 or l2,1 penalty.
+class BlockCoordinateDescent(Solver):
+    """Block coordinate descent over feature rows (quadratic loss, row-separable penalty).
 
     Parameters
     ----------
-    datafit : Squared
-        With ``use_gram=True`` (Gram matrices cached).
-    penalty : L1 or L21
-    coef_init : ndarray of shape (d, m), optional
-        Warm start.
-    max_iter : int
+    max_iter : int, default=10000
         Maximum number of epochs (``ConvergenceWarning`` when reached).
-    tol : float
-        Stop when the largest coefficient change of an epoch is below ``tol`` times the largest
-        coefficient (scale-free, like scikit-learn's coordinate descent).
-
-    Returns
-    -------
-    SolverResult
-        ``objective`` holds the final objective only; ``info["residual"]`` is the
-        prox-gradient fixed-point residual of the result.
+    tol : float, default=1e-4
+        Tolerance on the relative optimality measure (:mod:`multitask.solvers.base`).
+    warn : bool, default=True
     """
-    if not supports_bcd(datafit, penalty):
-        raise ValueError("bcd_squared needs the squared loss with Gram matrices and an l1 or "
-                         "l2,1 penalty.")
-    t0 = time.perf_counter()
-    data = datafit.data
-    n = data.task_sizes.astype(np.float64)
-    G = datafit._G
-    if G.shape[0] == 1:
-        Gs = G / n[0]
-    else:
-        Gs = G / n[:, None, None]
-    C = datafit._c / n[None, :]
-    d, m = data.n_features, data.n_tasks
-    W = np.zeros((d, m)) if coef_init is None else np.array(coef_init, dtype=np.float64)
-    if W.shape != (d, m):
-        raise ValueError(f"coef_init has shape {W.shape}, expected {(d, m)}.")
-    H = Gs[0] @ W if Gs.shape[0] == 1 else np.einsum("tij,jt->it", Gs, W)
-    kind = 0 if penalty.name == "l1" else 1
-    n_epochs, converged = _bcd_epochs(Gs, C, W, np.ascontiguousarray(H), float(penalty.lam),
-                                      kind, int(max_iter), float(tol))
-    F = datafit.value(W) + penalty.value(W)
-    gW = datafit.value_and_grad(W)[1]
-    L = datafit.lipschitz()
-    res = penalty.fixed_point_residual(W, gW, L) if L > 0 else 0.0
-    if not converged and warn:
-        warnings.warn(
-            f"Coordinate descent did not converge in max_iter={max_iter} epochs (tol={tol}); "
-            "returning the last iterate. Increase max_iter or tol.",
-            ConvergenceWarning,
-            stacklevel=2,
-        )
-    el = time.perf_counter() - t0
-    return SolverResult(W, W.copy(), datafit.intercept(W), int(n_epochs), np.array([F]),
-                        bool(converged), el, np.array([el]),
-                        {"residual": res, "best_objective": F, "solver": "bcd"})
+
+    name = "bcd"
+    datafit_requires = frozenset({"quadratic"})
+    penalty_requires = frozenset({"row_prox"})
+
+    def __init__(self, *, max_iter: int = 10000, tol: float = 1e-4, warn: bool = True):
+        super().__init__(max_iter=max_iter, tol=tol, warn=warn)
+
+    def solve(self, datafit: Datafit, penalty: Penalty, *, coef_init=None, intercept_init=None,
+              callback: Callable | None = None) -> SolverResult:
+        """Run the epochs (``callback`` is called after each batch of epochs)."""
+        self.check(datafit, penalty)
+        t0 = time.perf_counter()
+        W, _ = initial_point(datafit, penalty, coef_init, None)
+        W = np.ascontiguousarray(W)
+        H, C = datafit.quadratic_form()
+        H = np.ascontiguousarray(H)
+        C = np.ascontiguousarray(C)
+        a, b, c = (float(v) for v in penalty.row_prox_params())
+        P = np.ascontiguousarray(H[0] @ W if H.shape[0] == 1 else np.einsum("tij,jt->it", H, W))
+        L = lipschitz_bound(datafit, penalty)
+        inner_tol = max(self.tol, 1e-12)
+        n_epochs = 0
+        converged = False
+        measure = np.inf
+        history: list[float] = []
+        times: list[float] = []
+        while n_epochs < self.max_iter:
+            k, _ = _bcd_epochs(H, C, W, P, a, b, c, self.max_iter - n_epochs, inner_tol)
+            n_epochs += int(k)
+            measure = optimality(datafit, penalty, W, None, L)
+            history.append(datafit.value(W) + penalty.value(W))
+            times.append(time.perf_counter() - t0)
+            if measure <= self.tol:
+                converged = True
+                break
+            if callback is not None and callback(n_epochs, history[-1], W, None):
+                break
+            if inner_tol <= 1e-16:
+                break
+            inner_tol *= 0.1
+        return finish(self, datafit, penalty, W, None, n_iter=n_epochs, objective=history,
+                      times=times, converged=converged, t0=t0, measure=measure,
+                      info={"best_objective": history[-1] if history else np.nan,
+                            "row_prox_params": (a, b, c)})

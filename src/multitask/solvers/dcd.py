@@ -17,7 +17,7 @@ paper's bias-free model). For fixed ``theta`` this is one SVM with the joint ker
 
 Algorithm 1 of the paper alternates an exact W-step (this module's dual coordinate descent,
 warm-started from the previous ``alpha``) and the closed-form theta step
-(:func:`multitask.kernels.mkl.theta_step`). The objective never increases (up to the W-step's
+(:func:`multitask.solvers.mkl_theta.theta_step`). The objective never increases (up to the W-step's
 duality-gap tolerance) and the loop stops when its relative decrease, or the relative duality
 gap of the full problem, falls below ``tol``.
 
@@ -38,10 +38,10 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
-from multitask.kernels.mkl import dual_norm, initial_theta, theta_step
-from multitask.solvers._dcd_numba import compress_columns as _compress_columns
+from multitask.solvers.mkl_theta import dual_norm, initial_theta, theta_step
+from multitask.solvers._dcd_numba import compress_columns
 from multitask.solvers._dcd_numba import dcd_kernel, dcd_linear, linear_objectives
-from multitask.solvers._dcd_numba import task_sums as _task_sums_kernel
+from multitask.solvers._dcd_numba import task_sums
 from multitask.solvers.result import SolverResult
 
 __all__ = [
@@ -173,7 +173,7 @@ class _Design:
             indptr = np.asarray(X.indptr, dtype=np.int64)
             data = np.asarray(X.data, dtype=np.float64)
             lut = np.empty(self.n_features, dtype=np.int32 if self.n_features < 2**31 else np.int64)
-            used, compressed, self.xsq = _compress_columns(indptr, X.indices, data, lut)
+            used, compressed, self.xsq = compress_columns(indptr, X.indices, data, lut)
             if used.size < 0.5 * self.n_features:
                 self.cols = used
                 indices = compressed
@@ -196,7 +196,7 @@ class _Design:
 
     def task_sums(self, coef: np.ndarray, task: np.ndarray, n_tasks: int) -> np.ndarray:
         """``VT`` of shape ``(T, d_c)``: ``VT[t] = sum_{i in task t} coef_i x_i``."""
-        return _task_sums_kernel(*self.args, coef, task, int(n_tasks), int(self.d))
+        return task_sums(*self.args, coef, task, int(n_tasks), int(self.d))
 
     def expand(self, WT: np.ndarray) -> np.ndarray:
         """``(d, T)`` weights (a view of a C-ordered ``(T, d)``) from compressed ``(T, d_c)``."""
@@ -531,7 +531,7 @@ def mtmkl_dcd(
         Maximum number of W-step / theta-step alternations.
     theta_floor : float
         Relative floor of a weight after the theta step (``p > 1`` only; see
-        :func:`multitask.kernels.mkl.theta_step`).
+        :func:`multitask.solvers.mkl_theta.theta_step`).
 
     Returns
     -------

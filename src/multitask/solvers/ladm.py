@@ -1,58 +1,41 @@
-"""Linearized ADMM (LADM) for robust multi-task learning ``W = L + E``.
+"""Linearized ADMM (LADM) for a loss with a prox in score space and a blockwise penalty.
 
-Robust MTL (Chen, Zhou & Ye, KDD 2011; Pan, Xia, Yin & Liu, "A divide-and-conquer method for
-scalable robust multitask learning", IEEE TNNLS 2015) writes the ``(d, m)`` weight matrix as a
-low-rank part ``L`` plus a column-sparse part ``E`` whose nonzero columns are outlier tasks.
-With the library's loss ``F`` (:mod:`multitask.losses`, ``F = sum_t (1/n_t) sum_i ell``) this
-module solves
+Solves ``min_{V, b} f(s) + h(V)`` with the stacked scores
+``s = K(V, b)``, ``s_i = x_i^T w_{t(i)} + b_{t(i)}``, ``W = sum_i V[i]`` (one block when the
+penalty is not split), ``h(V) = sum_i h_i(V[i])`` (the ``"blocks"`` capability, or one
+block), ``f`` a loss with a closed-form prox in score space (``"prox_scores"``). With a slack
+``z``, a multiplier ``c`` and a penalty ``mu``, the augmented Lagrangian is
+``f(z) + h(V) + <c, K(V, b) - z> + (mu / 2) ||K(V, b) - z||^2``, and one iteration (the
+linearized ADMM of Pan, Xia, Yin & Liu's Algorithms 3 and 4 for robust multi-task learning, slack
+step first as their equations (17)-(19) define it) is::
 
-* ``formulation="penalized"`` (squared or squared-hinge loss)::
+    z    = prox_{f / mu}(s + c / mu)                      (z = y: equality-constrained form)
+    V[i] = prox_{h_i step / mu}(V[i] - step K^T r),  r = K(V, b) - z + c / mu    (each block
+           in turn, Gauss-Seidel; b takes a plain step b - step * sum_t r after the first block)
+    c    = c + mu (K(V, b) - z)
 
-      min_{L, E, b}  F(L + E, b) + alpha * (||L||_* + lam * sum_t ||E_.t||_2)
+with ``step = 1 / (1.02 max_t ||[X_t, 1]||_2^2)`` (``step_rule="max"``; the paper's
+``1 / (1.02 ||A||^2)`` with all tasks' rows stacked is ``step_rule="stacked"``). The penalty
+parameter is expressed in units of the penalty's strength (``mu = strength * mu'``, so that
+the paper's constants apply to its normalized objective ``||L||_* + lam ||E||_{1,2} + f /
+alpha``).
 
-* ``formulation="constrained"`` (squared loss; the paper's eq. (2))::
+Schedules:
 
-      min_{L, E}  ||L||_* + lam * sum_t ||E_.t||_2   s.t.  X_t (l_t + e_t) + b_t = y_t for all t
+* ``schedule="exact"`` (default): residual balancing (Boyd et al., "Distributed optimization
+  and statistical learning via the alternating direction method of multipliers", Sec. 3.4):
+  every 10 iterations during the first 2000, ``mu`` doubles when the relative primal residual
+  exceeds 10 times the relative dual residual and halves in the opposite case. The run stops
+  when the optimality measure of :mod:`multitask.solvers.base` is at most ``tol`` (computed
+  whenever both ADMM residuals are below ``tol``, and every ``check_every`` iterations).
+* ``schedule="paper"``: ``mu0 = 1e-6``, ``mu <- min(1.9 mu, 1e10)`` every iteration, stop when
+  the relative changes of every block are ``<= 1e-5`` (the paper's eq. (25)), evaluated only
+  once ``mu = mu_max`` or at a nonzero iterate with a relative primal residual ``<= 1e-5``
+  (taken literally the rule fires at iteration 1 with ``V = 0``). Fast but approximate.
 
-  (with an intercept the constraint is imposed on per-task centred data, which is equivalent).
-
-Both are split on the stacked scores ``s = A(L + E, b)`` (``s_i = x_i^T w_{t(i)} + b_{t(i)}``)
-with a slack ``z`` (``z = y`` for the constrained form), multiplier ``c`` and penalty ``mu``;
-dividing the penalized objective by ``alpha`` gives the augmented Lagrangian::
-
-    ||L||_* + lam ||E||_{1,2} + F(z) / alpha + <c, s - z> + (mu / 2) ||s - z||^2.
-
-One iteration (the paper's Algorithms 3 and 4, slack step first as its equations (17)-(19)
-define it; for the squared hinge the slack is the paper's ``M = 1 - y * z`` and ``c = y * C``)::
-
-    z      = prox_{F / (alpha mu)}(s + c / mu)              (z = y when constrained)
-    L, b   = SVT_{tau/mu}(L - tau A^T r),  b - tau sum_t r   r = s - z + c / mu
-    E      = ColShrink_{lam tau/mu}(E - tau A^T r')          r' = A(L_new + E, b_new) - z + c / mu
-    c      = c + mu (A(L + E, b) - z)
-
-with ``tau = 1 / (1.02 max_t ||[X_t, 1]||_2^2)`` (``tau_rule="max"``; the paper's
-``1 / (1.02 ||A||^2)`` with ``A`` all tasks' rows stacked is ``tau_rule="stacked"``).
-
-Modes (see the specification's notes P1 and P2):
-
-* ``mode="paper"``: ``mu0 = 1e-6``, ``mu <- min(1.9 mu, 1e10)`` every iteration, stop when the
-  relative changes of ``L`` and ``E`` are both ``<= 1e-5`` (the paper's eq. (25)). Taken
-  literally, (25) fires at iteration 1 with ``L = E = 0``; ``guard=True`` (default) evaluates
-  it only once ``mu = mu_max`` or ``(L, E) != 0`` with a relative primal residual
-  ``<= tol``. With ``rho = 1.9``, ``mu`` reaches ``mu_max`` in about 57 iterations, after
-  which the thresholds ``tau / mu`` are ~1e-10 and the iterates freeze: the result is an
-  approximate solution (tests measure how far from the optimum it stops).
-* ``mode="exact"`` (default): the penalty follows residual balancing (every 10 iterations
-  during the first 2000, ``mu`` doubled when the relative primal residual exceeds 10 times the
-  relative dual residual, halved in the opposite case; fixed afterwards) and the method stops
-  when both residuals are below ``tol`` relative to their scales (Boyd et al.,
-  "Distributed optimization and statistical learning via the alternating direction method of
-  multipliers", Sec. 3.3-3.4). It reaches the optimum (checked against cvxpy in the tests).
-
-Every product with the data goes through :meth:`MultiTaskData.matvec` / ``rmatvec`` (shared
-designs multiplied once for all tasks, sparse designs kept sparse); the SVT and the column
-shrinkage are :func:`multitask.penalties._prox.svt_with_values` and
-:func:`~multitask.penalties._prox.group_soft_threshold`.
+``constrained=True`` solves the equality-constrained form ``min h(V)`` subject to
+``K(V, b) = y`` (the paper's eq. (2); needs a loss with ``"quadratic"``, whose centred targets
+are ``y``): it stops on the ADMM residuals (its optimality measure is NaN, having no loss).
 """
 
 from __future__ import annotations
@@ -63,112 +46,51 @@ from collections.abc import Callable
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.exceptions import ConvergenceWarning
 
-from multitask.data import check_scalar_param
-from multitask.losses import Datafit, Squared
-from multitask.penalties._prox import group_soft_threshold, safe_svd, svt_with_values
+from multitask.data import MultiTaskData
+from multitask.losses import Datafit
+from multitask.penalties.base import Penalty
+from multitask.solvers.base import Solver, check_tol, finish, initial_point, optimality
 from multitask.solvers.result import SolverResult
 
-__all__ = ["ladm_rmtl", "rmtl_objective", "rmtl_kkt_residuals", "LADM_PAPER_CONSTANTS"]
+__all__ = ["LADM_PAPER_CONSTANTS", "LinearizedADMM", "admm_step"]
 
 #: The constants of the paper's Algorithms 3 and 4.
 LADM_PAPER_CONSTANTS = {"mu0": 1e-6, "rho": 1.9, "mu_max": 1e10, "tol": 1e-5}
-_EXACT_DEFAULTS = {"mu0": None, "rho": 2.0, "mu_max": 1e10, "tol": 1e-5}
-
-_FORMULATIONS = ("penalized", "constrained")
-_MODES = ("exact", "paper")
-_TAU_RULES = ("max", "stacked")
+_SCHEDULES = ("exact", "paper")
+_STEP_RULES = ("max", "stacked")
 
 
-def rmtl_objective(
-    datafit: Datafit,
-    L: np.ndarray,
-    E: np.ndarray,
-    b: np.ndarray | None,
-    alpha: float,
-    lam: float,
-    formulation: str = "penalized",
-) -> float:
-    """Objective of robust MTL at ``(L, E, b)`` (``L``, ``E`` of shape ``(d, m)``).
+def admm_step(data: MultiTaskData, has_b: bool, rule: str = "max") -> float:
+    """The linearization step ``1 / (1.02 ||K||^2)`` for the score map ``K`` of ``data``.
 
-    ``penalized``: ``F(L + E, b) + alpha * (||L||_* + lam * sum_t ||E_.t||_2)``;
-    ``constrained``: ``||L||_* + lam * sum_t ||E_.t||_2`` (feasibility not checked).
+    ``rule="max"``: ``||K||^2 = max_t ||[X_t, 1]||_2^2`` (the map is block diagonal over
+    tasks); ``"stacked"``: the spectral norm of all tasks' rows stacked (plus ``max_t n_t``
+    with intercepts), the paper's literal rule.
     """
-    nuc = float(np.linalg.svd(L, compute_uv=False).sum()) if L.size else 0.0
-    reg = nuc + lam * float(np.linalg.norm(E, axis=0).sum())
-    if formulation == "constrained":
-        return reg
-    return datafit.value(L + E, b) + alpha * reg
-
-
-def rmtl_kkt_residuals(
-    L: np.ndarray, E: np.ndarray, Z: np.ndarray, lam: float, rank_tol: float = 1e-8
-) -> dict[str, float]:
-    """How far ``Z`` is from certifying ``Z in d||L||_*`` and ``Z in lam * d||E||_{1,2}``.
-
-    ``L``, ``E``, ``Z`` have shape ``(d, m)``. At an optimum of robust MTL the negative
-    (scaled) gradient of the loss, ``Z = -grad F(L + E) / alpha`` (or ``-A^T c`` from the
-    multiplier of LADM), is a subgradient of both norms. With ``L = U diag(s) V^T`` (singular
-    values above ``rank_tol * s_1``) and ``S`` the nonzero columns of ``E``, returns
-
-    * ``spectral``: ``max(||Z||_2 - 1, 0)``;
-    * ``alignment``: ``max(||U^T Z - V^T||_F, ||Z V - U||_F)`` (zero iff ``Z = U V^T + W`` with
-      ``U^T W = 0``, ``W V = 0``);
-    * ``support``: ``max_{t in S} ||Z_.t - lam E_.t / ||E_.t|| ||_2``;
-    * ``off_support``: ``max(max_{t not in S} ||Z_.t||_2 - lam, 0)``;
-    * ``max``: the largest of the four.
-    """
-    out: dict[str, float] = {}
-    out["spectral"] = max(float(np.linalg.norm(Z, 2)) - 1.0, 0.0) if Z.size else 0.0
-    U, s, Vt = safe_svd(L)
-    r = int(np.count_nonzero(s > rank_tol * (s[0] if s.size else 0.0))) if s.size else 0
-    if r and s[0] > 0:
-        U, Vt = U[:, :r], Vt[:r]
-        out["alignment"] = max(
-            float(np.linalg.norm(U.T @ Z - Vt)), float(np.linalg.norm(Z @ Vt.T - U))
-        )
-    else:
-        out["alignment"] = 0.0
-    en = np.linalg.norm(E, axis=0)
-    zn = np.linalg.norm(Z, axis=0)
-    supp = en > 0
-    if np.any(supp):
-        dev = Z[:, supp] - lam * E[:, supp] / en[supp]
-        out["support"] = float(np.max(np.linalg.norm(dev, axis=0)))
-    else:
-        out["support"] = 0.0
-    out["off_support"] = max(float(np.max(zn[~supp])) - lam, 0.0) if np.any(~supp) else 0.0
-    out["max"] = max(out.values())
-    return out
-
-
-def _tau(datafit: Datafit, has_b: bool, rule: str) -> float:
-    data = datafit.data
     norms = data.task_spectral_norms_sq(intercept=has_b)
     if rule == "max":
         lip = float(np.max(norms)) if norms.size else 1.0
-    else:  # the paper's literal rule: the spectral norm of all tasks' rows stacked
-        if data.shared:
-            lip = float(norms[0]) * data.n_tasks
-        else:
-            X = data.X
-            if sp.issparse(X):
-                from scipy.sparse.linalg import svds
+    elif data.shared:
+        lip = float(norms[0]) * data.n_tasks
+    else:
+        X = data.X
+        if sp.issparse(X):
+            from scipy.sparse.linalg import svds
 
-                k = min(X.shape) - 1
-                lip = (float(svds(X, k=1, return_singular_vectors=False, random_state=0)[0]) ** 2
-                       if k >= 1 else float(sp.linalg.norm(X) ** 2))
-            else:
-                lip = float(np.linalg.norm(X, 2)) ** 2 if X.size else 1.0
-            if has_b:
-                lip += float(np.max(data.task_sizes))
+            k = min(X.shape) - 1
+            lip = (float(svds(X, k=1, return_singular_vectors=False, random_state=0)[0]) ** 2
+                   if k >= 1 else float(sp.linalg.norm(X) ** 2))
+        else:
+            lip = float(np.linalg.norm(X, 2)) ** 2 if X.size else 1.0
+        if has_b:
+            lip += float(np.max(data.task_sizes))
     if not np.isfinite(lip) or lip <= 0:
         lip = 1.0
     return 1.0 / (1.02 * lip)
 
 
-def _forward(data, M: np.ndarray) -> np.ndarray:
+def _forward(data: MultiTaskData, M: np.ndarray) -> np.ndarray:
     """``data.matvec(M)`` skipping the zero columns of ``M`` (outlier parts are column-sparse;
     the first iterates are zero)."""
     nz = np.flatnonzero(np.any(M != 0.0, axis=0))
@@ -182,278 +104,210 @@ def _forward(data, M: np.ndarray) -> np.ndarray:
     return data.matvec(M)
 
 
-def ladm_rmtl(
-    datafit: Datafit,
-    alpha: float,
-    lam: float,
-    *,
-    formulation: str = "penalized",
-    mode: str = "exact",
-    rho: float | None = None,
-    mu0: float | None = None,
-    mu_max: float | None = None,
-    tol: float | None = None,
-    tau: float | None = None,
-    tau_rule: str = "max",
-    guard: bool = True,
-    max_iter: int = 10000,
-    coef_init: np.ndarray | None = None,
-    intercept_init: np.ndarray | None = None,
-    callback: Callable | None = None,
-    record_objective: bool | None = None,
-    warn: bool = True,
-) -> SolverResult:
-    """Solve robust MTL (``W = L + E``) by linearized ADMM.
+class LinearizedADMM(Solver):
+    """Linearized ADMM over the blocks of a split penalty (module docstring).
 
     Parameters
     ----------
-    datafit : Squared or SquaredHinge
-        The loss bound to the training data (any loss with ``prox_scores`` works for
-        ``formulation="penalized"``; ``"constrained"`` needs :class:`~multitask.losses.Squared`).
-    alpha : float
-        Weight of the regularizer (``> 0``; ignored by the constrained formulation).
-    lam : float
-        Weight of ``sum_t ||E_.t||_2`` relative to ``||L||_*`` (the paper's lambda, ``>= 0``).
-    formulation : {"penalized", "constrained"}, default="penalized"
-        See the module docstring. The constrained form is infeasible in general when
-        ``n_t > d`` (then ``L + E`` tends to each task's least-squares fit).
-    mode : {"exact", "paper"}, default="exact"
-        Penalty schedule and stopping rule (module docstring).
-    rho, mu0, mu_max, tol : float, optional
-        Override the mode's constants. ``paper``: ``rho=1.9``, ``mu0=1e-6``, ``mu_max=1e10``,
-        ``tol=1e-5``. ``exact``: ``rho=2`` (the factor of residual balancing), ``mu0=1/||y||``
-        scale-free default, ``mu_max=1e10``, ``tol=1e-5``.
-    tau : float, optional
-        Linearization step; default from ``tau_rule``.
-    tau_rule : {"max", "stacked"}, default="max"
-        ``1 / (1.02 max_t ||[X_t, 1]||^2)`` or the paper's ``1 / (1.02 ||A||^2)``.
-    guard : bool, default=True
-        Paper mode: evaluate the stopping rule (25) only once ``mu = mu_max`` or at a nonzero
-        iterate feasible to ``tol``. ``False`` is the literal rule (stops at iteration 1).
     max_iter : int, default=10000
-        Iteration budget (``ConvergenceWarning`` when reached).
-    coef_init : ndarray of shape (2, d, m), optional
-        Starting ``[L, E]`` (zeros by default, as in the paper).
-    intercept_init : ndarray of shape (m,), optional
-        Starting intercepts (losses with an intercept variable).
-    callback : callable, optional
-        ``callback(k, objective, L, E)`` after each iteration; returning True stops.
-    record_objective : bool, optional
-        Evaluate the objective at every iteration (default: in exact mode, where the best
-        iterate is tracked; the paper's rule does not use it, so paper mode records only the
-        returned iterate's objective and the history holds NaN before it).
+    tol : float, default=1e-4
+        Tolerance on the optimality measure (exact schedule) or on the paper's rule.
+    schedule : {"exact", "paper"}, default="exact"
+    constrained : bool, default=False
+        Solve the equality-constrained form ``min h(V) s.t. K(V, b) = y``.
+    step : float, optional
+        Linearization step; default from ``step_rule``.
+    step_rule : {"max", "stacked"}, default="max"
+    rho, mu0, mu_max : float, optional
+        Override the schedule's constants (``mu0`` and ``mu_max`` in units of the penalty's
+        strength). Paper: ``1.9``, ``1e-6``, ``1e10``; exact: ``2`` (the balancing factor),
+        ``1 / ||y||``, ``1e10``.
+    guard : bool, default=True
+        Paper schedule: evaluate the stopping rule only once ``mu = mu_max`` or at a nonzero
+        iterate feasible to the tolerance. ``False`` is the literal rule.
+    check_every : int, default=10
+        Exact schedule: compute the optimality measure at least this often.
     warn : bool, default=True
-        Warn with ``ConvergenceWarning`` when ``max_iter`` is reached.
-
-    Returns
-    -------
-    SolverResult
-        ``coef`` is the stacked ``[L, E]`` of shape ``(2, d, m)``, ``W = L + E``. For the
-        penalized form the iterate with the lowest objective is returned, for the constrained
-        form the last one. ``info`` holds ``multiplier`` (``c``, shape ``(N,)``),
-        ``multiplier_grad`` (``A^T c``, shape ``(d, m)``), ``mu``, ``tau``,
-        ``primal_residual`` (relative), ``dual_residual`` (relative), ``rank`` and
-        ``primal_history``.
     """
-    if formulation not in _FORMULATIONS:
-        raise ValueError(f"formulation must be one of {_FORMULATIONS}, got {formulation!r}.")
-    if mode not in _MODES:
-        raise ValueError(f"mode must be one of {_MODES}, got {mode!r}.")
-    if tau_rule not in _TAU_RULES:
-        raise ValueError(f"tau_rule must be one of {_TAU_RULES}, got {tau_rule!r}.")
-    if formulation == "constrained" and not isinstance(datafit, Squared):
-        raise ValueError(
-            "formulation='constrained' (the paper's eq. (2)) needs the squared loss; got "
-            f"the {datafit.name!r} loss. Use formulation='penalized'."
-        )
-    lam = check_scalar_param(lam, "lam")
-    if formulation == "penalized":
-        alpha = check_scalar_param(alpha, "alpha", allow_zero=False)
-    if int(max_iter) < 1:
-        raise ValueError(f"max_iter must be >= 1, got {max_iter!r}.")
-    max_iter = int(max_iter)
-    consts = dict(LADM_PAPER_CONSTANTS if mode == "paper" else _EXACT_DEFAULTS)
-    for name, val in (("rho", rho), ("mu0", mu0), ("mu_max", mu_max), ("tol", tol)):
-        if val is not None:
-            consts[name] = check_scalar_param(val, name, allow_zero=False)
-    if consts["rho"] < 1.0:
-        raise ValueError(f"rho must be >= 1, got {consts['rho']!r}.")
 
-    data = datafit.data
-    d, m = data.n_features, data.n_tasks
-    has_b = datafit.has_intercept_variable
-    if formulation == "constrained" and np.any(data.task_sizes > d):
-        warnings.warn(
-            f"formulation='constrained' asks X_t w_t = y_t, which in general has no solution "
-            f"when a task has more rows ({int(data.task_sizes.max())}) than features ({d}): the "
-            "problem is infeasible, L + E tends to each task's least-squares fit (mode='paper') "
-            "or the solver does not converge (mode='exact'). Use formulation='penalized'.",
-            UserWarning,
-            stacklevel=2,
-        )
-    y = data.y
-    ynorm = max(1.0, float(np.linalg.norm(y)))
-    if tau is None:
-        tau = _tau(datafit, has_b, tau_rule)
-    else:
-        tau = check_scalar_param(tau, "tau", allow_zero=False)
-    mu = consts["mu0"] if consts["mu0"] is not None else 1.0 / ynorm
-    mu_max_, rho_, tol_ = consts["mu_max"], consts["rho"], consts["tol"]
+    name = "ladm"
+    datafit_requires = frozenset({"prox_scores"})
 
-    if coef_init is None:
-        L = np.zeros((d, m))
-        E = np.zeros((d, m))
-    else:
-        V = np.array(coef_init, dtype=np.float64)
-        if V.shape != (2, d, m):
-            raise ValueError(f"coef_init has shape {V.shape}, expected {(2, d, m)}.")
-        L, E = V[0].copy(), V[1].copy()
-    if has_b:
-        b = np.zeros(m) if intercept_init is None else np.array(intercept_init, dtype=np.float64)
-        if b.shape != (m,):
-            raise ValueError(f"intercept_init has shape {b.shape}, expected {(m,)}.")
-    else:
-        b = None
+    def __init__(self, *, max_iter: int = 10000, tol: float = 1e-4, schedule: str = "exact",
+                 constrained: bool = False, step: float | None = None, step_rule: str = "max",
+                 rho: float | None = None, mu0: float | None = None,
+                 mu_max: float | None = None, guard: bool = True, check_every: int = 10,
+                 warn: bool = True):
+        super().__init__(max_iter=max_iter, tol=tol, warn=warn)
+        if schedule not in _SCHEDULES:
+            raise ValueError(f"schedule must be one of {_SCHEDULES}, got {schedule!r}.")
+        if step_rule not in _STEP_RULES:
+            raise ValueError(f"step_rule must be one of {_STEP_RULES}, got {step_rule!r}.")
+        for name, val in (("step", step), ("rho", rho), ("mu0", mu0), ("mu_max", mu_max)):
+            if val is not None:
+                check_tol(val, name)
+        if rho is not None and rho < 1:
+            raise ValueError(f"rho must be >= 1, got {rho!r}.")
+        if isinstance(check_every, bool) or int(check_every) < 1:
+            raise ValueError(f"check_every must be an integer >= 1, got {check_every!r}.")
+        self.schedule = schedule
+        self.constrained = bool(constrained)
+        self.step = step
+        self.step_rule = step_rule
+        self.rho = rho
+        self.mu0 = mu0
+        self.mu_max = mu_max
+        self.guard = bool(guard)
+        self.check_every = int(check_every)
 
-    constrained = formulation == "constrained"
-    record = (mode == "exact") if record_objective is None else bool(record_objective)
-    sL = data.matvec(L)
-    if has_b:
-        sL += data.expand(b)
-    sE = data.matvec(E)
-    s = sL + sE
-    c = np.zeros_like(y)
-    nuc = float(np.linalg.svd(L, compute_uv=False).sum()) if np.any(L) else 0.0
+    def missing(self, datafit: Datafit, penalty: Penalty) -> list[str]:
+        out = super().missing(datafit, penalty)
+        if self.constrained and "quadratic" not in datafit.capabilities:
+            out.append(f"the equality-constrained form needs the squared loss, not the "
+                       f"{datafit.name} loss")
+        return out
 
-    def objective(s_, nuc_, E_):
-        reg = nuc_ + lam * float(np.linalg.norm(E_, axis=0).sum())
-        return reg if constrained else datafit.value_scores(s_) + alpha * reg
+    def solve(self, datafit: Datafit, penalty: Penalty, *, coef_init=None, intercept_init=None,
+              callback: Callable | None = None) -> SolverResult:
+        """Run linearized ADMM; ``callback(k, objective, V, b)`` after each iteration."""
+        self.check(datafit, penalty)
+        t0 = time.perf_counter()
+        data = datafit.data
+        parts = penalty.parts if penalty.parts else (penalty,)
+        k_blocks = len(parts)
+        V, b = initial_point(datafit, penalty, coef_init, intercept_init)
+        blocks = [V[i].copy() for i in range(k_blocks)] if penalty.parts else [V.copy()]
+        has_b = b is not None
+        if self.constrained and data.n_rows and np.any(data.task_sizes > data.n_features):
+            warnings.warn(
+                "The equality-constrained form asks X_t w_t = y_t, which in general has no "
+                f"solution when a task has more rows ({int(data.task_sizes.max())}) than "
+                f"features ({data.n_features}): W tends to each task's least-squares fit or the "
+                "solver does not converge. Use the penalized form.",
+                UserWarning, stacklevel=3,
+            )
+        paper = self.schedule == "paper"
+        consts = dict(LADM_PAPER_CONSTANTS) if paper else {"rho": 2.0, "mu_max": 1e10}
+        rho = self.rho if self.rho is not None else consts["rho"]
+        unit = float(getattr(penalty, "alpha", 1.0) or 1.0)
+        y = data.y
+        ynorm = max(1.0, float(np.linalg.norm(y)))
+        mu0 = self.mu0 if self.mu0 is not None else consts.get("mu0", 1.0 / ynorm)
+        mu = unit * mu0
+        mu_max = unit * (self.mu_max if self.mu_max is not None else consts["mu_max"])
+        tol = self.tol
+        step = self.step if self.step is not None else admm_step(data, has_b, self.step_rule)
 
-    t0 = time.perf_counter()
-    history: list[float] = []
-    times: list[float] = []
-    primal_hist: list[float] = []
-    best = None
-    converged = False
-    n_iter = 0
-    rp = rd = np.nan
-    rank = 0
-    for k in range(1, max_iter + 1):
-        n_iter = k
-        # ---- slack step (prox of the loss in score space; the data when constrained)
-        cm = c / mu
-        r = s + cm
-        z = y if constrained else datafit.prox_scores(r, 1.0 / (alpha * mu))
-        # ---- L (and intercept) step, linearized at (L^k, E^k): r = s - z + c / mu
-        r -= z
-        G = data.rmatvec(r)
-        L_new, sv = svt_with_values(L - tau * G, tau / mu)
-        rank = len(sv)
-        if has_b:
-            b_new = b - tau * data.task_sum(r)
-        sL = _forward(data, L_new)
-        if has_b:
-            sL += data.expand(b_new)
-        # ---- E step, linearized at (L^{k+1}, E^k)
-        r = sL + sE
-        r -= z
-        r += cm
-        G = data.rmatvec(r)
-        E_new = group_soft_threshold(E - tau * G, lam * tau / mu, axis=0)
-        sE = _forward(data, E_new)
-        s_new = sL + sE
-        # ---- multiplier
-        res = s_new - z
-        c = c + mu * res
+        s_blocks = [_forward(data, B) for B in blocks]
+        sb = data.expand(b) if has_b else 0.0
+        s = sum(s_blocks) + sb
+        c = np.zeros_like(y)
 
-        dL = float(np.linalg.norm(L_new - L))
-        dE = float(np.linalg.norm(E_new - E))
-        dx2 = dL * dL + dE * dE
-        if has_b:
-            dx2 += float(np.sum((b_new - b) ** 2))
-        ds = float(np.linalg.norm(s_new - s))
-        rp_abs = float(np.linalg.norm(res))
-        znorm = ynorm if constrained else float(np.linalg.norm(z))
-        rp = rp_abs / max(1.0, znorm, float(np.linalg.norm(s_new)))
-        # dual residual: a bound of the distance of -A^T c to the subdifferentials, from the
-        # optimality conditions of the linearized steps; its scale ||A^T c|| ~ ||mu G||
-        rd_abs = (mu / tau) * np.sqrt(dx2) + mu * ds / np.sqrt(tau)
-        rd = rd_abs / max(1.0, mu * float(np.linalg.norm(G)))
-        nuc = float(sv.sum())
-        F_k = objective(s_new, nuc, E_new) if record else np.nan
-        history.append(F_k)
-        primal_hist.append(rp)
-        times.append(time.perf_counter() - t0)
+        def objective(s_):
+            reg = sum(p.value(B) for p, B in zip(parts, blocks, strict=True))
+            return reg if self.constrained else datafit.value_scores(s_) + reg
 
-        relL = dL / max(1.0, float(np.linalg.norm(L)))
-        relE = dE / max(1.0, float(np.linalg.norm(E)))
-        L, E, s = L_new, E_new, s_new
-        if has_b:
-            b = b_new
-        if record and not constrained and (best is None or F_k < best[0]):
-            best = (F_k, L, E, b, c, k)
-
-        if callback is not None and callback(k, F_k, L, E):
-            break
-        if mode == "paper":
-            stop = relL <= tol_ and relE <= tol_
-            if guard:
-                nonzero = bool(np.any(L) or np.any(E))
-                stop = stop and (mu >= mu_max_ or (nonzero and rp <= tol_))
-            if stop:
-                converged = True
+        history: list[float] = []
+        times: list[float] = []
+        primal_hist: list[float] = []
+        best = None
+        converged = False
+        measure = float("nan")
+        n_iter = 0
+        rp = rd = np.nan
+        last_check = 0
+        G = np.zeros((data.n_features, data.n_tasks))
+        for k in range(1, self.max_iter + 1):
+            n_iter = k
+            cm = c / mu
+            z = y if self.constrained else datafit.prox_scores(s + cm, 1.0 / mu)
+            old = [B for B in blocks]
+            b_old = b
+            s_old = s
+            dx2 = 0.0
+            for i, p in enumerate(parts):
+                r = s - z + cm
+                G = data.rmatvec(r)
+                new = p.prox(blocks[i] - step * G, step / mu)
+                if i == 0 and has_b:
+                    b = b - step * data.task_sum(r)
+                    sb = data.expand(b)
+                s_blocks[i] = _forward(data, new)
+                blocks[i] = new
+                s = sum(s_blocks) + sb
+                dx2 += float(np.sum((new - old[i]) ** 2))
+            if has_b:
+                dx2 += float(np.sum((b - b_old) ** 2))
+            res = s - z
+            c = c + mu * res
+            rp_abs = float(np.linalg.norm(res))
+            znorm = ynorm if self.constrained else float(np.linalg.norm(z))
+            rp = rp_abs / max(1.0, znorm, float(np.linalg.norm(s)))
+            # dual residual: a bound of the distance of -K^T c to the subdifferentials, from
+            # the optimality conditions of the linearized steps; scale ||K^T c|| ~ ||mu G||
+            ds = float(np.linalg.norm(s - s_old))
+            rd = ((mu / step) * np.sqrt(dx2) + mu * ds / np.sqrt(step)) / max(
+                1.0, mu * float(np.linalg.norm(G)))
+            F_k = objective(s)
+            history.append(F_k)
+            primal_hist.append(rp)
+            times.append(time.perf_counter() - t0)
+            if not self.constrained and (best is None or F_k < best[0]):
+                best = (F_k, [B.copy() for B in blocks], None if b is None else b.copy(), k)
+            if callback is not None and callback(k, F_k, self._stack(blocks, penalty), b):
                 break
-            mu = min(rho_ * mu, mu_max_)
-        else:
-            if k > 1 and rp <= tol_ and rd <= tol_:
-                converged = True
-                break
+            if paper:
+                rel = [np.linalg.norm(blocks[i] - old[i]) / max(1.0, np.linalg.norm(old[i]))
+                       for i in range(k_blocks)]
+                stop = max(rel) <= tol
+                if self.guard:
+                    nonzero = any(np.any(B) for B in blocks)
+                    stop = stop and (mu >= mu_max or (nonzero and rp <= tol))
+                if stop:
+                    converged = True
+                    break
+                mu = min(rho * mu, mu_max)
+                continue
+            small = k > 1 and rp <= tol and rd <= tol
+            if self.constrained:
+                if small:
+                    converged = True
+                    break
+            elif small or k - last_check >= self.check_every:
+                last_check = k
+                measure = optimality(datafit, penalty, self._stack(blocks, penalty), b)
+                if measure <= tol:
+                    converged = True
+                    break
             # residual balancing every 10 iterations during the first 2000 (then mu stays
             # fixed, which keeps the convergence guarantee of ADMM with a constant penalty)
             if k % 10 == 0 and k <= 2000:
                 rp_scaled = rp_abs / max(1.0, znorm)
                 if rp_scaled > 10.0 * rd:
-                    mu = min(rho_ * mu, mu_max_)
+                    mu = min(rho * mu, mu_max)
                 elif rd > 10.0 * rp_scaled:
-                    mu = mu / rho_
+                    mu = mu / rho
 
-    elapsed = time.perf_counter() - t0
-    if not converged and n_iter >= max_iter and warn:
-        warnings.warn(
-            f"LADM did not converge in max_iter={max_iter} iterations (relative primal "
-            f"residual {rp:.2e}, dual residual {rd:.2e}, tol={tol_}); returning the "
-            f"{'last' if constrained else 'best'} iterate. Increase max_iter or tol.",
-            ConvergenceWarning,
-            stacklevel=2,
+        if not self.constrained and best is not None and not converged and not paper:
+            _, blocks, b, _ = best
+        Vout = self._stack(blocks, penalty)
+        if self.constrained:
+            measure = float("nan")
+        elif paper or not converged:
+            measure = optimality(datafit, penalty, Vout, b)
+        F_out = objective(datafit.scores(penalty.linear_map.forward(Vout), b)) \
+            if not self.constrained else sum(p.value(B) for p, B in zip(parts, blocks,
+                                                                        strict=True))
+        return finish(
+            self, datafit, penalty, Vout, b, n_iter=n_iter, objective=history, times=times,
+            converged=converged, t0=t0, measure=measure,
+            what=f"relative primal residual {rp:.2e}, dual residual {rd:.2e}",
+            info={"multiplier": c, "multiplier_grad": data.rmatvec(c), "mu": mu,
+                  "step": step, "primal_residual": rp, "dual_residual": rd,
+                  "primal_history": np.asarray(primal_hist), "schedule": self.schedule,
+                  "constrained": self.constrained, "best_objective": F_out},
         )
-    if not constrained and best is not None and not converged:
-        _, L, E, b, c, _ = best
-    if not record and history:  # the objective of the returned iterate only
-        history[-1] = rmtl_objective(datafit, L, E, b, alpha, lam, formulation)
-    W = L + E
-    intercept = datafit.intercept(W, b)
-    return SolverResult(
-        coef=np.stack([L, E]),
-        W=W,
-        intercept=intercept,
-        n_iter=n_iter,
-        objective=np.asarray(history),
-        converged=converged,
-        time=elapsed,
-        times=np.asarray(times),
-        info={
-            "multiplier": c,
-            "multiplier_grad": data.rmatvec(c),
-            "mu": mu,
-            "tau": tau,
-            "primal_residual": rp,
-            "dual_residual": rd,
-            "rank": rank,
-            "primal_history": np.asarray(primal_hist),
-            "mode": mode,
-            "formulation": formulation,
-            "intercept_variable": b,
-            "best_objective": (rmtl_objective(datafit, L, E, b, alpha, lam, formulation)
-                               if history else np.nan),
-        },
-    )
+
+    @staticmethod
+    def _stack(blocks, penalty: Penalty) -> np.ndarray:
+        return np.stack(blocks) if penalty.parts else blocks[0]

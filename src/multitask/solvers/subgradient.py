@@ -23,10 +23,12 @@ start to a minimizer and ``G`` a bound of the subgradient norms,
 i.e. ``O(log T / sqrt T)`` for the best (or the step-weighted average) iterate; the last iterate
 has no such guarantee, which is why the best iterate is returned by default.
 
-Stopping: a subgradient method has no computable optimality measure, so the rule is
-heuristic. The run stops when the best objective improved by at most ``tol * |F_best|`` over
-the last ``window`` iterations (``tol=0`` disables it: exactly ``max_iter`` iterations, as in
-the paper's 200-iteration runs), or at ``max_iter`` with a ``ConvergenceWarning``.
+Stopping: for a smooth loss the run stops when the optimality measure of
+:mod:`multitask.solvers.base` is at most ``tol`` (checked every ``window`` iterations). For a
+non-smooth loss (hinge) no optimality measure is computable, so the rule is heuristic: the run
+stops when the best objective improved by at most ``window_tol * |F_best|`` over the last
+``window`` iterations (``window_tol=0``, the default, runs exactly ``max_iter`` iterations, as
+in the paper's 200-iteration runs); the reported measure is then NaN.
 """
 
 from __future__ import annotations
@@ -39,15 +41,16 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from multitask.losses import Datafit
-from multitask.penalties.base import Constraint
+from multitask.penalties.base import Penalty
+from multitask.solvers.base import Solver, check_tol, finish, initial_point, optimality
 from multitask.solvers.result import SolverResult
 
-__all__ = ["projected_subgradient", "default_eta0", "ITERATES"]
+__all__ = ["ITERATES", "ProjectedSubgradient", "default_eta0"]
 
 ITERATES = ("best", "average", "last")
 
 
-def _max_diameter(constraint: Constraint, n_tasks: int) -> float:
+def _max_diameter(constraint: Penalty, n_tasks: int) -> float:
     """Largest Frobenius norm in the set: ``C sqrt(m)`` for the l1,inf and per-task balls."""
     radius = np.asarray(constraint.radius, dtype=float)
     if radius.ndim == 0:
@@ -55,7 +58,7 @@ def _max_diameter(constraint: Constraint, n_tasks: int) -> float:
     return float(np.sqrt(np.sum(radius**2)))
 
 
-def default_eta0(datafit: Datafit, constraint: Constraint, max_iter: int) -> float:
+def default_eta0(datafit: Datafit, constraint: Penalty, max_iter: int) -> float:
     """The step scale minimizing the textbook bound: ``eta0 = D / (G sqrt(1 + ln T))``.
 
     ``D = sup_{W in K} ||W||_F`` (``C sqrt(m)`` for the l1,inf ball and for per-task balls of
@@ -84,180 +87,154 @@ def default_eta0(datafit: Datafit, constraint: Constraint, max_iter: int) -> flo
     return D / (G * np.sqrt(1.0 + np.log(max(int(max_iter), 1))))
 
 
-def projected_subgradient(
-    datafit: Datafit,
-    constraint: Constraint,
-    *,
-    coef_init: np.ndarray | None = None,
-    intercept_init: np.ndarray | None = None,
-    eta0: float | Sequence[float] | None = None,
-    max_iter: int = 1000,
-    tol: float = 1e-5,
-    window: int = 50,
-    iterate: str = "best",
-    callback: Callable | None = None,
-    warn: bool = True,
-) -> SolverResult:
-    """Minimize ``datafit`` over ``constraint`` by projected subgradient steps ``eta0 / sqrt(k)``.
+class ProjectedSubgradient(Solver):
+    """Projected subgradient steps ``eta0 / sqrt(k)`` over a constraint set (module docstring).
 
     Parameters
     ----------
-    datafit : Datafit
-        Loss bound to the training data; only ``value_and_grad`` is used, so the non-smooth
-        :class:`~multitask.losses.Hinge` works (its "gradient" is a subgradient).
-    constraint : Constraint
-        Feasible set ``K`` of ``W`` (shape ``(n_features, n_tasks)``), with a Euclidean
-        projection ``constraint.project``.
-    coef_init : ndarray of shape (n_features, n_tasks), optional
-        Start (projected onto ``K``); zeros by default.
-    intercept_init : ndarray of shape (n_tasks,), optional
-        Starting intercepts (when the datafit has intercept variables); zeros by default.
-    eta0 : float, sequence of float or None, default=None
-        Step scale. ``None``: :func:`default_eta0`. A sequence: run the method once per value
-        and keep the run whose returned iterate has the lowest objective (the paper chooses
-        ``eta0`` by the training objective); ``info["eta0"]`` holds the chosen value and
-        ``info["eta0_objectives"]`` the objective of each.
     max_iter : int, default=1000
-        Number of projected subgradient steps at most.
-    tol : float, default=1e-5
-        Stop when the best objective improved by at most ``tol * |F_best|`` over the last
-        ``window`` iterations (``0`` runs exactly ``max_iter`` steps).
+        Number of steps at most.
+    tol : float, default=1e-4
+        Tolerance on the optimality measure (smooth losses only).
+    eta0 : float, sequence of float or None, default=None
+        Step scale. ``None``: :func:`default_eta0`. A sequence: one run per value, the run
+        whose returned point has the lowest objective is kept (the paper chooses ``eta0`` by
+        the training objective); ``info["eta0_objectives"]`` holds the objective of each.
     window : int, default=50
-        Length of the window of the stopping rule.
+        Iterations between checks (smooth losses) and length of the heuristic window rule.
+    window_tol : float, default=0.0
+        Non-smooth losses: stop when the best objective improved by at most
+        ``window_tol * |F_best|`` over the last ``window`` iterations (``0``: never).
     iterate : {"best", "average", "last"}, default="best"
         Returned point: the iterate of lowest objective; the step-weighted average
         ``sum_k eta_k W_k / sum_k eta_k`` (feasible by convexity, not exactly sparse; the
         point of the textbook guarantee); or the last iterate.
-    callback : callable, optional
-        ``callback(k, objective, W, b)`` after each step (``W`` the feasible iterate ``W_k``);
-        returning ``True`` stops.
     warn : bool, default=True
-        Warn with ``ConvergenceWarning`` when ``max_iter`` is reached before the stopping rule
-        (never when ``tol == 0``, which asks for exactly ``max_iter`` steps).
-
-    Returns
-    -------
-    SolverResult
-        ``objective[k-1] = F(W_k, b_k)``; ``info`` has ``best_objective`` (objective of the
-        returned point), ``eta0``, ``iterate``, ``intercept_variable``.
-
-    Raises
-    ------
-    ValueError
-        On a non-positive ``eta0``, ``max_iter < 1``, negative ``tol``, ``window < 1`` or an
-        unknown ``iterate``.
+        Warn when ``max_iter`` is reached before a stopping rule that can fire.
     """
-    if iterate not in ITERATES:
-        raise ValueError(f"iterate must be one of {ITERATES}, got {iterate!r}.")
-    if int(max_iter) < 1:
-        raise ValueError(f"max_iter must be >= 1, got {max_iter!r}.")
-    if not np.isfinite(tol) or tol < 0:
-        raise ValueError(f"tol must be a finite number >= 0, got {tol!r}.")
-    if int(window) < 1:
-        raise ValueError(f"window must be >= 1, got {window!r}.")
-    if not getattr(constraint, "is_constraint", False):
-        raise ValueError("projected_subgradient needs a constraint set (is_constraint=True).")
-    if eta0 is not None and np.ndim(eta0) == 1:
-        etas = [float(e) for e in eta0]
-        if not etas:
-            raise ValueError("eta0 is an empty sequence.")
-        runs = [
-            projected_subgradient(
-                datafit, constraint, coef_init=coef_init, intercept_init=intercept_init,
-                eta0=e, max_iter=max_iter, tol=tol, window=window, iterate=iterate,
-                callback=callback, warn=False,
-            )
-            for e in etas
-        ]
-        objs = [r.final_objective for r in runs]
-        best = runs[int(np.nanargmin(objs))]
-        best.info["eta0_objectives"] = np.asarray(objs)
-        if warn and not best.converged and tol > 0:
-            _warn(max_iter, tol)
-        return best
-    if eta0 is None:
-        eta0 = default_eta0(datafit, constraint, max_iter)
-    eta0 = float(eta0)
-    if not np.isfinite(eta0) or eta0 <= 0:
-        raise ValueError(f"eta0 must be a finite number > 0, got {eta0!r}.")
 
-    d, m = datafit.data.n_features, datafit.data.n_tasks
-    W = np.zeros((d, m)) if coef_init is None else np.array(coef_init, dtype=np.float64)
-    if W.shape != (d, m):
-        raise ValueError(f"coef_init has shape {W.shape}, expected {(d, m)}.")
-    W = constraint.project(W)
-    use_b = datafit.has_intercept_variable
-    if use_b:
-        b = np.zeros(m) if intercept_init is None else np.array(intercept_init, dtype=float)
-    else:
-        b = None
+    name = "subgradient"
+    datafit_requires = frozenset({"subgradient"})
 
-    t0 = time.perf_counter()
-    f, gW, gb = datafit.value_and_grad(W, b)
-    best = (f, W, b)
-    avg_W = np.zeros_like(W) if iterate == "average" else None
-    avg_b = np.zeros(m) if (iterate == "average" and use_b) else None
-    eta_sum = 0.0
-    history: list[float] = []
-    times: list[float] = []
-    best_hist: list[float] = []
-    converged = False
-    n_iter = 0
-    for k in range(1, int(max_iter) + 1):
-        n_iter = k
-        eta = eta0 / np.sqrt(k)
-        W = constraint.project(W - eta * gW)
-        if use_b:
-            b = b - eta * gb
+    def __init__(self, *, max_iter: int = 1000, tol: float = 1e-4, eta0=None, window: int = 50,
+                 window_tol: float = 0.0, iterate: str = "best", warn: bool = True):
+        super().__init__(max_iter=max_iter, tol=tol, warn=warn)
+        if iterate not in ITERATES:
+            raise ValueError(f"iterate must be one of {ITERATES}, got {iterate!r}.")
+        if isinstance(window, bool) or int(window) < 1:
+            raise ValueError(f"window must be an integer >= 1, got {window!r}.")
+        if eta0 is not None:
+            etas = np.atleast_1d(np.asarray(eta0, dtype=float))
+            if etas.size == 0 or etas.ndim > 1 or not np.all(np.isfinite(etas)) or np.any(
+                    etas <= 0):
+                raise ValueError(f"eta0 must be None, a number > 0 or a sequence of them, got "
+                                 f"{eta0!r}.")
+            eta0 = float(etas[0]) if np.ndim(eta0) == 0 else [float(e) for e in etas]
+        self.eta0 = eta0
+        self.window = int(window)
+        self.window_tol = check_tol(window_tol, "window_tol", allow_zero=True)
+        self.iterate = iterate
+
+    def missing(self, datafit: Datafit, penalty: Penalty) -> list[str]:
+        out = super().missing(datafit, penalty)
+        if not penalty.is_constraint:
+            out.append(f"the {penalty.name} penalty is not a constraint set (projected "
+                       "subgradient needs a projection)")
+        return out
+
+    def solve(self, datafit: Datafit, penalty: Penalty, *, coef_init=None, intercept_init=None,
+              callback: Callable | None = None) -> SolverResult:
+        """Run the method; with a sequence of ``eta0`` keep the best run."""
+        self.check(datafit, penalty)
+        if isinstance(self.eta0, list):
+            runs = [self.with_params(eta0=e, warn=False).solve(
+                datafit, penalty, coef_init=coef_init, intercept_init=intercept_init,
+                callback=callback) for e in self.eta0]
+            objs = [r.final_objective for r in runs]
+            best = runs[int(np.nanargmin(objs))]
+            best.info["eta0_objectives"] = np.asarray(objs)
+            if self.warn and not best.converged and best.n_iter >= self.max_iter and (
+                    self._can_stop(datafit)):
+                _warn(self.max_iter, self.tol)
+            return best
+        return self._run(datafit, penalty, coef_init, intercept_init, callback)
+
+    def _can_stop(self, datafit: Datafit) -> bool:
+        return "gradient" in datafit.capabilities or self.window_tol > 0
+
+    def _run(self, datafit, penalty, coef_init, intercept_init, callback) -> SolverResult:
+        t0 = time.perf_counter()
+        W, b = initial_point(datafit, penalty, coef_init, intercept_init)
+        eta0 = self.eta0 if self.eta0 is not None else default_eta0(datafit, penalty,
+                                                                   self.max_iter)
+        smooth = "gradient" in datafit.capabilities
+        use_b = b is not None
+        m = datafit.data.n_tasks
         f, gW, gb = datafit.value_and_grad(W, b)
-        history.append(f)
-        times.append(time.perf_counter() - t0)
-        if f < best[0]:
-            best = (f, W, b)
-        best_hist.append(best[0])
-        if avg_W is not None:
-            eta_sum += eta
-            avg_W += eta * W
+        best = (f, W, b)
+        avg_W = np.zeros_like(W) if self.iterate == "average" else None
+        avg_b = np.zeros(m) if (self.iterate == "average" and use_b) else None
+        eta_sum = 0.0
+        history: list[float] = []
+        times: list[float] = []
+        best_hist: list[float] = []
+        converged = False
+        measure = float("nan")
+        n_iter = 0
+        window = self.window
+        for k in range(1, self.max_iter + 1):
+            n_iter = k
+            eta = eta0 / np.sqrt(k)
+            W = penalty.prox(W - eta * gW, eta)
             if use_b:
-                avg_b += eta * b
-        if callback is not None and callback(k, f, W, b):
-            break
-        if tol > 0 and k > window:
-            old = best_hist[k - 1 - window]
-            if old - best[0] <= tol * max(abs(best[0]), np.finfo(float).tiny):
-                converged = True
+                b = b - eta * gb
+            f, gW, gb = datafit.value_and_grad(W, b)
+            history.append(f)
+            times.append(time.perf_counter() - t0)
+            if f < best[0]:
+                best = (f, W, b)
+            best_hist.append(best[0])
+            if avg_W is not None:
+                eta_sum += eta
+                avg_W += eta * W
+                if use_b:
+                    avg_b += eta * b
+            if callback is not None and callback(k, f, W, b):
                 break
+            if smooth and k % window == 0:
+                measure = optimality(datafit, penalty, best[1], best[2])
+                if measure <= self.tol:
+                    converged = True
+                    break
+            elif not smooth and self.window_tol > 0 and k > window:
+                old = best_hist[k - 1 - window]
+                if old - best[0] <= self.window_tol * max(abs(best[0]), np.finfo(float).tiny):
+                    converged = True
+                    break
 
-    if iterate == "best":
-        F_ret, W_ret, b_ret = best
-    elif iterate == "last":
-        F_ret, W_ret, b_ret = f, W, b
-    else:
-        W_ret = avg_W / eta_sum if eta_sum > 0 else W
-        b_ret = (avg_b / eta_sum if eta_sum > 0 else b) if use_b else None
-        F_ret = datafit.value(W_ret, b_ret)
-    elapsed = time.perf_counter() - t0
-    if warn and not converged and n_iter >= max_iter and tol > 0:
-        _warn(max_iter, tol)
-    return SolverResult(
-        coef=W_ret,
-        W=np.array(W_ret, copy=True),
-        intercept=datafit.intercept(W_ret, b_ret),
-        n_iter=n_iter,
-        objective=np.asarray(history),
-        converged=converged,
-        time=elapsed,
-        times=np.asarray(times),
-        info={"best_objective": float(F_ret), "eta0": eta0, "iterate": iterate,
-              "intercept_variable": b_ret},
-    )
+        if self.iterate == "best":
+            F_ret, W_ret, b_ret = best
+        elif self.iterate == "last":
+            F_ret, W_ret, b_ret = f, W, b
+        else:
+            W_ret = avg_W / eta_sum if eta_sum > 0 else W
+            b_ret = (avg_b / eta_sum if eta_sum > 0 else b) if use_b else None
+            F_ret = datafit.value(W_ret, b_ret)
+        measure = optimality(datafit, penalty, W_ret, b_ret) if smooth else float("nan")
+        if smooth:
+            converged = converged or measure <= self.tol
+        exhausted = (not converged and n_iter >= self.max_iter and self._can_stop(datafit))
+        return finish(self, datafit, penalty, W_ret, b_ret, n_iter=n_iter, objective=history,
+                      times=times, converged=converged, t0=t0, measure=measure,
+                      exhausted=exhausted,
+                      info={"best_objective": float(F_ret), "eta0": eta0,
+                            "iterate": self.iterate})
 
 
 def _warn(max_iter: int, tol: float) -> None:
     warnings.warn(
-        f"Projected subgradient did not meet its stopping rule in max_iter={max_iter} "
-        f"iterations (best objective still improving by more than tol={tol} relative over the "
-        "window); returning the chosen iterate. Increase max_iter or tol.",
+        f"Solver 'subgradient' did not meet its stopping rule in max_iter={max_iter} "
+        f"iterations (tol={tol}); returning the chosen iterate. Increase max_iter or tol.",
         ConvergenceWarning,
         stacklevel=3,
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from multitask.penalties._l1ball_numba import _l1ball_threshold
+from multitask.penalties._l1ball_numba import l1ball_threshold
 
 __all__ = [
     "project_l1_ball",
@@ -84,7 +84,7 @@ def project_l1_ball(v: np.ndarray, radius: float, *, seed: int = 0) -> np.ndarra
         return np.zeros_like(v)
     if np.abs(v).sum() <= radius:
         return v.copy()
-    theta = _l1ball_threshold(v.ravel(), float(radius), seed)
+    theta = l1ball_threshold(v.ravel(), float(radius), seed)
     return soft_threshold(v, theta)
 
 

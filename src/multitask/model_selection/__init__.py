@@ -1,0 +1,48 @@
+"""Model selection for multi-task models: one cross-validation engine, paths, folds, scorers.
+
+* :class:`MultiTaskCV`, the cross-validated form of every model, on the engine
+  :func:`cross_validate_grid` (grids, warm-started paths, grid widening, joblib or Dask);
+* :func:`regularization_path`, the one path mechanism (warm-started refits of an estimator);
+* :class:`TaskKFold`, folds drawn within each task (stratified for classifiers);
+* scorers by name (``"nmse"``, ``"amse"``, ``"auc"``) or scikit-learn's.
+
+Long-format data (a task id per row, kept in a column of ``X`` via ``task_column``) passes
+through scikit-learn's ``cross_val_score``, ``GridSearchCV`` and ``Pipeline`` unchanged.
+"""
+
+from multitask.model_selection._path import (
+    PATH_PARAMETERS,
+    default_param_grid,
+    fit_path,
+    log_grid,
+    order_path,
+    regularization_path,
+    relative_grid,
+)
+from multitask.model_selection._scoring import (
+    amse_scorer,
+    get_scorer,
+    mean_auc_scorer,
+    nmse_scorer,
+)
+from multitask.model_selection._search import MultiTaskCV, cross_validate_grid
+from multitask.model_selection._split import SharedKFold, TaskKFold, to_long_format
+
+__all__ = [
+    "PATH_PARAMETERS",
+    "MultiTaskCV",
+    "SharedKFold",
+    "TaskKFold",
+    "amse_scorer",
+    "cross_validate_grid",
+    "default_param_grid",
+    "fit_path",
+    "get_scorer",
+    "log_grid",
+    "mean_auc_scorer",
+    "nmse_scorer",
+    "order_path",
+    "regularization_path",
+    "relative_grid",
+    "to_long_format",
+]

@@ -1,0 +1,735 @@
+"""The cross-validation engine and :class:`MultiTaskCV`, the cross-validated form of every model.
+
+:func:`cross_validate_grid` scores every candidate of a grid on every fold (the engine, also
+usable on its own); ``MultiTaskCV(estimator)`` runs it, chooses the best candidate and refits
+it on all the data:
+
+* **grid**: by default ``n_alphas`` values of ``alpha`` log-spaced from ``alpha_max`` (the
+  smallest value with ``coef_ = 0``) down to ``alpha_ratio * alpha_max`` (``gamma`` and
+  ``gamma_max`` for sparse + low rank; see :func:`multitask.model_selection.default_param_grid`
+  for ridge-type models); an explicit ``param_grid`` for any other parameter (``C``,
+  ``radius``, ``tau``, ...);
+* **warm starts**: along the path parameter (``alpha``, ``gamma``, ``lam``: largest first;
+  ``C``, ``radius``: smallest first), each fit starts from the previous solution of the same
+  fold, when the model has ``warm_start``;
+* **folds within each task**: :class:`~multitask.model_selection.TaskKFold` (stratified by
+  class inside each task for classifiers) for long-format and per-task data, so every task is
+  in every training fold; scikit-learn's ``KFold`` on the rows for a shared design;
+* **parallel** over folds and grid points with joblib (``n_jobs``), on a Dask cluster when
+  ``client`` (a ``dask.distributed.Client``) is given;
+* **grid widening**: when the best value of the path parameter lies at the weak end of the
+  grid (or at either end of a user grid), the path is continued by a few more values with the
+  same spacing, up to ``widen`` times;
+* **progress**: ``verbose`` prints one line per finished job to stderr, ``callback(done,
+  total)`` is called after each (the library prints nothing otherwise).
+
+The scores of every fold and grid point are kept in ``cv_results_`` (the layout of
+scikit-learn's ``GridSearchCV``), the choice in ``best_params_`` and the refitted model in
+``best_estimator_``, to which ``predict``, ``decision_function``, ``predict_proba`` and
+``score`` are delegated.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from itertools import product
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
+from sklearn.exceptions import ConvergenceWarning, FitFailedWarning
+from sklearn.model_selection import KFold, StratifiedKFold
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
+
+from multitask.data import split_task_column
+from multitask.model_selection._path import PATH_PARAMETERS, default_param_grid, fit_path
+from multitask.model_selection._scoring import get_scorer
+from multitask.model_selection._split import TaskKFold
+
+__all__ = ["MultiTaskCV", "cross_validate_grid"]
+
+
+def is_task_list(X) -> bool:
+    """Whether ``X`` is a list of per-task designs (a list of 2-D blocks)."""
+    return (isinstance(X, (list, tuple)) and len(X) > 0
+            and all(sp.issparse(x) or np.ndim(x) == 2 for x in X))
+
+
+def _estimator_has(attr: str) -> Callable:
+    """``available_if`` check: the fitted (or, before fit, the given) estimator has ``attr``."""
+
+    def check(self) -> bool:
+        est = getattr(self, "best_estimator_", self.estimator)
+        return hasattr(est, attr)
+
+    return check
+
+
+class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
+    """Cross-validated multi-task model: grid, warm-started paths, folds within tasks.
+
+    Parameters
+    ----------
+    estimator : multi-task estimator
+        The model to tune (any estimator of :mod:`multitask.estimators`), with its other
+        parameters set.
+    param_grid : dict or list of dict, optional
+        ``{name: values}`` (or a list of such dicts, searched one after the other). The
+        parameter of :data:`~multitask.model_selection.PATH_PARAMETERS` with the most values
+        (``alpha``, ``lam``, ``radius``, ...) is the path, run with warm starts from the
+        strongest regularization; the others form an outer grid. Default: the model's own
+        grid (:func:`~multitask.model_selection.default_param_grid`: ``alpha`` relative to
+        its largest useful value for the norm penalties).
+    cv : int, splitter or iterable of (train, test), optional
+        Default 5 folds: :class:`~multitask.model_selection.TaskKFold` (stratified for
+        classifiers) within each task for long-format and per-task data, ``KFold`` on the rows
+        for a shared design (``StratifiedKFold`` for a single classification task). An
+        integer gives that many such folds. A splitter gets ``groups`` = the task of each row.
+    scoring : None, str or callable, optional
+        ``None``: ``-nMSE`` (pooled) for regressors, mean per-task ROC AUC for classifiers.
+        See :func:`~multitask.model_selection.get_scorer`. Greater is better.
+    n_alphas : int, default=10
+        Size of the default grid.
+    alpha_ratio : float, default=1e-3
+        Smallest / largest value of the default grid.
+    n_jobs : int, optional
+        Parallel jobs (joblib convention: ``None`` is 1, ``-1`` all cores), capped at the
+        number of jobs and of cores. With a ``client``, the default is all the cluster's
+        worker threads.
+    client : dask.distributed.Client, optional
+        Run the jobs on this Dask cluster (joblib's dask backend). It is not cloned (the same
+        client is shared) and not pickled (``None`` after unpickling).
+    verbose : bool or int, default=False
+        Print a line to stderr after each finished job.
+    callback : callable, optional
+        ``callback(done, total)`` after each finished job (a job is one fold and one outer
+        grid point, running the whole path when warm starts apply). Not pickled.
+    refit : bool, default=True
+        Refit the best parameters on all the data (needed for ``predict``).
+    error_score : "raise" or float, default=np.nan
+        Score recorded when a fit fails (with a ``FitFailedWarning``); ``"raise"`` re-raises.
+    random_state : int or None, default=0
+        Seed of the default folds.
+    widen : int, default=2
+        Continue the path up to this many times (3 values each, same log spacing) when the
+        best value lies at the weak end of the grid (either end for an explicit grid).
+
+    Attributes
+    ----------
+    best_params_ : dict
+        The chosen parameters (best mean score over folds; ties go to the first candidate,
+        the strongest regularization of its path).
+    best_score_ : float
+        Mean cross-validated score of ``best_params_``.
+    best_index_ : int
+        Index of ``best_params_`` in ``cv_results_["params"]``.
+    best_estimator_ : estimator
+        ``clone(estimator)`` with ``best_params_``, fitted on all the data (``refit=True``).
+    cv_results_ : dict of ndarray
+        ``"params"`` (list of dict, one per candidate), ``"param_<name>"``,
+        ``"split<k>_test_score"`` (one array per fold, shape ``(n_candidates,)``),
+        ``"mean_test_score"``, ``"std_test_score"``, ``"rank_test_score"``,
+        ``"mean_fit_time"`` (seconds per fit, averaged over folds), ``"n_not_converged"``
+        (folds whose solver reached ``max_iter``).
+    scores_ : ndarray of shape (n_splits, n_candidates)
+        The test scores again, as one array.
+    path_param_ : str or None
+        The parameter run with warm starts.
+    n_widened_ : int
+        How many times the path was continued beyond the grid.
+    n_splits_ : int
+    refit_time_ : float
+    coef_, intercept_, tasks_, classes_ : from ``best_estimator_``
+
+    Examples
+    --------
+    >>> from multitask import L21Regressor, MultiTaskCV
+    >>> from multitask.datasets import load_school
+    >>> school = load_school()
+    >>> cv = MultiTaskCV(L21Regressor(), n_alphas=5).fit(school.X[:20], school.y[:20])
+    >>> sorted(cv.best_params_)
+    ['alpha']
+    """
+
+    def __init__(self, estimator, param_grid=None, cv=None, scoring=None, n_alphas=10,
+                 alpha_ratio=1e-3, n_jobs=None, client=None, verbose=False, callback=None,
+                 refit=True, error_score=np.nan, random_state=0, widen=2):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.cv = cv
+        self.scoring = scoring
+        self.n_alphas = n_alphas
+        self.alpha_ratio = alpha_ratio
+        self.n_jobs = n_jobs
+        self.client = client
+        self.verbose = verbose
+        self.callback = callback
+        self.refit = refit
+        self.error_score = error_score
+        self.random_state = random_state
+        self.widen = widen
+
+    # ------------------------------------------------------------------ sklearn plumbing
+    def __sklearn_clone__(self):
+        # a dask Client cannot be deep-copied: share it, clone everything else
+        params = self.get_params(deep=False)
+        client = params.pop("client")
+        new = type(self)(**{k: clone(v, safe=False) for k, v in params.items()})
+        new.client = client
+        return new
+
+    def __getstate__(self):
+        # a live cluster connection and a progress hook are not part of the model
+        state = self.__dict__.copy()
+        state["client"] = None
+        state["callback"] = None
+        return state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        from sklearn.utils import get_tags
+
+        inner = get_tags(self.estimator)
+        tags.estimator_type = inner.estimator_type
+        tags.classifier_tags = inner.classifier_tags
+        tags.regressor_tags = inner.regressor_tags
+        tags.target_tags = inner.target_tags
+        tags.input_tags.sparse = inner.input_tags.sparse
+        return tags
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y, task=None):
+        """Cross-validate every candidate, choose the best, refit it on all the data.
+
+        Parameters
+        ----------
+        X : array-like (n, d), sparse matrix, or list of per-task arrays
+            Any of the three formats (with ``task`` or ``estimator.task_column`` for long
+            format).
+        y : array-like (n,), (n, m), or list of per-task arrays
+        task : array-like (n,), optional
+            Task id of each row (long format).
+
+        Returns
+        -------
+        self
+        """
+        t0 = time.perf_counter()
+        name = type(self.estimator).__name__
+
+        def report(done: int, total: int) -> None:
+            if self.callback is not None:
+                self.callback(done, total)
+            if self.verbose:
+                print(f"[MultiTaskCV {name}] {done}/{total} jobs done, "
+                      f"{time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+
+        res = cross_validate_grid(
+            self.estimator, X, y, task, param_grid=self.param_grid, cv=self.cv,
+            scoring=self.scoring, n_alphas=self.n_alphas, alpha_ratio=self.alpha_ratio,
+            n_jobs=self.n_jobs, client=self.client, error_score=self.error_score,
+            random_state=self.random_state, widen=self.widen, callback=report)
+        mean = res.mean_scores
+        best = int(np.argmax(np.where(np.isnan(mean), -np.inf, mean)))
+        self.scores_ = res.scores
+        self.n_splits_ = res.scores.shape[0]
+        self.best_index_ = best
+        self.best_params_ = dict(res.candidates[best])
+        self.best_score_ = float(mean[best])
+        self.cv_results_ = _results(res.candidates, res.scores, res.fit_times, res.not_converged)
+        self.path_param_ = res.path_param
+        self.n_widened_ = res.n_widened
+        if self.refit:
+            t1 = time.perf_counter()
+            est = clone(self.estimator).set_params(**self.best_params_)
+            self.best_estimator_ = est.fit(X, y, task) if task is not None else est.fit(X, y)
+            self.refit_time_ = time.perf_counter() - t1
+            for attr in ("n_features_in_", "feature_names_in_"):
+                if hasattr(self.best_estimator_, attr):
+                    setattr(self, attr, getattr(self.best_estimator_, attr))
+        return self
+
+    # ------------------------------------------------------------------ delegation
+    def _check(self):
+        check_is_fitted(self, "best_params_")
+        if not hasattr(self, "best_estimator_"):
+            raise AttributeError("refit=False: there is no best_estimator_ to predict with.")
+        return self.best_estimator_
+
+    def predict(self, X, task=None):
+        """``best_estimator_.predict`` (the layout of the training input)."""
+        return self._check().predict(X, task) if task is not None else self._check().predict(X)
+
+    @available_if(_estimator_has("decision_function"))
+    def decision_function(self, X, task=None):
+        """``best_estimator_.decision_function``."""
+        est = self._check()
+        return est.decision_function(X, task) if task is not None else est.decision_function(X)
+
+    @available_if(_estimator_has("predict_proba"))
+    def predict_proba(self, X, task=None):
+        """``best_estimator_.predict_proba``."""
+        est = self._check()
+        return est.predict_proba(X, task) if task is not None else est.predict_proba(X)
+
+    def score(self, X, y, task=None):
+        """``best_estimator_.score`` (R^2 for regressors, accuracy for classifiers)."""
+        est = self._check()
+        return est.score(X, y, task) if task is not None else est.score(X, y)
+
+    @property
+    def coef_(self):
+        """``best_estimator_.coef_``, shape ``(n_tasks, n_features)``."""
+        return self._check().coef_
+
+    @property
+    def intercept_(self):
+        """``best_estimator_.intercept_``, shape ``(n_tasks,)``."""
+        return self._check().intercept_
+
+    @property
+    def tasks_(self):
+        """``best_estimator_.tasks_``."""
+        return self._check().tasks_
+
+    @property
+    def classes_(self):
+        """``best_estimator_.classes_`` (classifiers)."""
+        return self._check().classes_
+
+
+# ----------------------------------------------------------------------------- the engine
+def cross_validate_grid(estimator, X, y, task=None, *, param_grid=None, cv=None, scoring=None,
+                        n_alphas: int = 10, alpha_ratio: float = 1e-3, n_jobs=None,
+                        client=None, error_score=np.nan, random_state=0, widen: int = 2,
+                        callback=None) -> Bunch:
+    """Score every candidate of a grid on every fold, paths warm-started (the CV engine).
+
+    Parameters are those of :class:`MultiTaskCV` (``callback(done, total)`` after each job).
+
+    Returns
+    -------
+    sklearn.utils.Bunch
+        ``candidates`` (list of dict), ``scores`` ``(n_splits, n_candidates)``,
+        ``mean_scores``, ``fit_times``, ``not_converged`` (same shape as ``scores``),
+        ``path_param`` (str or None), ``n_widened``, ``splits`` (the (train, test) indices in
+        the engine's view of the data).
+
+    Raises
+    ------
+    ValueError
+        On an invalid grid, splitter or parameter, or when every fit failed.
+    """
+    if not hasattr(estimator, "fit") or not hasattr(estimator, "get_params"):
+        raise ValueError(f"estimator must be a scikit-learn estimator, got {estimator!r}.")
+    if error_score != "raise" and not isinstance(error_score, (int, float)):
+        raise ValueError(f"error_score must be 'raise' or a number, got {error_score!r}.")
+    if isinstance(widen, bool) or not isinstance(widen, (int, np.integer)) or widen < 0:
+        raise ValueError(f"widen must be an integer >= 0, got {widen!r}.")
+    grids, default = _grids(estimator, X, y, task, param_grid, n_alphas, alpha_ratio)
+    Xcv, ycv, groups, est_cv, layout = _cv_view(estimator, X, y, task)
+    splits = _splits(cv, Xcv, ycv, groups, layout, estimator, random_state)
+    scorer = get_scorer(scoring, estimator)
+    warm = "warm_start" in est_cv.get_params(deep=False)
+    for grid in grids:  # invalid values fail here, with the parameter's name
+        _validate_candidates(est_cv, grid)
+
+    candidates: list[dict] = []
+    paths: list[tuple[str, list[int], list]] = []  # (name, candidate indices, values) per path
+    jobs: list[tuple[int, list[int], list[dict]]] = []
+    path_names = set()
+    for grid in grids:
+        path, outer = _split_path(grid, warm)
+        if path is not None:
+            path_names.add(path[0])
+        for point in outer:
+            if path is None:
+                idx = [len(candidates)]
+                candidates.append(dict(point))
+                chunks = [idx]
+            else:
+                pname, values = path
+                idx = list(range(len(candidates), len(candidates) + len(values)))
+                candidates.extend({**point, pname: v} for v in values)
+                paths.append((pname, idx, list(values)))
+                chunks = [idx] if warm else [[i] for i in idx]
+            for k in range(len(splits)):
+                jobs.extend((k, c, [candidates[i] for i in c]) for c in chunks)
+    if not candidates:
+        raise ValueError("param_grid holds no candidate.")
+    path_param = next(iter(path_names)) if len(path_names) == 1 else None
+
+    n_splits = len(splits)
+    runner = _Runner(est_cv, Xcv, ycv, splits, scorer, warm, error_score, n_jobs, client,
+                     callback)
+    results = runner.run([(k, c, pts, False) for k, c, pts in jobs])
+    n_widened = 0
+    while True:
+        scores, fit_times, not_conv = _collect(results, n_splits, len(candidates))
+        if np.all(np.isnan(scores)):
+            why = f" First error: {runner.first_error}" if runner.first_error else ""
+            raise ValueError("Every cross-validation fit failed or gave an undefined score."
+                             + why)
+        if n_widened >= widen or not paths:
+            break
+        new_jobs = _widen(candidates, paths, scores, default, n_splits)
+        if not new_jobs:
+            break
+        results = results + runner.run(new_jobs)
+        n_widened += 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # candidates failed on every fold
+        mean = np.nanmean(scores, axis=0)
+    return Bunch(candidates=candidates, scores=scores, mean_scores=mean, fit_times=fit_times,
+                 not_converged=not_conv, path_param=path_param, n_widened=n_widened,
+                 splits=splits)
+
+
+class _Runner:
+    """Runs jobs (one fold, a list of candidates fitted in order) with joblib or Dask."""
+
+    def __init__(self, est, X, y, splits, scorer, warm, error_score, n_jobs, client, callback):
+        self.args = (est, X, y, splits, scorer, warm, error_score)
+        self.n_jobs = n_jobs
+        self.client = client
+        self.callback = callback
+        self.first_error: str | None = None
+        self.done = 0
+
+    def run(self, jobs) -> list:
+        from joblib import Parallel, delayed, effective_n_jobs, parallel_config
+
+        est, X, y, splits, scorer, warm, error_score = self.args
+        total = self.done + len(jobs)
+        if self.client is None:
+            n_jobs = max(1, min(effective_n_jobs(self.n_jobs), len(jobs), os.cpu_count() or 1))
+            blas = None if n_jobs == 1 else max(1, (os.cpu_count() or 1) // n_jobs)
+            par = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
+            tasks = (delayed(_job)(k, cand, est, X, y, splits[k], points, scorer, warm,
+                                   error_score, blas, skip) for k, cand, points, skip in jobs)
+            gen = par(tasks)
+            ctx = None
+        else:
+            blas = _client_blas_threads(self.client)
+            ctx = parallel_config(backend="dask", client=self.client)
+            ctx.__enter__()
+            par = Parallel(n_jobs=-1 if self.n_jobs is None else self.n_jobs,
+                           return_as="generator_unordered")
+            gen = par(delayed(_job)(k, cand, est, X, y, splits[k], points, scorer, warm,
+                                    error_score, blas, skip) for k, cand, points, skip in jobs)
+        out = []
+        try:
+            for item in gen:
+                out.append(item)
+                for _, _, _, err in item[2]:
+                    self.first_error = self.first_error or err
+                self.done += 1
+                if self.callback is not None:
+                    self.callback(self.done, total)
+        finally:
+            if ctx is not None:
+                ctx.__exit__(None, None, None)
+        return out
+
+
+def _collect(results, n_splits: int, n_cand: int):
+    scores = np.full((n_splits, n_cand), np.nan)
+    fit_times = np.zeros((n_splits, n_cand))
+    not_conv = np.zeros((n_splits, n_cand), dtype=np.int64)
+    for k, cand, out in results:
+        for i, (sc, ft, conv, _err) in zip(cand, out, strict=True):
+            scores[k, i] = sc
+            fit_times[k, i] = ft
+            not_conv[k, i] = int(not conv)
+    return scores, fit_times, not_conv
+
+
+def _widen(candidates: list[dict], paths: list, scores: np.ndarray, default: bool,
+           n_splits: int) -> list:
+    """Jobs continuing the path whose best candidate lies at an edge of its grid.
+
+    At the weak end (the last value of the path) the path goes on with 3 more values of the
+    same log spacing, warm-started from a refit of the edge value (whose score is kept, not
+    recomputed). At the strong end of an explicit grid (a default grid starts where the
+    solution is zero) 3 stronger values are fitted as a new path. ``candidates`` and
+    ``paths`` are extended in place.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mean = np.nanmean(scores, axis=0)
+    best = int(np.argmax(np.where(np.isnan(mean), -np.inf, mean)))
+    jobs = []
+    for i, (name, idx, values) in enumerate(paths):
+        if best not in idx or len(values) < 2:
+            continue
+        try:
+            nums = np.asarray(values, dtype=float)
+        except (TypeError, ValueError):
+            continue
+        if np.any(nums <= 0) or not np.all(np.isfinite(nums)) or nums[-1] == nums[-2]:
+            continue
+        point = {k: v for k, v in candidates[best].items() if k != name}
+        pos = idx.index(best)
+        if pos == len(idx) - 1:
+            ratio = nums[-1] / nums[-2]
+            new = [float(nums[-1] * ratio ** (j + 1)) for j in range(3)]
+            start = len(candidates)
+            candidates.extend({**point, name: v} for v in new)
+            new_idx = list(range(start, len(candidates)))
+            chunk = [idx[-1], *new_idx]
+            paths[i] = (name, idx + new_idx, values + new)
+            skip = True
+        elif pos == 0 and not default:
+            ratio = nums[1] / nums[0]
+            new = [float(nums[0] / ratio ** (j + 1)) for j in range(3)][::-1]
+            start = len(candidates)
+            candidates.extend({**point, name: v} for v in new)
+            new_idx = list(range(start, len(candidates)))
+            chunk = new_idx
+            paths[i] = (name, new_idx + idx, new + values)
+            skip = False
+        else:
+            continue
+        for k in range(n_splits):
+            jobs.append((k, chunk, [candidates[c] for c in chunk], skip))
+    return jobs
+
+
+def _validate_candidates(est, grid: dict) -> None:
+    """Set each value of the grid on a clone and validate it, naming the parameter."""
+    validate = getattr(est, "_validate_params", None)
+    if validate is None:
+        return
+    for name, values in grid.items():
+        for v in values:
+            probe = clone(est)
+            try:
+                probe.set_params(**{name: v})
+                probe._validate_params()
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"param_grid[{name!r}] holds an invalid value {v!r}: {exc}") \
+                    from None
+
+
+def _grids(estimator, X, y, task, pg, n_alphas, alpha_ratio) -> tuple[list[dict], bool]:
+    if pg is None:
+        grid = default_param_grid(estimator, X, y, task, n_alphas=n_alphas,
+                                  alpha_ratio=alpha_ratio)
+        return [{k: list(v) for k, v in grid.items()}], True
+    grids = [pg] if isinstance(pg, Mapping) else list(pg)
+    if not grids or not all(isinstance(g, Mapping) for g in grids):
+        raise ValueError("param_grid must be a dict {name: values} or a list of such dicts.")
+    valid = estimator.get_params(deep=True)
+    out = []
+    for g in grids:
+        clean = {}
+        for name, values in g.items():
+            if name not in valid:
+                raise ValueError(f"param_grid names {name!r}, which is not a parameter of "
+                                 f"{type(estimator).__name__}.")
+            if isinstance(values, str) or not isinstance(values, (Sequence, np.ndarray)):
+                raise ValueError(f"param_grid[{name!r}] must be a list of values, got "
+                                 f"{values!r}.")
+            values = list(values)
+            if not values:
+                raise ValueError(f"param_grid[{name!r}] is empty.")
+            clean[name] = values
+        out.append(clean)
+    return out, False
+
+
+def _splits(cv, X, y, groups, layout: str, base, random_state):
+    cv = 5 if cv is None else cv
+    classifier = is_classifier(base)
+    if isinstance(cv, (int, np.integer)) and not isinstance(cv, bool):
+        if cv < 2:
+            raise ValueError(f"cv must be at least 2 folds, got {cv}.")
+        if layout == "long":
+            cv = TaskKFold(int(cv), task_column=-1, stratify=classifier,
+                           random_state=random_state)
+        elif layout == "single" and classifier:
+            cv = StratifiedKFold(int(cv), shuffle=True, random_state=random_state)
+        else:
+            cv = KFold(int(cv), shuffle=True, random_state=random_state)
+    if hasattr(cv, "split"):
+        splits = list(cv.split(X, y, groups))
+    else:
+        try:
+            splits = list(cv)
+        except TypeError:
+            raise ValueError(f"cv must be an int, a splitter or an iterable of (train, test), "
+                             f"got {cv!r}.") from None
+    if not splits:
+        raise ValueError("cv produced no split.")
+    return [(np.asarray(tr), np.asarray(te)) for tr, te in splits]
+
+
+# ----------------------------------------------------------------------------- internals
+def _cv_view(base, X, y, task):
+    """Data in a form scikit-learn splitters and scorers handle, and the estimator for it.
+
+    Returns ``(X, y, groups, estimator, layout)``. Per-task lists and ``task=`` input become
+    long format with integer task codes appended as the last column of ``X`` (the estimator
+    gets ``task_column=-1``); long format with ``task_column`` is used as is; a shared design
+    (2-D ``y``) and a single task are split on rows.
+    """
+    est = clone(base)
+    params = est.get_params(deep=False)
+    if is_task_list(X):
+        if task is not None:
+            raise ValueError("Pass either lists of per-task arrays or task=, not both.")
+        if not isinstance(y, (list, tuple)) or len(y) != len(X):
+            raise ValueError(f"With a list of {len(X)} per-task designs, y must be a list of "
+                             f"{len(X)} per-task targets.")
+        codes = np.concatenate([np.full(Xt.shape[0], t) for t, Xt in enumerate(X)])
+        Xs = sp.vstack(X, format="csr") if any(sp.issparse(a) for a in X) else np.vstack(
+            [np.asarray(a) for a in X])
+        ys = np.concatenate([np.asarray(v) for v in y])
+        return _append_codes(Xs, codes), ys, codes, _with_task_column(est, params), "long"
+    if task is not None:
+        if params.get("task_column") is not None:
+            raise ValueError("Pass task ids either as task= or through task_column, not both.")
+        task = np.asarray(task)
+        Xs = X if sp.issparse(X) else np.asarray(X)
+        if task.ndim != 1 or Xs.ndim != 2 or task.shape[0] != Xs.shape[0]:
+            raise ValueError(f"task must be 1-D with one id per row of X ({Xs.shape[0]}), got "
+                             f"shape {task.shape}.")
+        _, codes = np.unique(task, return_inverse=True)
+        return (_append_codes(Xs, codes), np.asarray(y), codes,
+                _with_task_column(est, params), "long")
+    y_arr = np.asarray(y)
+    if params.get("task_column") is not None:
+        from multitask.data import split_task_column
+
+        Xa = X if sp.issparse(X) else np.asarray(X)
+        _, tids = split_task_column(Xa, params["task_column"])
+        return Xa, y_arr, tids, est, "long"
+    Xa = X if sp.issparse(X) else np.asarray(X)
+    layout = "shared" if y_arr.ndim == 2 and y_arr.shape[1] > 1 else "single"
+    return Xa, y_arr, None, est, layout
+
+
+def _append_codes(X, codes):
+    col = np.asarray(codes, dtype=np.float64)[:, None]
+    if sp.issparse(X):
+        return sp.hstack([X, sp.csr_matrix(col)], format="csr")
+    return np.hstack([np.asarray(X, dtype=np.float64), col])
+
+
+def _with_task_column(est, params):
+    if "task_column" not in params:
+        raise ValueError(f"{type(est).__name__} has no task_column parameter: pass a shared "
+                         "design or per-task lists it accepts.")
+    return est.set_params(task_column=-1)
+
+
+def _split_path(grid: dict, warm: bool):
+    """``(path, outer)``: the warm-start path ``(name, ordered values)`` and the outer points."""
+    names = [n for n in grid if n in PATH_PARAMETERS and len(grid[n]) > 1]
+    path = None
+    if names:
+        name = max(names, key=lambda n: len(grid[n]))
+        values = list(grid[name])
+        try:
+            values = sorted(values, reverse=PATH_PARAMETERS[name] == "decreasing")
+        except TypeError:
+            pass
+        path = (name, values)
+    rest = {k: v for k, v in grid.items() if path is None or k != path[0]}
+    keys = list(rest)
+    outer = [dict(zip(keys, combo, strict=True)) for combo in product(*(rest[k] for k in keys))]
+    return path, outer
+
+
+def _client_blas_threads(client) -> int:
+    """BLAS threads per job on a Dask cluster so that workers x threads <= cores."""
+    cores = os.cpu_count() or 1
+    try:
+        workers = sum(client.nthreads().values())
+    except Exception:  # noqa: BLE001 - a client that cannot answer: be conservative
+        workers = cores
+    return max(1, cores // max(workers, 1))
+
+
+def _job(k, cand, est, X, y, split, points, scorer, warm, error_score, blas, skip_first):
+    """One job: the path of fold ``k`` over the candidates ``cand``; returns them tagged.
+
+    With ``skip_first`` the first candidate (a widening anchor, already scored) is refitted
+    only to warm-start the others and left out of the result.
+    """
+    from threadpoolctl import threadpool_limits
+
+    train, test = split
+    Xtr, Xte = _rows(X, train), _rows(X, test)
+    ytr, yte = y[train], y[test]
+
+    def score(fitted, point):
+        Xs, ys = _known_task_rows(fitted, Xte, yte)
+        return float(scorer(fitted, Xs, ys)) if ys.shape[0] else np.nan
+
+    limiter = threadpool_limits(blas) if blas is not None else None
+    try:
+        fits = fit_path(est, Xtr, ytr, points, warm=warm, on_fit=score)
+    finally:
+        if limiter is not None:
+            limiter.restore_original_limits()
+    out = []
+    for point, (sc, ft, conv, err) in zip(points, fits, strict=True):
+        if err is not None:
+            if error_score == "raise":
+                raise ValueError(f"Fit failed for {point}: {err}")
+            warnings.warn(f"Fit failed for {point}: {err}", FitFailedWarning, stacklevel=2)
+            out.append((float(error_score), ft, False, err))
+        else:
+            out.append((sc, ft, conv, None))
+    if skip_first:
+        return k, cand[1:], out[1:]
+    return k, cand, out
+
+
+def _rows(X, idx):
+    return X[idx]
+
+
+def _known_task_rows(est, X, y):
+    """Rows of ``X, y`` whose task the fitted ``est`` knows (long format with task_column)."""
+    tc = getattr(est, "task_column", None)
+    if tc is None or not hasattr(est, "tasks_"):
+        return X, y
+    _, tids = split_task_column(X, tc)
+    known = np.isin(tids, np.asarray(est.tasks_))
+    if known.all():
+        return X, y
+    return X[np.flatnonzero(known)], y[known]
+
+
+def _results(candidates, scores, fit_times, not_conv) -> dict:
+    n_splits, n_cand = scores.shape
+    res: dict = {"params": [dict(c) for c in candidates]}
+    names = sorted({k for c in candidates for k in c})
+    for name in names:
+        col = np.ma.masked_all(n_cand, dtype=object)
+        for i, c in enumerate(candidates):
+            if name in c:
+                col[i] = c[name]
+        res[f"param_{name}"] = col
+    for k in range(n_splits):
+        res[f"split{k}_test_score"] = scores[k].copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN candidates
+        mean = np.nanmean(scores, axis=0)
+        std = np.nanstd(scores, axis=0)
+    res["mean_test_score"] = mean
+    res["std_test_score"] = std
+    order = np.argsort(-np.where(np.isnan(mean), -np.inf, mean), kind="stable")
+    rank = np.empty(n_cand, dtype=np.int32)
+    rank[order] = np.arange(1, n_cand + 1)
+    res["rank_test_score"] = rank
+    res["mean_fit_time"] = fit_times.mean(axis=0)
+    res["n_not_converged"] = not_conv.sum(axis=0)
+    return res

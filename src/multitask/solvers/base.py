@@ -1,0 +1,254 @@
+"""What every solver shares: the requirement check, the optimality measure, the result tail.
+
+A solver is an algorithm object: its settings (budget, tolerance, algorithm options) are given
+to the constructor, and :meth:`Solver.solve` takes a datafit and a penalty. It declares what it
+needs of them in :attr:`Solver.datafit_requires` and :attr:`Solver.penalty_requires` (the
+capabilities of :data:`multitask.losses.DATAFIT_CAPABILITIES` and
+:data:`multitask.penalties.CAPABILITIES`) and never looks at their classes.
+
+The optimality measure
+----------------------
+Every solver of a model ``min_{V, b} f(A(V), b) + h(V)`` (smooth loss ``f``, penalty or
+constraint ``h``, linear map ``A``) reports, and stops on, the same relative measure::
+
+    optimality(V, b) = || ( L (V - prox_{h/L}(V - A^T grad_W f / L)),  grad_b f ) ||_F
+                       / || A^T grad_W f(0, b_0) ||_F
+
+with ``L = lipschitz(f) * ||A||^2`` (the datafit's Lipschitz bound), ``b_0`` the best
+intercepts at ``W = 0``, and the gradients taken at ``(A(V), b)``. The numerator is the norm
+of the prox-gradient mapping (for a constraint set, of the projected-gradient mapping); it is
+zero exactly at the minimizers (at the stationary points of a non-convex penalty with an exact
+prox). The point ``V+ = prox_{h/L}(V - A^T grad f / L)`` then satisfies
+``dist(0, dF(V+)) <= 2 * optimality(V, b) * ||A^T grad f(0, b_0)||``. The denominator makes
+the measure scale-free: multiplying the targets, the features or the loss by a constant does
+not change it, and ``tol`` means the same accuracy for every model. Solvers with a cheaper
+internal criterion (objective change, ADMM residuals, coordinate changes) use it only to decide
+when to compute the measure; they stop when the measure is at most ``tol``.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from multitask.losses import Datafit
+from multitask.penalties.base import Penalty
+from multitask.solvers.result import SolverResult
+
+__all__ = [
+    "Solver",
+    "check_int",
+    "check_tol",
+    "finish",
+    "initial_point",
+    "lipschitz_bound",
+    "optimality",
+]
+
+
+def check_int(value, name: str, low: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}.")
+    return int(value)
+
+
+def check_tol(value, name: str = "tol", allow_zero: bool = False) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}.") from None
+    if not np.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
+        raise ValueError(f"{name} must be a finite number {'>=' if allow_zero else '>'} 0, "
+                         f"got {value!r}.")
+    return v
+
+
+class Solver(ABC):
+    """Base of every solver.
+
+    Parameters
+    ----------
+    max_iter : int
+        Iteration budget; reaching it before the stopping rule warns with
+        ``sklearn.exceptions.ConvergenceWarning`` (when ``warn``).
+    tol : float
+        Tolerance on the relative optimality measure (module docstring).
+    warn : bool, default=True
+        Warn when the budget is reached.
+    """
+
+    #: Name used in messages and by the estimators' ``solver=`` parameter.
+    name: ClassVar[str] = "solver"
+    #: Datafit capabilities the solver needs.
+    datafit_requires: ClassVar[frozenset[str]] = frozenset({"gradient"})
+    #: Penalty capabilities the solver needs.
+    penalty_requires: ClassVar[frozenset[str]] = frozenset()
+    #: Whether the solver needs the penalty's prox (convex or exact-prox penalties).
+    needs_prox: ClassVar[bool] = True
+
+    def __init__(self, *, max_iter: int = 1000, tol: float = 1e-4, warn: bool = True):
+        self.max_iter = check_int(max_iter, "max_iter")
+        self.tol = check_tol(tol)
+        self.warn = bool(warn)
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({params})"
+
+    def get_params(self) -> dict[str, Any]:
+        """The constructor's settings (public attributes)."""
+        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+
+    def with_params(self, **params) -> Solver:
+        """A new solver of the same kind with some settings replaced."""
+        current = self.get_params()
+        unknown = sorted(set(params) - set(current))
+        if unknown:
+            raise ValueError(f"{type(self).__name__} has no setting(s) {unknown}.")
+        return type(self)(**{**current, **params})
+
+    # ----------------------------------------------------------------- requirements
+    def missing(self, datafit: Datafit, penalty: Penalty) -> list[str]:
+        """What the datafit or the penalty lacks for this solver (empty when it applies)."""
+        out = [f"the {datafit.name} loss offers no {c!r}"
+               for c in sorted(self.datafit_requires - datafit.capabilities)]
+        out += [f"the {penalty.name} penalty offers no {c!r}"
+                for c in sorted(self.penalty_requires - penalty.capabilities)]
+        if self.needs_prox and not getattr(penalty, "has_prox", True):
+            out.append(f"the {penalty.name} penalty has no prox (use a solver for its "
+                       "capabilities, e.g. Multistage for 'stages')")
+        return out
+
+    def supports(self, datafit: Datafit, penalty: Penalty) -> bool:
+        """Whether this solver applies to ``(datafit, penalty)``."""
+        return not self.missing(datafit, penalty)
+
+    def check(self, datafit: Datafit, penalty: Penalty) -> None:
+        """Raise a ValueError saying what is missing when the solver does not apply."""
+        miss = self.missing(datafit, penalty)
+        if miss:
+            raise ValueError(f"Solver {self.name!r} cannot solve this model: "
+                             + "; ".join(miss) + ".")
+
+    @abstractmethod
+    def solve(self, datafit: Datafit, penalty: Penalty, *, coef_init: np.ndarray | None = None,
+              intercept_init: np.ndarray | None = None,
+              callback: Callable | None = None) -> SolverResult:
+        """Minimize ``datafit(A(V), b) + penalty(V)``.
+
+        Parameters
+        ----------
+        datafit : Datafit
+            Loss bound to the training data.
+        penalty : Penalty
+            Penalty or constraint set on the variable ``V`` (its ``linear_map`` gives ``W``).
+        coef_init : ndarray, optional
+            Warm start of ``V`` (shape ``penalty.linear_map.variable_shape(d, m)``).
+        intercept_init : ndarray of shape (n_tasks,), optional
+            Warm start of the intercept variable.
+        callback : callable, optional
+            ``callback(k, objective, V, b)`` after each iteration; returning True stops.
+
+        Returns
+        -------
+        SolverResult
+        """
+
+
+# --------------------------------------------------------------------------- shared pieces
+def initial_point(datafit: Datafit, penalty: Penalty, coef_init=None, intercept_init=None,
+                  *, project: bool = True):
+    """Validated starting point ``(V, b)``: zeros by default, copies of the warm start else.
+
+    A constraint set (or constraint blocks) is applied to ``V`` when ``project`` (prox with
+    step 0), so the start is feasible.
+    """
+    d, m = datafit.data.n_features, datafit.data.n_tasks
+    shape = penalty.linear_map.variable_shape(d, m)
+    V = np.zeros(shape) if coef_init is None else np.array(coef_init, dtype=np.float64)
+    if V.shape != shape:
+        raise ValueError(f"coef_init has shape {V.shape}, expected {shape}.")
+    if project and (penalty.is_constraint or penalty.parts):
+        V = penalty.prox(V, 0.0)
+    b = None
+    if datafit.has_intercept_variable:
+        b = datafit.init_intercept() if intercept_init is None else np.array(
+            intercept_init, dtype=np.float64)
+        if b.shape != (m,):
+            raise ValueError(f"intercept_init has shape {b.shape}, expected {(m,)}.")
+    return V, b
+
+
+def lipschitz_bound(datafit: Datafit, penalty: Penalty) -> float:
+    """``L = lipschitz(f) * ||A||^2``: the step inverse of the optimality measure."""
+    L = float(datafit.lipschitz()) * penalty.linear_map.norm_sq
+    return L if np.isfinite(L) and L > 0 else 1.0
+
+
+def optimality(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.ndarray | None,
+               L: float | None = None) -> float:
+    """The relative optimality measure of the module docstring at ``(V, b)``.
+
+    Returns NaN for a loss without gradient (hinge) or a penalty without prox (the
+    non-convex capped penalties are measured on their stage penalty by the solver).
+    """
+    if "gradient" not in datafit.capabilities or not getattr(penalty, "has_prox", True):
+        return float("nan")
+    A = penalty.linear_map
+    L = lipschitz_bound(datafit, penalty) if L is None else L
+    _, gW, gb = datafit.value_and_grad(A.forward(V), b)
+    G = A.adjoint(gW)
+    step = V - penalty.prox(V - G / L, 1.0 / L)
+    num = L * L * float(np.vdot(step, step))
+    if gb is not None:
+        num += float(np.vdot(gb, gb))
+    scale = datafit.gradient_scale() * np.sqrt(A.norm_sq)
+    return float(np.sqrt(num) / max(scale, np.finfo(float).tiny))
+
+
+def finish(solver: Solver, datafit: Datafit, penalty: Penalty, V: np.ndarray,
+           b: np.ndarray | None, *, n_iter: int, objective, times, converged: bool, t0: float,
+           measure: float | None = None, info: dict | None = None,
+           what: str = "", exhausted: bool | None = None) -> SolverResult:
+    """The result record of a run, with the measure and the shared convergence warning.
+
+    ``measure`` is computed at ``(V, b)`` when not given. When the run used its whole budget
+    without converging (``exhausted``, by default ``not converged and n_iter >=
+    solver.max_iter``) and ``solver.warn`` is set, warns with ``ConvergenceWarning`` naming the solver, the budget,
+    the measure reached and the tolerance (``what`` adds a solver-specific detail).
+    """
+    if measure is None:
+        measure = optimality(datafit, penalty, V, b)
+    W = np.array(penalty.linear_map.forward(V), copy=True)
+    if exhausted is None:
+        exhausted = not converged and n_iter >= solver.max_iter
+    if exhausted and solver.warn:
+        detail = f" ({what})" if what else ""
+        warnings.warn(
+            f"Solver {solver.name!r} did not converge in max_iter={solver.max_iter} "
+            f"iterations{detail}: optimality measure {measure:.2e}, tol={solver.tol:g}. "
+            "Increase max_iter or tol.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    info = dict(info or {})
+    info.setdefault("solver", solver.name)
+    return SolverResult(
+        coef=V,
+        W=W,
+        intercept=datafit.intercept(W, b),
+        n_iter=int(n_iter),
+        objective=np.asarray(objective, dtype=np.float64),
+        converged=bool(converged),
+        time=time.perf_counter() - t0,
+        times=np.asarray(times, dtype=np.float64),
+        optimality=float(measure),
+        intercept_variable=None if b is None else np.array(b, copy=True),
+        info=info,
+    )
