@@ -301,6 +301,13 @@ def test_example_based_f1_direct_formula_and_zero_division():
     Yz[:, 2], Pz[:, 2] = 0, 0
     assert f1(Yz, Pz, average=None)[2] == 0.0
     assert f1(Yz, Pz, average=None, zero_division=1.0)[2] == 1.0
+    # a task with one class (no positives) but positive predictions: F1 = 0, as scikit-learn
+    Pz[0, 2] = 1
+    assert f1(Yz, Pz, average=None, zero_division=1.0)[2] == 0.0 == f1_score(
+        Yz[:, 2], Pz[:, 2], zero_division=1.0)
+    # a task whose labels are all positive has an F1 like any other
+    Yo = np.ones_like(Y)
+    assert f1(Yo, P, average=None)[0] == pytest.approx(f1_score(Yo[:, 0], P[:, 0]))
     with pytest.raises(ValueError, match="at least 2 tasks"):
         f1(Y[:, :1], P[:, :1], average="samples")
     with pytest.raises(ValueError, match="2-D arrays"):

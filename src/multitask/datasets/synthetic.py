@@ -200,7 +200,7 @@ def _check_sampling(
         sizes = _sample_sizes(value, n_tasks, shared_X, f"n_{name}", allow_zero=True)
         if sizes is not None:
             parts.append((f"_{name}", sizes))
-    b = np.asarray(intercept, dtype=np.float64)
+    b = np.array(intercept, dtype=np.float64)  # a copy: returned in the bunch
     if b.ndim == 0:
         b = np.full(n_tasks, float(b))
     if b.shape != (n_tasks,) or not np.all(np.isfinite(b)):
