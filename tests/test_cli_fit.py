@@ -50,7 +50,7 @@ def _one_line_error(capsys, *needles):
 # ----------------------------------------------------------------------------- agreement
 def test_fit_then_predict_reproduces_the_python_api_exactly(school_files, tmp_path, capsys):
     d, train, test, names = school_files
-    model = tmp_path / "trace.joblib"
+    model = tmp_path / "trace.skops"
     rc = main(["fit", "--input", str(d / "train.csv"), "--target", "score", "--task", "school",
                "--model", "TraceNormRegressor", "--param", "alpha=2.5", "--model-file",
                str(model)])
@@ -71,7 +71,7 @@ def test_cross_validated_fit_matches_multitaskcv(school_files, tmp_path, capsys)
     d, train, test, names = school_files
     sub = train[train["school"].isin([f"school_{t}" for t in range(25)])]
     sub.to_csv(tmp_path / "sub.csv", index=False)
-    model = tmp_path / "cv.joblib"
+    model = tmp_path / "cv.skops"
     assert main(["fit", "--input", str(tmp_path / "sub.csv"), "--target", "score", "--task",
                  "school", "--features", *names[:10], "--model", "L21Regressor", "--cv",
                  "--n-alphas", "4", "--cv-folds", "3", "--model-file", str(model)]) == 0
@@ -96,7 +96,7 @@ def test_shared_design_parquet_and_given_grid(tmp_path, shared_regression):
         df[f"y{t}"] = Y[:, t]
     df.to_parquet(tmp_path / "wide.parquet")
     targets = [f"y{t}" for t in range(Y.shape[1])]
-    model = tmp_path / "m.joblib"
+    model = tmp_path / "m.skops"
     assert main(["fit", "--input", str(tmp_path / "wide.parquet"), "--targets", *targets,
                  "--model", "IndependentRidgeRegressor", "--cv", "--grid", "alpha=0.01,0.1,1",
                  "--cv-folds", "3", "--quiet", "--model-file", str(model)]) == 0
@@ -120,7 +120,7 @@ def test_classifier_with_text_labels_and_probabilities(tmp_path, classification_
         rows.append(df)
     df = pd.concat(rows, ignore_index=True)
     df.to_csv(tmp_path / "c.csv", index=False)
-    model = tmp_path / "c.joblib"
+    model = tmp_path / "c.skops"
     assert main(["fit", "--input", str(tmp_path / "c.csv"), "--target", "label", "--task",
                  "task", "--model", "tracenormclassifier", "--param", "alpha=0.01",
                  "--model-file", str(model)]) == 0
@@ -173,7 +173,7 @@ def _fit(path, model, *extra):
 def test_malformed_files_give_one_line_errors_and_write_nothing(tmp_path, capsys, text, extra,
                                                                 needles):
     path = _write(tmp_path, "bad.csv", text)
-    model = tmp_path / "m.joblib"
+    model = tmp_path / "m.skops"
     assert _fit(path, model, *extra) == 2
     _one_line_error(capsys, *needles)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.csv"]  # no model, no temp file
@@ -182,20 +182,20 @@ def test_malformed_files_give_one_line_errors_and_write_nothing(tmp_path, capsys
 def test_empty_task_in_a_shared_design(tmp_path, capsys):
     path = _write(tmp_path, "wide.csv", "a,y1,y2\n1,2,\n2,3,\n3,1,\n")
     assert main(["fit", "--input", path, "--targets", "y1", "y2", "--model", "L21Regressor",
-                 "--model-file", str(tmp_path / "m.joblib")]) == 2
+                 "--model-file", str(tmp_path / "m.skops")]) == 2
     _one_line_error(capsys, "wide.csv", "'y2'", "no rows")
 
 
 def test_a_task_with_one_class_is_named(tmp_path, capsys):
     path = _write(tmp_path, "c.csv", "a,task,y\n1,u,0\n2,u,1\n3,v,1\n4,v,1\n")
     assert main(["fit", "--input", path, "--target", "y", "--task", "task", "--model",
-                 "L21Classifier", "--model-file", str(tmp_path / "m.joblib")]) == 2
+                 "L21Classifier", "--model-file", str(tmp_path / "m.skops")]) == 2
     _one_line_error(capsys, "c.csv", "Task 'v'", "one class")
 
 
 def test_missing_files_and_bad_arguments(tmp_path, capsys):
     good = _write(tmp_path, "good.csv", GOOD)
-    model = tmp_path / "m.joblib"
+    model = tmp_path / "m.skops"
     assert _fit(str(tmp_path / "nope.csv"), model) == 2
     _one_line_error(capsys, "nope.csv", "file not found")
     assert main(["fit", "--input", good, "--target", "y", "--task", "task", "--model",
@@ -205,7 +205,7 @@ def test_missing_files_and_bad_arguments(tmp_path, capsys):
     _one_line_error(capsys, "no parameter 'beta'")
     assert _fit(good, model, "--param", "alpha") == 2
     _one_line_error(capsys, "key=value")
-    assert _fit(good, tmp_path / "no_dir" / "m.joblib") == 2
+    assert _fit(good, tmp_path / "no_dir" / "m.skops") == 2
     _one_line_error(capsys, "does not exist")
     assert main(["predict", "--model-file", good, "--input", good, "--output",
                  str(tmp_path / "p.csv")]) == 2
@@ -215,7 +215,7 @@ def test_missing_files_and_bad_arguments(tmp_path, capsys):
 
 def test_unknown_task_at_predict_time(tmp_path, capsys):
     good = _write(tmp_path, "good.csv", GOOD)
-    model = tmp_path / "m.joblib"
+    model = tmp_path / "m.skops"
     assert _fit(good, model) == 0
     new = _write(tmp_path, "new.csv", "a,b,task\n1,2,s1\n3,4,s9\n")
     out = tmp_path / "p.csv"
@@ -234,18 +234,17 @@ def test_unknown_task_at_predict_time(tmp_path, capsys):
 
 def test_a_failing_write_keeps_the_previous_model_file(tmp_path, capsys, monkeypatch):
     good = _write(tmp_path, "good.csv", GOOD)
-    model = tmp_path / "m.joblib"
+    model = tmp_path / "m.skops"
     model.write_bytes(b"previous")
-    import joblib
 
     def boom(*a, **k):
         raise OSError("disk full")
 
-    monkeypatch.setattr(joblib, "dump", boom)
+    monkeypatch.setattr("os.fsync", boom)  # the last step before the rename fails
     assert _fit(good, model) == 2
-    _one_line_error(capsys, "m.joblib", "cannot write", "disk full")
+    _one_line_error(capsys, "m.skops", "cannot write", "disk full")
     assert model.read_bytes() == b"previous"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["good.csv", "m.joblib"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["good.csv", "m.skops"]
 
 
 # ----------------------------------------------------------------------------- help

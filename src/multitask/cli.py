@@ -9,39 +9,48 @@ Examples
     multitask benchmark school --train-ratio 0.1 --splits 5
     multitask reproduce --list                      # every paper experiment
     multitask reproduce capped-trace --dataset school --repeats 3 --out results/ramusa
-    multitask fit --input a.csv --target y --task g --model L21Regressor --cv --model-file m.joblib
-    multitask predict --model-file m.joblib --input b.csv --output predictions.csv
+    multitask fit --input a.csv --target y --task g --model L21Regressor --cv --model-file m.skops
+    multitask predict --model-file m.skops --input b.csv --output predictions.csv
+
+Ctrl-C, SIGTERM and SIGHUP end a command with a one-line message (exit status 130, 143, 129)
+and remove any file being written; the previous version of that file stays as it was.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-import os
+import signal
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from multitask.experiments.registry import RESULT_COLUMNS, discover
+from multitask.persistence import TerminatedBySignal, atomic_write, signals_raise
+
+
+def discover():
+    """The paper experiments (imported here, on demand: ``import multitask.cli`` alone does not
+    load them)."""
+    from multitask.experiments.registry import discover as _discover
+
+    return _discover()
 
 
 # --------------------------------------------------------------------------- output
 def write_results_csv(rows: list[dict], path: Path) -> None:
-    """Write result rows to ``path`` atomically (temporary file, then rename)."""
+    """Write result rows to ``path`` atomically (:func:`multitask.persistence.atomic_write`)."""
+    from multitask.experiments.registry import RESULT_COLUMNS
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".results-", suffix=".csv")
-    try:
-        with os.fdopen(fd, "w", newline="") as fh:
+
+    def write(tmp: str) -> None:
+        with open(tmp, "w", newline="") as fh:
             writer = csv.DictWriter(fh, fieldnames=list(RESULT_COLUMNS), extrasaction="ignore")
             writer.writeheader()
             for r in rows:
                 writer.writerow(r)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+
+    atomic_write(path, write)
 
 
 def format_table(rows: list[dict], title: str = "") -> str:
@@ -85,10 +94,11 @@ def plot_results(rows: list[dict], path: Path, metric: str | None = None) -> boo
 
     fig = plot_results_bars(rows, metric=metric)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.savefig(tmp, dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    os.replace(tmp, path)
+    try:
+        atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=120, bbox_inches="tight",
+                                                   format="png"))
+    finally:
+        plt.close(fig)
     return True
 
 
@@ -151,7 +161,9 @@ def cmd_reproduce(args, parser) -> int:
     return _finish(rows, args, f"{exp.name} on {args.dataset}")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(experiments: bool = True) -> argparse.ArgumentParser:
+    """The parser of every command; ``experiments=False`` leaves out the options of
+    ``benchmark`` and ``reproduce`` (no experiment module is imported)."""
     parser = argparse.ArgumentParser(
         prog="multitask",
         description="Regularized multi-task learning: benchmarks, paper reproductions, "
@@ -173,8 +185,9 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     pb.add_argument("name", choices=["school"], help="benchmark to run")
-    experiments = discover()
-    experiments["school-benchmark"].add_arguments(pb)
+    found = discover() if experiments else {}
+    if found:
+        found["school-benchmark"].add_arguments(pb)
     _common_options(pb)
 
     # reproduce --------------------------------------------------------------
@@ -188,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pr.add_argument("--list", action="store_true", help="list the experiments and exit")
     rsub = pr.add_subparsers(dest="experiment", metavar="EXPERIMENT")
-    for name, e in experiments.items():
+    for name, e in found.items():
         # argparse %-formats help strings: escape the experiment's own text
         pe = rsub.add_parser(name, help=e.description.replace("%", "%%"),
                              description=e.description)
@@ -210,21 +223,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _command(argv: list[str]) -> str | None:
+    """The sub-command named in ``argv`` (its first word that is not an option)."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        if args.command == "benchmark":
-            return cmd_benchmark(args)
-        if args.command == "reproduce":
-            return cmd_reproduce(args, parser)
-        if hasattr(args, "func"):
-            return args.func(args)
-        parser.print_help()
-        return 0
-    except (ValueError, FileNotFoundError, KeyError) as exc:
-        print(f"multitask: error: {exc}", file=sys.stderr)
-        return 2
+    """Run the command line; the exit status (0 success, 2 error, 128 + signal number when
+    interrupted by Ctrl-C, SIGTERM or SIGHUP)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    with signals_raise():
+        try:
+            parser = build_parser(experiments=_command(argv) not in ("fit", "predict"))
+            args = parser.parse_args(argv)
+            if args.command == "benchmark":
+                return cmd_benchmark(args)
+            if args.command == "reproduce":
+                return cmd_reproduce(args, parser)
+            if hasattr(args, "func"):
+                return args.func(args)
+            parser.print_help()
+            return 0
+        except (ValueError, FileNotFoundError, KeyError) as exc:
+            print(f"multitask: error: {exc}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print("multitask: interrupted (Ctrl-C); no file was left half-written.",
+                  file=sys.stderr)
+            return 128 + signal.SIGINT
+        except TerminatedBySignal as exc:
+            print(f"multitask: {exc}; no file was left half-written.", file=sys.stderr)
+            return 128 + exc.signum
 
 
 if __name__ == "__main__":  # pragma: no cover

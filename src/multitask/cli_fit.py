@@ -7,22 +7,32 @@ Two table layouts are read (with pandas; Parquet needs pyarrow, ``pip install 'm
 * **shared design** (wide): one row per example, feature columns and one target column per task
   (``--targets y1 y2 y3``).
 
-``fit`` saves the fitted model, with the column names it needs, to a joblib file (written to a
-temporary file in the same folder and renamed, so a failure leaves nothing behind);
-``predict`` reads such a file and new rows and writes the input columns plus the predictions
-(``prediction``, or ``prediction_<target>`` per task for a shared design) to a CSV file, also
-atomically. Errors in the files are reported on one line naming the file, the row or column and
-the problem, with exit status 2. Model files are pickles: load only files you trust.
+``fit`` saves the fitted model, with the column names it needs, to a model file in skops'
+format (:mod:`multitask.persistence`: loading it creates only the library's estimators and
+plain values, so a model file received from someone else cannot run code); ``predict`` reads
+such a file and new rows and writes the input columns plus the predictions (``prediction``, or
+``prediction_<target>`` per task for a shared design; a name the input already uses gets a
+suffix, and a note says so) to a CSV file. Pickle / joblib model files (written by the first
+versions) are refused unless ``--allow-pickle`` is given, for files one trusts.
+
+Files are written atomically (a temporary file in the same folder, renamed when complete): a
+failure, Ctrl-C, SIGTERM or SIGHUP leaves nothing behind and the previous file untouched; a
+symbolic link is followed (its target is updated); a device or other non-regular file is never
+replaced. Errors in the files are reported on one line naming the file, the row or column and
+the problem, with exit status 2.
+
+Task ids are read as text, kept as written (``01`` and ``1`` are two tasks); ``fit
+--numeric-task-ids`` reads them as numbers instead (``01`` is then ``1``).
 
 Examples
 --------
 ::
 
     multitask fit --input train.csv --target score --task school \\
-        --model TraceNormRegressor --cv --model-file model.joblib
+        --model TraceNormRegressor --cv --model-file model.skops
     multitask fit --input train.parquet --targets y1 y2 y3 --model L21Regressor \\
-        --param alpha=0.05 --model-file model.joblib
-    multitask predict --model-file model.joblib --input test.csv --output predictions.csv
+        --param alpha=0.05 --model-file model.skops
+    multitask predict --model-file model.skops --input test.csv --output predictions.csv
 """
 
 from __future__ import annotations
@@ -31,16 +41,14 @@ import argparse
 import ast
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["add_commands", "cmd_fit", "cmd_predict", "load_model", "read_table"]
+from multitask.persistence import ModelFileError, atomic_write, read_model_file, save_model
 
-MODEL_FILE_KIND = "multitask-model"
-MODEL_FILE_VERSION = 1
+__all__ = ["add_commands", "cmd_fit", "cmd_predict", "load_model", "read_table"]
 
 
 class CLIError(ValueError):
@@ -59,11 +67,13 @@ def _pandas():
     return pd
 
 
-def read_table(path: str | os.PathLike):
+def read_table(path: str | os.PathLike, text_columns=()):
     """Read a CSV (``.csv``, ``.txt``, ``.tsv``, optionally gzipped) or Parquet file.
 
-    Floats are parsed exactly (round trip). Raises :class:`CLIError`
-    naming the file when it is missing, unreadable, or has no data rows.
+    Floats are parsed exactly (round trip). The columns ``text_columns`` (task ids) are read
+    as text, as written in the file (``01`` stays ``01``; Parquet values are turned into their
+    text). Raises :class:`CLIError` naming the file when it is missing, unreadable, or has no
+    data rows.
     """
     pd = _pandas()
     p = Path(path)
@@ -84,7 +94,8 @@ def read_table(path: str | os.PathLike):
                                "pip install 'multitask[io]'.") from None
         elif kind in (".csv", ".txt", ".tsv", ""):
             sep = "\t" if kind == ".tsv" else ","
-            df = pd.read_csv(p, sep=sep, skipinitialspace=True, **_exact_floats(pd))
+            df = pd.read_csv(p, sep=sep, skipinitialspace=True,
+                             dtype=dict.fromkeys(text_columns, str), **_exact_floats(pd))
         else:
             raise CLIError(f"{name}: unknown file type {kind!r}: use .csv, .tsv or .parquet.")
     except CLIError:
@@ -96,6 +107,9 @@ def read_table(path: str | os.PathLike):
     except Exception as exc:  # noqa: BLE001 - pyarrow raises its own types
         raise CLIError(f"{name}: cannot be read: {type(exc).__name__}: {exc}") from None
     df.columns = [str(c) for c in df.columns]
+    for c in text_columns:
+        if c in df.columns and not pd.api.types.is_string_dtype(df[c].dtype):
+            df[c] = df[c].map(lambda v: v if pd.isna(v) else str(v)).astype(object)
     if len(df) == 0:
         raise CLIError(f"{name}: no data rows (only a header).")
     df.attrs["multitask_path"] = name
@@ -155,8 +169,8 @@ def _labels(df, col: str, what: str) -> np.ndarray:
     path = df.attrs["multitask_path"]
     s = df[col]
     empty = s.isna().to_numpy()
-    if s.dtype == object:
-        empty |= s.astype(str).str.strip().eq("").to_numpy()
+    if s.dtype == object or _pandas().api.types.is_string_dtype(s.dtype):
+        empty = empty | s.astype(str).str.strip().eq("").to_numpy()
     bad = np.flatnonzero(empty)
     if bad.size:
         raise CLIError(f"{path}: {_where(df, int(bad[0]))}, column {col!r}: empty {what}.")
@@ -245,6 +259,34 @@ def _parse_params(items, valid: set[str], model: str, multi: bool = False) -> di
     return out
 
 
+def _check_param_types(params: dict, defaults: dict, model: str) -> dict:
+    """Check ``--param`` values against the kind of the defaults (booleans, integers, numbers).
+
+    ``max_iter=1.5`` or ``max_iter=none`` is a one-line error here rather than a ``TypeError``
+    deep in a solver; a whole float such as ``max_iter=1e4`` becomes the integer 10000.
+    Parameters whose default is a string or None take any value (the model checks them).
+    """
+    out = {}
+    for key, value in params.items():
+        default = defaults.get(key)
+        kind = None
+        if isinstance(default, bool):
+            kind = "true or false" if not isinstance(value, bool) else None
+        elif isinstance(default, int):
+            if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+                value = int(value)
+            if isinstance(value, bool) or not isinstance(value, int):
+                kind = "an integer"
+        elif isinstance(default, float):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                kind = "a number"
+        if kind is not None:
+            raise CLIError(f"--param {key}={value!r}: {model}'s {key} must be {kind} (default "
+                           f"{default!r}).")
+        out[key] = value
+    return out
+
+
 def _make_model(args):
     classes = _model_classes()
     lookup = {n.lower(): n for n in classes}
@@ -254,12 +296,13 @@ def _make_model(args):
                        "(multitask fit --list-models).")
     cls = classes[name]
     est = cls()
-    valid = set(est.get_params(deep=False))
+    defaults = est.get_params(deep=False)
+    valid = set(defaults)
     params = _parse_params(args.param, valid, name)
     for fixed in ("task_column", "warm_start"):
         if fixed in params:
             raise CLIError(f"--param {fixed} is set by the command line, not by hand.")
-    est.set_params(**params)
+    est.set_params(**_check_param_types(params, defaults, name))
     if not args.cv:
         if args.grid:
             raise CLIError("--grid needs --cv.")
@@ -267,10 +310,16 @@ def _make_model(args):
     from multitask.estimators.cv import MultiTaskCV
 
     grid = _parse_params(args.grid, valid, name, multi=True) or None
+    if grid:
+        grid = {k: [_check_param_types({k: v}, defaults, name)[k] for v in values]
+                for k, values in grid.items()}
     progress = None if args.quiet else _progress(name)
+    n_jobs = args.n_jobs
+    if n_jobs is not None and n_jobs > (os.cpu_count() or 1):
+        n_jobs = os.cpu_count() or 1  # more workers than CPUs only add start-up time
     return name, MultiTaskCV(est, param_grid=grid, cv=args.cv_folds, scoring=args.scoring,
                              n_alphas=args.n_alphas, alpha_ratio=args.alpha_ratio,
-                             n_jobs=args.n_jobs, callback=progress,
+                             n_jobs=n_jobs, callback=progress,
                              random_state=args.random_state)
 
 
@@ -285,50 +334,69 @@ def _progress(label: str):
 
 
 # --------------------------------------------------------------------------- writing
-def _atomic_write(path: Path, write) -> None:
-    """Call ``write(tmp_path)`` on a temporary file beside ``path``, then rename it."""
-    path = Path(path)
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.exists():
-        raise CLIError(f"{path}: folder {str(parent)!r} does not exist.")
+def _atomic_write(path, write) -> None:
+    """:func:`multitask.persistence.atomic_write` with its errors as one-line CLI errors."""
     try:
-        fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.", suffix=".tmp")
+        atomic_write(path, write)
+    except ModelFileError as exc:
+        raise CLIError(str(exc)) from None
     except OSError as exc:
         raise CLIError(f"{path}: cannot write: {exc}") from None
-    os.close(fd)
-    try:
-        write(tmp)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)  # mkstemp makes the file private; use the usual rights
-        os.replace(tmp, path)
-    except BaseException as exc:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        if isinstance(exc, OSError):
-            raise CLIError(f"{path}: cannot write: {exc}") from None
-        raise
 
 
-def load_model(path) -> dict:
+def _refuse_overwriting(output, inputs, option: str) -> None:
+    """Refuse an output path that is one of the input files (it would be replaced)."""
+    for src in inputs:
+        try:
+            same = os.path.samefile(output, src)
+        except OSError:  # the output does not exist yet
+            same = False
+        if same:
+            raise CLIError(f"{option} {output}: this is the input file {src}; write to "
+                           "another file.")
+
+
+def load_model(path, allow_pickle: bool = False) -> dict:
     """Load a model file written by ``multitask fit``: a dict with the fitted ``"model"``,
-    the ``"layout"`` (``"long"`` or ``"wide"``) and the column names."""
-    import joblib
+    the ``"layout"`` (``"long"`` or ``"wide"``), the column names and the other metadata.
 
-    p = Path(path)
-    if not p.exists():
-        raise CLIError(f"{path}: file not found.")
+    The file is read by :func:`multitask.persistence.read_model_file`: no code in it runs;
+    pickle files are refused unless ``allow_pickle`` (files you trust only).
+    """
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
     try:
-        bundle = joblib.load(p)
-    except Exception as exc:  # noqa: BLE001 - any unpickling failure is a bad file
-        raise CLIError(f"{path}: not a model file written by 'multitask fit' ({type(exc).__name__}"
-                       f": {exc}).") from None
-    if not isinstance(bundle, dict) or bundle.get("kind") != MODEL_FILE_KIND:
-        raise CLIError(f"{path}: not a model file written by 'multitask fit'.")
-    if bundle.get("version", 0) > MODEL_FILE_VERSION:
-        raise CLIError(f"{path}: written by a newer multitask (file version "
-                       f"{bundle['version']}).")
-    return bundle
+        content = read_model_file(path, allow_pickle=allow_pickle)
+    except ModelFileError as exc:
+        raise CLIError(str(exc)) from None
+    meta = content.metadata
+    if "layout" not in meta or "features" not in meta:
+        raise CLIError(f"{path}: a model file without the column names that 'multitask "
+                       "predict' needs (saved from Python?): load it with "
+                       "multitask.persistence.load_model instead.")
+    try:
+        check_is_fitted(content.model)
+    except NotFittedError:
+        raise CLIError(f"{path}: the model in this file is not fitted.") from None
+    return {**meta, "model": content.model}
+
+
+def _fitted_tasks(est):
+    """The task labels a fitted model knows (a cross-validated model: its refitted one)."""
+    tasks = getattr(est, "tasks_", None)
+    if tasks is None and hasattr(est, "best_estimator_"):
+        tasks = getattr(est.best_estimator_, "tasks_", None)
+    return tasks
+
+
+def _free_name(name: str, taken) -> str:
+    """``name``, or ``name_1``, ``name_2``... : the first one not in ``taken``."""
+    out, k = name, 0
+    while out in taken:
+        k += 1
+        out = f"{name}_{k}"
+    return out
 
 
 # --------------------------------------------------------------------------- commands
@@ -344,8 +412,10 @@ def cmd_fit(args) -> int:
     if not args.input or not args.model or not args.model_file:
         raise CLIError("multitask fit needs --input FILE, --model NAME and --model-file FILE "
                        "(see multitask fit --help).")
+    _refuse_overwriting(args.model_file, [args.input], "--model-file")
     name, est = _make_model(args)
-    df = read_table(args.input)
+    numeric_ids = bool(args.numeric_task_ids)
+    df = read_table(args.input, text_columns=[] if numeric_ids or not args.task else [args.task])
     path = df.attrs["multitask_path"]
     layout, features, target, task_col, targets = _layout(args, df)
     classifier = is_classifier(est)
@@ -364,30 +434,28 @@ def cmd_fit(args) -> int:
     t0 = time.perf_counter()
     try:
         est.fit(X, y, task) if task is not None else est.fit(X, y)
-    except ValueError as exc:
-        raise CLIError(f"{path}: {exc}") from None
+    except (ValueError, TypeError) as exc:
+        raise CLIError(f"{path}: {name}: {exc}") from None
     seconds = time.perf_counter() - t0
-    import joblib
-
-    from multitask import __version__
-
-    bundle = {
-        "kind": MODEL_FILE_KIND,
-        "version": MODEL_FILE_VERSION,
-        "multitask_version": __version__,
+    if hasattr(est, "callback"):
+        est.set_params(callback=None)  # the progress printer is not part of the model
+    metadata = {
         "model_name": name,
-        "model": est,
         "layout": layout,
         "features": features,
         "target": target,
         "task": task_col,
         "targets": targets,
+        "numeric_task_ids": numeric_ids,
         "classifier": classifier,
         "trained_on": os.path.basename(path),
         "n_rows": int(len(df)),
     }
-    _atomic_write(Path(args.model_file), lambda tmp: joblib.dump(bundle, tmp))
-    tasks = getattr(est, "tasks_", None)
+    try:
+        save_model(est, args.model_file, metadata=metadata)
+    except ModelFileError as exc:
+        raise CLIError(str(exc)) from None
+    tasks = _fitted_tasks(est)
     n_tasks = len(targets) if layout == "wide" else (len(tasks) if tasks is not None else 1)
     print(f"fitted {name} on {len(df)} rows, {len(features)} features, {n_tasks} task(s) in "
           f"{seconds:.2f} s")
@@ -402,8 +470,11 @@ def cmd_fit(args) -> int:
 
 def cmd_predict(args) -> int:
     """Apply a saved model to the rows of a data file; write the predictions as CSV."""
-    bundle = load_model(args.model_file)
-    df = read_table(args.input)
+    _refuse_overwriting(args.output, [args.input, args.model_file], "--output")
+    bundle = load_model(args.model_file, allow_pickle=args.allow_pickle)
+    task_col = bundle.get("task")
+    numeric_ids = bundle.get("numeric_task_ids", True)  # first versions: pandas' inference
+    df = read_table(args.input, text_columns=[task_col] if task_col and not numeric_ids else [])
     path = df.attrs["multitask_path"]
     est = bundle["model"]
     _require_columns(df, bundle["features"], "feature")
@@ -411,43 +482,55 @@ def cmd_predict(args) -> int:
     if args.proba and not hasattr(est, "predict_proba"):
         inner = getattr(est, "estimator", est)
         raise CLIError(f"--proba: {type(inner).__name__} gives no probabilities.")
-    out = df.copy()
+    new_columns: dict[str, np.ndarray] = {}
     if bundle["layout"] == "long":
         task = None
-        if bundle["task"]:
-            _require_columns(df, [bundle["task"]], "task")
-            task = _labels(df, bundle["task"], "task id")
-            known = est.tasks_
+        if task_col:
+            _require_columns(df, [task_col], "task")
+            task = _labels(df, task_col, "task id")
+            known = _fitted_tasks(est)
             known_set = set(np.asarray(known).tolist())
             unknown = [i for i, t in enumerate(task.tolist()) if t not in known_set]
             if unknown:
                 i = unknown[0]
                 shown = ", ".join(map(repr, np.asarray(known).tolist()[:8]))
                 more = ", ..." if len(known) > 8 else ""
-                raise CLIError(f"{path}: {_where(df, i)}, column {bundle['task']!r}: unknown "
-                               f"task {_plain(task[i])!r} (the model knows {len(known)} "
-                               f"tasks: {shown}{more}).")
+                n_new = len(set(task.tolist()) - known_set)
+                raise CLIError(f"{path}: {_where(df, i)}, column {task_col!r}: unknown "
+                               f"task {_plain(task[i])!r} ({n_new} task id(s) the model does "
+                               f"not know; it knows {len(known)} tasks: {shown}{more}).")
         try:
             pred = est.predict(X, task) if task is not None else est.predict(X)
             proba = _proba(est, X, task, single=True) if args.proba else None
-        except ValueError as exc:
+        except (ValueError, TypeError) as exc:
             raise CLIError(f"{path}: {exc}") from None
-        out["prediction"] = pred
+        new_columns["prediction"] = pred
         if proba is not None:
-            out[f"probability_{est.classes_[1]}"] = proba
+            new_columns[f"probability_{est.classes_[1]}"] = proba
     else:
         try:
             pred = est.predict(X)
             proba = _proba(est, X, None, single=len(bundle["targets"]) == 1) if args.proba \
                 else None
-        except ValueError as exc:
+        except (ValueError, TypeError) as exc:
             raise CLIError(f"{path}: {exc}") from None
         pred = np.asarray(pred).reshape(len(df), -1)
         for t, name in enumerate(bundle["targets"]):
-            out[f"prediction_{name}"] = pred[:, t]
+            new_columns[f"prediction_{name}"] = pred[:, t]
             if proba is not None:
-                out[f"probability_{name}"] = np.asarray(proba).reshape(len(df), -1)[:, t]
-    _atomic_write(Path(args.output), lambda tmp: out.to_csv(tmp, index=False))
+                new_columns[f"probability_{name}"] = np.asarray(proba).reshape(len(df), -1)[:, t]
+    out = df.copy()
+    renamed = []
+    for name, values in new_columns.items():
+        free = _free_name(name, out.columns)
+        if free != name:
+            renamed.append(f"{name!r} -> {free!r}")
+        out[free] = values
+    if renamed:
+        print(f"multitask: note: {path} already has column(s) named like the predictions, "
+              f"kept as they are; the new columns are renamed: {', '.join(renamed)}.",
+              file=sys.stderr)
+    _atomic_write(args.output, lambda tmp: out.to_csv(tmp, index=False))
     print(f"wrote {len(out)} predictions to {args.output}")
     return 0
 
@@ -468,26 +551,27 @@ def _proba(est, X, task, single: bool) -> np.ndarray:
 _FIT_EPILOG = """examples:
   # long format: one row per (school, student); features = all other columns
   multitask fit --input train.csv --target score --task school \\
-      --model TraceNormRegressor --cv --model-file model.joblib
+      --model TraceNormRegressor --cv --model-file model.skops
 
   # given parameters, chosen feature columns
   multitask fit --input train.csv --target score --task school --features f1 f2 f3 \\
-      --model L21Regressor --param alpha=0.05 --param max_iter=2000 --model-file m.joblib
+      --model L21Regressor --param alpha=0.05 --param max_iter=2000 --model-file m.skops
 
   # shared design: one target column per task
   multitask fit --input train.parquet --targets y1 y2 y3 --model IndependentRidgeRegressor \\
-      --cv --grid alpha=0.01,0.1,1,10 --model-file m.joblib
+      --cv --grid alpha=0.01,0.1,1,10 --model-file m.skops
 
   # the models
   multitask fit --list-models
 """
 
 _PREDICT_EPILOG = """examples:
-  multitask predict --model-file model.joblib --input test.csv --output predictions.csv
-  multitask predict --model-file clf.joblib --input test.parquet --output p.csv --proba
+  multitask predict --model-file model.skops --input test.csv --output predictions.csv
+  multitask predict --model-file clf.skops --input test.parquet --output p.csv --proba
 
 The output holds the input columns plus "prediction" (long format) or "prediction_<target>"
-for each task (shared design); --proba adds the probability of the positive class.
+for each task (shared design); --proba adds the probability of the positive class. A name the
+input already uses gets a suffix (prediction_1, ...), and a note on stderr says so.
 """
 
 
@@ -499,7 +583,8 @@ def add_commands(sub) -> None:
         help="fit a model on your CSV/Parquet file and save it",
         description="Fit a multi-task model on a CSV or Parquet file (long format: --target and "
         "--task; shared design: --targets) with given (--param) or cross-validated (--cv) "
-        "parameters, and save it with joblib (atomically: nothing is written on failure).",
+        "parameters, and save it as a model file that is safe to share (skops format: loading "
+        "it runs no code) atomically: nothing is written on failure or interruption.",
         epilog=_FIT_EPILOG,
         formatter_class=fmt,
     )
@@ -509,7 +594,9 @@ def add_commands(sub) -> None:
     pf.add_argument("--model-file", metavar="FILE", help="where to save the fitted model")
     pf.add_argument("--target", metavar="COL", help="target column (long format)")
     pf.add_argument("--task", metavar="COL", help="task id column (long format; omit for one "
-                    "task)")
+                    "task); ids are kept as written: 01 and 1 are two tasks")
+    pf.add_argument("--numeric-task-ids", action="store_true",
+                    help="read the task ids as numbers (01 and 1 are then one task)")
     pf.add_argument("--targets", metavar="COL", nargs="+",
                     help="one target column per task (shared design)")
     pf.add_argument("--features", metavar="COL", nargs="+",
@@ -530,7 +617,8 @@ def add_commands(sub) -> None:
     pf.add_argument("--scoring", default=None,
                     help="nmse, amse, auc or a scikit-learn scorer name (default: -nMSE for "
                     "regression, mean task AUC for classification)")
-    pf.add_argument("--n-jobs", type=int, default=None, metavar="N", help="parallel jobs")
+    pf.add_argument("--n-jobs", type=int, default=None, metavar="N",
+                    help="parallel jobs (at most the number of CPUs)")
     pf.add_argument("--random-state", type=int, default=0, help="seed of the folds")
     pf.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     pf.add_argument("--list-models", action="store_true", help="list the models and exit")
@@ -541,7 +629,8 @@ def add_commands(sub) -> None:
         help="apply a saved model to new rows",
         description="Apply a model saved by 'multitask fit' to the rows of a CSV or Parquet "
         "file and write the predictions as CSV (atomically). Rows of a task the model was not "
-        "fitted on are an error. Model files are pickles: load only files you trust.",
+        "fitted on are an error. Model files are read without running any code in them; "
+        "pickle files are refused unless --allow-pickle is given.",
         epilog=_PREDICT_EPILOG,
         formatter_class=fmt,
     )
@@ -551,4 +640,8 @@ def add_commands(sub) -> None:
     pp.add_argument("--output", metavar="FILE", required=True, help="CSV file to write")
     pp.add_argument("--proba", action="store_true",
                     help="also write the probability of the positive class (classifiers)")
+    pp.add_argument("--allow-pickle", action="store_true",
+                    help="also accept a pickle/joblib model file (written by the first "
+                    "versions). Unpickling runs any code the file holds: use it only for a file "
+                    "you made yourself or trust, then save the model again in the safe format")
     pp.set_defaults(func=cmd_predict)

@@ -475,6 +475,22 @@ def _dtype_error(what: str, dtype, hint: str = "") -> ValueError:
                       f"are accepted{hint}.")
 
 
+def _real_from_object(A: np.ndarray, what: str) -> np.ndarray:
+    """An object array holding only real numbers (int, float, bool) as float64.
+
+    Any other element (None, a string, a complex number, a list) is refused, naming its
+    position: object arrays are not parsed or guessed.
+    """
+    flat = A.ravel()
+    for k, v in enumerate(flat.tolist()):
+        if _python_kind(v) not in ("int", "float", "bool"):
+            pos = ", ".join(map(str, np.unravel_index(k, A.shape)))
+            raise ValueError(f"{what} has object dtype and holds {v!r} ({type(v).__name__}) "
+                             f"at position ({pos}): only real numbers (float, int or bool) "
+                             "are accepted.")
+    return A.astype(np.float64)
+
+
 def _sparse_entry_row(indptr: np.ndarray, k: int) -> int:
     return int(np.searchsorted(indptr, k, side="right") - 1)
 
@@ -619,9 +635,10 @@ def _as_2d_float(X, what: str, accept_sparse: bool = True, check_finite: bool = 
         A = np.asarray(X)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{what} must be a 2-D array of numbers: {exc}") from None
-    if A.dtype.kind not in _REAL_KINDS:
-        raise _dtype_error(what, A.dtype, "; convert it with np.asarray(X, dtype=float) "
-                           "after checking its content" if A.dtype.kind in "OUS" else "")
+    if A.dtype.kind == "O":
+        A = _real_from_object(A, what)
+    elif A.dtype.kind not in _REAL_KINDS:
+        raise _dtype_error(what, A.dtype)
     if A.ndim == 1:
         raise ValueError(
             f"{what} must be 2-D (n_samples, n_features), got a 1-D array of shape {A.shape}; "
@@ -644,6 +661,8 @@ def _as_1d_target(y, what: str, classification: bool, task=None):
         raise ValueError(f"{what} must be 1-D, got shape {y.shape}.")
     if classification:
         y = _as_labels(y, what)
+    elif y.dtype.kind == "O":
+        y = _real_from_object(y, what)
     else:
         if y.dtype.kind not in _REAL_KINDS:
             raise _dtype_error(what, y.dtype, " for regression targets")

@@ -1,0 +1,442 @@
+"""Model files that never run code when they are loaded, and files written atomically.
+
+A fitted model is saved with :func:`save_model` in skops' format (a zip archive of a JSON
+description and ``.npy`` arrays) and read back with :func:`load_model`, which creates only
+objects of trusted types: the estimators of :mod:`multitask.estimators`, their result record
+(:class:`~multitask.solvers.result.SolverResult`) and the types skops trusts by default
+(Python and numpy values, scikit-learn's estimators). A file that names any other type (a
+function, a class of another package) is refused before anything in it is created, so a model
+file received from someone else cannot run code when it is loaded. Pickle and joblib files
+can run arbitrary code when they are read: they are refused unless the caller passes
+``allow_pickle=True`` (``--allow-pickle`` on the command line), for files one trusts.
+
+Every file (model files, the command line's outputs) is written by :func:`atomic_write`:
+through a temporary file in the destination's folder, renamed over the destination only when
+complete; a symbolic link is followed (the file it points to is replaced, the link stays); a
+destination that exists and is not a regular file (a device, a FIFO, a folder) is refused; the
+temporary file is removed on any error, on Ctrl-C, SIGTERM and SIGHUP. See
+``docs/model_files.md``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import stat
+import tempfile
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "MODEL_FORMAT",
+    "MODEL_FORMAT_VERSION",
+    "ModelFile",
+    "ModelFileError",
+    "TerminatedBySignal",
+    "atomic_write",
+    "load_model",
+    "read_model_file",
+    "save_model",
+    "trusted_types",
+]
+
+#: Value of the ``"format"`` entry of every model file written by :func:`save_model`.
+MODEL_FORMAT = "multitask-model"
+#: Version of the layout of the saved dictionary (format, version, model, metadata).
+MODEL_FORMAT_VERSION = 2
+
+_ZIP_MAGIC = b"PK\x03\x04"
+#: First bytes of pickle streams (protocol 2+), and of the compressions joblib uses.
+_PICKLE_MAGIC = (b"\x80", b"\x78\x9c", b"\x78\x01", b"\x78\xda", b"\x1f\x8b", b"BZh",
+                 b"\xfd7zXZ", b"\x04\x22\x4d\x18", b"ZF")
+
+
+class ModelFileError(ValueError):
+    """A model file that cannot be read or written safely (the message names the file)."""
+
+
+class TerminatedBySignal(BaseException):
+    """Raised in the main thread when SIGTERM or SIGHUP arrives during :func:`atomic_write`
+    (or during the command line), so that temporary files are removed on the way out.
+
+    Like ``KeyboardInterrupt``, it derives from ``BaseException``: ordinary ``except
+    Exception`` clauses do not swallow it.
+    """
+
+    def __init__(self, signum: int):
+        self.signum = int(signum)
+        super().__init__(f"terminated by {signal.Signals(self.signum).name}")
+
+
+@dataclass
+class ModelFile:
+    """The content of a model file: the fitted estimator and its metadata.
+
+    Attributes
+    ----------
+    model : estimator
+    metadata : dict
+        Plain values (strings, numbers, lists) stored beside the model, e.g. the column
+        names the command line needs.
+    format : {"skops", "pickle"}
+        How the file was stored.
+    """
+
+    model: Any
+    metadata: dict = field(default_factory=dict)
+    format: str = "skops"
+
+
+# --------------------------------------------------------------------------- trusted types
+def _type_name(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def trusted_types() -> list[str]:
+    """Names of the types a model file may hold beyond skops' defaults.
+
+    The public estimators of :mod:`multitask.estimators` (``MultiTaskCV`` included) and the
+    solvers' result record. Each of them is rebuilt by skops from its stored attributes
+    (``__new__`` then ``__setstate__``), which runs no code of the file.
+
+    Returns
+    -------
+    list of str
+        Fully qualified names, as :func:`skops.io.get_untrusted_types` reports them.
+    """
+    import multitask.estimators as estimators
+    from multitask.solvers.result import SolverResult
+
+    names = {_type_name(getattr(estimators, n)) for n in estimators.__all__}
+    names.add(_type_name(SolverResult))
+    return sorted(names)
+
+
+def _skops():
+    try:
+        import skops.io as sio
+    except ImportError:  # pragma: no cover - skops is a dependency
+        raise ModelFileError("model files need skops: pip install skops.") from None
+    return sio
+
+
+# --------------------------------------------------------------------------- writing
+def save_model(model, path: str | os.PathLike, *, metadata: dict | None = None) -> Path:
+    """Save a fitted (or unfitted) estimator in a file that is safe to load.
+
+    The file is a skops archive of ``{"format": MODEL_FORMAT, "version":
+    MODEL_FORMAT_VERSION, "multitask_version": ..., "model": model, "metadata": metadata}``,
+    written atomically (:func:`atomic_write`). Loading it with :func:`load_model` rebuilds
+    only trusted types, so it runs no code from the file.
+
+    Parameters
+    ----------
+    model : estimator
+        A scikit-learn estimator made of trusted types (:func:`trusted_types`, skops'
+        defaults). Callables such as ``MultiTaskCV(callback=...)`` or a Dask ``client``
+        cannot be stored safely: set them to ``None`` first.
+    path : str or path-like
+        Destination (a symbolic link is followed; an existing non-regular file is refused).
+    metadata : dict, optional
+        Plain JSON values (str keys; strings, numbers, booleans, None, lists, dicts).
+
+    Returns
+    -------
+    Path
+        The file written (the target of ``path`` when it is a link).
+
+    Raises
+    ------
+    ModelFileError
+        When the model holds an object that is not of a trusted type, when ``metadata`` is not
+        plain JSON, or when the file cannot be written.
+    """
+    from sklearn.base import BaseEstimator
+
+    from multitask import __version__
+
+    if not isinstance(model, BaseEstimator):
+        raise ModelFileError(f"{path}: only scikit-learn estimators can be saved, got a "
+                             f"{type(model).__name__}.")
+    metadata = dict(metadata or {})
+    try:
+        if json.loads(json.dumps(metadata, allow_nan=False)) != metadata:
+            raise TypeError("not plain JSON (tuples, or keys that are not strings)")
+    except (TypeError, ValueError) as exc:
+        raise ModelFileError(f"{path}: metadata must be plain JSON values: {exc}.") from None
+    bundle = {"format": MODEL_FORMAT, "version": MODEL_FORMAT_VERSION,
+              "multitask_version": __version__, "model": model, "metadata": metadata}
+    sio = _skops()
+    try:
+        payload = sio.dumps(bundle)
+    except Exception as exc:  # noqa: BLE001 - skops raises many types for unsupported objects
+        raise ModelFileError(f"{path}: the model cannot be saved safely: "
+                             f"{type(exc).__name__}: {exc}") from None
+    unknown = sorted(set(sio.get_untrusted_types(data=payload)) - set(trusted_types()))
+    if unknown:
+        raise ModelFileError(
+            f"{path}: the model holds objects of types that a safe model file cannot "
+            f"rebuild: {', '.join(unknown)} (a callback function, a Dask client...: set them "
+            "to None before saving)."
+        )
+
+    def write(tmp: str) -> None:
+        with open(tmp, "wb") as fh:
+            fh.write(payload)
+
+    try:
+        return atomic_write(path, write)
+    except OSError as exc:
+        raise ModelFileError(f"{path}: cannot write: {exc}") from None
+
+
+# --------------------------------------------------------------------------- reading
+def _file_kind(head: bytes) -> str:
+    if head.startswith(_ZIP_MAGIC):
+        return "zip"
+    if any(head.startswith(m) for m in _PICKLE_MAGIC):
+        return "pickle"
+    return "unknown"
+
+
+def read_model_file(path: str | os.PathLike, *, allow_pickle: bool = False,
+                    trusted: Iterable[str] = ()) -> ModelFile:
+    """Read a model file: the estimator and its metadata, creating no untrusted object.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A file written by :func:`save_model` (or by ``multitask fit``), or a skops file of a
+        bare estimator.
+    allow_pickle : bool, default=False
+        Also read pickle / joblib files (older versions of ``multitask fit`` wrote those).
+        Unpickling runs whatever code the file holds: only for files you trust.
+    trusted : iterable of str, optional
+        Further fully qualified type names to accept in a skops file (your own estimator
+        classes, for instance). Never list functions or classes you do not control.
+
+    Returns
+    -------
+    ModelFile
+
+    Raises
+    ------
+    ModelFileError
+        Naming the file: missing, not a regular file, a pickle without ``allow_pickle``, a
+        type that is not trusted (named), a damaged archive, or a newer layout.
+    """
+    p = Path(path)
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise ModelFileError(f"{path}: file not found.") from None
+    except OSError as exc:
+        raise ModelFileError(f"{path}: cannot be read: {exc}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ModelFileError(f"{path}: not a regular file.")
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(8)
+    except OSError as exc:
+        raise ModelFileError(f"{path}: cannot be read: {exc}") from None
+    kind = _file_kind(head)
+    if kind == "pickle":
+        if not allow_pickle:
+            raise ModelFileError(
+                f"{path}: a pickle/joblib file, refused: loading a pickle runs any code it "
+                "holds. If you made this file yourself or trust its origin, load it with "
+                "--allow-pickle (load_model(..., allow_pickle=True)) and save it again to get "
+                "a safe model file."
+            )
+        return _read_pickle(p, path)
+    if kind != "zip":
+        raise ModelFileError(f"{path}: not a model file written by 'multitask fit' "
+                             "(neither a skops archive nor a pickle).")
+    sio = _skops()
+    allowed = set(trusted_types()) | set(trusted)
+    try:
+        with open(p, "rb") as fh:
+            payload = fh.read()
+        found = sio.get_untrusted_types(data=payload)
+    except Exception as exc:  # noqa: BLE001 - a damaged archive raises many types
+        raise ModelFileError(f"{path}: not a valid model file ({type(exc).__name__}: "
+                             f"{exc}).") from None
+    refused = sorted(set(found) - allowed)
+    if refused:
+        raise ModelFileError(
+            f"{path}: refused: the file holds objects of untrusted types "
+            f"({', '.join(refused[:5])}{', ...' if len(refused) > 5 else ''}); a model file "
+            "written by multitask holds only its estimators. Nothing was loaded."
+        )
+    try:
+        obj = sio.loads(payload, trusted=sorted(set(found)))
+    except Exception as exc:  # noqa: BLE001 - a damaged archive raises many types
+        raise ModelFileError(f"{path}: not a valid model file ({type(exc).__name__}: "
+                             f"{exc}).") from None
+    return _unpack(obj, path, "skops")
+
+
+def _read_pickle(p: Path, path) -> ModelFile:
+    import joblib
+
+    try:
+        obj = joblib.load(p)
+    except Exception as exc:  # noqa: BLE001 - any unpickling failure is a bad file
+        raise ModelFileError(f"{path}: not a model file ({type(exc).__name__}: "
+                             f"{exc}).") from None
+    return _unpack(obj, path, "pickle")
+
+
+def _unpack(obj, path, fmt: str) -> ModelFile:
+    """A :class:`ModelFile` from the saved object: the current dictionary, the first command
+    line's pickled dictionary (``"kind"`` and the metadata beside ``"model"``), or a bare
+    estimator."""
+    from sklearn.base import BaseEstimator
+
+    if isinstance(obj, BaseEstimator):
+        return ModelFile(obj, {}, fmt)
+    if isinstance(obj, dict) and obj.get("format") == MODEL_FORMAT:
+        version = obj.get("version", 0)
+        if not isinstance(version, int) or version > MODEL_FORMAT_VERSION:
+            raise ModelFileError(f"{path}: written by a newer multitask (file version "
+                                 f"{version!r}); upgrade multitask to read it.")
+        model, meta = obj.get("model"), obj.get("metadata", {})
+    elif isinstance(obj, dict) and obj.get("kind") == MODEL_FORMAT:  # version 1 (pickle)
+        model = obj.get("model")
+        meta = {k: v for k, v in obj.items() if k not in ("model", "kind", "version")}
+    else:
+        raise ModelFileError(f"{path}: not a model file written by 'multitask fit'.")
+    if not isinstance(model, BaseEstimator) or not isinstance(meta, dict):
+        raise ModelFileError(f"{path}: not a model file written by 'multitask fit' (no "
+                             "estimator inside).")
+    return ModelFile(model, meta, fmt)
+
+
+def load_model(path: str | os.PathLike, *, allow_pickle: bool = False,
+               trusted: Iterable[str] = ()):
+    """Load the estimator saved in a model file, running no code from the file.
+
+    Shorthand for ``read_model_file(path, ...).model``; see :func:`read_model_file`.
+
+    Parameters
+    ----------
+    path : str or path-like
+    allow_pickle : bool, default=False
+        Also read pickle / joblib files. Unpickling runs whatever code the file holds: pass
+        ``True`` only for files you made yourself or trust.
+    trusted : iterable of str, optional
+        Further type names to accept (see :func:`read_model_file`).
+
+    Returns
+    -------
+    estimator
+    """
+    return read_model_file(path, allow_pickle=allow_pickle, trusted=trusted).model
+
+
+# --------------------------------------------------------------------------- atomic writes
+def _raise_signal(signum, frame):  # noqa: ARG001 - signal handler signature
+    raise TerminatedBySignal(signum)
+
+
+_CAUGHT_SIGNALS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n))
+
+
+@contextlib.contextmanager
+def signals_raise(signums: Iterable[int] = _CAUGHT_SIGNALS) -> Iterator[None]:
+    """Turn SIGTERM and SIGHUP into :class:`TerminatedBySignal` in the main thread.
+
+    Only signals whose handler is the default one are changed (a program that handles them
+    keeps its handler); the previous handlers are restored on exit. Outside the main thread
+    nothing changes (Python runs handlers in the main thread only).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {}
+    try:
+        for s in signums:
+            if signal.getsignal(s) is signal.SIG_DFL:
+                previous[s] = signal.signal(s, _raise_signal)
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> Path:
+    """Write a file whole or not at all: ``write(tmp)`` fills a temporary file, then a rename.
+
+    * The temporary file is created in the destination's folder (so the rename is atomic),
+      flushed to disk, given the permissions of the file it replaces (a new file gets the
+      usual ``0o666 & ~umask``), then renamed over the destination.
+    * A symbolic link is followed: the file it points to is replaced and the link is kept.
+    * A destination that exists and is not a regular file (a character or block device, a
+      FIFO, a socket, a folder) is refused: nothing is written.
+    * On any error, Ctrl-C (``KeyboardInterrupt``), SIGTERM or SIGHUP (see
+      :func:`signals_raise`), the temporary file is removed and the destination is left as
+      it was; the exception propagates.
+
+    Parameters
+    ----------
+    path : str or path-like
+        Destination.
+    write : callable
+        ``write(tmp_path)`` writes the whole content to ``tmp_path``.
+
+    Returns
+    -------
+    Path
+        The file written (the target of ``path`` when it is a link).
+
+    Raises
+    ------
+    ModelFileError
+        When the destination is not a regular file or its folder does not exist.
+    OSError
+        When the file cannot be written (the message of the system).
+    """
+    target = Path(os.path.realpath(path))
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:  # a loop of links, a permission problem
+        raise ModelFileError(f"{path}: cannot write: {exc}") from None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        what = ("a folder" if stat.S_ISDIR(st.st_mode) else "a device" if stat.S_ISCHR(
+            st.st_mode) or stat.S_ISBLK(st.st_mode) else "a FIFO" if stat.S_ISFIFO(
+            st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+        raise ModelFileError(f"{path}: is {what}, not a regular file: refusing to replace it.")
+    folder = target.parent
+    if not folder.is_dir():
+        raise ModelFileError(f"{path}: folder {str(folder)!r} does not exist.")
+    mode = stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~_umask()
+    tmp = None
+    with signals_raise():
+        try:
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
+            os.close(fd)
+            write(tmp)
+            with open(tmp, "rb+") as fh:
+                os.fsync(fh.fileno())
+            os.chmod(tmp, mode)
+            os.replace(tmp, target)
+        except BaseException:
+            if tmp is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+            raise
+    return target
+
