@@ -87,11 +87,17 @@ def test_ensure_both_classes_redraws_and_warns():
     shared = make_linear_tasks(W, 3, shared_X=True, noise=0.0, task_type="classification",
                                ensure_both_classes=True, random_state=1)
     assert np.all((shared.Y.sum(axis=0) > 0) & (shared.Y.sum(axis=0) < 3))
-    with pytest.warns(UserWarning, match="task 0 still holds one class after 100 draws"):
+    with pytest.warns(UserWarning, match="task 0 still holds one class after 100 draws") as rec:
         never = make_linear_tasks(np.zeros((2, 1)), 5, intercept=1.0,
                                   task_type="classification", noise=0.0,
                                   ensure_both_classes=True, random_state=0)
     assert never.y[0].tolist() == [1] * 5
+    assert rec[0].filename == __file__  # the warning points at the caller
+    with pytest.warns(UserWarning, match="the shared design still holds one class") as rec:
+        make_linear_tasks(np.zeros((2, 2)), 5, intercept=-1.0, shared_X=True,
+                          task_type="classification", noise=0.0, ensure_both_classes=True,
+                          random_state=0)
+    assert rec[0].filename == __file__
     one_row = make_linear_tasks(W, 1, task_type="classification", ensure_both_classes=True,
                                 random_state=0)
     assert all(len(y) == 1 for y in one_row.y)

@@ -250,50 +250,37 @@ def _draw_part(
     rng: Rng,
 ) -> tuple:
     """One part (training, validation or test): ``(X, Y)`` shared or ``(Xs, ys)`` lists."""
-    d, m = W.shape
+    d = W.shape[0]
     add_b = bool(np.any(b != 0))
 
-    def scores(X: np.ndarray, cols: int | slice) -> np.ndarray:
-        s = X @ W[:, cols]
-        return s + b[cols] if add_b else s
+    def respond(X: np.ndarray, cols: int | slice) -> np.ndarray:
+        score = X @ W[:, cols]
+        if add_b:
+            score = score + b[cols]
+        if noise > 0:
+            score = score + noise * rng.standard_normal(score.shape)
+        return _respond(score, task_type)
 
-    if shared_X:
-        n = int(sizes[0])
+    def redrawn(n: int, cols: int | slice, where: str) -> tuple[np.ndarray, np.ndarray]:
         for _ in range(_MAX_REDRAWS if ensure else 1):
             X = _design(n, d, shift, normalize_rows, rng)
-            score = scores(X, slice(None))
-            if noise > 0:
-                score = score + noise * rng.standard_normal((n, m))
-            Y = _respond(score, task_type)
+            Y = respond(X, cols)
             if not ensure or _both_classes(Y):
-                break
-        else:
-            _warn_one_class("the shared design")
+                return X, Y
+        _warn_one_class(where)
         return X, Y
-    if not ensure:
-        Xs = [_design(int(n), d, shift, normalize_rows, rng) for n in sizes]
-        ys = []
-        for t, X_t in enumerate(Xs):
-            score = scores(X_t, t)
-            if noise > 0:
-                score = score + noise * rng.standard_normal(X_t.shape[0])
-            ys.append(_respond(score, task_type))
+
+    if shared_X:
+        return redrawn(int(sizes[0]), slice(None), "the shared design")
+    if ensure:
+        Xs, ys = [], []
+        for t, n in enumerate(sizes):  # a loop, not a comprehension: the warning's stacklevel
+            X_t, y_t = redrawn(int(n), t, f"task {t}")
+            Xs.append(X_t)
+            ys.append(y_t)
         return Xs, ys
-    Xs, ys = [], []
-    for t, n in enumerate(sizes):
-        for _ in range(_MAX_REDRAWS):
-            X_t = _design(int(n), d, shift, normalize_rows, rng)
-            score = scores(X_t, t)
-            if noise > 0:
-                score = score + noise * rng.standard_normal(X_t.shape[0])
-            y_t = _respond(score, task_type)
-            if _both_classes(y_t):
-                break
-        else:
-            _warn_one_class(f"task {t}")
-        Xs.append(X_t)
-        ys.append(y_t)
-    return Xs, ys
+    Xs = [_design(int(n), d, shift, normalize_rows, rng) for n in sizes]
+    return Xs, [respond(X_t, t) for t, X_t in enumerate(Xs)]
 
 
 def _warn_one_class(where: str) -> None:
@@ -301,7 +288,7 @@ def _warn_one_class(where: str) -> None:
         f"ensure_both_classes: {where} still holds one class after {_MAX_REDRAWS} draws; "
         "the last draw is kept.",
         UserWarning,
-        stacklevel=5,
+        stacklevel=6,
     )
 
 
