@@ -1,0 +1,69 @@
+"""The gallery scripts of ``examples/``: each runs on small data and draws a non-blank figure,
+through the public API only. (The site build in ``test_docs_site.py`` renders them again.)"""
+
+from __future__ import annotations
+
+import ast
+import runpy
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPTS = sorted((ROOT / "examples").glob("plot_*.py"))
+PUBLIC = {"multitask", "multitask.datasets", "multitask.plotting", "multitask.model_selection",
+          "multitask.metrics"}
+
+
+def test_the_gallery_covers_the_plots_of_the_library():
+    names = {p.stem for p in SCRIPTS}
+    assert {"plot_weight_heatmap", "plot_singular_values", "plot_task_similarity",
+            "plot_regularization_path", "plot_convergence"} <= names
+    used = set()
+    for path in SCRIPTS:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "multitask.plotting":
+                used |= {alias.name for alias in node.names}
+    assert {"plot_weight_matrix", "plot_singular_values", "plot_task_similarity",
+            "plot_regularization_path", "plot_cv_scores", "plot_convergence"} <= used
+
+
+@pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: p.stem)
+def test_script_is_documented_and_uses_the_public_api(path):
+    tree = ast.parse(path.read_text())
+    doc = ast.get_docstring(tree)
+    assert doc, f"{path.name}: the module docstring gives the gallery page's title and text"
+    title, _, text = doc.partition("\n")
+    assert 0 < len(title) <= 40 and text.strip(), f"{path.name}: short title, then the text"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("multitask"):
+            assert node.module in PUBLIC, f"{path.name} imports from {node.module}"
+            assert not any(a.name.startswith("_") for a in node.names), path.name
+        if isinstance(node, ast.Import):
+            assert not any(a.name.startswith("multitask.") and a.name not in PUBLIC
+                           for a in node.names), path.name
+    assert "MULTITASK_EXAMPLES_QUICK" in path.read_text(), f"{path.name} has no small mode"
+
+
+@pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: p.stem)
+def test_script_draws_its_figure(path, tmp_path, monkeypatch):
+    """Run on small data from another folder: it writes ``<name>.png`` where it is run."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.image import imread
+
+    monkeypatch.setenv("MULTITASK_EXAMPLES_QUICK", "1")
+    monkeypatch.delenv("MULTITASK_EXAMPLES_OUT", raising=False)
+    monkeypatch.chdir(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # e.g. ConvergenceWarning on the small budgets
+        runpy.run_path(str(path), run_name="__main__")
+    png = tmp_path / f"{path.stem}.png"
+    assert png.is_file(), f"{path.name} wrote no {png.name}"
+    assert [p.name for p in tmp_path.iterdir()] == [png.name]  # and nothing else
+    image = imread(png)
+    assert image.ndim == 3 and image.shape[0] > 200 and image.shape[1] > 400
+    ink = np.mean(image[..., :3] < 0.9)  # share of pixels that are not (almost) white
+    assert 0.01 < ink < 0.9, f"{path.name}: the figure looks blank ({ink:.3f} inked)"
+
