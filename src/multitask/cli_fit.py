@@ -307,7 +307,7 @@ def _make_model(args):
         if args.grid:
             raise CLIError("--grid needs --cv.")
         return name, est
-    from multitask.estimators.cv import MultiTaskCV
+    from multitask import MultiTaskCV
 
     grid = _parse_params(args.grid, valid, name, multi=True) or None
     if grid:

@@ -2,9 +2,9 @@
 
 A fitted model is saved with :func:`save_model` in skops' format (a zip archive of a JSON
 description and ``.npy`` arrays) and read back with :func:`load_model`, which creates only
-objects of trusted types: the estimators of :mod:`multitask.estimators`, their result record
-(:class:`~multitask.solvers.result.SolverResult`) and the types skops trusts by default
-(Python and numpy values, scikit-learn's estimators). A file that names any other type (a
+objects of trusted types: the library's estimators and the solver, penalty and loss objects
+they hold (:func:`trusted_types`), and the types skops trusts by default (Python and numpy
+values, scikit-learn's estimators). A file that names any other type (a
 function, a class of another package) is refused before anything in it is created, so a model
 file received from someone else cannot run code when it is loaded. Pickle and joblib files
 can run arbitrary code when they are read: they are refused unless the caller passes
@@ -100,20 +100,36 @@ def _type_name(cls: type) -> str:
 def trusted_types() -> list[str]:
     """Names of the types a model file may hold beyond skops' defaults.
 
-    The public estimators of :mod:`multitask.estimators` (``MultiTaskCV`` included) and the
-    solvers' result record. Each of them is rebuilt by skops from its stored attributes
-    (``__new__`` then ``__setstate__``), which runs no code of the file.
+    The library's own classes: the public estimators (``multitask.__all__``, ``MultiTaskCV``
+    included) and the classes exported by :mod:`multitask.solvers` (the solver objects a
+    fitted model keeps, the result record), :mod:`multitask.penalties` and
+    :mod:`multitask.losses`. skops rebuilds each of them from its stored attributes
+    (``__new__``, then the attributes are set), which runs no code of the file; functions and
+    the classes of other packages are never trusted.
 
     Returns
     -------
     list of str
         Fully qualified names, as :func:`skops.io.get_untrusted_types` reports them.
     """
-    import multitask.estimators as estimators
-    from multitask.solvers.result import SolverResult
+    import inspect
 
-    names = {_type_name(getattr(estimators, n)) for n in estimators.__all__}
-    names.add(_type_name(SolverResult))
+    from sklearn.base import BaseEstimator
+
+    import multitask
+    import multitask.losses
+    import multitask.penalties
+    import multitask.solvers
+
+    names = set()
+    for module in (multitask, multitask.solvers, multitask.penalties, multitask.losses):
+        for n in getattr(module, "__all__", ()):
+            obj = getattr(module, n, None)
+            if not (inspect.isclass(obj) and obj.__module__.startswith("multitask.")):
+                continue
+            if module is multitask and not issubclass(obj, BaseEstimator):
+                continue  # the data container and other helpers are not parts of a model
+            names.add(_type_name(obj))
     return sorted(names)
 
 
