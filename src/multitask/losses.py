@@ -123,7 +123,7 @@ class Datafit:
         """Starting intercepts (``None`` when there is no intercept variable)."""
         return np.zeros(self.data.n_tasks) if self.has_intercept_variable else None
 
-    def intercept_parts(self, b: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    def intercept_parts(self, b: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(c, M)`` with the fitted intercepts ``c_t - M[:, t] . w_t`` for any ``W``.
 
         The fitted intercept is affine in ``W`` for a fixed intercept variable ``b``: after
@@ -133,7 +133,7 @@ class Datafit:
         c = np.zeros(m) if b is None else np.asarray(b, dtype=np.float64).copy()
         return c, self.x_mean
 
-    def intercept(self, W: np.ndarray, b: np.ndarray | None) -> np.ndarray:
+    def intercept(self, W: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
         """The fitted intercepts for the solution ``(W, b)``, shape ``(m,)``."""
         c, M = self.intercept_parts(b)
         return c - np.einsum("jt,jt->t", M, W)
@@ -300,7 +300,7 @@ class Squared(Datafit):
         r = z - self.data.y
         return 0.5 * r * r, r
 
-    def intercept_parts(self, b):
+    def intercept_parts(self, b=None):
         return self.y_mean.copy(), self.x_mean
 
     def optimal_intercept_at_zero(self):

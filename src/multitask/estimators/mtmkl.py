@@ -155,7 +155,16 @@ class MultiTaskKernelClassifier(MultiTaskClassifierBase):
         self.random_state = random_state
         self.task_column = task_column
 
+    def default_grid(self, X, y, task=None, *, n_alphas: int = 10,
+                     alpha_ratio: float = 1e-3) -> dict[str, np.ndarray]:
+        """``alpha`` (``= 1 / C``) log-spaced from 10 down to ``10 * alpha_ratio``."""
+        return {"alpha": 10.0 * np.logspace(0, np.log10(float(alpha_ratio)), int(n_alphas))}
+
     # ------------------------------------------------------------------ checks
+    def _validate_params(self) -> None:
+        """The kernel-dual stack's own checks (its parameters are not the presets')."""
+        self._check_params()
+
     def _check_params(self) -> None:
         check_scalar_param(self.alpha, "alpha", allow_zero=False)
         check_scalar_param(self.tol, "tol", allow_zero=False)

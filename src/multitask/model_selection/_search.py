@@ -43,6 +43,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.exceptions import ConvergenceWarning, FitFailedWarning
 from sklearn.model_selection import KFold, StratifiedKFold
+from sklearn.utils import Bunch
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 

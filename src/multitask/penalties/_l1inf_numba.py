@@ -194,6 +194,10 @@ def thresholds_sort(W, rowmax, radius):  # pragma: no cover - compiled
             rows[nr] = i
             nr += 1
     delta = norm - radius
+    if delta <= 0.0:
+        # inside the ball up to the rounding of this sum (the caller's sum, in another order,
+        # put it just outside): the projection is the identity
+        return rowmax.copy(), 0.0, 0
 
     # rows sorted increasingly; the k-th largest entry (1-based) of row p is s[p, m - k]
     s = np.empty((nr, m))
