@@ -67,3 +67,21 @@ def test_script_draws_its_figure(path, tmp_path, monkeypatch):
     ink = np.mean(image[..., :3] < 0.9)  # share of pixels that are not (almost) white
     assert 0.01 < ink < 0.9, f"{path.name}: the figure looks blank ({ink:.3f} inked)"
 
+
+
+def test_convergence_can_be_drawn_against_time():
+    """The gallery's convergence figure needs per-iteration times from a fitted model."""
+    pytest.importorskip("matplotlib")
+    from multitask import SparseLowRankRegressor
+    from multitask.datasets import make_sparse_low_rank_tasks
+    from multitask.plotting import plot_convergence
+
+    data = make_sparse_low_rank_tasks(n_tasks=4, n_features=6, n_samples=15, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = SparseLowRankRegressor(alpha=0.1, radius=5.0, max_iter=50).fit(data.X, data.y)
+    if not hasattr(model, "solver_result_"):
+        pytest.xfail("fitted models keep no per-iteration times (solver_result_): the time "
+                     "panel of plot_convergence stays empty")
+    fig = plot_convergence({"fista": model}, x="both")
+    assert len(fig.axes[1].lines) == 1 and len(fig.axes[1].lines[0].get_xdata()) > 1

@@ -86,8 +86,12 @@ def read_example(path: Path) -> Example:
 
 
 def find_examples(config: MkDocsConfig) -> list[Example]:
-    """Every ``plot_*.py`` of ``examples/``, sorted by name."""
-    return [read_example(p) for p in sorted(examples_dir(config).glob("plot_*.py"))]
+    """Every ``plot_*.py`` of ``examples/``: first those named (without ``.py``) in the list
+    ``extra.gallery_order`` of ``mkdocs.yml``, in that order, then the others by name."""
+    order = list((config.extra or {}).get("gallery_order", []))
+    paths = sorted(examples_dir(config).glob("plot_*.py"),
+                   key=lambda p: (order.index(p.stem) if p.stem in order else len(order), p.stem))
+    return [read_example(p) for p in paths]
 
 
 def run_example(example: Example) -> bytes:
