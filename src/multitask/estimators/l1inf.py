@@ -147,8 +147,10 @@ class _L1Inf:
         """Radii from ``1e-3 R`` up to ``R = ||W_ls||`` (smallest ball first), where ``W_ls``
         is the solution of the unconstrained loss with a light ridge: beyond ``R`` the
         constraint no longer binds."""
-        from multitask.estimators.baselines import IndependentRidgeClassifier, \
-            IndependentRidgeRegressor
+        from multitask.estimators.baselines import (
+            IndependentRidgeClassifier,
+            IndependentRidgeRegressor,
+        )
 
         ridge_cls = IndependentRidgeClassifier if self._is_classifier else \
             IndependentRidgeRegressor
@@ -194,7 +196,8 @@ class L1InfClassifier(_L1Inf, MultiTaskClassifierBase):
     optimality measure is not computable for the hinge: it then runs ``max_iter`` steps).
 
     Parameters
-    ----------""" + _PARAMS_DOC + """    loss : {"hinge", "logistic", "squared_hinge"}, default="hinge"
+    ----------""" + _PARAMS_DOC + """    loss : {"hinge", "logistic", "squared_hinge"}, \
+default="hinge"
     {common_parameters}
 
     Attributes

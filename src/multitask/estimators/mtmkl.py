@@ -16,7 +16,8 @@ with the hinge ``max(0, 1 - z)`` or squared hinge ``max(0, 1 - z)^2`` loss. This
 LIBLINEAR convention (a sum of the losses over all rows, not the library's ``1/n_t``-scaled
 mean); the library's strength ``alpha`` is ``1 / C``: dividing the objective by ``C`` gives
 ``sum_i loss + alpha * (regularizer)``. The model lives in a separate kernel-dual stack (dual
-coordinate descent on the joint kernel, the lp-norm weight step), see the architecture page. The per-task bias ``b_t`` is
+coordinate descent on the joint kernel, the lp-norm weight step), see the architecture page.
+The per-task bias ``b_t`` is
 the weight of a constant feature ``c = intercept_scaling`` (regularized, like LinearSVC's
 intercept); ``fit_intercept=False`` gives the paper's bias-free model.
 """

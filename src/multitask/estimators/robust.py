@@ -197,7 +197,8 @@ class RobustMTLClassifier(_Robust, MultiTaskClassifierBase):
     Minimizes ``sum_t (1/n_t) sum_i max(0, 1 - y_i (x_i^T (l_t + e_t) + b_t))^2 + alpha *
     (||L||_* + lam * sum_t ||e_t||_2)`` with labels mapped to -1/+1 per task; the paper's
     eq. (3) with ``beta = 1 / (alpha n)`` for ``n`` rows per task.
-""" + _DOC.format(formulation="", loss='''    loss : {"squared_hinge", "logistic"}, default="squared_hinge"
+""" + _DOC.format(formulation="", loss='''    loss : {"squared_hinge", "logistic"}, \
+default="squared_hinge"
         ``max(0, 1 - y z)^2`` (the paper's; linearized ADMM needs its prox) or logistic
         (accelerated gradient).
 ''')

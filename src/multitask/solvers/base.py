@@ -176,10 +176,10 @@ def initial_point(datafit: Datafit, penalty: Penalty, coef_init=None, intercept_
         raise ValueError(f"coef_init has shape {V.shape}, expected {shape}.")
     if project and (penalty.is_constraint or penalty.parts):
         V = penalty.prox(V, 0.0)
-    b = None
+    b: np.ndarray | None = None
     if datafit.has_intercept_variable:
-        b = datafit.init_intercept() if intercept_init is None else np.array(
-            intercept_init, dtype=np.float64)
+        b = np.zeros(m) if intercept_init is None else np.array(intercept_init,
+                                                               dtype=np.float64)
         if b.shape != (m,):
             raise ValueError(f"intercept_init has shape {b.shape}, expected {(m,)}.")
     return V, b
@@ -220,8 +220,9 @@ def finish(solver: Solver, datafit: Datafit, penalty: Penalty, V: np.ndarray,
 
     ``measure`` is computed at ``(V, b)`` when not given. When the run used its whole budget
     without converging (``exhausted``, by default ``not converged and n_iter >=
-    solver.max_iter``) and ``solver.warn`` is set, warns with ``ConvergenceWarning`` naming the solver, the budget,
-    the measure reached and the tolerance (``what`` adds a solver-specific detail).
+    solver.max_iter``) and ``solver.warn`` is set, warns with ``ConvergenceWarning`` naming the
+    solver, the budget, the measure reached and the tolerance (``what`` adds a solver-specific
+    detail).
     """
     if measure is None:
         measure = optimality(datafit, penalty, V, b)

@@ -38,10 +38,14 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
+from multitask.solvers._dcd_numba import (
+    compress_columns,
+    dcd_kernel,
+    dcd_linear,
+    linear_objectives,
+    task_sums,
+)
 from multitask.solvers.mkl_theta import dual_norm, initial_theta, theta_step
-from multitask.solvers._dcd_numba import compress_columns
-from multitask.solvers._dcd_numba import dcd_kernel, dcd_linear, linear_objectives
-from multitask.solvers._dcd_numba import task_sums
 from multitask.solvers.result import SolverResult
 
 __all__ = [
@@ -616,7 +620,7 @@ def mtmkl_dcd(
         theta_floor,
         alpha_sums,
     )
-    B_theta = sum(th * B for th, B in zip(theta, kernels, strict=True))
+    B_theta = np.sum([th * B for th, B in zip(theta, kernels, strict=True)], axis=0)
     W = design.expand(state["factor"].R.T @ state["Vt"])
     _warn_unconverged(converged, hist, total_epochs, tol)
     return SolverResult(
@@ -782,8 +786,9 @@ def mtmkl_kernel(
         alpha_sums,
     )
     alpha = state["alpha"]
-    B_theta = sum(th * B for th, B in zip(theta, kernels, strict=True))
-    bias = c * c * np.bincount(task, weights=alpha * y, minlength=n_tasks) + state["b"]
+    B_theta = np.sum([th * B for th, B in zip(theta, kernels, strict=True)], axis=0)
+    bias = c * c * np.bincount(task, weights=alpha * y, minlength=n_tasks) + np.asarray(
+        state["b"], dtype=np.float64)
     _warn_unconverged(converged, hist, total_epochs, tol)
     return SolverResult(
         coef=alpha * y,

@@ -257,8 +257,8 @@ class LinearizedADMM(Solver):
             if callback is not None and callback(k, F_k, self._stack(blocks, penalty), b):
                 break
             if paper:
-                rel = [np.linalg.norm(blocks[i] - old[i]) / max(1.0, np.linalg.norm(old[i]))
-                       for i in range(k_blocks)]
+                rel = [float(np.linalg.norm(blocks[i] - old[i]))
+                       / max(1.0, float(np.linalg.norm(old[i]))) for i in range(k_blocks)]
                 stop = max(rel) <= tol
                 if self.guard:
                     nonzero = any(np.any(B) for B in blocks)

@@ -60,8 +60,7 @@ LP_METHODS = ("highs-ipm", "highs-ds", "highs")
 def _stacked_csr(data: MultiTaskData) -> sp.csr_matrix:
     """The stacked design ``(N, d)`` as CSR (a shared design repeated once per task)."""
     X = data.X
-    Xc = sp.csr_matrix(X, dtype=np.float64) if not sp.issparse(X) else X.tocsr().astype(
-        np.float64)
+    Xc = sp.csr_matrix(X, dtype=np.float64)
     if data.shared:
         Xc = sp.vstack([Xc] * data.n_tasks, format="csr")
     return Xc

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -52,10 +52,10 @@ ITERATES = ("best", "average", "last")
 
 def _max_diameter(constraint: Penalty, n_tasks: int) -> float:
     """Largest Frobenius norm in the set: ``C sqrt(m)`` for the l1,inf and per-task balls."""
-    radius = np.asarray(constraint.radius, dtype=float)
+    radius = np.asarray(getattr(constraint, "radius", np.inf), dtype=np.float64)
     if radius.ndim == 0:
         return float(radius) * np.sqrt(n_tasks)
-    return float(np.sqrt(np.sum(radius**2)))
+    return float(np.sqrt(np.sum(radius * radius)))
 
 
 def default_eta0(datafit: Datafit, constraint: Penalty, max_iter: int) -> float:
@@ -217,8 +217,11 @@ class ProjectedSubgradient(Solver):
         elif self.iterate == "last":
             F_ret, W_ret, b_ret = f, W, b
         else:
+            assert avg_W is not None
             W_ret = avg_W / eta_sum if eta_sum > 0 else W
-            b_ret = (avg_b / eta_sum if eta_sum > 0 else b) if use_b else None
+            b_ret = None
+            if use_b:
+                b_ret = avg_b / eta_sum if (eta_sum > 0 and avg_b is not None) else b
             F_ret = datafit.value(W_ret, b_ret)
         measure = optimality(datafit, penalty, W_ret, b_ret) if smooth else float("nan")
         if smooth:
