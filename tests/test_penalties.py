@@ -12,15 +12,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from multitask.data import as_multitask_data
+from multitask.losses import Squared
 from multitask.penalties import (
     L1,
     L21,
     ColumnL1Balls,
     ColumnL2,
     ColumnL2Balls,
+    IdentityMap,
     L1Ball,
     NoPenalty,
     Ridge,
+    SumMap,
+    SumOfParts,
     TraceBall,
     TraceNorm,
     group_soft_threshold,
@@ -29,8 +34,8 @@ from multitask.penalties import (
     soft_threshold,
     svt,
 )
-from multitask.penalties._prox import svt_with_values
-from multitask.penalties.composite import BlockPenalty, IdentityMap, SumMap
+from multitask.penalties.prox import svt_with_values
+from multitask.solvers import optimality
 
 cp = pytest.importorskip("cvxpy")
 
@@ -343,14 +348,27 @@ def test_shrinkage_operators_nonexpansive(U, seed, thresh):
         assert np.linalg.norm(op(U, thresh) - op(V, thresh)) <= d * (1 + 1e-9) + 1e-9 * scale
 
 
+def _proximity_datafit(V, step):
+    """A squared loss equal to ``||W - V||_F^2 / (2 step)``: shared design ``X = c I`` with
+    ``n = d`` rows, targets ``Y = c V``, no intercept, ``c^2 / n = 1 / step``."""
+    d = V.shape[0]
+    c = np.sqrt(d / step)
+    data, _ = as_multitask_data(c * np.eye(d), c * V)
+    return Squared(data, fit_intercept=False)
+
+
 @_SETTINGS
 @given(V=_MAT, lam=st.floats(0.01, 5.0), step=st.floats(0.1, 3.0))
-def test_prox_is_a_fixed_point_of_the_optimality_residual(V, lam, step):
-    """For f(W) = ||W - V||^2 / (2 step), prox(V) minimizes f + pen: the residual vanishes."""
+def test_prox_is_a_zero_of_the_optimality_measure(V, lam, step):
+    """For f(W) = ||W - V||^2 / (2 step), prox(V) minimizes f + pen: the relative optimality
+    measure of the solvers vanishes there (and not at V itself unless V is optimal)."""
+    df = _proximity_datafit(V, step)
+    assert df.value(V) == pytest.approx(0.0, abs=1e-9 * max(np.abs(V).max(), 1) ** 2)
     for pen in (L1(lam), L21(lam), TraceNorm(lam), ColumnL2(lam), Ridge(lam)):
         W = pen.prox(V, step)
-        G = (W - V) / step
-        assert pen.fixed_point_residual(W, G, L=1.0 / step) <= 1e-8 * max(np.abs(V).max(), 1)
+        assert optimality(df, pen, W, None) <= 1e-8
+        if np.linalg.norm(W - V) > 1e-6 * max(np.linalg.norm(V), 1):
+            assert optimality(df, pen, V, None) > 1e-8
 
 
 @_SETTINGS
@@ -367,7 +385,7 @@ def test_prox_never_modifies_its_input(V, lam):
 # ----------------------------------------------------------------------------- composite
 
 
-def test_sum_map_adjoint_and_block_penalty():
+def test_sum_map_adjoint_and_sum_of_parts():
     rng = np.random.default_rng(7)
     A = SumMap(3)
     V = rng.standard_normal((3, 4, 2))
@@ -380,12 +398,41 @@ def test_sum_map_adjoint_and_block_penalty():
     assert ident.forward(G) is G and ident.adjoint(G) is G
 
     pens = [L1(0.3), TraceNorm(0.5), L1Ball(1.0)]
-    block = BlockPenalty(pens)
-    assert not block.is_constraint
-    assert BlockPenalty([L1Ball(1.0), TraceBall(2.0)]).is_constraint
+    block = SumOfParts(pens)
+    assert not block.is_constraint and "blocks" in block.capabilities
+    assert isinstance(block.linear_map, SumMap) and block.linear_map.norm_sq == 3.0
+    assert SumOfParts([L1Ball(1.0), TraceBall(2.0)]).is_constraint
+    with pytest.raises(ValueError, match="parts"):
+        SumOfParts([])
     out = block.prox(V, 0.7)
     for i, p in enumerate(pens):
         np.testing.assert_array_equal(out[i], p.prox(V[i], 0.7))
     V_feasible = np.stack([V[0], V[1], L1Ball(1.0).project(V[2])])
     assert block.value(V_feasible) == pytest.approx(
         pens[0].value(V[0]) + pens[1].value(V[1]))
+
+
+# ----------------------------------------------------------------------------- alpha_max
+
+_DUAL_NORMS = {
+    L1: lambda G: np.abs(G).max(),
+    L21: lambda G: np.linalg.norm(G, axis=1).max(),
+    TraceNorm: lambda G: np.linalg.svd(G, compute_uv=False)[0],
+    ColumnL2: lambda G: np.linalg.norm(G, axis=0).max(),
+}
+
+
+@pytest.mark.parametrize("cls", list(_DUAL_NORMS), ids=lambda c: c.__name__)
+def test_alpha_max_is_the_dual_norm_and_the_prox_threshold(cls):
+    """alpha_max(G) = Omega^*(G), the smallest alpha with prox_{alpha Omega}(G) = 0 (Moreau:
+    zero is the prox of G exactly when G lies in the dual ball of radius alpha)."""
+    rng = np.random.default_rng(8)
+    for shape in [(6, 4), (3, 7), (1, 5)]:
+        G = rng.standard_normal(shape)
+        amax = cls(1.0).alpha_max(G)
+        assert amax == pytest.approx(_DUAL_NORMS[cls](G), rel=1e-12)
+        np.testing.assert_array_equal(cls(amax * (1 + 1e-12)).prox(G, 1.0), 0.0)
+        assert np.abs(cls(0.99 * amax).prox(G, 1.0)).max() > 1e-6 * amax
+    assert cls(1.0).alpha_max(np.zeros((3, 0))) == 0.0
+    assert Ridge(1.0).alpha_max(G) == np.inf and L1Ball(1.0).alpha_max(G) == np.inf
+    assert NoPenalty().alpha_max(G) == 0.0
