@@ -40,7 +40,7 @@ __all__ = ["CappedTraceClassifier", "CappedTraceRegressor"]
 class _CappedTrace:
     _params = {
         "alpha": Param(0.1, [nonnegative], keyword_only=False, classifier_default=0.01),
-        "tau": Param(1.0, [Interval(Real, 0, None, closed="left")], keyword_only=False,
+        "tau": Param(1.0, [Interval(Real, 0, np.inf, closed="both")], keyword_only=False,
                      finite=False),
         "n_stages": Param(20, [Interval(Integral, 1, None, closed="left")]),
         "stage_solver": Param("prox", [StrOptions(set(STAGE_SOLVERS))]),
