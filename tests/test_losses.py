@@ -1,4 +1,4 @@
-"""Losses: the scaling convention, gradients, Lipschitz constants, lambda_max.
+"""Losses: the scaling convention, gradients, Lipschitz constants, alpha_max.
 
 Convention: ``F(W, b) = sum_t (1 / n_t) sum_{i in t} ell(y_i, x_i^T w_t + b_t)`` with ``W`` of
 shape ``(d, m)``. The references below are written from that formula with plain numpy loops
@@ -15,7 +15,8 @@ from scipy.special import expit
 from multitask.data import as_multitask_data
 from multitask.estimators import MultiTaskClassifier, MultiTaskRegressor
 from multitask.losses import Hinge, Logistic, Squared, SquaredHinge, get_datafit
-from multitask.penalties import L1, L21, ColumnL2, TraceNorm
+from multitask.penalties import L1, L21, ColumnL2, Ridge, TraceNorm
+from multitask.solvers import optimality
 
 LOSSES = {"squared": Squared, "logistic": Logistic, "squared_hinge": SquaredHinge}
 ELL = {
@@ -159,7 +160,7 @@ def test_hinge_subgradient_away_from_kinks(fmt):
     fdW, fdb = _fd_grad(df.value, W, b, h=1e-7)
     np.testing.assert_allclose(gW, fdW, rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(gb, fdb, rtol=1e-5, atol=1e-7)
-    assert not df.smooth
+    assert "gradient" not in df.capabilities and "subgradient" in df.capabilities
     with pytest.raises(ValueError, match="not smooth"):
         df.lipschitz()
 
@@ -182,6 +183,29 @@ def test_squared_gram_and_direct_paths_agree(fmt, fit_intercept):
         np.testing.assert_allclose(a.intercept(W), b.intercept(W), atol=1e-12)
     assert a.lipschitz() == pytest.approx(b.lipschitz(), rel=1e-10)
     np.testing.assert_allclose(a.grad_at_zero(), b.grad_at_zero(), atol=1e-12)
+
+
+@pytest.mark.parametrize("loss", sorted(LOSSES))
+def test_alpha_l2_adds_a_ridge_term(loss):
+    """alpha_l2: F + (alpha_l2 / 2) ||W||_F^2, gradient + alpha_l2 W, Lipschitz + alpha_l2; the
+    term is not separable over the scores, so the score-space capabilities are dropped."""
+    Xs, ys, data = _problem("lists-dense", loss, seed=17)
+    plain, ridge = LOSSES[loss](data), LOSSES[loss](data, alpha_l2=0.7)
+    rng = np.random.default_rng(18)
+    W, b = _point(rng, data.n_features, data.n_tasks)
+    b = b if plain.has_intercept_variable else None
+    v0, g0, gb0 = plain.value_and_grad(W, b)
+    v1, g1, gb1 = ridge.value_and_grad(W, b)
+    assert v1 == pytest.approx(v0 + 0.35 * np.sum(W**2), rel=1e-12)
+    np.testing.assert_allclose(g1, g0 + 0.7 * W, atol=1e-12)
+    if b is not None:
+        np.testing.assert_allclose(gb1, gb0, atol=1e-12)
+    assert ridge.lipschitz() == pytest.approx(plain.lipschitz() + 0.7, rel=1e-12)
+    assert "prox_scores" not in ridge.capabilities and "gradient" in ridge.capabilities
+    np.testing.assert_allclose(ridge.grad_at_zero(), plain.grad_at_zero(), atol=1e-14)
+    for bad in (-1.0, np.inf, np.nan):
+        with pytest.raises(ValueError, match="alpha_l2"):
+            LOSSES[loss](data, alpha_l2=bad)
 
 
 # ----------------------------------------------------------------------------- Lipschitz
@@ -264,9 +288,21 @@ def test_classification_lipschitz_bounds_the_hessian(loss, fit_intercept, fmt):
     assert L == pytest.approx(sup, rel=1e-9)
 
 
-# ----------------------------------------------------------------------------- lambda_max
+# ----------------------------------------------------------------------------- alpha_max
 
 PENALTIES = {"l1": L1, "l21": L21, "trace": TraceNorm, "column_l2": ColumnL2}
+DUAL_NORMS = {
+    "l1": lambda G: np.abs(G).max(),
+    "l21": lambda G: np.linalg.norm(G, axis=1).max(),
+    "trace": lambda G: np.linalg.norm(G, 2),
+    "column_l2": lambda G: np.linalg.norm(G, axis=0).max(),
+}
+
+
+def _squared_gradient_at_zero(Xs, ys):
+    """-X_t^T (y_t - mean(y_t)) / n_t per task: the gradient at W = 0 with the best intercepts,
+    written from the formula on the user's arrays."""
+    return np.column_stack([-X.T @ (y - y.mean()) / len(y) for X, y in zip(Xs, ys, strict=True)])
 
 
 @pytest.mark.parametrize("loss", ["logistic", "squared_hinge"])
@@ -280,13 +316,17 @@ def test_optimal_intercept_at_zero_zeroes_the_intercept_gradient(loss):
 
 @pytest.mark.parametrize("layout", ["lists", "shared"])
 @pytest.mark.parametrize("penalty", sorted(PENALTIES))
-def test_lambda_max_squared(penalty, layout, regression_lists, shared_regression):
-    """alpha = lambda_max gives W = 0 (to rounding); 0.95 * lambda_max does not."""
+def test_alpha_max_squared(penalty, layout, regression_lists, shared_regression):
+    """alpha = alpha_max gives W = 0 (to rounding); 0.95 * alpha_max does not."""
     X, y = regression_lists if layout == "lists" else shared_regression
     est = MultiTaskRegressor(penalty=penalty, tol=1e-10, max_iter=20000)
     lam = est.alpha_max(X, y)
     data, _ = as_multitask_data(X, y)
-    assert lam == pytest.approx(Squared(data).lambda_max(penalty), rel=1e-12)
+    G = Squared(data).grad_at_zero()
+    Xs, ys = (X, y) if layout == "lists" else ([X] * y.shape[1], list(y.T))
+    np.testing.assert_allclose(G, _squared_gradient_at_zero(Xs, ys), atol=1e-12)
+    assert lam == pytest.approx(PENALTIES[penalty](1.0).alpha_max(G), rel=1e-12)
+    assert lam == pytest.approx(DUAL_NORMS[penalty](G), rel=1e-12)
     below = MultiTaskRegressor(penalty=penalty, alpha=0.95 * lam, tol=1e-10,
                                max_iter=20000).fit(X, y)
     scale = np.abs(below.coef_).max()
@@ -298,16 +338,16 @@ def test_lambda_max_squared(penalty, layout, regression_lists, shared_regression
 
 
 @pytest.mark.parametrize("penalty", sorted(PENALTIES))
-def test_lambda_max_logistic(penalty, classification_lists):
-    """At lambda_max nothing beats (W = 0, b0); at 0.95 * lambda_max something does.
+def test_alpha_max_logistic(penalty, classification_lists):
+    """At alpha_max nothing beats (W = 0, b0); at 0.95 * alpha_max something does.
 
-    Convergence to W = 0 at exactly lambda_max is sublinear (the optimality condition is tight),
+    Convergence to W = 0 at exactly alpha_max is sublinear (the optimality condition is tight),
     so the fitted W there is only checked to be small.
     """
     Xs, ys = classification_lists
     data, _ = as_multitask_data(Xs, ys, classification=True)
     df = Logistic(data)
-    lam = df.lambda_max(penalty)
+    lam = DUAL_NORMS[penalty](df.grad_at_zero())
     est = MultiTaskClassifier(penalty=penalty, tol=1e-12, max_iter=20000)
     assert est.alpha_max(Xs, ys) == pytest.approx(lam, rel=1e-12)
     zero = np.zeros((data.n_features, data.n_tasks))
@@ -324,16 +364,16 @@ def test_lambda_max_logistic(penalty, classification_lists):
     at = est.set_params(alpha=lam).fit(Xs, ys)
     assert objective(at) >= F0 - 1e-12
     assert np.abs(at.coef_).max() <= 1e-3 * np.abs(below.coef_).max()
-    # the optimality certificate of W = 0 at lambda_max: the prox-gradient residual vanishes
-    G = df.grad_at_zero()
-    assert PENALTIES[penalty](lam).fixed_point_residual(zero, G, L=df.lipschitz()) <= 1e-12
-    assert PENALTIES[penalty](0.95 * lam).fixed_point_residual(zero, G, L=df.lipschitz()) > 1e-3
+    # the optimality certificate of W = 0 at alpha_max: the relative measure vanishes
+    b0 = df.optimal_intercept_at_zero()
+    assert optimality(df, PENALTIES[penalty](lam), zero, b0) <= 1e-12
+    assert optimality(df, PENALTIES[penalty](0.95 * lam), zero, b0) > 1e-3
 
 
-def test_lambda_max_unknown_penalty_and_unknown_loss():
-    _, _, data = _problem("lists-dense", "squared")
-    with pytest.raises(ValueError, match="lambda_max"):
-        Squared(data).lambda_max("ridge")
+def test_alpha_max_of_ridge_and_unknown_loss():
+    Xs, ys, data = _problem("lists-dense", "squared")
+    assert Ridge(1.0).alpha_max(Squared(data).grad_at_zero()) == np.inf
+    assert MultiTaskRegressor(penalty="ridge").alpha_max(Xs, ys) == np.inf
     with pytest.raises(ValueError, match="Unknown loss 'cauchy'"):
         get_datafit("cauchy", data)
     assert isinstance(get_datafit("logistic", data), Logistic)
