@@ -74,6 +74,7 @@ REFERENCE = {
     "model_selection": "multitask.model_selection",
     "plotting": "multitask.plotting",
     "progress": "multitask.progress",
+    "persistence": "multitask.persistence",
     "penalties": "multitask.penalties",
     "losses": "multitask.losses",
     "solvers": "multitask.solvers",
