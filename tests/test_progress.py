@@ -69,6 +69,24 @@ def test_bar_on_a_terminal_uses_rich():
     assert "fitting" in text and "5/5" in text
 
 
+def test_nested_bars_share_one_display():
+    """rich allows one live display: a bar opened inside another is a row of the same one."""
+    pytest.importorskip("rich")
+    import multitask.progress as mod
+
+    term = FakeTerminal()
+    with progress(2, "benchmark", stream=term) as outer:
+        for model in ("ridge", "trace"):
+            inner = progress(label=f"CV {model}", stream=term)
+            for done in range(1, 4):
+                inner(done, 3)
+            assert inner.shown_as == "bar"
+            outer.advance()
+    assert mod._display["progress"] is None and mod._display["users"] == 0
+    text = term.getvalue()
+    assert "CV ridge" in text and "CV trace" in text and "2/2" in text
+
+
 def test_environment_variable_overrides(monkeypatch):
     term = FakeTerminal()
     monkeypatch.setenv(ENV_VAR, "lines")

@@ -61,6 +61,51 @@ def _duration(seconds: float) -> str:
     return f"{hours} h {minutes:02d} min"
 
 
+# One live display at a time (rich allows no more): bars opened while another is shown (a CV
+# inside a benchmark loop) are rows of the same display.
+_display_lock = threading.Lock()
+_display: dict[str, Any] = {"progress": None, "users": 0}
+
+
+def _acquire_display(stream: IO[str]) -> Any:
+    """The shared ``rich.progress.Progress``, started on ``stream`` by its first user."""
+    with _display_lock:
+        if _display["progress"] is None:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+            from rich.progress import Progress as RichProgress
+
+            bar = RichProgress(
+                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                TimeElapsedColumn(), TimeRemainingColumn(), console=Console(file=stream))
+            bar.start()
+            _display["progress"] = bar
+        _display["users"] += 1
+        return _display["progress"]
+
+
+def _release_display(task: Any) -> None:
+    """End one row: while other bars are shown it disappears; the last one stays on screen
+    in its final state and the display stops."""
+    with _display_lock:
+        bar = _display["progress"]
+        if bar is None:
+            return
+        _display["users"] -= 1
+        if _display["users"] > 0:
+            bar.remove_task(task)
+            return
+        bar.stop()
+        _display["progress"] = None
+        _display["users"] = 0
+
+
 class Progress:
     """Report the progress of a run of ``total`` steps: a bar on a terminal, lines otherwise.
 
@@ -225,21 +270,7 @@ class Progress:
                 self._shown = "lines"
 
     def _open_bar(self) -> None:
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-        from rich.progress import Progress as RichProgress
-
-        console = Console(file=self._out())
-        self._bar = RichProgress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=False)
-        self._bar.start()
+        self._bar = _acquire_display(self._out())
         self._task = self._bar.add_task(self.label, total=self.total, completed=self.done)
 
     def _show(self) -> None:
@@ -272,7 +303,7 @@ class Progress:
     def _close(self) -> None:
         if self._shown == "bar" and self._bar is not None:
             self._bar.update(self._task, total=self.total, completed=self.done)
-            self._bar.stop()
+            _release_display(self._task)
         elif self._shown == "lines" and self._last_done != self.done:
             self._line(time.perf_counter())  # where it stopped (interrupted, unknown total)
         self._active = False
