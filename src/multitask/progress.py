@@ -36,6 +36,7 @@ Pickling drops the live display.
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 import threading
@@ -86,8 +87,18 @@ def _acquire_display(stream: IO[str]) -> Any:
                 TimeElapsedColumn(), TimeRemainingColumn(), console=Console(file=stream))
             bar.start()
             _display["progress"] = bar
+            atexit.register(_stop_display)  # a run that never finished (an error in a fit)
         _display["users"] += 1
         return _display["progress"]
+
+
+def _stop_display() -> None:
+    """Stop the display whatever rows it still shows (at exit: restores the cursor)."""
+    with _display_lock:
+        if _display["progress"] is not None:
+            _display["progress"].stop()
+        _display["progress"] = None
+        _display["users"] = 0
 
 
 def _release_display(task: Any) -> None:
