@@ -87,7 +87,9 @@ def _acquire_display(stream: IO[str]) -> Any:
                 TimeElapsedColumn(), TimeRemainingColumn(), console=Console(file=stream))
             bar.start()
             _display["progress"] = bar
-            atexit.register(_stop_display)  # a run that never finished (an error in a fit)
+            if not _display.get("atexit"):  # a run that never finished (an error in a fit)
+                atexit.register(_stop_display)
+                _display["atexit"] = True
         _display["users"] += 1
         return _display["progress"]
 
