@@ -11,7 +11,8 @@ are done. Where it writes (standard error by default) decides how:
   end; never one per step.
 
 The environment variable ``MULTITASK_PROGRESS`` overrides the choice: ``bar``, ``lines`` or
-``off``.
+``off``. Bars opened while another is shown (a cross-validation inside a benchmark loop) are
+rows of the same display; an inner row disappears when it is done.
 
 A :class:`Progress` is a callable ``update(done, total)``, the signature of the ``callback``
 of :class:`~multitask.MultiTaskCV`, so it plugs in directly; it closes itself when
