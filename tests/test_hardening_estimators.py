@@ -156,6 +156,15 @@ CASES = {
                                   f"GridSearchCV(M.L21Regressor(), {{{k!r}: [{v}]}}, cv=2, "
                                   "error_score='raise').fit(*long()[:2])")
        for k, v in (("alpha", "-1.0"), ("alpha", "float('nan')"), ("solver", "'bogus'"))},
+    "COO with a row index out of range": ("X, y, task = long()\nS = sp.coo_matrix(X)\n"
+                                          "S.row[3] = 10**7\nM.L21Regressor().fit(S, y, task)"),
+    "CSC with a row index out of range": ("X, y, task = long()\nS = sp.csc_matrix(X)\n"
+                                          "S.indices[3] = 10**7\n"
+                                          "M.L21Regressor().fit(S, y, task)"),
+    "float32 CSR with indptr past the end": ("X, y, task = long()\n"
+                                             "S = sp.csr_matrix(X.astype(np.float32))\n"
+                                             "S.indptr[-1] += 5\n"
+                                             "M.L21Regressor().fit(S, y, task)"),
     "MultiTaskCV on a COO matrix": ("X, y, task = long()\nest = M.MultiTaskCV(M.L21Regressor(),"
                                     " n_alphas=3, cv=2).fit(sp.coo_matrix(X), y, task)\n"
                                     "result = finite(est)"),
@@ -229,6 +238,22 @@ def test_invalid_parameters_are_value_errors_naming_them(outcomes, case, word):
     """``max_iter=None`` gave a TypeError; NaN kernel parameters predicted one class; invalid
     values inside parameter grids were accepted."""
     assert _names(outcomes[case], word), outcomes[case]
+
+
+@pytest.mark.parametrize("case", [
+    pytest.param("COO with a row index out of range", marks=xfail(
+        "base._validate_X calls multitask.data.check_sparse_structure before scikit-learn's "
+        "validate_data, whose COO/CSC -> CSR conversion writes out of bounds")),
+    pytest.param("CSC with a row index out of range", marks=xfail(
+        "base._validate_X calls multitask.data.check_sparse_structure before validate_data")),
+    pytest.param("float32 CSR with indptr past the end", marks=xfail(
+        "base._validate_X calls multitask.data.check_sparse_structure before validate_data, "
+        "whose dtype conversion reads the broken indptr")),
+])
+def test_broken_sparse_formats_are_refused_before_any_conversion(outcomes, case):
+    """The data layer checks CSR input; other formats are converted by scikit-learn first (an
+    interpreter crash: the case dies in its child)."""
+    assert _names(outcomes[case], "X (sparse"), outcomes[case]
 
 
 def test_multitaskcv_takes_a_coo_matrix(outcomes):

@@ -1,0 +1,448 @@
+"""Fuzz suite of the hardening issue: every public estimator against generated inputs.
+
+Each case must either fit with finite coefficients or raise a ``ValueError`` whose message names
+the problem; it must never modify its input, crash the interpreter or hang. Three families:
+
+* **data** (:func:`data_case`): layouts (long, per-task lists, shared design), dense or sparse,
+  real and non-real dtypes, scales from 1e-300 to 1e300 on features and targets, degenerate
+  tasks (constant or identical rows, one row per task, no feature column), and malformed CSR
+  structure (indices out of range or negative, ``indptr`` broken; a broken COO or CSC matrix
+  reaches scikit-learn's conversion before the data layer: a strict xfail in
+  ``test_hardening_estimators.py`` until the estimators check it first). These run in a child
+  interpreter (a crash in compiled code would otherwise end the test run), with a time limit;
+* **parameters** (:func:`parameter_case`): an invalid value (NaN, infinities, negatives, text,
+  lists, None, non-integers) for every parameter of every estimator, set directly, inside a
+  :class:`multitask.MultiTaskCV` grid and inside scikit-learn's ``GridSearchCV``. A value that
+  happens to be valid must fit; an invalid one must be a ``ValueError`` naming the parameter;
+* **files**: the command line's ``fit`` / ``predict`` on generated CSV files (missing cells,
+  text in numbers, odd task ids, unknown tasks, colliding column names): exit status 0 or 2,
+  one line on stderr, no temporary file left, no output on failure.
+
+The default run is bounded (``FUZZ_EXAMPLES``, well under a minute). The long run::
+
+    MULTITASK_FUZZ_EXAMPLES=2000 python -m pytest tests/test_hardening_fuzz.py -m slow -q -s
+
+prints the counts (cases, fits, errors by kind) of each family.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+import subprocess
+import sys
+import warnings
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sklearn.base import BaseEstimator, is_classifier
+
+import multitask as M
+
+ESTIMATORS = sorted(n for n in M.__all__ if isinstance(getattr(M, n), type)
+                    and issubclass(getattr(M, n), BaseEstimator))
+FUZZ_EXAMPLES = int(os.environ.get("MULTITASK_FUZZ_EXAMPLES", "20"))
+#: Seconds the child running the data cases may take per case before it counts as a hang.
+CASE_SECONDS = 30.0
+
+#: Messages of errors raised by numpy/scipy/LAPACK internals rather than by a check.
+_INTERNAL = ("array must not contain", "setting an array element", "could not be broadcast",
+             "zero-size array", "could not convert", "object too deep", "did not converge",
+             "has a NaN entry", "not subscriptable", "division by zero", "index out of",
+             "out of bounds")
+
+
+def make_estimator(name: str, **params):
+    """A fast instance of ``name`` (small budgets, seeded)."""
+    if name == "MultiTaskCV":
+        return M.MultiTaskCV(M.L21Regressor(max_iter=100), **{"n_alphas": 2, "cv": 2, **params})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        est = getattr(M, name)()
+    own = est.get_params(deep=False)
+    fast = {"max_iter": 100, "n_stages": 2, "max_mkl_iter": 3, "random_state": 0}
+    est.set_params(**{k: v for k, v in fast.items() if k in own})
+    return est.set_params(**params)
+
+
+def classify(exc: BaseException | None, est=None) -> str:
+    """``"fit"``, ``"clear error"``, or a failure kind."""
+    if exc is None:
+        inner = getattr(est, "best_estimator_", est)
+        coef = getattr(inner, "coef_", None)
+        ok = (coef is None or np.all(np.isfinite(coef))) and np.all(
+            np.isfinite(getattr(inner, "intercept_", 0.0)))
+        return "fit" if ok else "FAIL non-finite coefficients"
+    if isinstance(exc, ValueError):
+        msg = str(exc)
+        if len(msg) < 15 or any(s in msg for s in _INTERNAL):
+            return f"FAIL unclear ValueError: {msg[:160]}"
+        return "clear error"
+    return f"FAIL {type(exc).__name__}: {str(exc)[:160]}"
+
+
+# ----------------------------------------------------------------------------- data cases
+@st.composite
+def data_case(draw):
+    """A JSON description of one data case (built into arrays by :func:`build_data`)."""
+    return {
+        "estimator": draw(st.sampled_from(ESTIMATORS)),
+        "layout": draw(st.sampled_from(["long", "lists", "shared"])),
+        "m": draw(st.integers(1, 3)),
+        "d": draw(st.integers(1, 4)),
+        "sparse": draw(st.booleans()),
+        "dtype": draw(st.sampled_from(["float64", "float32", "int64", "bool", "complex128",
+                                       "object"])),
+        "x_exp": draw(st.sampled_from([0, 0, 0, -300, -150, -50, 50, 100, 150, 300])),
+        "y_exp": draw(st.sampled_from([0, 0, 0, -300, -100, 100, 200, 300])),
+        "degenerate": draw(st.sampled_from(["none", "none", "constant rows", "identical rows",
+                                            "one row per task", "no feature", "constant y"])),
+        "corrupt": draw(st.sampled_from(["none", "none", "none", "column out of range",
+                                         "negative column", "indptr decreasing",
+                                         "indptr past end"])),
+        "seed": draw(st.integers(0, 2**31 - 1)),
+    }
+
+
+def build_data(case: dict, classifier: bool):
+    """``(X, y, task)`` of a data case (``task`` None for lists and shared designs)."""
+    rng = np.random.default_rng(case["seed"])
+    m, d = case["m"], case["d"]
+    n = 8
+    X = rng.standard_normal((n * m, d))
+    X[rng.random(X.shape) < 0.3] = 0.0
+    y = X @ rng.standard_normal(d) + 0.3 * rng.standard_normal(n * m)
+    deg = case["degenerate"]
+    if deg == "constant rows":
+        X[:] = 1.0
+    elif deg == "identical rows":
+        X[:] = X[:1]
+    elif deg == "no feature":
+        X = X[:, :0]
+    if classifier:
+        y = (y > np.median(y)).astype(np.int64)
+        y[::n], y[1::n] = 0, 1
+    elif deg == "constant y":
+        y[:] = 2.0
+    X = X * 10.0 ** case["x_exp"]
+    if not classifier:
+        y = y * 10.0 ** case["y_exp"]
+    task = np.repeat(np.arange(m), n)
+    if deg == "one row per task":
+        keep = np.arange(0, n * m, n)
+        X, y, task = X[keep], y[keep], task[keep]
+    X = X.astype(case["dtype"]) if case["dtype"] != "object" else X.astype(object)
+
+    def design(A):
+        if not case["sparse"] or A.dtype == object:
+            return A
+        S = sp.csr_matrix(A)
+        # a broken matrix of another dtype is converted by scikit-learn before the data
+        # layer sees it (strict xfails in test_hardening_estimators.py): float64 only here
+        c = case["corrupt"] if A.dtype == np.float64 else "none"
+        if S.nnz and c == "column out of range":
+            S.indices[-1] = A.shape[1] + 7
+        elif S.nnz and c == "negative column":
+            S.indices[0] = -1
+        elif len(S.indptr) > 2 and c == "indptr decreasing":
+            S.indptr[1] = S.indptr[-1] + 3
+        elif c == "indptr past end":
+            S.indptr[-1] += 5
+        return S
+
+    if case["layout"] == "lists":
+        return ([design(X[task == t]) for t in range(m)], [y[task == t] for t in range(m)],
+                None)
+    if case["layout"] == "shared":
+        Y = np.column_stack([np.roll(y, t) for t in range(m)]) if m > 1 else y
+        if classifier and m > 1:
+            Y[0], Y[1] = 0, 1
+        rows = len(y) // max(m, 1)
+        return design(X[:rows]), Y[:rows], None
+    return design(X), y, task
+
+
+def _snapshot(obj):
+    return copy.deepcopy(obj)
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(u, v) for u, v in zip(a, b, strict=True))
+    if sp.issparse(a):
+        parts = ("data", "indices", "indptr") if a.format == "csr" else ("data", "row", "col")
+        return all(np.array_equal(getattr(a, p), getattr(b, p)) for p in parts)
+    if a is None:
+        return b is None
+    return np.array_equal(np.asarray(a), np.asarray(b))
+
+
+def run_data_case(case: dict) -> str:
+    """Fit one data case; its outcome (see :func:`classify`), or a mutation failure."""
+    est = make_estimator(case["estimator"])
+    X, y, task = build_data(case, is_classifier(est))
+    before = _snapshot((X, y, task))
+    exc = None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit(X, y, task) if task is not None else est.fit(X, y)
+    except Exception as e:  # noqa: BLE001 - classified below
+        exc = e
+    if not all(_same(a, b) for a, b in zip(before, (X, y, task), strict=True)):
+        return "FAIL input modified"
+    return classify(exc, est)
+
+
+def child_main(n_examples: int, seed: int, out_path: str) -> None:
+    """Run ``n_examples`` data cases (in a child interpreter); write the outcomes as JSON."""
+    outcomes = []
+    progress = open(out_path + ".progress", "w")  # noqa: SIM115 - kept open for the run
+
+    @settings(max_examples=n_examples, deadline=None, database=None, derandomize=False,
+              suppress_health_check=list(HealthCheck), phases=["generate"])
+    @given(case=data_case())
+    def check(case):
+        progress.write(json.dumps(case) + "\n")
+        progress.flush()
+        outcomes.append([case, run_data_case(case)])
+
+    from hypothesis import seed as hyp_seed
+
+    hyp_seed(seed)(check)()
+    Path(out_path).write_text(json.dumps(outcomes))
+
+
+def run_data_fuzz(n_examples: int, tmp_path, seed: int = 0) -> list:
+    out = tmp_path / f"data-{seed}.json"
+    code = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
+            f"import test_hardening_fuzz as T; T.child_main({n_examples}, {seed}, {str(out)!r})")
+    try:
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=60 + CASE_SECONDS * n_examples)
+    except subprocess.TimeoutExpired:
+        last = Path(str(out) + ".progress").read_text().splitlines()[-1:]
+        pytest.fail(f"the data fuzz hung; last case: {last}")
+    if proc.returncode != 0:
+        last = Path(str(out) + ".progress").read_text().splitlines()[-1:]
+        pytest.fail(f"the interpreter died (status {proc.returncode}) on case {last}\n"
+                    f"{proc.stderr[-2000:]}")
+    return json.loads(out.read_text())
+
+
+def _report(title: str, outcomes: list) -> Counter:
+    kinds = Counter(o if not o.startswith("FAIL") else o.split(":")[0] for _, o in outcomes)
+    print(f"\n{title}: {len(outcomes)} cases: " + ", ".join(f"{k}: {v}" for k, v in
+                                                          sorted(kinds.items())))
+    return kinds
+
+
+def test_data_fuzz(tmp_path):
+    outcomes = run_data_fuzz(FUZZ_EXAMPLES, tmp_path)
+    _report("data fuzz", outcomes)
+    failures = [(c, o) for c, o in outcomes if o.startswith("FAIL")]
+    assert not failures, failures[:5]
+
+
+@pytest.mark.slow
+def test_data_fuzz_long(tmp_path):
+    outcomes = []
+    for seed in range(4):  # four children: a crash or hang names its case sooner
+        outcomes += run_data_fuzz(max(FUZZ_EXAMPLES, 500), tmp_path, seed=seed)
+    _report("data fuzz (long)", outcomes)
+    failures = [(c, o) for c, o in outcomes if o.startswith("FAIL")]
+    assert not failures, failures[:5]
+
+
+# ----------------------------------------------------------------------------- parameters
+#: Invalid values tried for every parameter (a value valid for some parameter must fit).
+BAD_VALUES = [-1, -1.0, 0, 0.5, 2.5, math.nan, math.inf, -math.inf, "bogus", None, [1, 2],
+              True, 10**30]
+#: Parameters not tried: the task column is covered by the data layer's tests; callables and
+#: clients of MultiTaskCV take objects; random_state accepts anything numpy does.
+SKIP_PARAMS = {"task_column", "callback", "client", "random_state", "estimator", "verbose"}
+
+#: (estimator, parameter) pairs whose invalid values are accepted or give an unclear error on
+#: the current code. Each is a strict xfail in test_known_parameter_failures_still_fail; the
+#: fuzz leaves them out. Remove a pair when its validation lands.
+_HUGE_TOL = ("tol=10**30 (a Python int beyond int64) inside GridSearchCV: TypeError from "
+             "np.isfinite instead of a ValueError naming tol")
+KNOWN_PARAMETER_FAILURES: dict[tuple[str, str], str] = {
+    (n, "tol"): _HUGE_TOL for n in (
+        "IndependentLassoClassifier", "IndependentRidgeClassifier", "L21Classifier",
+        "MultiTaskRegressor", "PooledClassifier", "SparseLowRankRegressor",
+        "TraceNormClassifier")}
+KNOWN_PARAMETER_FAILURES[("MultiTaskCV", "n_alphas")] = (
+    "n_alphas=inf: OverflowError instead of a ValueError naming n_alphas")
+
+
+def _params(name: str) -> list[str]:
+    return sorted(p for p in make_estimator(name).get_params(deep=False) if p not in SKIP_PARAMS)
+
+
+def _problem(est):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((24, 3))
+    task = np.repeat([0, 1], 12)
+    y = X @ rng.standard_normal(3) + 0.1 * rng.standard_normal(24)
+    if is_classifier(est):
+        y = (y > np.median(y)).astype(int)
+        y[::12], y[1::12] = 0, 1
+    return X, y, task
+
+
+def parameter_case(name: str, param: str, value, where: str) -> str:
+    """Fit with ``param=value`` set directly, in a MultiTaskCV grid, or a GridSearchCV grid."""
+    from sklearn.model_selection import GridSearchCV
+
+    base = make_estimator(name if name != "MultiTaskCV" else "L21Regressor")
+    X, y, task = _problem(base)
+    exc, est = None, None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if where == "direct":
+                est = make_estimator(name, **{param: value}) if name == "MultiTaskCV" else \
+                    base.set_params(**{param: value})
+                est.fit(X, y, task)
+            elif where == "MultiTaskCV grid":
+                est = M.MultiTaskCV(base, param_grid={param: [value]}, cv=2).fit(X, y, task)
+            else:
+                est = GridSearchCV(base, {param: [value]}, cv=2, error_score="raise").fit(X, y)
+    except Exception as e:  # noqa: BLE001 - classified below
+        exc = e
+    out = classify(exc, getattr(est, "best_estimator_", est))
+    if out == "clear error" and param not in str(exc):
+        return f"FAIL error not naming {param}: {str(exc)[:160]}"
+    return out
+
+
+def _where_options(name):
+    return ["direct"] if name == "MultiTaskCV" else ["direct", "MultiTaskCV grid",
+                                                      "GridSearchCV grid"]
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("name", ESTIMATORS)
+def test_parameter_fuzz(name):
+    params = [p for p in _params(name) if (name, p) not in KNOWN_PARAMETER_FAILURES]
+    outcomes = []
+
+    @settings(max_examples=max(3, FUZZ_EXAMPLES // 6), deadline=None, database=None,
+              derandomize=True, suppress_health_check=list(HealthCheck))
+    @given(param=st.sampled_from(params), value=st.sampled_from(BAD_VALUES),
+           where=st.sampled_from(_where_options(name)))
+    def check(param, value, where):
+        outcomes.append([(name, param, repr(value), where),
+                         parameter_case(name, param, value, where)])
+
+    check()
+    failures = [c for c in outcomes if c[1].startswith("FAIL")]
+    assert not failures, failures[:5]
+
+
+def test_every_parameter_is_fuzzed():
+    """The fuzz follows the estimators' parameters (a new parameter is covered unasked)."""
+    for name in ESTIMATORS:
+        assert _params(name), name
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore")
+def test_parameter_fuzz_exhaustive():
+    """Every (estimator, parameter, invalid value, place) combination."""
+    outcomes = []
+    for name in ESTIMATORS:
+        for param in _params(name):
+            if (name, param) in KNOWN_PARAMETER_FAILURES:
+                continue
+            for value in BAD_VALUES:
+                for where in _where_options(name):
+                    outcomes.append([(name, param, repr(value), where),
+                                     parameter_case(name, param, value, where)])
+    _report("parameter fuzz (exhaustive)", outcomes)
+    failures = [c for c in outcomes if c[1].startswith("FAIL")]
+    assert not failures, failures[:10]
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("pair", [pytest.param(p, marks=pytest.mark.xfail(strict=True,
+                                                                          reason=r))
+                                  for p, r in KNOWN_PARAMETER_FAILURES.items()] or [None])
+def test_known_parameter_failures_still_fail(pair):
+    if pair is None:
+        return
+    name, param = pair
+    bad = [parameter_case(name, param, v, w) for v in BAD_VALUES for w in _where_options(name)]
+    assert not any(o.startswith("FAIL") for o in bad), [o for o in bad if o.startswith("FAIL")]
+
+
+# ----------------------------------------------------------------------------- files
+@st.composite
+def csv_case(draw):
+    n = draw(st.integers(2, 8))
+    ids = draw(st.lists(st.sampled_from(["a", "b", "01", "1", "1.0", " a", ""]), min_size=n,
+                        max_size=n))
+    cells = draw(st.lists(st.sampled_from(["1", "0.5", "-2", "", "x", "1e300", "nan", "inf",
+                                           "3"]), min_size=2 * n, max_size=2 * n))
+    ys = draw(st.lists(st.sampled_from(["1.5", "0", "2", "", "y"]), min_size=n, max_size=n))
+    extra = draw(st.sampled_from(["", "prediction", "prediction_1"]))
+    new_ids = draw(st.lists(st.sampled_from(["a", "b", "01", "zz"]), min_size=1, max_size=4))
+    return {"ids": ids, "cells": cells, "ys": ys, "extra": extra, "new_ids": new_ids}
+
+
+def run_file_case(case, folder: Path, capsys) -> str:
+    from multitask.cli import main
+
+    n = len(case["ids"])
+    head = "f1,f2,task,y" + (f",{case['extra']}" if case["extra"] else "")
+    rows = [",".join([case["cells"][2 * i], case["cells"][2 * i + 1], case["ids"][i],
+                      case["ys"][i]] + (["old"] if case["extra"] else [])) for i in range(n)]
+    (folder / "train.csv").write_text("\n".join([head, *rows]) + "\n")
+    model, out = folder / "m.skops", folder / "p.csv"
+    for p in (model, out):
+        if p.exists():
+            p.unlink()
+    rc = main(["fit", "--input", str(folder / "train.csv"), "--target", "y", "--task", "task",
+               "--model", "L21Regressor", "--param", "alpha=0.01", "--model-file", str(model),
+               "--quiet", *(["--features", "f1", "f2"] if case["extra"] else [])])
+    err = capsys.readouterr().err.strip()
+    if rc not in (0, 2) or (rc == 2 and (not err.startswith("multitask: error:")
+                                         or "\n" in err)):
+        return f"FAIL fit status {rc}: {err[:200]}"
+    if rc == 2:
+        return "FAIL model written on failure" if model.exists() else "clear error"
+    new = "\n".join(["f1,f2,task,prediction"] + [f"1,2,{t},old" for t in case["new_ids"]])
+    (folder / "new.csv").write_text(new + "\n")
+    rc = main(["predict", "--model-file", str(model), "--input", str(folder / "new.csv"),
+               "--output", str(out)])
+    err = capsys.readouterr().err.strip()
+    if rc == 2 and (out.exists() or "\n" in err):
+        return f"FAIL predict: {err[:200]}"
+    if rc == 0 and "prediction_1" not in out.read_text().splitlines()[0]:
+        return "FAIL the input's prediction column was replaced"
+    if any(p.name.startswith(".") for p in folder.iterdir()):
+        return "FAIL temporary file left"
+    return "fit" if rc == 0 else "clear error"
+
+
+def test_file_fuzz(tmp_path, capsys):
+    outcomes = []
+
+    @settings(max_examples=max(5, FUZZ_EXAMPLES // 3), deadline=None, database=None,
+              derandomize=True, suppress_health_check=list(HealthCheck))
+    @given(case=csv_case())
+    def check(case):
+        outcomes.append([case, run_file_case(case, tmp_path, capsys)])
+
+    check()
+    failures = [c for c in outcomes if c[1].startswith("FAIL")]
+    assert not failures, failures[:5]
+    assert any(o == "fit" for _, o in outcomes) or len(outcomes) < 10
