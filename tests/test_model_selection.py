@@ -23,9 +23,10 @@ from multitask.metrics import mean_task_auc, nmse
 from multitask.model_selection import (
     SharedKFold,
     TaskKFold,
+    cross_validate_grid,
     mean_auc_scorer,
     nmse_scorer,
-    path_cv,
+    regularization_path,
     relative_grid,
     to_long_format,
 )
@@ -222,20 +223,42 @@ def test_relative_grid():
             relative_grid(bad)
 
 
-def test_path_cv_matches_cold_fits_on_the_same_folds(long_regression):
+def test_cv_engine_path_matches_cold_fits_on_the_same_folds(long_regression):
     """Warm-started paths give the same fold scores as independent fits.
 
-    Both stop on the relative objective change, which leaves coefficients ~1e-5 apart here.
+    Both stop on the relative optimality measure (tol=1e-8), which leaves the scores a few 1e-6
+    apart (relative) on these ill-conditioned features; the engine is cross_validate_grid
+    (what MultiTaskCV runs).
     """
     X, y = long_regression
-    est = TraceNormRegressor(task_column=-1, tol=1e-12, max_iter=20000)
+    est = TraceNormRegressor(task_column=-1, tol=1e-8, max_iter=20000)
     lam_max = est.alpha_max(X, y)
     grid = relative_grid(lam_max, n=4, ratio=1e-2)
     cv = TaskKFold(3, random_state=2)
-    best, scores, fitted = path_cv(est, "alpha", grid, X, y, cv=cv)
-    assert scores.shape == (3, 4)
+    res = cross_validate_grid(est, X, y, param_grid={"alpha": list(grid)}, cv=cv,
+                              scoring=nmse_scorer, widen=0)
+    assert res.scores.shape == (3, 4) and res.path_param == "alpha" and res.n_widened == 0
+    assert [c["alpha"] for c in res.candidates] == list(grid)
     for j, alpha in enumerate(grid):
         cold = cross_val_score(est.set_params(alpha=alpha), X, y, cv=cv, scoring=nmse_scorer)
-        np.testing.assert_allclose(scores[:, j], cold, rtol=1e-4)
-    assert best == grid[int(np.argmax(scores.mean(axis=0)))]
-    assert fitted.alpha == best
+        np.testing.assert_allclose(res.scores[:, j], cold, rtol=1e-4)
+    np.testing.assert_allclose(res.mean_scores, res.scores.mean(axis=0))
+
+
+def test_regularization_path_equals_independent_fits(long_regression):
+    """The one path mechanism: warm-started refits along the default grid equal cold fits."""
+    X, y = long_regression
+    est = TraceNormRegressor(task_column=-1, tol=1e-10, max_iter=20000)
+    path = regularization_path(est, X, y, n_alphas=5, alpha_ratio=1e-2)
+    assert path.param == "alpha"
+    np.testing.assert_allclose(path.grid, relative_grid(est.alpha_max(X, y), 5, 1e-2))
+    assert path.coefs.shape == (5, 4, X.shape[1] - 1)
+    assert np.all(path.optimality <= 1e-10)
+    scale = np.abs(path.coefs[1]).max()
+    assert scale > 1e-3 and np.abs(path.coefs[0]).max() <= 1e-12 * scale  # alpha_max: zero
+    for k, alpha in enumerate(path.grid):
+        cold = TraceNormRegressor(task_column=-1, tol=1e-10, max_iter=20000,
+                                  alpha=alpha).fit(X, y)
+        np.testing.assert_allclose(path.coefs[k], cold.coef_, atol=1e-7)
+        np.testing.assert_allclose(path.intercepts[k], cold.intercept_, atol=1e-7)
+    assert path.n_iter[1:].sum() > 0
