@@ -184,7 +184,7 @@ CASES = {
        for data in _DEGENERATE if (model, data) not in _SLOW_DEGENERATE},
 }
 
-SLOW_TIMEOUT = 8.0
+SLOW_TIMEOUT = 20.0
 SLOW_CASES = {
     "MultiTaskCV n_jobs=1000": ("est = M.MultiTaskCV(M.L21Regressor(), n_alphas=3, cv=2, "
                                 "n_jobs=1000).fit(*long())\nresult = finite(est)"),
