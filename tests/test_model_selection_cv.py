@@ -21,7 +21,7 @@ from multitask import (
     TraceNormRegressor,
 )
 from multitask.estimators.capped_trace import CappedTraceRegressor
-from multitask.estimators.mtmkl import MultitaskKernelClassifier
+from multitask.estimators.mtmkl import MultiTaskKernelClassifier
 from multitask.model_selection import (
     TaskKFold,
     default_param_grid,
@@ -39,15 +39,8 @@ def _is_clf(cls) -> bool:
 
 
 def _grid(est, X, y):
-    """The default grid (3 points), or an explicit one for models named by other parameters."""
-    try:
-        return {k: list(v) for k, v in default_param_grid(est, X, y, n_alphas=3).items()}
-    except ValueError:
-        params = est.get_params()
-        for name, values in (("C", [0.1, 1.0]), ("radius", [1.0, 5.0])):
-            if name in params:
-                return {name: values}
-        raise
+    """The model's default grid (3 points): every model has one."""
+    return {k: list(v) for k, v in default_param_grid(est, X, y, n_alphas=3).items()}
 
 
 @pytest.fixture
@@ -77,7 +70,10 @@ def test_every_model_in_gridsearchcv_and_multitaskcv_on_long_format(
         mcv = MultiTaskCV(est, param_grid=grid, cv=cv, error_score="raise").fit(X, y)
     assert gs.best_params_.keys() == mcv.best_params_.keys()
     assert np.all(np.isfinite(mcv.cv_results_["mean_test_score"]))
-    assert mcv.scores_.shape == (3, len(next(iter(grid.values()))))
+    # the grid's candidates first, then 3 per widening of the path (best value at an edge)
+    n_grid = int(np.prod([len(v) for v in grid.values()]))
+    n_cand = len(mcv.cv_results_["params"])
+    assert n_cand == n_grid + 3 * mcv.n_widened_ and mcv.scores_.shape == (3, n_cand)
     pred = mcv.predict(X)
     assert pred.shape == y.shape
     np.testing.assert_allclose(pred, mcv.best_estimator_.predict(X))
@@ -224,17 +220,41 @@ def test_named_scorers(long_regression, long_classification):
         get_scorer("no-such-score", est)
 
 
+class FragileL21(L21Regressor):
+    """An l2,1 model whose fit fails at alpha = 1 (a failure inside the fit, not a bad value)."""
+
+    def fit(self, X, y, task=None):
+        if self.alpha == 1.0:
+            raise ValueError("this fit fails on purpose")
+        return super().fit(X, y, task)
+
+
+def test_invalid_grid_values_are_refused_before_any_fit(long_regression):
+    X, y = long_regression
+    calls = []
+    with pytest.raises(ValueError, match=r"param_grid\['alpha'\] holds an invalid value -1.0: "
+                                         r"The 'alpha' parameter of L21Regressor must be"):
+        MultiTaskCV(L21Regressor(task_column=-1), param_grid={"alpha": [0.1, -1.0]}, cv=3,
+                    callback=lambda d, t: calls.append(d)).fit(X, y)
+    assert calls == []
+
+
 def test_failed_fits_score_error_score_or_raise(long_regression):
     X, y = long_regression
-    grid = {"alpha": [0.1, -1.0]}
-    with pytest.warns(FitFailedWarning, match="alpha must be >= 0"):
-        mcv = MultiTaskCV(L21Regressor(task_column=-1), param_grid=grid, cv=3).fit(X, y)
-    bad = [p["alpha"] for p in mcv.cv_results_["params"]].index(-1.0)
+    grid = {"alpha": [0.1, 1.0]}
+    with pytest.warns(FitFailedWarning, match="fails on purpose"):
+        mcv = MultiTaskCV(FragileL21(task_column=-1), param_grid=grid, cv=3, widen=0).fit(X, y)
+    bad = [p["alpha"] for p in mcv.cv_results_["params"]].index(1.0)
     assert np.all(np.isnan(mcv.scores_[:, bad])) and np.all(np.isfinite(mcv.scores_[:, 1 - bad]))
     assert mcv.cv_results_["rank_test_score"][bad] == 2
     assert mcv.best_params_ == {"alpha": 0.1}
-    with pytest.raises(ValueError, match="alpha must be >= 0"):
-        MultiTaskCV(L21Regressor(task_column=-1), param_grid=grid, cv=3,
+    # the fit after a failed one starts cold: its scores equal independent fits
+    good = [p["alpha"] for p in mcv.cv_results_["params"]].index(0.1)
+    cold = cross_val_score(L21Regressor(task_column=-1, alpha=0.1), X, y, scoring=nmse_scorer,
+                           cv=TaskKFold(3, task_column=-1, random_state=0))
+    np.testing.assert_allclose(mcv.scores_[:, good], cold, rtol=1e-10)
+    with pytest.raises(ValueError, match="fails on purpose"):
+        MultiTaskCV(FragileL21(task_column=-1), param_grid=grid, cv=3,
                     error_score="raise").fit(X, y)
 
 
@@ -254,12 +274,13 @@ def test_unfitted_and_refit_false(long_regression):
 def test_progress_callback_and_verbose(long_regression, capsys):
     X, y = long_regression
     calls = []
-    MultiTaskCV(L21Regressor(task_column=-1), n_alphas=3, cv=3,
+    MultiTaskCV(L21Regressor(task_column=-1), n_alphas=3, cv=3, widen=0,
                 callback=lambda d, t: calls.append((d, t))).fit(X, y)
     assert calls == [(1, 3), (2, 3), (3, 3)]  # one job per fold (the warm-started path)
     out = capsys.readouterr()
     assert out.out == "" and out.err == ""  # silent unless asked
-    MultiTaskCV(L21Regressor(task_column=-1), n_alphas=3, cv=3, verbose=True).fit(X, y)
+    MultiTaskCV(L21Regressor(task_column=-1), n_alphas=3, cv=3, widen=0,
+                verbose=True).fit(X, y)
     err = capsys.readouterr().err
     assert err.count("jobs done") == 3 and "3/3" in err
 
@@ -267,8 +288,9 @@ def test_progress_callback_and_verbose(long_regression, capsys):
 def test_without_warm_start_every_grid_point_is_a_job(long_classification):
     X, y = long_classification
     calls = []
-    fast = MultitaskKernelClassifier(task_column=-1, max_mkl_iter=3, max_iter=50, random_state=0)
-    MultiTaskCV(fast, param_grid={"C": [0.1, 1.0]}, cv=3,
+    fast = MultiTaskKernelClassifier(task_column=-1, max_mkl_iter=3, max_iter=50, random_state=0)
+    assert "warm_start" not in fast.get_params()
+    MultiTaskCV(fast, param_grid={"alpha": [10.0, 1.0]}, cv=3, widen=0,
                 callback=lambda d, t: calls.append(t)).fit(X, y)
     assert calls and set(calls) == {6}
 
