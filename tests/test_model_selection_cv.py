@@ -179,6 +179,145 @@ def test_two_parameter_grid_runs_the_path_inside_each_outer_point(long_regressio
     assert len(both.cv_results_["params"]) == 2
 
 
+# ----------------------------------------------------------------------------- widening
+@pytest.fixture
+def sparse_signal():
+    """4 relevant features of 15, moderate noise: the best alpha is far below alpha_max."""
+    rng = np.random.default_rng(0)
+    d, m = 15, 4
+    W = np.zeros((d, m))
+    W[:4] = rng.standard_normal((4, m))
+    Xs = [rng.standard_normal((40, d)) for _ in range(m)]
+    ys = [X @ W[:, t] + 0.7 * rng.standard_normal(40) for t, X in enumerate(Xs)]
+    return to_long_format(Xs, ys)
+
+
+@pytest.mark.parametrize("default", [True, False])
+def test_grid_widening_finds_a_better_interior_value(sparse_signal, default):
+    """The grid alpha_max * (1, 1/2, 1/4) is best at its weak end: the path goes on with 3
+    values of the same spacing, and one of them is a better, interior choice. widen=0 keeps
+    the edge."""
+    X, y = sparse_signal
+    est = L21Regressor(task_column=-1, tol=1e-8)
+    amax = est.alpha_max(X, y)
+    grid = amax * np.array([1.0, 0.5, 0.25])
+    cv = TaskKFold(3, task_column=-1, random_state=0)
+    kw = {"n_alphas": 3, "alpha_ratio": 0.25} if default else {"param_grid": {"alpha": grid}}
+    calls = []
+    narrow = MultiTaskCV(est, cv=cv, widen=0, **kw).fit(X, y)
+    wide = MultiTaskCV(est, cv=cv, callback=lambda d, t: calls.append((d, t)), **kw).fit(X, y)
+    # without widening: the weak edge, and the grid only
+    assert narrow.n_widened_ == 0 and narrow.best_index_ == 2
+    np.testing.assert_allclose([p["alpha"] for p in narrow.cv_results_["params"]], grid)
+    # widened once: 3 more values continuing the log spacing, scored on the same folds
+    assert wide.n_widened_ >= 1
+    alphas = np.array([p["alpha"] for p in wide.cv_results_["params"]])
+    n = len(alphas)
+    assert n == 3 + 3 * wide.n_widened_
+    np.testing.assert_allclose(alphas, amax * 0.5 ** np.arange(n))
+    np.testing.assert_allclose(wide.scores_[:, :3], narrow.scores_, rtol=1e-10)
+    mean = wide.cv_results_["mean_test_score"]
+    best = wide.best_index_
+    assert 3 <= best < n - 1  # a widened value, inside the widened path
+    assert mean[best] > mean[best - 1] and mean[best] > mean[best + 1]
+    assert wide.best_score_ > narrow.best_score_ + 1e-3
+    assert wide.best_params_ == {"alpha": pytest.approx(alphas[best])}
+    assert wide.best_estimator_.alpha == pytest.approx(alphas[best])
+    # the widened candidates score as independent cold fits on the same folds
+    for i in range(3, n):
+        cold = cross_val_score(clone(est).set_params(alpha=alphas[i]), X, y, cv=cv,
+                               scoring=nmse_scorer)
+        np.testing.assert_allclose(wide.scores_[:, i], cold, rtol=1e-6)
+    # progress: the widening's jobs (one per fold) come after the first 3
+    assert [d for d, _ in calls] == list(range(1, 4 + 3 * wide.n_widened_))
+    assert calls[2] == (3, 3) and calls[-1][1] == 3 + 3 * wide.n_widened_
+
+
+def test_explicit_grid_widens_at_its_strong_end(sparse_signal):
+    """Targets without signal: the strongest value of an explicit grid wins, so 3 stronger
+    values (same spacing) are tried; a default grid starts at alpha_max and is not widened
+    upward."""
+    X, _ = sparse_signal
+    y = np.random.default_rng(1).standard_normal(X.shape[0])
+    est = L21Regressor(task_column=-1)
+    amax = est.alpha_max(X, y)
+    grid = amax * np.array([1e-2, 1e-3, 1e-4])
+    cv = TaskKFold(3, task_column=-1, random_state=0)
+    mcv = MultiTaskCV(est, param_grid={"alpha": grid}, cv=cv, widen=1).fit(X, y)
+    alphas = np.array([p["alpha"] for p in mcv.cv_results_["params"]])
+    assert mcv.n_widened_ == 1 and len(alphas) == 6
+    np.testing.assert_allclose(np.sort(alphas[3:]), amax * np.array([1e-1, 1.0, 1e1]))
+    assert mcv.best_params_["alpha"] > grid.max()
+    default = MultiTaskCV(est, n_alphas=3, alpha_ratio=1e-4, cv=cv, widen=1).fit(X, y)
+    assert default.best_index_ == 0 and default.n_widened_ == 0
+
+
+def test_widen_is_validated(long_regression):
+    X, y = long_regression
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="widen"):
+            MultiTaskCV(L21Regressor(task_column=-1), widen=bad).fit(X, y)
+
+
+# ----------------------------------------------------------------------------- default grids
+def test_default_grid_of_each_model_family(long_regression, long_classification):
+    """Norm penalties: alpha_max down to alpha_ratio * alpha_max (zero fit at the first value,
+    not at the second); ridge-type (no alpha_max): from 10 L down over twice the decades;
+    balls: radii up to the norm of the unconstrained fit; the kernel SVM: alpha = 1/C from 10."""
+    from multitask.estimators import (
+        CappedTraceRegressor,
+        IndependentLassoRegressor,
+        L1InfRegressor,
+        MultiTaskKernelClassifier,
+        MultiTaskRegressor,
+        PooledRegressor,
+        RobustMTLRegressor,
+        SparseLowRankRegressor,
+    )
+
+    X, y = long_regression
+    Xs, ys = X[:, :-1], y
+    task = X[:, -1]
+    norm_models = [TraceNormRegressor(), L21Regressor(), IndependentLassoRegressor(),
+                   MultiTaskRegressor(penalty="column_l2"), RobustMTLRegressor(lam=0.5),
+                   SparseLowRankRegressor(radius=0.0), CappedTraceRegressor(tau=np.inf)]
+    for est in norm_models:
+        name = type(est).__name__
+        grid = est.default_grid(Xs, ys, task, n_alphas=4, alpha_ratio=1e-2)
+        assert list(grid) == ["alpha"], name
+        amax = est.alpha_max(Xs, ys, task)
+        assert np.isfinite(amax) and amax > 0, name
+        np.testing.assert_allclose(grid["alpha"], relative_grid(amax, 4, 1e-2), err_msg=name)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            top = clone(est).set_params(alpha=grid["alpha"][0], tol=1e-8).fit(Xs, ys, task)
+            below = clone(est).set_params(alpha=grid["alpha"][1], tol=1e-8).fit(Xs, ys, task)
+        scale = np.abs(below.coef_).max()
+        assert scale > 1e-3, name
+        assert np.abs(top.coef_).max() <= 1e-8 * scale, name
+    # ridge-type: 10 L down over twice the decades (L: the loss's Lipschitz constant)
+    for est in (IndependentRidgeRegressor(), PooledRegressor()):
+        grid = est.default_grid(Xs, ys, task, n_alphas=5, alpha_ratio=1e-3)["alpha"]
+        assert est.alpha_max(Xs, ys, task) == np.inf
+        np.testing.assert_allclose(grid[-1] / grid[0], 1e-6)
+        np.testing.assert_allclose(grid / grid[0], np.logspace(0, -6, 5))
+    Xr = [Xs[task == t] for t in range(3)]
+    L = max(np.linalg.eigvalsh(np.cov(x.T, bias=True))[-1] for x in Xr)
+    ridge_grid = IndependentRidgeRegressor().default_grid(Xs, ys, task, n_alphas=5)["alpha"]
+    assert ridge_grid[0] == pytest.approx(10 * L, rel=1e-8)
+    # balls: radii up to the norm of the (lightly ridged) unconstrained fit, smallest first
+    ball = L1InfRegressor(constraint="l1")
+    radii = ball.default_grid(Xs, ys, task, n_alphas=4, alpha_ratio=1e-2)["radius"]
+    free = IndependentRidgeRegressor(alpha=1e-6).fit(Xs, ys, task)
+    np.testing.assert_allclose(radii[-1], np.abs(free.coef_).sum(axis=1).max(), rtol=1e-8)
+    np.testing.assert_allclose(radii / radii[-1], np.logspace(-2, 0, 4))
+    # the kernel SVM: alpha = 1/C from 10 down
+    Xc, yc = long_classification
+    kgrid = MultiTaskKernelClassifier().default_grid(Xc[:, :-1], yc, Xc[:, -1], n_alphas=3,
+                                                      alpha_ratio=1e-2)["alpha"]
+    np.testing.assert_allclose(kgrid, [10.0, 1.0, 0.1])
+
+
 # ----------------------------------------------------------------------------- folds
 def test_classifier_folds_are_stratified_within_each_task(long_classification):
     X, y = long_classification
