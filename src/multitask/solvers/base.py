@@ -101,8 +101,9 @@ class Solver(ABC):
         params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({params})"
 
-    def get_params(self) -> dict[str, Any]:
-        """The constructor's settings (public attributes)."""
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The constructor's settings (public attributes); ``deep`` is accepted (and ignored)
+        so that scikit-learn's ``clone`` copies an estimator holding a configured solver."""
         return {k: v for k, v in vars(self).items() if not k.startswith("_")}
 
     def with_params(self, **params) -> Solver:

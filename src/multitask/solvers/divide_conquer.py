@@ -233,8 +233,8 @@ class DivideAndConquer(Solver):
             blas_threads = check_int(blas_threads, "blas_threads")
         self.blas_threads = blas_threads
 
-    def get_params(self) -> dict[str, Any]:
-        params = super().get_params()
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        params = super().get_params(deep)
         params.pop("max_iter", None)
         params.pop("tol", None)
         return params
