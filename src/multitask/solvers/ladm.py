@@ -162,7 +162,10 @@ class LinearizedADMM(Solver):
 
     def missing(self, datafit: Datafit, penalty: Penalty) -> list[str]:
         out = super().missing(datafit, penalty)
-        if self.constrained and "quadratic" not in datafit.capabilities:
+        # the loss's declared (class) capabilities: a squared loss drops "quadratic" from its
+        # instance when its Gram matrices cost more than they save (n_t < d, exactly where the
+        # equality-constrained form is feasible), but it is still the squared loss
+        if self.constrained and "quadratic" not in type(datafit).capabilities:
             out.append(f"the equality-constrained form needs the squared loss, not the "
                        f"{datafit.name} loss")
         return out
