@@ -14,7 +14,9 @@ import scipy.sparse as sp
 from multitask.data import as_multitask_data
 from multitask.datasets import make_outlier_tasks
 from multitask.estimators.robust import RobustMTLClassifier
-from multitask.solvers.divide_conquer import divide_and_conquer
+from multitask.losses import Squared, SquaredHinge
+from multitask.penalties import LowRankOutlier
+from multitask.solvers import DivideAndConquer, LinearizedADMM, ProximalGradient
 
 distributed = pytest.importorskip("distributed")
 joblib = pytest.importorskip("joblib")
@@ -22,6 +24,8 @@ joblib = pytest.importorskip("joblib")
 
 @pytest.fixture(scope="module")
 def problems():
+    """``(datafit, penalty, base solver, n_groups)`` of two problems: the squared hinge by
+    LADM on per-task designs, the squared loss by FISTA on a shared sparse design."""
     b = make_outlier_tasks(n_tasks=22, n_features=20, n_samples=30, rank=2, n_outliers=3,
                            task_type="classification", random_state=0)
     hinge, _ = as_multitask_data(b.X, b.y, classification=True)
@@ -30,11 +34,18 @@ def problems():
     Y = X @ rng.standard_normal((40, 9)) + 0.1 * rng.standard_normal((60, 9))
     squared, _ = as_multitask_data(X, Y)  # shared sparse design
     return {
-        "hinge-ladm": (hinge, {"loss": "squared_hinge", "solver": "ladm", "alpha": 0.05,
-                               "lam": 1.0, "n_groups": 4}),
-        "squared-apg": (squared, {"loss": "squared", "solver": "apg", "alpha": 0.01,
-                                  "lam": 1.0, "n_groups": 2}),
+        "hinge-ladm": (SquaredHinge(hinge, True, center=True), LowRankOutlier(0.05, 1.0),
+                       LinearizedADMM(), 4),
+        "squared-fista": (Squared(squared, True), LowRankOutlier(0.01, 1.0),
+                          ProximalGradient(), 2),
     }
+
+
+def _dc(problem, random_state=7, backend="serial", **kw):
+    datafit, penalty, base, n_groups = problem
+    solver = DivideAndConquer(base, n_groups=n_groups, random_state=random_state,
+                              backend=backend, **kw)
+    return solver.solve(datafit, penalty)
 
 
 def _same(a, b):
@@ -45,26 +56,24 @@ def _same(a, b):
 
 
 def test_backends_give_bitwise_identical_results(problems):
-    serial = {k: divide_and_conquer(d, random_state=7, backend="serial", **kw)
-              for k, (d, kw) in problems.items()}
-    for k, (d, kw) in problems.items():
-        other = divide_and_conquer(d, random_state=7, backend="joblib", n_jobs=2, **kw)
+    serial = {k: _dc(p) for k, p in problems.items()}
+    for k, p in problems.items():
+        other = _dc(p, backend="joblib", n_jobs=2)
         assert _same(serial[k], other), k
         assert other.info["n_workers"] == 2
         # a different seed gives a different partition (the test can fail)
-        assert not _same(serial[k], divide_and_conquer(d, random_state=8, **kw))
+        assert not _same(serial[k], _dc(p, random_state=8))
 
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   host="127.0.0.1", dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
-        for k, (d, kw) in problems.items():
-            via_client = divide_and_conquer(d, random_state=7, backend=client, **kw)
+        for k, p in problems.items():
+            via_client = _dc(p, backend=client)
             assert _same(serial[k], via_client), k
             assert via_client.info["n_workers"] == 2
-            assert _same(serial[k], divide_and_conquer(d, random_state=7, backend="dask", **kw))
+            assert _same(serial[k], _dc(p, backend="dask"))
             with joblib.parallel_config(backend="dask"):
-                assert _same(serial[k], divide_and_conquer(d, random_state=7, backend="joblib",
-                                                           **kw))
+                assert _same(serial[k], _dc(p, backend="joblib"))
         # the estimator on the cluster (current client)
         b = make_outlier_tasks(n_tasks=12, n_features=10, n_samples=40, rank=2, n_outliers=2,
                                task_type="classification", random_state=3)
@@ -76,11 +85,10 @@ def test_backends_give_bitwise_identical_results(problems):
 
 
 def test_dask_backend_without_client_is_a_clear_error(problems):
-    d, kw = problems["hinge-ladm"]
     try:
         distributed.get_client()
         pytest.skip("a dask client is already running in this process")
     except ValueError:
         pass
     with pytest.raises(ValueError, match="Client"):
-        divide_and_conquer(d, backend="dask", **kw)
+        _dc(problems["hinge-ladm"], backend="dask")
