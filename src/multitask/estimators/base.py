@@ -199,7 +199,10 @@ class MultiTaskEstimator(BaseEstimator):
         return getattr(self, "loss", "logistic" if self._is_classifier else "squared")
 
     def _datafit_options(self) -> dict:
-        return {"alpha_l2": float(self.alpha_l2)}
+        # centring the features of each task leaves the model unchanged and decouples the
+        # intercepts from the weights (raw features far from zero otherwise slow first-order
+        # solvers down by orders of magnitude); the hinge keeps raw features for its LP
+        return {"alpha_l2": float(self.alpha_l2), "center": self._loss_name() != "hinge"}
 
     def _make_datafit(self, data: MultiTaskData) -> Datafit:
         return get_datafit(self._loss_name(), data, bool(self.fit_intercept),
@@ -342,6 +345,7 @@ class MultiTaskEstimator(BaseEstimator):
         self.intercept_variable_ = (None if result.intercept_variable is None
                                     else np.array(result.intercept_variable, copy=True))
         self.solver_info_ = result.info
+        self.solver_result_ = result
 
     # ------------------------------------------------------------------ regularization scale
     def alpha_max(self, X, y, task=None) -> float:

@@ -73,12 +73,6 @@ class _Robust:
                 "solver='ladm': the accelerated gradient cannot handle it."
             )
 
-    def _datafit_options(self) -> dict:
-        opts = super()._datafit_options()
-        if self._loss_name() != "squared":
-            opts["center"] = True  # same model, better conditioned first-order steps
-        return opts
-
     def _make_penalty(self, datafit: Datafit):
         alpha = 1.0 if self._formulation() == "constrained" else float(self.alpha)
         return LowRankOutlier(alpha, float(self.lam))

@@ -41,7 +41,7 @@ from itertools import product
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
-from sklearn.exceptions import ConvergenceWarning, FitFailedWarning
+from sklearn.exceptions import FitFailedWarning
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils import Bunch
 from sklearn.utils.metaestimators import available_if
@@ -332,6 +332,16 @@ def cross_validate_grid(estimator, X, y, task=None, *, param_grid=None, cv=None,
         raise ValueError(f"error_score must be 'raise' or a number, got {error_score!r}.")
     if isinstance(widen, bool) or not isinstance(widen, (int, np.integer)) or widen < 0:
         raise ValueError(f"widen must be an integer >= 0, got {widen!r}.")
+    if y is None:
+        raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target y "
+                         "is None.")
+    if is_classifier(estimator) and not isinstance(y, (list, tuple)):
+        from sklearn.utils.multiclass import type_of_target
+
+        kind = type_of_target(np.asarray(y))
+        if kind == "unknown":
+            raise ValueError("Unknown label type: the targets of a classifier must be class "
+                             "labels.")
     grids, default = _grids(estimator, X, y, task, param_grid, n_alphas, alpha_ratio)
     Xcv, ycv, groups, est_cv, layout = _cv_view(estimator, X, y, task)
     splits = _splits(cv, Xcv, ycv, groups, layout, estimator, random_state)
@@ -596,7 +606,7 @@ def _cv_view(base, X, y, task):
         if params.get("task_column") is not None:
             raise ValueError("Pass task ids either as task= or through task_column, not both.")
         task = np.asarray(task)
-        Xs = X if sp.issparse(X) else np.asarray(X)
+        Xs = sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X)
         if task.ndim != 1 or Xs.ndim != 2 or task.shape[0] != Xs.shape[0]:
             raise ValueError(f"task must be 1-D with one id per row of X ({Xs.shape[0]}), got "
                              f"shape {task.shape}.")
@@ -607,11 +617,13 @@ def _cv_view(base, X, y, task):
     if params.get("task_column") is not None:
         from multitask.data import split_task_column
 
-        Xa = X if sp.issparse(X) else np.asarray(X)
+        Xa = sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X)
         _, tids = split_task_column(Xa, params["task_column"])
         return Xa, y_arr, tids, est, "long"
-    Xa = X if sp.issparse(X) else np.asarray(X)
-    layout = "shared" if y_arr.ndim == 2 and y_arr.shape[1] > 1 else "single"
+    Xa = sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X)
+    if y_arr.ndim == 2 and y_arr.shape[1] == 1:  # one task given as a column
+        y_arr = y_arr.ravel()
+    layout = "shared" if y_arr.ndim == 2 else "single"
     return Xa, y_arr, None, est, layout
 
 

@@ -1,0 +1,58 @@
+"""scikit-learn's estimator checks over every public estimator, in one common test."""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+
+from sklearn.base import BaseEstimator
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import multitask as mt
+
+
+def _public_estimators():
+    out = []
+    for name in sorted(mt.__all__):
+        obj = getattr(mt, name)
+        if not (inspect.isclass(obj) and issubclass(obj, BaseEstimator)):
+            continue
+        if name == "MultitaskKernelClassifier":  # the deprecated alias: checked through its target
+            continue
+        if name == "MultiTaskCV":
+            out.append(mt.MultiTaskCV(mt.L21Regressor(), n_alphas=3, cv=2))
+            out.append(mt.MultiTaskCV(mt.TraceNormClassifier(), n_alphas=3, cv=2))
+            continue
+        out.append(obj())
+    return out
+
+
+ESTIMATORS = _public_estimators()
+
+#: Checks an estimator is known to fail, and why (passed to parametrize_with_checks).
+EXPECTED_FAILED = {
+    "MultiTaskKernelClassifier": {
+        "check_sample_weight_equivalence_on_dense_data": "the regularized per-task bias and the "
+        "dual coordinate descent's relative duality-gap stop (tol=1e-4) make weights and "
+        "repeated rows agree only to the tolerance, not to the check's 1e-7",
+        "check_sample_weight_equivalence_on_sparse_data": "as on dense data",
+    },
+}
+
+
+def _expected_failed(estimator):
+    return EXPECTED_FAILED.get(type(estimator).__name__, {})
+
+
+def test_every_public_estimator_is_checked():
+    names = {type(e).__name__ for e in ESTIMATORS}
+    expected = {n for n in mt.__all__ if inspect.isclass(getattr(mt, n))
+                and issubclass(getattr(mt, n), BaseEstimator)} - {"MultitaskKernelClassifier"}
+    assert names == expected
+
+
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failed)
+def test_sklearn_estimator_checks(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # convergence on the checks' tiny random data
+        check(estimator)
