@@ -1,7 +1,14 @@
 """Tests of the sparse + low-rank model (Chen, Liu & Ye) and its PG / AG solvers.
 
+The model is the :class:`~multitask.penalties.SparseLowRank` penalty (``alpha ||P||_1`` plus
+the trace-norm ball ``||Q||_* <= radius`` on ``V = [P, Q]``, ``W = P + Q``); the paper's
+projected gradient (PG) and accelerated projected gradient (AG) are
+:class:`~multitask.solvers.ProximalGradient` with ``accelerated=False`` and
+``accelerated=True, restart=False``, their step search started at a secant estimate.
+
 References: cvxpy (CLARABEL) solves of the same convex problems, the exact Hessian of the
-squared loss for the Lipschitz constant, scikit-learn's Lasso for the ``tau = 0`` special case.
+squared loss for the Lipschitz constant, scikit-learn's Lasso for the ``radius = 0`` special
+case.
 """
 
 from __future__ import annotations
@@ -15,17 +22,24 @@ from sklearn.exceptions import ConvergenceWarning
 from multitask import SparseLowRankClassifier, SparseLowRankRegressor
 from multitask.data import as_multitask_data
 from multitask.losses import Logistic, Squared
-from multitask.penalties.composite import SumMap
-from multitask.solvers.projected_gradient import (
-    projected_gradient,
-    solve_sparse_low_rank,
-    sparse_low_rank_certificate,
-    sparse_low_rank_penalty,
-)
+from multitask.penalties import SparseLowRank, SumMap
+from multitask.solvers import ProximalGradient
+from multitask.solvers.fista import secant_lipschitz
 
 cp = pytest.importorskip("cvxpy")
 
 ALGOS = [("pg", True), ("pg", False), ("ag", True), ("ag", False)]
+
+
+def _solver(algorithm="ag", line_search=True, **kw):
+    """The paper's PG (``"pg"``) or AG (``"ag"``), with or without the step search."""
+    return ProximalGradient(accelerated=algorithm == "ag", restart=False,
+                            line_search=line_search, lipschitz_init="secant", **kw)
+
+
+def _objective(df, pen, res):
+    """``f(P + Q, b) + alpha ||P||_1`` at a result (``inf`` when ``Q`` is outside the ball)."""
+    return df.value(res.W, res.intercept_variable) + pen.value(res.coef)
 
 
 # --------------------------------------------------------------------------- problems
@@ -54,7 +68,7 @@ def _classification(seed=0, n=40, d=6, m=4):
     return Xs, ys
 
 
-def _cvx_sparse_low_rank(Xs, ys, gamma, tau, loss="squared", intercept=True):
+def _cvx_sparse_low_rank(Xs, ys, alpha, radius, loss="squared", intercept=True):
     """cvxpy reference: our scaling, per-task designs, unpenalized intercepts."""
     d, m = Xs[0].shape[1], len(Xs)
     P = cp.Variable((d, m))
@@ -68,8 +82,8 @@ def _cvx_sparse_low_rank(Xs, ys, gamma, tau, loss="squared", intercept=True):
             terms.append(cp.sum_squares(z - ys[t]) / (2 * n_t))
         else:
             terms.append(cp.sum(cp.logistic(-cp.multiply(ys[t], z))) / n_t)
-    obj = cp.sum(cp.hstack(terms)) + gamma * cp.sum(cp.abs(P))
-    prob = cp.Problem(cp.Minimize(obj), [cp.normNuc(Q) <= tau])
+    obj = cp.sum(cp.hstack(terms)) + alpha * cp.sum(cp.abs(P))
+    prob = cp.Problem(cp.Minimize(obj), [cp.normNuc(Q) <= radius])
     prob.solve(solver="CLARABEL")
     assert prob.status == "optimal"
     return prob.value
@@ -94,7 +108,9 @@ def test_joint_lipschitz_constant_matches_exact_hessian(shared):
         H[t * d:(t + 1) * d, t * d:(t + 1) * d] = Xs[t].T @ Xs[t] / len(Xs[t])
     joint = np.block([[H, H], [H, H]])
     l_exact = np.linalg.eigvalsh(joint)[-1]
-    l_used = df.lipschitz() * SumMap(2).norm_sq  # what the fixed-step variants use
+    pen = SparseLowRank(0.1, 1.0)
+    assert isinstance(pen.linear_map, SumMap)
+    l_used = df.lipschitz() * pen.linear_map.norm_sq  # what the fixed-step variants use
     assert l_used == pytest.approx(l_exact, rel=1e-10)
     # per-block constant is half of it: too small for the joint step
     assert df.lipschitz() == pytest.approx(l_exact / 2, rel=1e-10)
@@ -108,7 +124,7 @@ def test_fixed_step_uses_verified_constant():
     X, Y = _regression(2)
     data, _ = as_multitask_data(X, Y)
     df = Squared(data)
-    res = solve_sparse_low_rank(df, 0.05, 1.0, line_search=False, max_iter=5, warn=False)
+    res = _solver(line_search=False, max_iter=5, warn=False).solve(df, SparseLowRank(0.05, 1.0))
     assert res.info["lipschitz"] == pytest.approx(2 * df.lipschitz())
 
 
@@ -116,15 +132,15 @@ def test_fixed_step_uses_verified_constant():
 def test_composite_prox_matches_cvxpy():
     rng = np.random.default_rng(3)
     V = rng.standard_normal((2, 6, 4)) * 2
-    gamma, tau, step = 0.7, 1.5, 0.4
-    out = sparse_low_rank_penalty(gamma, tau).prox(V, step)
+    alpha, radius, step = 0.7, 1.5, 0.4
+    out = SparseLowRank(alpha, radius).prox(V, step)
     P, Q = cp.Variable((6, 4)), cp.Variable((6, 4))
     obj = 0.5 * cp.sum_squares(P - V[0]) + 0.5 * cp.sum_squares(Q - V[1])
-    obj = obj + step * gamma * cp.sum(cp.abs(P))
-    cp.Problem(cp.Minimize(obj), [cp.normNuc(Q) <= tau]).solve(solver="CLARABEL")
+    obj = obj + step * alpha * cp.sum(cp.abs(P))
+    cp.Problem(cp.Minimize(obj), [cp.normNuc(Q) <= radius]).solve(solver="CLARABEL")
     np.testing.assert_allclose(out[0], P.value, atol=1e-6)
     np.testing.assert_allclose(out[1], Q.value, atol=1e-6)
-    assert np.linalg.svd(out[1], compute_uv=False).sum() == pytest.approx(tau, rel=1e-9)
+    assert np.linalg.svd(out[1], compute_uv=False).sum() == pytest.approx(radius, rel=1e-9)
 
 
 # --------------------------------------------------------------------------- cvxpy agreement
@@ -133,57 +149,69 @@ def test_composite_prox_matches_cvxpy():
 def test_squared_loss_matches_cvxpy(algorithm, line_search, shared):
     X, Y = _regression(4, shared=shared)
     Xs, ys = _as_lists(X, Y) if shared else (X, Y)
-    gamma, tau = 0.08, 2.0
-    ref = _cvx_sparse_low_rank(Xs, ys, gamma, tau)
+    alpha, radius = 0.08, 2.0
+    ref = _cvx_sparse_low_rank(Xs, ys, alpha, radius)
     data, _ = as_multitask_data(X, Y)
-    res = solve_sparse_low_rank(Squared(data), gamma, tau, algorithm=algorithm,
-                                line_search=line_search, tol=1e-13, max_iter=30000)
-    assert res.converged
+    df, pen = Squared(data), SparseLowRank(alpha, radius)
+    res = _solver(algorithm, line_search, tol=1e-8, max_iter=30000).solve(df, pen)
+    assert res.converged and res.optimality <= 1e-8
+    assert res.final_objective == pytest.approx(_objective(df, pen, res), rel=1e-12)
     assert res.final_objective == pytest.approx(ref, rel=1e-6)
     # never meaningfully below the reference either (a wrong objective could be lower)
     assert res.final_objective >= ref * (1 - 1e-6)
-    assert np.linalg.svd(res.coef[1], compute_uv=False).sum() <= tau * (1 + 1e-9)
+    assert np.linalg.svd(res.coef[1], compute_uv=False).sum() <= radius * (1 + 1e-9)
 
 
 @pytest.mark.parametrize("algorithm,line_search", ALGOS)
 def test_logistic_loss_matches_cvxpy(algorithm, line_search):
     Xs, ys = _classification(5)
-    gamma, tau = 0.02, 1.5
-    ref = _cvx_sparse_low_rank(Xs, ys, gamma, tau, loss="logistic")
+    alpha, radius = 0.02, 1.5
+    ref = _cvx_sparse_low_rank(Xs, ys, alpha, radius, loss="logistic")
     data, _ = as_multitask_data(Xs, ys, classification=True)
-    res = solve_sparse_low_rank(Logistic(data), gamma, tau, algorithm=algorithm,
-                                line_search=line_search, tol=1e-13, max_iter=30000)
-    assert res.final_objective == pytest.approx(ref, rel=1e-6)
-    assert res.final_objective >= ref * (1 - 1e-6)
+    df, pen = Logistic(data), SparseLowRank(alpha, radius)
+    res = _solver(algorithm, line_search, tol=1e-8, max_iter=30000).solve(df, pen)
+    assert res.converged and res.optimality <= 1e-8
+    assert _objective(df, pen, res) == pytest.approx(ref, rel=1e-6)
+    assert _objective(df, pen, res) >= ref * (1 - 1e-6)
 
 
-def test_kkt_criterion_with_intercept_variable_logistic():
+def test_certificate_and_optimality_with_intercept_variable_logistic():
+    """The former KKT stopping criterion is the shared optimality measure now: at tol = 1e-8
+    the returned point's measure is below tol, its intercepts are optimal, its objective is
+    cvxpy's, and the certificate of the model bounds the remaining gap."""
     Xs, ys = _classification(21)
-    gamma, tau = 0.02, 1.5
-    ref = _cvx_sparse_low_rank(Xs, ys, gamma, tau, loss="logistic")
+    alpha, radius = 0.02, 1.5
+    ref = _cvx_sparse_low_rank(Xs, ys, alpha, radius, loss="logistic")
     data, _ = as_multitask_data(Xs, ys, classification=True)
-    res = solve_sparse_low_rank(Logistic(data), gamma, tau, criterion="kkt", tol=1e-7,
-                                max_iter=50000)
-    assert res.converged
-    kkt = res.info["kkt"]
-    if res.info["stopped_by"] == "kkt":
-        assert kkt["bound"] <= 1e-7 * res.final_objective
-        assert kkt["intercept_gradient"] <= 1e-7 * res.final_objective
-    assert res.final_objective == pytest.approx(ref, rel=1e-6)
+    df, pen = Logistic(data), SparseLowRank(alpha, radius)
+    res = _solver(tol=1e-8, max_iter=50000).solve(df, pen)
+    assert res.converged and res.info["stopped_by"] == "tol" and res.optimality <= 1e-8
+    f, G, gb = df.value_and_grad(res.W, res.intercept_variable)
+    assert np.max(np.abs(gb)) <= 1e-7
+    F = _objective(df, pen, res)
+    assert F == pytest.approx(ref, rel=1e-6)
+    kkt = pen.certificate(res.coef, G, f)
+    assert F - ref <= kkt["bound"] + 1e-7 * abs(ref)
+    assert kkt["bound"] <= 1e-6 * F
 
 
 def test_paper_scaling_mapping():
-    """Eq. (45) without intercept: F_paper = 2 n F_ours with gamma = gamma_paper / (2 n)."""
+    """Eq. (45) without intercept: F_paper = 2 n F_ours with alpha = gamma_paper / (2 n)."""
     X, Y = _regression(6, n=20, d=8, m=4)
     n = X.shape[0]
-    g_paper, tau = 3.0, 1.5
+    g_paper, radius = 3.0, 1.5
     P, Q = cp.Variable((8, 4)), cp.Variable((8, 4))
     obj = cp.sum_squares(X @ (P + Q) - Y) + g_paper * cp.sum(cp.abs(P))
-    prob = cp.Problem(cp.Minimize(obj), [cp.normNuc(Q) <= tau])
+    prob = cp.Problem(cp.Minimize(obj), [cp.normNuc(Q) <= radius])
     prob.solve(solver="CLARABEL")
-    est = SparseLowRankRegressor(gamma=g_paper / (2 * n), tau=tau, fit_intercept=False,
-                                 tol=1e-13, max_iter=30000).fit(X, Y)
-    assert 2 * n * est.solver_result_.final_objective == pytest.approx(prob.value, rel=1e-6)
+    est = SparseLowRankRegressor(alpha=g_paper / (2 * n), radius=radius, fit_intercept=False,
+                                 tol=1e-8, max_iter=30000).fit(X, Y)
+    assert est.optimality_ <= 1e-8
+    Pe, Qe = est.sparse_component_.T, est.low_rank_component_.T
+    assert np.linalg.svd(Qe, compute_uv=False).sum() <= radius * (1 + 1e-9)
+    F_paper = np.sum((X @ (Pe + Qe) - Y) ** 2) + g_paper * np.abs(Pe).sum()
+    assert F_paper == pytest.approx(prob.value, rel=1e-6)
+    assert 2 * n * est.solver_info_["best_objective"] == pytest.approx(F_paper, rel=1e-10)
 
 
 # --------------------------------------------------------------------------- properties
@@ -198,9 +226,11 @@ def test_pg_objective_never_increases(loss, line_search):
         Xs, ys = _classification(7)
         data, _ = as_multitask_data(Xs, ys, classification=True)
         df = Logistic(data)
-    res = solve_sparse_low_rank(df, 0.03, 1.0, algorithm="pg", line_search=line_search,
-                                tol=1e-14, max_iter=3000, warn=False)
-    F = np.concatenate([[res.info["objective_init"]], res.objective])
+    pen = SparseLowRank(0.03, 1.0)
+    res = _solver("pg", line_search, tol=1e-14, max_iter=3000, warn=False).solve(df, pen)
+    d, m = data.n_features, data.n_tasks
+    F0 = df.value(np.zeros((d, m)), df.init_intercept())  # F(T_0), T_0 = 0
+    F = np.concatenate([[F0], res.objective])
     assert len(F) > 50
     assert np.all(np.diff(F) <= 1e-12 * np.abs(F[1:]))
     # the accelerated method is not monotone in general: it is not tested for this
@@ -211,15 +241,14 @@ def test_rate_bounds_of_theorems_5_1_and_5_2():
     X, Y = _regression(8, n=40, d=12, m=6)
     data, _ = as_multitask_data(X, Y)
     df = Squared(data)
-    gamma, tau = 0.05, 1.0
-    star = solve_sparse_low_rank(df, gamma, tau, tol=1e-15, max_iter=50000, warn=False)
+    pen = SparseLowRank(0.05, 1.0)
+    star = ProximalGradient(tol=1e-10, max_iter=50000).solve(df, pen)
+    assert star.converged
     F_star = star.final_objective
     R2 = float(np.sum(star.coef ** 2))  # T_0 = 0
     L = 2 * df.lipschitz()
-    pg = solve_sparse_low_rank(df, gamma, tau, algorithm="pg", line_search=False, tol=1e-15,
-                               max_iter=400, warn=False)
-    ag = solve_sparse_low_rank(df, gamma, tau, algorithm="ag", line_search=False, tol=1e-15,
-                               max_iter=400, warn=False)
+    pg = _solver("pg", False, tol=1e-15, max_iter=400, warn=False).solve(df, pen)
+    ag = _solver("ag", False, tol=1e-15, max_iter=400, warn=False).solve(df, pen)
     k = np.arange(1, len(pg.objective) + 1)
     assert np.all(pg.objective - F_star <= L * R2 / (2 * k) + 1e-12)
     k = np.arange(1, len(ag.objective) + 1)
@@ -229,64 +258,75 @@ def test_rate_bounds_of_theorems_5_1_and_5_2():
 
 
 def test_line_search_lipschitz_bounded():
+    """The search starts at the secant estimate, only doubles, and never passes the bound."""
     X, Y = _regression(9)
     data, _ = as_multitask_data(X, Y)
     df = Squared(data)
+    pen = SparseLowRank(0.05, 1.0)
+    d, m = data.n_features, data.n_tasks
+    L0 = secant_lipschitz(df, pen, np.zeros((2, d, m)), None)
+    assert L0 < 2 * df.lipschitz()  # a lower estimate: the search has room to grow
     for alg in ("pg", "ag"):
-        res = solve_sparse_low_rank(df, 0.05, 1.0, algorithm=alg, lipschitz=1e-3, tol=1e-10)
-        assert 1e-3 <= res.info["lipschitz"] <= 2 * (2 * df.lipschitz())
+        res = _solver(alg, tol=1e-10).solve(df, pen)
+        assert L0 <= res.info["lipschitz"] <= 2 * df.lipschitz() * (1 + 1e-12)
 
 
 def test_certificate_bounds_true_gap_and_vanishes():
     X, Y = _regression(10)
     data, _ = as_multitask_data(X, Y)
     df = Squared(data)
-    gamma, tau = 0.05, 1.5
-    F_star = solve_sparse_low_rank(df, gamma, tau, tol=1e-15, max_iter=50000,
-                                   warn=False).final_objective
+    pen = SparseLowRank(0.05, 1.5)
+    F_star = ProximalGradient(tol=1e-10, max_iter=50000).solve(df, pen).final_objective
     iterates = []
 
     def keep(k, F, V, b):
         if k % 5 == 1:
             iterates.append((F, V.copy()))
 
-    solve_sparse_low_rank(df, gamma, tau, algorithm="pg", tol=1e-14, max_iter=600,
-                          callback=keep, warn=False)
+    _solver("pg", tol=1e-14, max_iter=600, warn=False).solve(df, pen, callback=keep)
     assert len(iterates) > 50
+
+    def bound(V):
+        f, G, _ = df.value_and_grad(V.sum(axis=0))
+        return pen.certificate(V, G, f)["bound"]
+
     for F, V in iterates:
-        c = sparse_low_rank_certificate(df, V[0], V[1], None, gamma, tau)
-        assert c["bound"] >= F - F_star - 1e-10
-    res = solve_sparse_low_rank(df, gamma, tau, criterion="kkt", tol=1e-7, max_iter=50000)
-    assert res.converged and res.info["stopped_by"] in ("kkt", "stagnation")
-    assert res.final_objective - F_star <= 1e-7 * abs(F_star) + 1e-12
-    if res.info["stopped_by"] == "kkt":
-        assert res.info["kkt"]["bound"] <= 1e-7 * abs(res.final_objective)
+        assert bound(V) >= F - F_star - 1e-10
+    # it vanishes as the optimality measure does
+    loose = _solver(tol=1e-3).solve(df, pen)
+    tight = _solver(tol=1e-8, max_iter=50000).solve(df, pen)
+    assert tight.converged and tight.optimality <= 1e-8
+    assert bound(tight.coef) < 1e-3 * bound(loose.coef)
+    assert bound(tight.coef) <= 1e-6 * abs(F_star)
+    assert tight.final_objective - F_star <= 1e-7 * abs(F_star) + 1e-12
 
 
-def test_tau_zero_is_independent_lasso():
+def test_radius_zero_is_independent_lasso():
     from sklearn.linear_model import Lasso
 
     X, Y = _regression(11, n=40, d=8, m=3)
-    gamma = 0.05
-    est = SparseLowRankRegressor(gamma=gamma, tau=0.0, tol=1e-13, max_iter=30000).fit(X, Y)
+    alpha = 0.05
+    est = SparseLowRankRegressor(alpha=alpha, radius=0.0, tol=1e-10, max_iter=30000).fit(X, Y)
     assert np.all(est.low_rank_component_ == 0) and est.rank_ == 0
     for t in range(3):
-        ref = Lasso(alpha=gamma, tol=1e-12, max_iter=100000).fit(X, Y[:, t])
+        ref = Lasso(alpha=alpha, tol=1e-12, max_iter=100000).fit(X, Y[:, t])
         np.testing.assert_allclose(est.coef_[t], ref.coef_, atol=1e-6)
         assert est.intercept_[t] == pytest.approx(ref.intercept_, abs=1e-6)
 
 
-def test_large_gamma_is_trace_constrained_least_squares():
+def test_large_alpha_is_trace_constrained_least_squares():
     X, Y = _regression(12, n=30, d=8, m=4)
-    tau = 1.0
-    est = SparseLowRankRegressor(gamma=1e3, tau=tau, tol=1e-13, max_iter=30000).fit(X, Y)
+    radius = 1.0
+    est = SparseLowRankRegressor(alpha=1e3, radius=radius, tol=1e-10,
+                                 max_iter=30000).fit(X, Y)
     assert np.all(est.sparse_component_ == 0)
     Xc, Yc = X - X.mean(0), Y - Y.mean(0)
     W = cp.Variable((8, 4))
     prob = cp.Problem(cp.Minimize(cp.sum_squares(Xc @ W - Yc) / (2 * 30)),
-                      [cp.normNuc(W) <= tau])
+                      [cp.normNuc(W) <= radius])
     prob.solve(solver="CLARABEL")
-    assert est.solver_result_.final_objective == pytest.approx(prob.value, rel=1e-6)
+    ours = np.sum((X @ est.coef_.T + est.intercept_ - Y) ** 2) / (2 * 30)
+    assert ours == pytest.approx(prob.value, rel=1e-6)
 
 
 # --------------------------------------------------------------------------- recovery
@@ -307,10 +347,11 @@ def _planted(seed, d=50, m=40, rank=2, k=60, n=150, noise=0.05, sv=5.0):
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_synthetic_structure_recovery(seed):
-    """Support of P (F1 >= 0.9) and the rank of Q exactly, tau = 0.9 ||Q_true||_*."""
+    """Support of P (F1 >= 0.9) and the rank of Q exactly, radius = 0.9 ||Q_true||_*."""
     Xs, ys, P, Q = _planted(seed)
-    tau = 0.9 * np.linalg.svd(Q, compute_uv=False).sum()
-    est = SparseLowRankRegressor(gamma=0.1, tau=tau, tol=1e-9).fit(Xs, ys)
+    radius = 0.9 * np.linalg.svd(Q, compute_uv=False).sum()
+    est = SparseLowRankRegressor(alpha=0.1, radius=radius, tol=1e-6).fit(Xs, ys)
+    assert est.converged_
     found = est.sparse_component_.T != 0
     true = P != 0
     f1 = 2 * np.sum(found & true) / (found.sum() + true.sum())
@@ -325,42 +366,61 @@ def test_synthetic_structure_recovery(seed):
 # --------------------------------------------------------------------------- estimators
 def test_estimator_attributes_and_shapes():
     X, Y = _regression(13)
-    est = SparseLowRankRegressor(gamma=0.05, tau=1.0).fit(X, Y)
+    est = SparseLowRankRegressor(alpha=0.05, radius=1.0).fit(X, Y)
     m, d = Y.shape[1], X.shape[1]
     for a in ("coef_", "sparse_component_", "low_rank_component_"):
         assert getattr(est, a).shape == (m, d)
     np.testing.assert_allclose(est.coef_, est.sparse_component_ + est.low_rank_component_)
     assert est.rank_ == np.linalg.matrix_rank(est.low_rank_component_)
     assert est.predict(X).shape == Y.shape
-    assert est.converged_
-    assert est.gamma_max(X, Y) > 0
+    assert est.converged_ and est.optimality_ <= est.tol
+    assert est.coef_variable_.shape == (2, d, m)
+    assert est.alpha_max(X, Y) > 0
+    # the KKT certificate of the fitted point is reported
+    assert set(est.kkt_) >= {"bound", "sparse_term", "low_rank_term", "dual_infeasibility",
+                             "intercept_gradient"}
+    assert est.kkt_["bound"] >= 0
 
 
-def test_gamma_max_zeroes_p_when_tau_is_zero():
+def test_alpha_max_zeroes_p_when_radius_is_zero():
     X, Y = _regression(14)
-    est = SparseLowRankRegressor(tau=0.0)
-    gmax = est.gamma_max(X, Y)
-    est.set_params(gamma=gmax * 1.0001).fit(X, Y)
+    est = SparseLowRankRegressor(radius=0.0)
+    amax = est.alpha_max(X, Y)
+    est.set_params(alpha=amax * 1.0001).fit(X, Y)
     assert np.all(est.sparse_component_ == 0)
-    est.set_params(gamma=gmax * 0.9).fit(X, Y)
+    est.set_params(alpha=amax * 0.9).fit(X, Y)
     assert np.any(est.sparse_component_ != 0)
 
 
-@pytest.mark.parametrize("algorithm", ["pg", "ag"])
-def test_classifier_losses_and_predictions(algorithm):
+@pytest.mark.parametrize("solver", ["pg", "fista"])
+def test_classifier_losses_and_predictions(solver):
     Xs, ys = _classification(15)
     for loss in ("logistic", "squared_hinge", "squared"):
-        clf = SparseLowRankClassifier(gamma=0.01, tau=1.0, loss=loss, algorithm=algorithm,
-                                      tol=1e-8).fit(Xs, ys)
+        clf = SparseLowRankClassifier(alpha=0.01, radius=1.0, loss=loss,
+                                      solver=solver).fit(Xs, ys)
+        assert clf.converged_ and clf.solver_.accelerated == (solver == "fista")
         acc = np.mean(np.concatenate(clf.predict(Xs)) == np.concatenate(ys))
         assert acc > 0.7
         assert clf.low_rank_component_.shape == (4, 6)
     assert hasattr(clf, "decision_function")
 
 
+def test_estimator_uses_the_papers_step_search():
+    """``solver="pg"`` / ``"fista"`` are the paper's PG and AG (no restart, secant start)."""
+    X, Y = _regression(22)
+    for name, accelerated in (("pg", False), ("fista", True)):
+        est = SparseLowRankRegressor(alpha=0.05, radius=1.0, solver=name, tol=1e-6).fit(X, Y)
+        s = est.solver_
+        assert (s.accelerated, s.restart, s.lipschitz_init) == (accelerated, False, "secant")
+        data, _ = as_multitask_data(X, Y)
+        ref = _solver("ag" if accelerated else "pg", tol=1e-6).solve(Squared(data),
+                                                                  SparseLowRank(0.05, 1.0))
+        np.testing.assert_array_equal(est.coef_variable_, ref.coef)
+
+
 def test_warm_start_reuses_solution():
     X, Y = _regression(16)
-    est = SparseLowRankRegressor(gamma=0.05, tau=1.0, tol=1e-13, max_iter=50000,
+    est = SparseLowRankRegressor(alpha=0.05, radius=1.0, tol=1e-10, max_iter=50000,
                                  warm_start=True).fit(X, Y)
     n_cold = est.n_iter_
     coef = est.coef_.copy()
@@ -372,22 +432,21 @@ def test_warm_start_reuses_solution():
 def test_max_iter_warns_and_returns_best_iterate():
     X, Y = _regression(17)
     with pytest.warns(ConvergenceWarning, match="max_iter"):
-        est = SparseLowRankRegressor(gamma=0.01, tau=2.0, max_iter=3, tol=1e-12).fit(X, Y)
-    assert not est.converged_
-    assert est.solver_result_.final_objective == pytest.approx(est.objective_.min())
+        est = SparseLowRankRegressor(alpha=0.01, radius=2.0, max_iter=3, tol=1e-12).fit(X, Y)
+    assert not est.converged_ and est.optimality_ > 1e-12
+    assert est.solver_info_["best_objective"] == pytest.approx(est.objective_.min())
 
 
 @pytest.mark.parametrize(
     "params,match",
     [
-        ({"gamma": -1.0}, "gamma"),
-        ({"tau": np.nan}, "tau"),
-        ({"algorithm": "fista"}, "algorithm"),
-        ({"criterion": "gap"}, "criterion"),
-        ({"tol_type": "rel"}, "tol_type"),
+        ({"alpha": -1.0}, "alpha"),
+        ({"radius": -1.0}, "radius"),
+        ({"radius": np.nan}, "radius"),
+        ({"solver": "ladm"}, "solver"),  # LADM solves the penalty, the estimator offers PG/AG
+        ({"solver": "ag"}, "solver"),  # the old algorithm name
         ({"tol": 0.0}, "tol"),
         ({"max_iter": 0}, "max_iter"),
-        ({"line_search": "yes"}, "line_search"),
     ],
 )
 def test_bad_parameters_raise(params, match):
@@ -396,18 +455,23 @@ def test_bad_parameters_raise(params, match):
         SparseLowRankRegressor(**params).fit(X, Y)
 
 
+@pytest.mark.parametrize("old", ["gamma", "tau", "algorithm", "criterion", "tol_type"])
+def test_removed_parameters_are_not_accepted(old):
+    with pytest.raises(TypeError):
+        SparseLowRankRegressor(**{old: 1.0})
+
+
 def test_bad_loss_and_solver_arguments():
     Xs, ys = _classification(19)
     with pytest.raises(ValueError, match="loss"):
         SparseLowRankClassifier(loss="hinge").fit(Xs, ys)
     X, Y = _regression(19)
     data, _ = as_multitask_data(X, Y)
-    pen = sparse_low_rank_penalty(0.1, 1.0)
-    with pytest.raises(ValueError, match="certificate"):
-        projected_gradient(Squared(data), pen, linear_map=SumMap(2), criterion="kkt")
+    pen = SparseLowRank(0.1, 1.0)
+    with pytest.raises(ValueError, match="lipschitz_init"):
+        ProximalGradient(lipschitz_init="one")
     with pytest.raises(ValueError, match="coef_init"):
-        projected_gradient(Squared(data), pen, linear_map=SumMap(2),
-                           coef_init=np.zeros((3, 3)))
+        ProximalGradient().solve(Squared(data), pen, coef_init=np.zeros((3, 3)))
     with pytest.raises(ValueError, match="X has"):
         SparseLowRankRegressor().fit(X, Y).predict(X[:, :3])
 
@@ -417,13 +481,16 @@ def test_inputs_not_modified_and_infeasible_start_projected():
     X0, Y0 = X.copy(), Y.copy()
     data, _ = as_multitask_data(X, Y)
     df = Squared(data)
+    pen = SparseLowRank(0.05, 1.0)
     V0 = np.random.default_rng(0).standard_normal((2, X.shape[1], Y.shape[1])) * 5
     V0_copy = V0.copy()
-    res = solve_sparse_low_rank(df, 0.05, 1.0, coef_init=V0, tol=1e-10)
+    assert not np.isfinite(pen.value(V0))  # Q0 outside the trace ball
+    res = _solver(tol=1e-8).solve(df, pen, coef_init=V0)
     np.testing.assert_array_equal(V0, V0_copy)
     np.testing.assert_array_equal(X, X0)
     np.testing.assert_array_equal(Y, Y0)
-    ref = solve_sparse_low_rank(df, 0.05, 1.0, tol=1e-10)
+    assert np.isfinite(res.objective).all()  # every iterate feasible, the first included
+    ref = _solver(tol=1e-8).solve(df, pen)
     assert res.final_objective == pytest.approx(ref.final_objective, rel=1e-6)
 
 
