@@ -1,5 +1,11 @@
 """Capped trace norm (RAMUSA): penalties, the multi-stage solver, estimators.
 
+The model is the :class:`~multitask.penalties.CappedTraceNorm` penalty solved by
+:class:`~multitask.solvers.Multistage` (stage solvers ``"prox"``, partial singular value
+thresholding, and ``"dc"``, the paper's difference-of-convex Algorithm 2). A single stage is a
+``Multistage`` run with ``n_stages=1`` (from zero: the trace norm; from a start point
+``first_stage="start"``: the stage penalty of that point).
+
 References: cvxpy (CLARABEL) for the convex problems (stage 1 and the DC inner problem Eq. 4 of
 Han & Zhang), closed forms (per-task least squares, perturbation tests of the prox), the
 majorization inequality. Tolerances are stated at each assertion.
@@ -18,7 +24,8 @@ from multitask.data import as_multitask_data
 from multitask.estimators.baselines import TraceNormRegressor
 from multitask.estimators.capped_trace import CappedTraceClassifier, CappedTraceRegressor
 from multitask.losses import Logistic, Squared
-from multitask.penalties import svt
+from multitask.model_selection import regularization_path
+from multitask.penalties import TraceNorm, svt
 from multitask.penalties.capped_trace import (
     CappedTraceNorm,
     LinearizedTruncatedTraceNorm,
@@ -28,13 +35,7 @@ from multitask.penalties.capped_trace import (
     singular_values,
     top_singular_projector,
 )
-from multitask.solvers import fista
-from multitask.solvers.multistage import (
-    capped_trace_objective,
-    multistage,
-    multistage_path,
-    solve_stage,
-)
+from multitask.solvers import Multistage, ProximalGradient
 
 
 def _low_rank_lists(seed=0, sizes=(40, 35, 50, 45, 30), d=6, rank=2, noise=0.3, shift=True):
@@ -51,6 +52,34 @@ def _low_rank_lists(seed=0, sizes=(40, 35, 50, 45, 30), d=6, rank=2, noise=0.3, 
 def _datafit(Xs, ys, fit_intercept=True, loss=Squared):
     data, _ = as_multitask_data(Xs, ys, classification=loss is not Squared)
     return loss(data, fit_intercept)
+
+
+def _trace_max(df):
+    """The smallest trace-norm strength with ``W = 0`` optimal (``||grad f(0)||_2``)."""
+    return TraceNorm(1.0).alpha_max(df.grad_at_zero())
+
+
+def _capped_objective(df, W, b, lam, tau):
+    return df.value(W, b) + CappedTraceNorm(lam, tau).value(W)
+
+
+def _stage(df, lam, W_ref=None, **kw):
+    """One stage of the multi-stage method: the stage penalty of ``W_ref`` (the trace norm
+    when ``W_ref`` is None), solved from ``W_ref``. The cap ``tau`` is placed between the
+    singular values so that the stage keeps ``r`` of them, ``r`` given by ``rank=``."""
+    rank = kw.pop("rank", 0)
+    if W_ref is None:
+        tau = np.inf
+        solver = Multistage(n_stages=1, **kw)
+        return solver.solve(df, CappedTraceNorm(lam, tau))
+    s = singular_values(W_ref)
+    tau = np.sqrt(s[rank - 1] * s[rank]) if rank else np.inf
+    pen = CappedTraceNorm(lam, tau)
+    assert pen.stage_key(W_ref) == rank
+    solver = Multistage(n_stages=1, first_stage="start", **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # one stage: the key may change
+        return solver.solve(df, pen, coef_init=W_ref)
 
 
 # ----------------------------------------------------------------------------- prox operators
@@ -153,12 +182,13 @@ def test_inner_convex_problem_matches_cvxpy(rank):
     """Eq. (4): min f(W) + lam ||W||_* - lam <U_r V_r^T, W>, P from a stage iterate."""
     Xs, ys, _ = _low_rank_lists(seed=5)
     df = _datafit(Xs, ys)
-    lam = 0.3 * df.lambda_max("trace")
-    W_t = solve_stage(df, lam, 0, tol=1e-9).W  # a realistic point: the trace-norm solution
+    lam = 0.3 * _trace_max(df)
+    W_t = _stage(df, lam, tol=1e-9).W  # a realistic point: the trace-norm solution
     P = top_singular_projector(W_t, rank)
-    res = fista(df, LinearizedTruncatedTraceNorm(lam, P), coef_init=W_t, tol=1e-13,
-                max_iter=20000)
-    ours = df.value(res.W) + LinearizedTruncatedTraceNorm(lam, P).value(res.W)
+    pen = LinearizedTruncatedTraceNorm(lam, P)
+    res = ProximalGradient(tol=1e-10, max_iter=20000).solve(df, pen, coef_init=W_t)
+    assert res.converged and res.optimality <= 1e-10
+    ours = df.value(res.W) + pen.value(res.W)
     ref, W_ref = _cvxpy_squared(Xs, ys, lam, P)
     assert abs(ours - ref) <= 1e-6 * abs(ref)
     assert ours <= ref + 1e-7 * abs(ref)  # a first-order method should not be worse
@@ -172,9 +202,10 @@ def test_stage_one_logistic_matches_cvxpy():
     Xs = [rng.standard_normal((n, d)) for n in sizes]
     ys = [(X @ W0[:, t] + rng.standard_normal(len(X)) > 0).astype(int) for t, X in enumerate(Xs)]
     df = _datafit(Xs, ys, loss=Logistic)
-    lam = 0.2 * df.lambda_max("trace")
-    res = solve_stage(df, lam, 0, tol=1e-13, max_iter=20000)
-    ours = df.value(res.W, res.info["intercept_variable"]) + TraceNorm_value(lam, res.W)
+    lam = 0.2 * _trace_max(df)
+    res = _stage(df, lam, tol=1e-10, max_iter=20000)
+    assert res.info["stage_keys"] == [0] and res.optimality <= 1e-10
+    ours = df.value(res.W, res.intercept_variable) + lam * singular_values(res.W).sum()
     W = cp.Variable((d, 3))
     b = cp.Variable(3)
     loss = sum(cp.sum(cp.logistic(-cp.multiply(2 * y - 1, X @ W[:, t] + b[t]))) / len(y)
@@ -184,60 +215,75 @@ def test_stage_one_logistic_matches_cvxpy():
     assert abs(ours - prob.value) <= 1e-6 * abs(prob.value)
 
 
-def TraceNorm_value(lam, W):  # noqa: N802
-    return lam * singular_values(W).sum()
+class _Recording(ProximalGradient):
+    """FISTA that keeps every solution it returns: the DC iterates of a stage."""
+
+    solutions: list = []
+
+    def solve(self, datafit, penalty, **kw):
+        res = super().solve(datafit, penalty, **kw)
+        _Recording.solutions.append(res.W.copy())
+        return res
 
 
 def test_dc_stage_is_a_fixed_point_of_the_inner_problem():
     """After the DC stage solver, W^(l) solves Eq. (4) with P from itself (cvxpy)."""
     Xs, ys, _ = _low_rank_lists(seed=7)
     df = _datafit(Xs, ys)
-    lam = 0.3 * df.lambda_max("trace")
-    W1 = solve_stage(df, lam, 0, tol=1e-10).W
+    lam = 0.3 * _trace_max(df)
+    W1 = _stage(df, lam, tol=1e-10).W
     r = 1
-    res = solve_stage(df, lam, r, coef_init=W1, stage_solver="dc", tol=1e-12, max_iter=20000,
-                      dc_tol=1e-10, dc_max_iter=200)
+    _Recording.solutions = []
+    inner = _Recording(tol=1e-12, max_iter=20000)
+    res = _stage(df, lam, W1, rank=r, stage_solver="dc", inner=inner, tol=1e-12,
+                 dc_tol=1e-10, dc_max_iter=200)
+    assert res.info["stage_keys"] == [r] and res.info["stage_dc_iters"][0] >= 2
     P = top_singular_projector(res.W, r)
     ref, W_ref = _cvxpy_squared(Xs, ys, lam, P)
     ours = df.value(res.W) + LinearizedTruncatedTraceNorm(lam, P).value(res.W)
     assert abs(ours - ref) <= 1e-6 * abs(ref)
     np.testing.assert_allclose(res.W, W_ref, atol=1e-3 * np.abs(W_ref).max())
     # the stage objective never increased along the DC iterations
-    assert np.all(np.diff(res.objective) <= 1e-12 * abs(res.objective[0]))
+    stage = TruncatedTraceNorm(lam, r)
+    Q = np.array([df.value(W) + stage.value(W) for W in [W1, *_Recording.solutions]])
+    assert len(Q) == res.info["stage_dc_iters"][0] + 1
+    assert np.all(np.diff(Q) <= 1e-12 * abs(Q[0]))
 
 
 def test_dc_and_psvt_reach_the_same_stage_solution():
     Xs, ys, _ = _low_rank_lists(seed=8, sizes=(60, 70, 80, 65, 75))
     df = _datafit(Xs, ys)
-    lam = 0.2 * df.lambda_max("trace")
-    W1 = solve_stage(df, lam, 0, tol=1e-10).W
-    a = solve_stage(df, lam, 1, coef_init=W1, stage_solver="psvt", tol=1e-12, max_iter=20000)
-    b = solve_stage(df, lam, 1, coef_init=W1, stage_solver="dc", tol=1e-12, max_iter=20000,
-                    dc_tol=1e-10, dc_max_iter=200)
+    lam = 0.2 * _trace_max(df)
+    W1 = _stage(df, lam, tol=1e-10).W
+    a = _stage(df, lam, W1, rank=1, stage_solver="prox", tol=1e-10, max_iter=20000)
+    b = _stage(df, lam, W1, rank=1, stage_solver="dc", tol=1e-10, max_iter=20000,
+               dc_tol=1e-10, dc_max_iter=200)
     obj_a = df.value(a.W) + TruncatedTraceNorm(lam, 1).value(a.W)
     obj_b = df.value(b.W) + TruncatedTraceNorm(lam, 1).value(b.W)
     assert obj_a == pytest.approx(obj_b, rel=1e-7)
     np.testing.assert_allclose(a.W, b.W, atol=1e-4 * np.abs(a.W).max())
+    # the prox stage stops on the optimality measure of its (non-convex) stage problem
+    assert a.optimality <= 1e-10
 
 
 # ----------------------------------------------------------------------------- multi-stage
-@pytest.mark.parametrize("solver", ["psvt", "dc"])
+@pytest.mark.parametrize("solver", ["prox", "dc"])
 @pytest.mark.parametrize("tau_rel", [0.05, 0.3, 0.7])
 def test_objective_non_increasing_across_stages(solver, tau_rel):
     Xs, ys, _ = _low_rank_lists(seed=9, noise=1.0)
     df = _datafit(Xs, ys)
-    lam = 0.15 * df.lambda_max("trace")
-    s1 = singular_values(solve_stage(df, lam, 0).W)
+    lam = 0.15 * _trace_max(df)
+    s1 = singular_values(_stage(df, lam).W)
     tau = tau_rel * s1[0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        res = multistage(df, lam, tau, stage_solver=solver, n_stages=10)
+        res = Multistage(stage_solver=solver, n_stages=10).solve(df, CappedTraceNorm(lam, tau))
     F = res.objective
     assert len(F) >= 2  # tau below sigma_1 of stage 1: at least one more stage
     assert np.all(np.diff(F) <= 1e-12 * abs(F[0]))
     assert F[-1] < F[0]  # a stage after the first one improved the capped objective
-    assert F[-1] == pytest.approx(capped_trace_objective(df, res.W, None, lam, tau), rel=1e-12)
-    assert res.info["ranks"][0] == 0
+    assert F[-1] == pytest.approx(_capped_objective(df, res.W, None, lam, tau), rel=1e-12)
+    assert res.info["stage_keys"][0] == 0
 
 
 def test_large_tau_is_the_trace_norm_model():
@@ -246,14 +292,15 @@ def test_large_tau_is_the_trace_norm_model():
     y_long = np.concatenate(ys)
     task = np.repeat(np.arange(len(Xs)), [len(x) for x in Xs])
     df = _datafit(Xs, ys)
-    lam = 0.2 * df.lambda_max("trace")
+    lam = 0.2 * _trace_max(df)
     ref, W_ref = _cvxpy_squared(Xs, ys, lam, np.zeros((6, 5)))
-    tr = TraceNormRegressor(alpha=lam, tol=1e-12, max_iter=50000).fit(X_long, y_long, task)
+    tr = TraceNormRegressor(alpha=lam, tol=1e-10, max_iter=50000).fit(X_long, y_long, task)
     s1 = singular_values(tr.coef_.T)
     for tau in (1.01 * s1[0], 10 * s1[0], np.inf):
-        model = CappedTraceRegressor(alpha=lam, tau=tau, tol=1e-12, max_iter=50000)
+        model = CappedTraceRegressor(alpha=lam, tau=tau, tol=1e-10, max_iter=50000)
         model.fit(X_long, y_long, task)
         assert model.n_stages_ == 1 and model.rank_ == 0
+        assert model.converged_ and model.optimality_ <= 1e-10
         np.testing.assert_allclose(model.coef_, tr.coef_, atol=1e-6 * np.abs(tr.coef_).max())
         np.testing.assert_allclose(model.intercept_, tr.intercept_, atol=1e-6)
         np.testing.assert_allclose(model.coef_.T, W_ref, atol=1e-4 * np.abs(W_ref).max())
@@ -261,8 +308,10 @@ def test_large_tau_is_the_trace_norm_model():
 
 def test_tau_zero_gives_per_task_least_squares():
     Xs, ys, _ = _low_rank_lists(seed=11)
-    model = CappedTraceRegressor(alpha=0.5, tau=0.0, tol=1e-13, max_iter=50000).fit(Xs, ys)
-    assert model.ranks_.tolist() == [0, 5]
+    model = CappedTraceRegressor(alpha=0.5, tau=0.0, tol=1e-10, max_iter=50000).fit(Xs, ys)
+    # tau = 0 caps every singular value, zero included: the stage penalty at W = 0 is already
+    # zero (r = R = 5), so the first stage is the unpenalized fit
+    assert model.ranks_[-1] == 5 and model.rank_ == 5
     for t, (X, y) in enumerate(zip(Xs, ys, strict=True)):
         A = np.hstack([X, np.ones((len(X), 1))])
         coef = np.linalg.lstsq(A, y, rcond=None)[0]
@@ -270,36 +319,36 @@ def test_tau_zero_gives_per_task_least_squares():
         assert model.intercept_[t] == pytest.approx(coef[-1], abs=1e-6)
 
 
-def test_path_matches_multistage():
+def test_regularization_path_matches_cold_fits():
+    """Paths go through the estimator (warm starts along alpha, strongest first): every point
+    is the solution of a cold multi-stage fit at that alpha, with the same final rank."""
     Xs, ys, _ = _low_rank_lists(seed=12, noise=1.0)
     df = _datafit(Xs, ys)
-    lmax = df.lambda_max("trace")
-    lams = lmax * np.array([0.5, 0.2, 0.1])
-    taus = np.array([1e-3, 0.5, 2.0, 5.0, np.inf])
-    kw = dict(tol=1e-12, max_iter=20000)
-    path = multistage_path(df, lams, taus, **kw)
-    assert path.n_stage_solves < len(lams) * len(taus)  # shared stage solutions
-    for i, lam in enumerate(lams):
-        np.testing.assert_allclose(path.coefs[i, -1], path.trace_coefs[i])
-        for j, tau in enumerate(taus):
-            start = path.trace_coefs[i - 1] if i else None
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                res = multistage(df, lam, tau, coef_init=start, **kw)
-            scale = max(1.0, np.abs(res.W).max())
-            np.testing.assert_allclose(path.coefs[i, j], res.W, atol=1e-5 * scale)
-            assert path.final_ranks[i, j] == res.info["final_rank"]
+    alphas = _trace_max(df) * np.array([0.5, 0.2, 0.1])
+    kw = {"tol": 1e-10, "max_iter": 20000}
+    for tau in (1e-3, 0.5, 2.0, 5.0, np.inf):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            path = regularization_path(CappedTraceRegressor(tau=tau, **kw), Xs, ys,
+                                       param_name="alpha", values=alphas)
+            for i, alpha in enumerate(alphas):
+                cold = CappedTraceRegressor(alpha=alpha, tau=tau, **kw).fit(Xs, ys)
+                scale = max(1.0, np.abs(cold.coef_).max())
+                np.testing.assert_allclose(path.coefs[i], cold.coef_, atol=1e-5 * scale)
+                np.testing.assert_allclose(path.intercepts[i], cold.intercept_,
+                                           atol=1e-5 * scale)
+                assert capped_rank(path.coefs[i], tau) == cold.rank_
 
 
 def test_keep_stages_and_warning():
     Xs, ys, _ = _low_rank_lists(seed=13, noise=1.0)
     df = _datafit(Xs, ys)
-    lam = 0.1 * df.lambda_max("trace")
-    res = multistage(df, lam, 0.5, keep_stages=True, n_stages=10)
+    lam = 0.1 * _trace_max(df)
+    res = Multistage(keep_stages=True, n_stages=10).solve(df, CappedTraceNorm(lam, 0.5))
     assert len(res.info["stage_coefs"]) == res.info["n_stages"]
     np.testing.assert_array_equal(res.info["stage_coefs"][-1], res.W)
     with pytest.warns(ConvergenceWarning):
-        multistage(df, lam, 0.5, max_iter=2)
+        Multistage(max_iter=2).solve(df, CappedTraceNorm(lam, 0.5))
 
 
 # ----------------------------------------------------------------------------- estimators
