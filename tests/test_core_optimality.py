@@ -189,16 +189,20 @@ def test_measure_is_invariant_to_the_scale_of_features_without_intercept(c,
 @pytest.mark.xfail(strict=True, reason="with an intercept variable the measure adds ||grad_b f||"
                    " (which does not scale with X) to the W part (which does), and the Lipschitz"
                    " bound includes the intercept column: scaling X changes the measure")
-def test_measure_is_invariant_to_the_scale_of_features_with_intercept(classification_lists):
+@pytest.mark.parametrize("center", [False, True])
+def test_measure_is_invariant_to_the_scale_of_features_with_intercept(center,
+                                                                     classification_lists):
     """The architecture page says scaling the features does not change the measure; with the
-    logistic loss's intercept variable it does (a known gap, see the xfail reason)."""
+    logistic loss's intercept variable it does, centred features (as the estimators use them)
+    or not: a known gap, see the xfail reason. At X / 100 the measure of the same point is 40
+    times larger, and TraceNormClassifier needs ~90 times more iterations at the default tol."""
     Xs, ys = classification_lists
     rng = np.random.default_rng(4)
     W, b = 0.3 * rng.standard_normal((5, 3)), 0.2 * rng.standard_normal(3)
     vals = []
     for s in (1.0, 1e-2):
         data, _ = as_multitask_data([s * X for X in Xs], ys, classification=True)
-        vals.append(optimality(Logistic(data), TraceNorm(0.02 * s), W / s, b))
+        vals.append(optimality(Logistic(data, center=center), TraceNorm(0.02 * s), W / s, b))
     assert vals[1] == pytest.approx(vals[0], rel=1e-6)
 
 
