@@ -21,6 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from multitask.data import as_multitask_data
+from multitask.losses import Squared
 from multitask.penalties.base import Constraint
 from multitask.penalties.l1inf import (
     L1InfBall,
@@ -28,6 +30,7 @@ from multitask.penalties.l1inf import (
     l1inf_norm,
     project_l1inf_ball,
 )
+from multitask.solvers import optimality
 
 METHODS = ("sort", "newton")
 
@@ -520,8 +523,15 @@ def test_l1inf_ball_constraint():
     np.testing.assert_array_equal(ball.prox(A, 123.0), P)
     assert ball.value(P) == 0.0
     assert ball.value(A) == np.inf
-    # a fixed point of the projected gradient map has zero residual
-    assert ball.fixed_point_residual(P, P - A) == pytest.approx(0.0, abs=1e-12)
+    # the shared optimality measure (the projected-gradient mapping) vanishes at the
+    # projection, the minimizer of 0.5 ||W - A||^2 over the ball, and nowhere else: the
+    # squared loss with the design sqrt(d) I and targets sqrt(d) A is that distance
+    d, m = A.shape
+    data, _ = as_multitask_data(np.sqrt(d) * np.eye(d), np.sqrt(d) * A)
+    df = Squared(data, fit_intercept=False)
+    assert df.value(P) == pytest.approx(0.5 * np.sum((P - A) ** 2), rel=1e-12)
+    assert optimality(df, ball, P, None) <= 1e-12
+    assert optimality(df, ball, 0.5 * P, None) > 1e-2
     for method in METHODS:
         np.testing.assert_allclose(L1InfBall(2.0, method=method).project(A), P, atol=1e-12)
 
