@@ -1,4 +1,4 @@
-"""Baseline estimators: scikit-learn contract, persistence, equivalences with scikit-learn.
+"""Baseline estimators: parameters, persistence, equivalences with scikit-learn.
 
 Alpha mappings from the scaling convention (``(1 / n_t)`` per task):
 
@@ -24,7 +24,6 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Lasso, LogisticRegression, MultiTaskLasso, Ridge
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils._param_validation import InvalidParameterError
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import multitask.estimators as E
 from multitask.estimators import (
@@ -53,11 +52,7 @@ def test_baseline_list_is_complete():
 
 
 # ----------------------------------------------------------------------------- sklearn
-
-
-@parametrize_with_checks([cls() for cls in BASELINES])
-def test_scikit_learn_estimator_checks(estimator, check):
-    check(estimator)
+# scikit-learn's estimator checks run over every public estimator in tests/test_sklearn_compat.py
 
 
 @pytest.mark.parametrize("cls", BASELINES)
