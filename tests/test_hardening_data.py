@@ -21,6 +21,7 @@ import scipy.sparse as sp
 from multitask import L21Regressor, TraceNormClassifier, TraceNormRegressor
 from multitask.data import (
     MAX_ABS_VALUE,
+    MIN_MAX_ABS_VALUE,
     as_multitask_data,
     as_task_ids,
     check_sparse_structure,
@@ -208,15 +209,22 @@ def test_extreme_finite_scales_get_a_clear_error_before_any_solver(what):
             TraceNormRegressor().fit(sp.csr_matrix(X * 1e200), y, task)
 
 
-def test_the_scale_bound_is_inclusive_and_tiny_scales_fit():
+def test_the_scale_bounds_are_inclusive_and_tiny_scales_are_refused():
     X, y, task = _data()
     Xb = X / np.abs(X).max() * MAX_ABS_VALUE
-    data, _ = as_multitask_data(Xb, y * 1e-300, task)  # at the bound: accepted
+    data, _ = as_multitask_data(Xb, y * 1e-90, task)  # at the bound: accepted
     assert np.abs(data.X).max() == MAX_ABS_VALUE
-    for scale in (1e-300, 1e-150):
+    Xs = X / np.abs(X).max() * MIN_MAX_ABS_VALUE
+    data, _ = as_multitask_data(Xs, y, task)  # at the lower bound: accepted
+    for scale in (1e-90, 1e-60):
         est = TraceNormRegressor(alpha=0.1).fit(X * scale, y, task)
         assert np.all(np.isfinite(est.coef_)) and np.all(np.isfinite(est.predict(X * scale,
                                                                                     task)))
+    for scale in (1e-300, 1e-150):  # products underflow: LAPACK's SVD stopped converging
+        with pytest.raises(ValueError, match="magnitude.*rescale"):
+            TraceNormRegressor(alpha=0.1).fit(X * scale, y, task)
+        with pytest.raises(ValueError, match="magnitude.*rescale"):
+            TraceNormRegressor(alpha=0.1).fit(X, y * scale, task)
 
 
 # ----------------------------------------------------------------------------- degenerate data
@@ -284,9 +292,9 @@ def test_predict_refuses_ids_of_another_type():
     np.testing.assert_array_equal(est.predict(X, task.astype(float)), est.predict(X, task))
 
 
-@pytest.mark.parametrize("column, match", [(-1.0, r"integer column index, got -1.0 \(float\)"),
+@pytest.mark.parametrize("column, match", [(-1.0, r"task_column.*-1\.0"),
                                            (True, r"got True \(bool\)"),
-                                           ("0", "got '0' \\(str\\)"),
+                                           ("0", "task_column.*'0'"),
                                            (9, "out of range")])
 def test_task_column_must_be_an_integer_in_range(column, match):
     X, y, task = _data()

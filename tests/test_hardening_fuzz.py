@@ -272,15 +272,7 @@ SKIP_PARAMS = {"task_column", "callback", "client", "random_state", "estimator",
 #: (estimator, parameter) pairs whose invalid values are accepted or give an unclear error on
 #: the current code. Each is a strict xfail in test_known_parameter_failures_still_fail; the
 #: fuzz leaves them out. Remove a pair when its validation lands.
-_HUGE_TOL = ("tol=10**30 (a Python int beyond int64) inside GridSearchCV: TypeError from "
-             "np.isfinite instead of a ValueError naming tol")
-KNOWN_PARAMETER_FAILURES: dict[tuple[str, str], str] = {
-    (n, "tol"): _HUGE_TOL for n in (
-        "IndependentLassoClassifier", "IndependentRidgeClassifier", "L21Classifier",
-        "MultiTaskRegressor", "PooledClassifier", "SparseLowRankRegressor",
-        "TraceNormClassifier")}
-KNOWN_PARAMETER_FAILURES[("MultiTaskCV", "n_alphas")] = (
-    "n_alphas=inf: OverflowError instead of a ValueError naming n_alphas")
+KNOWN_PARAMETER_FAILURES: dict[tuple[str, str], str] = {}
 
 
 def _params(name: str) -> list[str]:

@@ -409,6 +409,10 @@ def check_scalar_param(value, name: str, *, allow_zero: bool = True, upper=None)
 #: every estimator fits small problems with finite coefficients up to 1e140 and fails (NaN, a
 #: LAPACK error or a crash) from 1e160 on (see docs/model_files.md, "Input checks").
 MAX_ABS_VALUE = 1e100
+#: Smallest largest-magnitude accepted for a design or a regression target that is not all
+#: zero: products of such entries underflow to subnormal numbers, where LAPACK's SVD stops
+#: converging (measured at 1e-160).
+MIN_MAX_ABS_VALUE = 1e-100
 
 _REAL_KINDS = "fiub"
 _KIND_NAMES = {"c": "complex", "O": "object", "U": "text", "S": "bytes", "M": "datetime",
@@ -449,7 +453,14 @@ def _check_scale(A, what: str, task=None) -> None:
     if not values.size:
         return
     hi, lo = float(np.max(values)), float(np.min(values))
-    if max(hi, -lo) <= MAX_ABS_VALUE:
+    top = max(hi, -lo)
+    if 0.0 < top < MIN_MAX_ABS_VALUE:
+        raise ValueError(
+            f"{what} has no entry larger than {top:.3g} in magnitude, below the "
+            f"{MIN_MAX_ABS_VALUE:g} that the solvers handle without underflow: rescale it (e.g. "
+            "divide by its largest absolute value, or use sklearn.preprocessing.StandardScaler)."
+        )
+    if top <= MAX_ABS_VALUE:
         return
     k = int(np.argmax(np.abs(values)))
     if sp.issparse(A):

@@ -229,9 +229,20 @@ class Datafit:
         return self._loss_value_and_grad(W0, b0)[1]
 
     def gradient_scale(self) -> float:
-        """``||grad_W F(0, b_0)||_F``, the scale of the relative optimality measure (cached)."""
+        """The scale of the relative optimality measure (cached).
+
+        ``||grad_W F(0, b_0)||_F``; when that is zero (no feature carries signal at zero: a
+        degenerate design) the norm of the full gradient at ``(W, b) = (0, 0)``, and ``1``
+        when that is zero too.
+        """
         if self._grad_scale is None:
-            self._grad_scale = float(np.linalg.norm(self.grad_at_zero()))
+            scale = float(np.linalg.norm(self.grad_at_zero()))
+            if not scale > 0:
+                W0 = np.zeros((self.data.n_features, self.data.n_tasks))
+                _, gW, gb = self._loss_value_and_grad(W0, self.init_intercept())
+                scale = float(np.sqrt(np.vdot(gW, gW) + (np.vdot(gb, gb) if gb is not None
+                                                         else 0.0)))
+            self._grad_scale = scale if np.isfinite(scale) and scale > 0 else 1.0
         return self._grad_scale
 
     def quadratic_form(self):

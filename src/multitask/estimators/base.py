@@ -33,6 +33,7 @@ of per-task designs predicts a list of per-task arrays.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 from typing import Any, ClassVar
@@ -46,7 +47,12 @@ from sklearn.utils._param_validation import Interval, StrOptions, validate_param
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from multitask.data import MultiTaskData, as_multitask_data, unstack_predictions
+from multitask.data import (
+    MultiTaskData,
+    as_multitask_data,
+    check_sparse_structure,
+    unstack_predictions,
+)
 from multitask.losses import Datafit, get_datafit
 from multitask.penalties.base import Penalty
 from multitask.solvers import SOLVERS, Solver, make_solver
@@ -249,9 +255,14 @@ class MultiTaskEstimator(BaseEstimator):
         validate_parameter_constraints(constraints, values, caller_name=type(self).__name__)
         for name, p in params.items():
             v = values.get(name)
-            if p.finite and isinstance(v, Real) and not isinstance(v, bool) and not np.isfinite(v):
-                raise ValueError(f"The {name!r} parameter of {type(self).__name__} must be "
-                                 f"finite, got {v!r}.")
+            if p.finite and isinstance(v, Real) and not isinstance(v, bool):
+                try:
+                    finite = math.isfinite(float(v))
+                except OverflowError:  # an integer beyond the float range
+                    finite = False
+                if not finite:
+                    raise ValueError(f"The {name!r} parameter of {type(self).__name__} must be "
+                                     f"finite, got {v!r}.")
         if isinstance(self.solver, str) and self.solver != "auto":
             if self.solver not in self._solvers or self.solver not in SOLVERS:
                 raise ValueError(f"The 'solver' parameter of {type(self).__name__} must be "
@@ -267,8 +278,11 @@ class MultiTaskEstimator(BaseEstimator):
         """Run scikit-learn's checks on a single matrix (sets n_features_in_ and names).
 
         NaN and infinity are left to :func:`~multitask.data.as_multitask_data`, whose message
-        names the row and its task.
+        names the row and its task. A sparse matrix first gets the data layer's full structural
+        check (before any conversion can read a broken index).
         """
+        if sp.issparse(X):
+            X = check_sparse_structure(X)
         return validate_data(self, X, reset=reset, accept_sparse="csr", dtype=np.float64,
                              ensure_min_samples=1, ensure_all_finite=False)
 

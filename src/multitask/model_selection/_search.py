@@ -36,6 +36,7 @@ import sys
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from numbers import Integral, Real
 from itertools import product
 
 import numpy as np
@@ -44,6 +45,7 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.exceptions import FitFailedWarning
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils import Bunch
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
@@ -157,6 +159,23 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
     ['alpha']
     """
 
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["fit", "get_params"])],
+        "param_grid": [dict, list, None],
+        "cv": [Interval(Integral, 2, None, closed="left"), "cv_object", None],
+        "scoring": [str, callable, None],
+        "n_alphas": [Interval(Integral, 1, None, closed="left")],
+        "alpha_ratio": [Interval(Real, 0, 1, closed="neither")],
+        "n_jobs": [Integral, None],
+        "client": [HasMethods(["submit", "gather"]), None],
+        "verbose": ["verbose"],
+        "callback": [callable, None],
+        "refit": ["boolean"],
+        "error_score": [StrOptions({"raise"}), Real],
+        "random_state": ["random_state"],
+        "widen": [Interval(Integral, 0, None, closed="left")],
+    }
+
     def __init__(self, estimator, param_grid=None, cv=None, scoring=None, n_alphas=10,
                  alpha_ratio=1e-3, n_jobs=None, client=None, verbose=False, callback=None,
                  refit=True, error_score=np.nan, random_state=0, widen=2):
@@ -220,6 +239,7 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
         -------
         self
         """
+        self._validate_params()
         t0 = time.perf_counter()
         name = type(self.estimator).__name__
 

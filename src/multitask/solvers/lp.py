@@ -50,7 +50,7 @@ from multitask.penalties.base import Penalty
 from multitask.solvers.base import Solver, finish
 from multitask.solvers.result import SolverResult
 
-__all__ = ["LP_METHODS", "LinearProgram", "build_lp"]
+__all__ = ["LP_METHODS", "LinearProgram", "build_lp", "design_scale"]
 
 #: HiGHS methods: interior point followed by HiGHS's crossover to a vertex (``"highs-ipm"``),
 #: dual simplex (``"highs-ds"``), or HiGHS's choice (``"highs"``).
@@ -66,7 +66,7 @@ def _stacked_csr(data: MultiTaskData) -> sp.csr_matrix:
     return Xc
 
 
-def _loss_block(data: MultiTaskData, a: np.ndarray) -> sp.csr_matrix:
+def _loss_block(data: MultiTaskData, a: np.ndarray, scale: float = 1.0) -> sp.csr_matrix:
     """``A[i, t(i) d + j] = a_i X_ij``: the score part of the loss rows, shape ``(N, d m)``.
 
     ``W`` is vectorized task by task (``W.T.ravel()``), so row ``i`` lives in the column block
@@ -76,16 +76,26 @@ def _loss_block(data: MultiTaskData, a: np.ndarray) -> sp.csr_matrix:
     d, m = data.n_features, data.n_tasks
     counts = np.diff(Xc.indptr)
     shift = np.repeat(data.task_of_row * d, counts)
-    vals = Xc.data * np.repeat(a, counts)
+    vals = Xc.data * np.repeat(a, counts) / scale
     return sp.csr_matrix((vals, Xc.indices + shift, Xc.indptr), shape=(data.n_rows, d * m))
 
 
-def build_lp(datafit: Datafit, penalty: Penalty):
+def design_scale(data: MultiTaskData) -> float:
+    """The largest magnitude of the design, or 1 when it lies in ``[1e-3, 1e3]`` (or is 0)."""
+    values = data.X.data if sp.issparse(data.X) else np.asarray(data.X)
+    top = float(np.max(np.abs(values))) if values.size else 0.0
+    return top if top > 0 and not 1e-3 <= top <= 1e3 else 1.0
+
+
+def build_lp(datafit: Datafit, penalty: Penalty, scale: float = 1.0):
     """Assemble the linear program in ``linprog``'s form.
 
-    Variables ``z = (vec W, u, b, xi)``: ``vec W = W.T.ravel()``, the penalty's auxiliary
-    variables ``u >= 0``, the intercepts ``b`` (free, when fitted) and the loss slacks
-    ``xi >= 0`` with ``xi_i >= a_i (x_i^T w_t + b_t) + c_i``.
+    Variables ``z = (vec W', u', b, xi)``: ``vec W' = scale * W.T.ravel()``, the penalty's
+    auxiliary variables ``u' >= 0`` (scaled alike), the intercepts ``b`` (free, when fitted) and
+    the loss slacks ``xi >= 0`` with ``xi_i >= a_i (x_i^T w_t + b_t) + c_i``. The design enters
+    divided by ``scale`` and the set's right-hand side multiplied by it: a polyhedron
+    ``{A z <= c}`` scaled by ``scale`` is ``{A z' <= scale c}``, so the program is the same
+    while HiGHS sees entries of moderate size.
 
     Returns
     -------
@@ -108,7 +118,7 @@ def build_lp(datafit: Datafit, penalty: Penalty):
     n_b = m if datafit.has_intercept_variable else 0
 
     # loss rows: a_i x_i^T w_t + a_i b_t - xi_i <= -c_i
-    blocks = [_loss_block(data, a), sp.csr_matrix((N, n_u))]
+    blocks = [_loss_block(data, a, scale), sp.csr_matrix((N, n_u))]
     if n_b:
         blocks.append(sp.csr_matrix((a, (np.arange(N), data.task_of_row)), shape=(N, m)))
     blocks.append(-sp.identity(N, format="csr"))
@@ -116,7 +126,7 @@ def build_lp(datafit: Datafit, penalty: Penalty):
     k_set = A_w.shape[0]
     A_set = sp.hstack([A_w, A_u, sp.csr_matrix((k_set, n_b + N))], format="csr")
     A_ub = sp.vstack([A_loss, A_set], format="csr")
-    b_ub = np.concatenate([-np.asarray(c0, dtype=np.float64), c_set])
+    b_ub = np.concatenate([-np.asarray(c0, dtype=np.float64), scale * np.asarray(c_set)])
     c = np.concatenate([np.zeros(dm + n_u + n_b), data.row_weights])
     bounds = np.empty((dm + n_u + n_b + N, 2))
     bounds[:, 0], bounds[:, 1] = 0.0, np.inf
@@ -180,7 +190,8 @@ class LinearProgram(Solver):
         data = datafit.data
         d, m = data.n_features, data.n_tasks
         t0 = time.perf_counter()
-        c, A_ub, b_ub, bounds, sizes = build_lp(datafit, penalty)
+        scale = design_scale(data)
+        c, A_ub, b_ub, bounds, sizes = build_lp(datafit, penalty, scale)
         res = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=bounds, method=self.method,
                       options=dict(self.options or {}))
         if res.x is None:
@@ -190,9 +201,9 @@ class LinearProgram(Solver):
             warnings.warn(f"HiGHS stopped before optimality (status {res.status}): "
                           f"{res.message}", ConvergenceWarning, stacklevel=2)
         z = res.x
-        W = z[: sizes["W"]].reshape(m, d).T.copy()
-        scale = max(1.0, float(np.abs(W).max(initial=0.0)))
-        W[np.abs(W) <= self.zero_tol * scale] = 0.0
+        W = z[: sizes["W"]].reshape(m, d).T.copy()  # the scaled weights W' = scale * W
+        W[np.abs(W) <= self.zero_tol * max(1.0, float(np.abs(W).max(initial=0.0)))] = 0.0
+        W /= scale
         if not np.isfinite(penalty.value(W)):
             W = penalty.prox(W, 0.0)
         off = sizes["W"] + sizes["u"]
