@@ -1,4 +1,7 @@
-"""MultitaskKernelClassifier: reductions to LinearSVC, input validation, the kernel paths."""
+"""MultiTaskKernelClassifier: reductions to LinearSVC, input validation, the kernel paths.
+
+The estimator's strength is ``alpha = 1 / C`` of the SVM convention (LinearSVC's ``C``).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.svm import LinearSVC
 
-from multitask.estimators.mtmkl import MultitaskKernelClassifier
+from multitask.estimators.mtmkl import MultiTaskKernelClassifier, MultitaskKernelClassifier
 
 
 def _data(T=3, n=180, d=6, seed=0, labels=("neg", "pos")):
@@ -25,7 +28,7 @@ def _data(T=3, n=180, d=6, seed=0, labels=("neg", "pos")):
 
 def _fit(preset, X, y, task, **kw):
     kw = {"tol": 1e-11, "max_iter": 10**6, "random_state": 0, **kw}
-    est = MultitaskKernelClassifier(task_similarity=preset, **kw)
+    est = MultiTaskKernelClassifier(task_similarity=preset, **kw)
     return est.fit(X, y, task=task)
 
 
@@ -35,7 +38,7 @@ LSVC = dict(tol=1e-9, max_iter=10**6, dual=True)
 @pytest.mark.parametrize("loss", ["hinge", "squared_hinge"])
 def test_union_predicts_like_pooled_linearsvc(loss):
     X, y, task = _data()
-    est = _fit("union", X, y, task, C=0.4, loss=loss, fit_intercept=False)
+    est = _fit("union", X, y, task, alpha=1 / 0.4, loss=loss, fit_intercept=False)
     ref = LinearSVC(C=0.4, loss=loss, fit_intercept=False, **LSVC).fit(X, y)
     np.testing.assert_allclose(
         est.decision_function(X, task=task), ref.decision_function(X), atol=1e-4
@@ -53,7 +56,7 @@ def test_individual_predicts_like_per_task_linearsvc(loss, fit_intercept):
         X,
         y,
         task,
-        C=0.4,
+        alpha=1 / 0.4,
         loss=loss,
         fit_intercept=fit_intercept,
         intercept_scaling=2.0,
@@ -69,7 +72,7 @@ def test_individual_predicts_like_per_task_linearsvc(loss, fit_intercept):
 
 def test_union_with_intercept_equals_task_indicator_features():
     X, y, task = _data(seed=2)
-    est = _fit("union", X, y, task, C=0.4, fit_intercept=True, intercept_scaling=1.5)
+    est = _fit("union", X, y, task, alpha=1 / 0.4, fit_intercept=True, intercept_scaling=1.5)
     onehot = (task[:, None] == np.unique(task)[None, :]) * 1.5
     Z = np.hstack([X, onehot])
     ref = LinearSVC(C=0.4, loss="hinge", fit_intercept=False, **LSVC).fit(Z, y)
@@ -80,8 +83,8 @@ def test_union_with_intercept_equals_task_indicator_features():
 
 def test_sparse_input_and_learned_weights():
     X, y, task = _data(seed=3)
-    dense = _fit("shared-individual", X, y, task, C=0.5)
-    sparse = _fit("shared-individual", sp.csr_matrix(X), y, task, C=0.5)
+    dense = _fit("shared-individual", X, y, task, alpha=2.0)
+    sparse = _fit("shared-individual", sp.csr_matrix(X), y, task, alpha=2.0)
     np.testing.assert_allclose(dense.theta_, sparse.theta_, atol=1e-6)
     np.testing.assert_allclose(dense.coef_, sparse.coef_, atol=1e-5)
     assert dense.theta_.shape == (2,) and np.all(dense.theta_ > 0)
@@ -96,8 +99,8 @@ def test_sparse_input_and_learned_weights():
 def test_labels_any_two_values_and_row_order():
     X, y, task = _data(seed=4, labels=(3, 7))
     perm = np.random.default_rng(0).permutation(len(y))
-    est = _fit("individual", X, y, task, C=1.0)
-    est2 = _fit("individual", X[perm], y[perm], task[perm], C=1.0)
+    est = _fit("individual", X, y, task, alpha=1.0)
+    est2 = _fit("individual", X[perm], y[perm], task[perm], alpha=1.0)
     assert list(est.classes_) == [3, 7]
     assert set(np.unique(est.predict(X, task=task))) <= {3, 7}
     np.testing.assert_allclose(
@@ -109,7 +112,7 @@ def test_labels_any_two_values_and_row_order():
 
 def test_kernel_paths_agree_with_linear():
     X, y, task = _data(n=120, seed=5)
-    kw = dict(C=0.5, p=2.0, tol=1e-9)
+    kw = dict(alpha=2.0, p=2.0, tol=1e-9)
     lin = _fit("shared-individual", X, y, task, **kw)
     pre = _fit("shared-individual", X @ X.T, y, task, kernel="precomputed", **kw)
     via = _fit("shared-individual", X, y, task, kernel="linear", solver="dcd", **kw)
@@ -129,12 +132,12 @@ def test_kernel_paths_agree_with_linear():
 
 def test_rbf_kernel_and_svc_solver_fit():
     X, y, task = _data(n=150, seed=6)
-    rbf = MultitaskKernelClassifier(
-        kernel="rbf", kernel_params={"gamma": 0.2}, C=1.0, random_state=0
+    rbf = MultiTaskKernelClassifier(
+        kernel="rbf", kernel_params={"gamma": 0.2}, alpha=1.0, random_state=0
     ).fit(X, y, task=task)
     assert rbf.score(X, y, task=task) > 0.8
-    svc = MultitaskKernelClassifier(
-        kernel="rbf", kernel_params={"gamma": 0.2}, C=1.0, solver="svc"
+    svc = MultiTaskKernelClassifier(
+        kernel="rbf", kernel_params={"gamma": 0.2}, alpha=1.0, solver="svc"
     ).fit(X, y, task=task)
     assert svc.score(X, y, task=task) > 0.8
     assert not hasattr(svc, "coef_")
@@ -153,31 +156,43 @@ def test_fixed_theta_and_p_infinity():
 # ----------------------------------------------------------------- validation
 def test_errors_name_the_problem_and_the_task():
     X, y, task = _data(seed=8)
-    est = MultitaskKernelClassifier(task_similarity="individual").fit(X, y, task=task)
+    est = MultiTaskKernelClassifier(task_similarity="individual").fit(X, y, task=task)
     Xn = X.copy()
     Xn[4, 2] = np.nan
     with pytest.raises(ValueError, match=r"NaN.*row 4.*task1"):
-        MultitaskKernelClassifier().fit(Xn, y, task=task)
+        MultiTaskKernelClassifier().fit(Xn, y, task=task)
     with pytest.raises(ValueError, match="Unknown task id 'zzz'"):
         est.predict(X[:2], task=["zzz", "task0"])
     y1 = y.copy()
     y1[task == "task2"] = "pos"
     with pytest.raises(ValueError, match="task2.*one class"):
-        MultitaskKernelClassifier().fit(X, y1, task=task)
+        MultiTaskKernelClassifier().fit(X, y1, task=task)
     with pytest.raises(ValueError, match="features"):
         est.predict(X[:, :4], task=task)
-    with pytest.raises(ValueError, match="C must be > 0"):
-        MultitaskKernelClassifier(C=-1.0).fit(X, y, task=task)
+    with pytest.raises(ValueError, match="alpha must be > 0"):
+        MultiTaskKernelClassifier(alpha=-1.0).fit(X, y, task=task)
+    with pytest.raises(TypeError):
+        MultiTaskKernelClassifier(C=1.0)  # now alpha = 1 / C
     with pytest.raises(ValueError, match="p must be >= 1"):
-        MultitaskKernelClassifier(p=0.5).fit(X, y, task=task)
+        MultiTaskKernelClassifier(p=0.5).fit(X, y, task=task)
     with pytest.raises(ValueError, match="loss"):
-        MultitaskKernelClassifier(loss="logistic").fit(X, y, task=task)
+        MultiTaskKernelClassifier(loss="logistic").fit(X, y, task=task)
     with pytest.raises(ValueError, match="theta has shape"):
-        MultitaskKernelClassifier(theta=[1.0]).fit(X, y, task=task)
+        MultiTaskKernelClassifier(theta=[1.0]).fit(X, y, task=task)
     with pytest.raises(ValueError, match="task kernel 0 has shape"):
-        MultitaskKernelClassifier(task_similarity=np.eye(2)).fit(X, y, task=task)
+        MultiTaskKernelClassifier(task_similarity=np.eye(2)).fit(X, y, task=task)
     with pytest.raises(ValueError, match="positive semidefinite"):
-        MultitaskKernelClassifier(task_similarity=-np.eye(3)).fit(X, y, task=task)
+        MultiTaskKernelClassifier(task_similarity=-np.eye(3)).fit(X, y, task=task)
+
+
+def test_deprecated_alias_warns_and_fits_the_same_model():
+    X, y, task = _data(seed=9)
+    with pytest.warns(FutureWarning, match="MultiTaskKernelClassifier"):
+        old = MultitaskKernelClassifier(alpha=2.0, tol=1e-9, random_state=0)
+    assert isinstance(old, MultiTaskKernelClassifier)
+    new = MultiTaskKernelClassifier(alpha=2.0, tol=1e-9, random_state=0)
+    np.testing.assert_array_equal(old.fit(X, y, task=task).coef_,
+                                  new.fit(X, y, task=task).coef_)
 
 
 def test_check_estimator():
@@ -186,7 +201,7 @@ def test_check_estimator():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         results = check_estimator(
-            MultitaskKernelClassifier(task_similarity="individual", tol=1e-10), on_fail=None
+            MultiTaskKernelClassifier(task_similarity="individual", tol=1e-10), on_fail=None
         )
     failed = [
         (r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from sklearn.svm import LinearSVC
 
-from multitask.estimators.mtmkl import MultitaskKernelClassifier
+from multitask.estimators.mtmkl import MultiTaskKernelClassifier
 from multitask.kernels import (
     balanced_binary_tree,
     check_task_kernel,
@@ -129,8 +129,8 @@ def _two_task_data(T=2, n=120, d=5, seed=0):
 
 
 def _ours(X, y, task, preset, params=None, loss="hinge", C=0.5):
-    est = MultitaskKernelClassifier(
-        C=C,
+    est = MultiTaskKernelClassifier(
+        alpha=1 / C,  # the SVM's C
         loss=loss,
         task_similarity=preset,
         similarity_params=params,
