@@ -1,4 +1,4 @@
-"""Registry of paper reproductions, discovered by the command line.
+"""Registry of the benchmarks run by the command line (``multitask benchmark``).
 
 An experiment is a function ``run(args) -> list[dict]`` decorated with :func:`register`.
 It receives the parsed command-line namespace and returns result rows with the columns of
@@ -27,7 +27,7 @@ RESULT_COLUMNS = (
 
 @dataclass
 class Experiment:
-    """A registered paper reproduction.
+    """A registered benchmark.
 
     Attributes
     ----------
@@ -38,7 +38,7 @@ class Experiment:
     datasets : tuple of str
         Values accepted by ``--dataset``; the first is the default.
     description : str
-        One line shown by ``multitask reproduce --list``.
+        One line describing it.
     add_arguments : callable or None
         ``add_arguments(parser)`` adds experiment-specific options.
     """
