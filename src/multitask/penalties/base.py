@@ -44,8 +44,15 @@ __all__ = [
 #:   majorization-minimization, one convex-like stage at a time);
 #: * ``"lp"``: :meth:`Penalty.lp_constraints` (polyhedral sets, for linear programs);
 #: * ``"low_rank"``: the penalty promotes low rank (divide-and-conquer combines such blocks by
-#:   a subspace step).
-CAPABILITIES = frozenset({"row_prox", "blocks", "stages", "lp", "low_rank"})
+#:   a subspace step);
+#: * ``"smooth"``: the penalty is ``h = g + r`` with a smooth part ``g``
+#:   (:meth:`Penalty.smooth_value_and_grad`, :meth:`Penalty.smooth_lipschitz`): ``prox`` and
+#:   ``prox_value`` then concern ``r`` only, ``value`` is ``g + r`` (gradient methods add ``g``
+#:   to the loss; graph, temporal and relationship regularizers use it);
+#: * ``"majorant"``: :meth:`Penalty.convex_majorant` (a convex majorant tight at a point, for
+#:   difference-of-convex stages).
+CAPABILITIES = frozenset({"row_prox", "blocks", "stages", "lp", "low_rank", "smooth",
+                          "majorant"})
 
 
 class LinearMap(ABC):
@@ -147,7 +154,8 @@ class Penalty(ABC):
         """Return ``argmin_U 0.5 ||U - V||_F^2 + step * h(U)`` (a new array)."""
 
     def prox_value(self, V: np.ndarray) -> float:
-        """``h(V)`` at a point returned by :meth:`prox` (a constraint set skips its
+        """The value of the part :meth:`prox` handles (all of ``h``, unless the penalty has a
+        ``"smooth"`` part) at a point returned by :meth:`prox` (a constraint set skips its
         feasibility check there: a projection is feasible)."""
         return self.value(V)
 
@@ -186,6 +194,19 @@ class Penalty(ABC):
         """``"stages"``: a hashable summary of :meth:`stage_penalty` at ``W``; equal keys mean
         equal stage problems (the multi-stage method stops when the key repeats)."""
         raise NotImplementedError(f"{self.name} has no stage penalty.")
+
+    def smooth_value_and_grad(self, V: np.ndarray) -> tuple[float, np.ndarray]:
+        """``"smooth"``: ``(g(V), grad g(V))`` of the smooth part ``g`` of ``h = g + r``."""
+        raise NotImplementedError(f"{self.name} has no smooth part.")
+
+    def smooth_lipschitz(self) -> float:
+        """``"smooth"``: a Lipschitz constant of ``grad g``."""
+        raise NotImplementedError(f"{self.name} has no smooth part.")
+
+    def convex_majorant(self, W: np.ndarray) -> Penalty:
+        """``"majorant"``: a convex penalty majorizing this one up to a constant, tight at
+        ``W``, with an exact prox."""
+        raise NotImplementedError(f"{self.name} has no convex majorant.")
 
     def lp_constraints(self, d: int, m: int):
         """``"lp"``: the set as linear inequalities ``A_w vec(W) + A_u u <= c``, ``u >= 0``.

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from multitask.penalties.prox import safe_svd
 from multitask.penalties.base import Penalty
+from multitask.penalties.prox import safe_svd
 
 __all__ = [
     "CappedTraceNorm",
@@ -223,6 +223,7 @@ class TruncatedTraceNorm(_SpectralPenalty):
 
     name = "truncated_trace"
     is_convex = False
+    capabilities = frozenset({"majorant"})
 
     def __init__(self, alpha: float, rank: int):
         super().__init__(alpha)

@@ -15,7 +15,11 @@ constraint ``h``, linear map ``A``) reports, and stops on, the same relative mea
                        / || A^T grad_W f(0, b_0) ||_F
 
 with ``L = lipschitz(f) * ||A||^2`` (the datafit's Lipschitz bound), ``b_0`` the best
-intercepts at ``W = 0``, and the gradients taken at ``(A(V), b)``. The numerator is the norm
+intercepts at ``W = 0``, and the gradients taken at ``(A(V), b)``. (A penalty with a
+``"smooth"`` part ``g`` counts it with the loss: ``grad g`` is added to the gradient, its
+Lipschitz constant to ``L``, and ``prox`` is that of the rest. When the gradient at zero
+vanishes, a degenerate design where no feature carries signal, the denominator is the norm of
+the full gradient at ``(0, 0)``, or 1.) The numerator is the norm
 of the prox-gradient mapping (for a constraint set, of the projected-gradient mapping); it is
 zero exactly at the minimizers (at the stationary points of a non-convex penalty with an exact
 prox). The point ``V+ = prox_{h/L}(V - A^T grad f / L)`` then satisfies
@@ -49,6 +53,7 @@ __all__ = [
     "initial_point",
     "lipschitz_bound",
     "optimality",
+    "smooth_value_and_grad",
 ]
 
 
@@ -91,6 +96,8 @@ class Solver(ABC):
     penalty_requires: ClassVar[frozenset[str]] = frozenset()
     #: Whether the solver needs the penalty's prox (convex or exact-prox penalties).
     needs_prox: ClassVar[bool] = True
+    #: Whether the solver handles a penalty's ``"smooth"`` part (gradient methods do).
+    handles_smooth_part: ClassVar[bool] = False
 
     def __init__(self, *, max_iter: int = 1000, tol: float = 1e-4, warn: bool = True):
         self.max_iter = check_int(max_iter, "max_iter")
@@ -121,6 +128,9 @@ class Solver(ABC):
                for c in sorted(self.datafit_requires - datafit.capabilities)]
         out += [f"the {penalty.name} penalty offers no {c!r}"
                 for c in sorted(self.penalty_requires - penalty.capabilities)]
+        if "smooth" in penalty.capabilities and not self.handles_smooth_part:
+            out.append(f"the {penalty.name} penalty has a smooth part, which {self.name!r} "
+                       "does not handle (use a gradient method such as 'fista')")
         if self.needs_prox and not getattr(penalty, "has_prox", True):
             out.append(f"the {penalty.name} penalty has no prox (use a solver for its "
                        "capabilities, e.g. Multistage for 'stages')")
@@ -187,9 +197,25 @@ def initial_point(datafit: Datafit, penalty: Penalty, coef_init=None, intercept_
 
 
 def lipschitz_bound(datafit: Datafit, penalty: Penalty) -> float:
-    """``L = lipschitz(f) * ||A||^2``: the step inverse of the optimality measure."""
+    """``L = lipschitz(f) * ||A||^2`` (plus the Lipschitz constant of the penalty's smooth
+    part, when it declares one): the step inverse of the optimality measure."""
     L = float(datafit.lipschitz()) * penalty.linear_map.norm_sq
+    if "smooth" in penalty.capabilities:
+        L += float(penalty.smooth_lipschitz())
     return L if np.isfinite(L) and L > 0 else 1.0
+
+
+def smooth_value_and_grad(datafit: Datafit, penalty: Penalty, V: np.ndarray,
+                          b: np.ndarray | None):
+    """``(f(A V, b) + g(V), A^T grad_W f + grad g, grad_b f)``: the smooth part of the model,
+    the loss plus the penalty's smooth part ``g`` when it declares one."""
+    A = penalty.linear_map
+    f, gW, gb = datafit.value_and_grad(A.forward(V), b)
+    G = A.adjoint(gW)
+    if "smooth" in penalty.capabilities:
+        g, gg = penalty.smooth_value_and_grad(V)
+        f, G = f + g, G + gg
+    return f, G, gb
 
 
 def optimality(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.ndarray | None,
@@ -203,8 +229,7 @@ def optimality(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.ndarray 
         return float("nan")
     A = penalty.linear_map
     L = lipschitz_bound(datafit, penalty) if L is None else L
-    _, gW, gb = datafit.value_and_grad(A.forward(V), b)
-    G = A.adjoint(gW)
+    _, G, gb = smooth_value_and_grad(datafit, penalty, V, b)
     step = V - penalty.prox(V - G / L, 1.0 / L)
     num = L * L * float(np.vdot(step, step))
     if gb is not None:

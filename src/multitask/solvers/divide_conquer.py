@@ -209,6 +209,7 @@ class DivideAndConquer(Solver):
     """
 
     name = "divide_conquer"
+    handles_smooth_part = True
     needs_prox = False
 
     def __init__(self, base: Solver, *, n_groups: int = 4, combine: str = "project",

@@ -33,7 +33,14 @@ import numpy as np
 
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
-from multitask.solvers.base import Solver, finish, initial_point, lipschitz_bound, optimality
+from multitask.solvers.base import (
+    Solver,
+    finish,
+    initial_point,
+    lipschitz_bound,
+    optimality,
+    smooth_value_and_grad,
+)
 from multitask.solvers.result import SolverResult
 
 __all__ = ["ProximalGradient", "secant_lipschitz"]
@@ -54,7 +61,6 @@ def secant_lipschitz(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.nd
     at most the best constant, so a doubling search can only increase it; it replaces an
     arbitrary ``L_0`` by a scale-free value.
     """
-    A = penalty.linear_map
     rng = np.random.default_rng(seed)
     e = rng.standard_normal(V.shape)
     scale = 1e-3 * max(1.0, float(np.linalg.norm(V)))
@@ -63,9 +69,9 @@ def secant_lipschitz(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.nd
     if b is not None:
         eb = rng.standard_normal(b.shape)
         eb *= scale / max(float(np.linalg.norm(eb)), np.finfo(float).tiny)
-    _, g0, gb0 = datafit.value_and_grad(A.forward(V), b)
-    _, g1, gb1 = datafit.value_and_grad(A.forward(V + e), None if b is None else b + eb)
-    num = float(np.sum((A.adjoint(g1) - A.adjoint(g0)) ** 2))
+    _, g0, gb0 = smooth_value_and_grad(datafit, penalty, V, b)
+    _, g1, gb1 = smooth_value_and_grad(datafit, penalty, V + e, None if b is None else b + eb)
+    num = float(np.sum((g1 - g0) ** 2))
     den = float(np.sum(e * e))
     if b is not None and eb is not None:
         num += float(np.sum((gb1 - gb0) ** 2))
@@ -98,6 +104,7 @@ class ProximalGradient(Solver):
     """
 
     name = "fista"
+    handles_smooth_part = True
     datafit_requires = frozenset({"gradient"})
 
     def __init__(self, *, max_iter: int = 5000, tol: float = 1e-4, accelerated: bool = True,
@@ -127,11 +134,16 @@ class ProximalGradient(Solver):
         scale = max(datafit.gradient_scale() * np.sqrt(A.norm_sq), np.finfo(float).tiny)
         tol = self.tol
 
-        def loss_and_grad(V, bb):
-            f, gW, gb = datafit.value_and_grad(A.forward(V), bb)
-            return f, A.adjoint(gW), gb
+        smooth_part = "smooth" in penalty.capabilities
 
-        fx = datafit.value(A.forward(x), b) + penalty.value(x)
+        def loss_and_grad(V, bb):
+            return smooth_value_and_grad(datafit, penalty, V, bb)
+
+        def loss_value(V, bb):
+            f = datafit.value(A.forward(V), bb)
+            return f + penalty.smooth_value_and_grad(V)[0] if smooth_part else f
+
+        fx = datafit.value(A.forward(x), b) + penalty.value(x)  # the objective F at the start
         best = (fx, x, b)
         y, yb = x, b
         t_k = 1.0
@@ -154,7 +166,7 @@ class ProximalGradient(Solver):
                 if use_b:
                     db = b_new - yb
                     quad += _inner(gby, db) + 0.5 * L * _inner(db, db)
-                f_new = datafit.value(A.forward(x_new), b_new)
+                f_new = loss_value(x_new, b_new)
                 if not self.line_search or f_new <= fy + quad + 1e-12 * max(1.0, abs(fy)):
                     break
                 # at or above the bound the descent test holds mathematically: a failure is

@@ -82,7 +82,8 @@ def _loss_block(data: MultiTaskData, a: np.ndarray, scale: float = 1.0) -> sp.cs
 
 def design_scale(data: MultiTaskData) -> float:
     """The largest magnitude of the design, or 1 when it lies in ``[1e-3, 1e3]`` (or is 0)."""
-    values = data.X.data if sp.issparse(data.X) else np.asarray(data.X)
+    X = data.X
+    values = np.asarray(X.data) if sp.issparse(X) else np.asarray(X)
     top = float(np.max(np.abs(values))) if values.size else 0.0
     return top if top > 0 and not 1e-3 <= top <= 1e3 else 1.0
 

@@ -81,6 +81,7 @@ class Multistage(Solver):
     """
 
     name = "multistage"
+    handles_smooth_part = True
     datafit_requires = frozenset({"gradient"})
     penalty_requires = frozenset({"stages"})
     needs_prox = False
@@ -115,7 +116,7 @@ class Multistage(Solver):
     def _solve_stage(self, datafit, stage_pen, W, b):
         """One stage from ``(W, b)``: returns ``(result, inner iterations, dc iterations)``."""
         inner = self._inner()
-        if self.stage_solver == "prox" or not hasattr(stage_pen, "convex_majorant"):
+        if self.stage_solver == "prox" or "majorant" not in stage_pen.capabilities:
             res = inner.solve(datafit, stage_pen, coef_init=W, intercept_init=b)
             return res, res.n_iter, 0
         Q = datafit.value(W, b) + stage_pen.value(W)
