@@ -178,9 +178,9 @@ class MultiTaskData:
         """Targets of task ``t``."""
         return self.y[self.offsets[t] : self.offsets[t + 1]]
 
-    def subset_tasks(self, idx: Sequence[int]) -> MultiTaskData:
-        """A new data set holding the tasks ``idx`` (in that order)."""
-        idx = np.asarray(idx, dtype=np.int64)
+    def subset_tasks(self, tasks: Sequence[int] | np.ndarray) -> MultiTaskData:
+        """A new data set holding the tasks at positions ``tasks`` (in that order)."""
+        idx = np.asarray(tasks, dtype=np.int64)
         sizes = self.task_sizes[idx]
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         y = np.concatenate([self.task_y(t) for t in idx]) if len(idx) else self.y[:0]
@@ -208,8 +208,8 @@ class MultiTaskData:
                 Zt -= np.einsum("jt,jt->t", self.x_offset, W)[:, None]
             return Zt.ravel()
         if self.is_sparse:
-            X = self.X
-            z = _csr_matvec(X.data, X.indices, X.indptr, W, self.task_of_row)
+            Xs = sp.csr_matrix(self.X)  # already CSR: no copy
+            z = _csr_matvec(Xs.data, Xs.indices, Xs.indptr, W, self.task_of_row)
         else:
             z = _dense_matvec(self.X, W, self.task_of_row)
         if self.x_offset is not None:
@@ -231,8 +231,8 @@ class MultiTaskData:
             else:
                 G = np.asarray(self.X.T @ R2.T)
         elif self.is_sparse:
-            X = self.X
-            G = _csr_rmatvec(X.data, X.indices, X.indptr, R, self.task_of_row, X.shape[1], m)
+            Xs = sp.csr_matrix(self.X)  # already CSR: no copy
+            G = _csr_rmatvec(Xs.data, Xs.indices, Xs.indptr, R, self.task_of_row, Xs.shape[1], m)
         else:
             G = _dense_rmatvec(self.X, R, self.task_of_row, m)
         if self.x_offset is not None:
@@ -434,10 +434,10 @@ def _check_finite(A, what: str, task=None) -> None:
     else:
         if A.dtype.kind not in "fc" or not A.size:
             return
-        bad = np.argwhere(~np.isfinite(A))
-        if not bad.size:
+        cells = np.argwhere(~np.isfinite(A))
+        if not cells.size:
             return
-        where = [int(i) for i in bad[0]]
+        where = [int(i) for i in cells[0]]
     loc = f"row {where[0]}" + (f", column {where[1]}" if len(where) > 1 else "")
     if task is not None:
         loc += f", task {_label(task[where[0]])}"
@@ -720,7 +720,7 @@ def _uniform_values(values: np.ndarray, what: str, noun: str) -> np.ndarray:
             f"{other} holds {values[other]!r} ({kinds[other]}); give all {noun}s one type (e.g. "
             "all strings), so that none are merged or reordered."
         )
-    dtype = {"str": str, "bool": bool, "int": np.int64, "float": np.float64}[first]
+    dtype = {"str": str, "bool": bool, "int": np.int64, "float": np.float64}[first or "str"]
     try:
         return np.array(values.tolist(), dtype=dtype)
     except OverflowError:
@@ -958,6 +958,7 @@ def as_multitask_data(
                 cols = [_as_1d_target(y2d[:, t], f"y of task {t}", classification)
                         for t in range(m)]
             else:
+                assert known_tasks is not None
                 m = len(known_tasks)
                 cols = [np.zeros(n) for _ in range(m)]
             if known_tasks is not None and m != len(known_tasks):
