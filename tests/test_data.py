@@ -459,13 +459,13 @@ def test_bad_input_is_rejected_with_a_clear_message(case):
 
 
 @pytest.mark.parametrize("bad, match", [
-    (-1.0, "alpha must be >= 0"),
-    (-1e-300, "alpha must be >= 0"),
-    (np.nan, "alpha must be finite"),
-    (np.inf, "alpha must be finite"),
-    (-np.inf, "alpha must be finite"),
-    ("big", "alpha must be a number"),
-    (None, "alpha must be a number"),
+    (-1.0, r"'alpha' parameter .* must be a float in the range \[0.0, inf\)"),
+    (-1e-300, r"'alpha' parameter .* in the range \[0.0, inf\)"),
+    (np.nan, r"'alpha' parameter .* Got nan"),
+    (np.inf, r"'alpha' parameter .* must be finite"),
+    (-np.inf, r"'alpha' parameter .* Got -inf"),
+    ("big", r"'alpha' parameter .* Got 'big'"),
+    (None, r"'alpha' parameter .* Got None"),
 ])
 def test_bad_alpha_is_rejected(bad, match, shared_regression):
     X, Y = shared_regression
