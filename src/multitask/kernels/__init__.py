@@ -3,11 +3,11 @@
 * :mod:`multitask.kernels.task_similarity`: task kernels ``B`` (``(T, T)``, PSD) and the presets
   of multi-task MKL (individual, union, FEDA, regularized MTL, clustering, graph, multi-graph,
   hierarchical, smooth).
-* :mod:`multitask.solvers.mkl_theta` (re-exported here): the closed-form lp-norm weight step and objective helpers.
+* :mod:`multitask.solvers.mkl_theta` (re-exported here): the closed-form lp-norm weight step
+  and objective helpers.
 * :mod:`multitask.kernels.strings`: the weighted-degree string kernel as explicit CSR features.
 """
 
-from multitask.solvers.mkl_theta import dual_norm, initial_theta, theta_step
 from multitask.kernels.strings import (
     WeightedDegreeFeatures,
     wd_feature_dim,
@@ -33,6 +33,7 @@ from multitask.kernels.task_similarity import (
     tree_task_kernels,
     union_task_kernel,
 )
+from multitask.solvers.mkl_theta import dual_norm, initial_theta, theta_step
 
 __all__ = [
     "PRESETS",

@@ -36,8 +36,8 @@ import sys
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from numbers import Integral, Real
 from itertools import product
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
