@@ -404,16 +404,3 @@ def test_bad_loss(classification_lists):
     Xs, ys = classification_lists
     with pytest.raises(ValueError, match="loss"):
         CappedTraceClassifier(loss="hinge").fit(Xs, ys)
-
-
-@pytest.mark.parametrize("est", [CappedTraceRegressor(), CappedTraceClassifier()],
-                         ids=lambda e: type(e).__name__)
-def test_check_estimator(est):
-    from sklearn.utils.estimator_checks import check_estimator
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        results = check_estimator(est, on_fail=None)
-    failed = [(r["check_name"], str(r["exception"])[:200]) for r in results
-              if r["status"] == "failed"]
-    assert not failed

@@ -238,15 +238,6 @@ def test_path_warm_start_and_cv():
     assert cv.score(Xs, ys) > 0.5
 
 
-def test_check_estimator():
-    from sklearn.utils.estimator_checks import check_estimator
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        check_estimator(L1InfRegressor(radius=1.0, max_iter=200))
-        check_estimator(L1InfClassifier(radius=1.0, max_iter=200))
-
-
 # ----------------------------------------------------------------------------- exact LP solver
 def _hinge_objective(Xs, ys, W, b):
     """``sum_t mean_i max(0, 1 - y_i (x_i^T w_t + b_t))`` with labels in {0, 1}."""

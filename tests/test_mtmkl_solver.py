@@ -14,7 +14,6 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
-from multitask.solvers.mkl_theta import dual_norm, theta_step
 from multitask.solvers.dcd import (
     dcd_mtl_svm,
     factor_task_kernels,
@@ -23,6 +22,7 @@ from multitask.solvers.dcd import (
     mtmkl_kernel,
     task_kernel_factor,
 )
+from multitask.solvers.mkl_theta import dual_norm, theta_step
 
 cp = pytest.importorskip("cvxpy")
 

@@ -631,9 +631,7 @@ def test_removed_parameters_are_not_accepted():
         RobustMTLRegressor(mode="paper")  # now solver=LinearizedADMM(schedule="paper")
 
 
-@pytest.mark.parametrize("est", [RobustMTLRegressor(), RobustMTLClassifier()],
-                         ids=["regressor", "classifier"])
-def test_check_estimator(est):
+def _check_estimator(est):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         results = check_estimator(est, on_fail=None)
@@ -642,6 +640,7 @@ def test_check_estimator(est):
     assert not failed, failed
 
 
+# the default estimators go through scikit-learn's checks in tests/test_sklearn_compat.py
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "est",
@@ -651,4 +650,4 @@ def test_check_estimator(est):
     ids=["reg-fista", "clf-fista", "reg-paper", "clf-paper"],
 )
 def test_check_estimator_other_solvers(est):
-    test_check_estimator(est)
+    _check_estimator(est)

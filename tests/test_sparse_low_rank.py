@@ -13,8 +13,6 @@ case.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
@@ -492,16 +490,3 @@ def test_inputs_not_modified_and_infeasible_start_projected():
     assert np.isfinite(res.objective).all()  # every iterate feasible, the first included
     ref = _solver(tol=1e-8).solve(df, pen)
     assert res.final_objective == pytest.approx(ref.final_objective, rel=1e-6)
-
-
-@pytest.mark.parametrize("est", [SparseLowRankRegressor(), SparseLowRankClassifier()],
-                         ids=lambda e: type(e).__name__)
-def test_check_estimator(est):
-    from sklearn.utils.estimator_checks import check_estimator
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        results = check_estimator(est, on_fail=None)
-    failed = [(r["check_name"], str(r["exception"])[:200]) for r in results
-              if r["status"] == "failed"]
-    assert not failed
