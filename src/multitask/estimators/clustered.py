@@ -1,0 +1,321 @@
+"""Clustered multi-task learning (CMTL) and convex alternating structure optimization (cASO).
+
+Both models minimize (scaling convention of :mod:`multitask.losses`; ``W`` is
+``(n_features, n_tasks)``, ``coef_ = W.T``)::
+
+    sum_t (1 / n_t) sum_{i in t} ell(y_i, x_i^T w_t + b_t)
+        + alpha * eta (1 + eta) * min_M tr(W (eta I + M)^{-1} W^T)          (CMTL)
+        + alpha * eta (1 + eta) * min_M tr(W^T (eta I + M)^{-1} W)          (cASO)
+
+over ``M`` with ``tr M = k`` and ``0 <= M <= I``: ``M`` is ``n_tasks x n_tasks`` for CMTL
+(Zhou, Chen & Ye, "Clustered multi-task learning via alternating structure optimization",
+NIPS 2011; ``k = n_clusters``) and ``n_features x n_features`` for cASO (Chen, Tang, Liu & Ye,
+"A convex formulation for learning shared structures from multiple tasks", ICML 2009;
+``k = n_components``). The minimum over ``M`` has a closed form (water-filling on the singular
+values of ``W``), which makes each penalty a convex function of ``W`` with an exact prox
+(:mod:`multitask.penalties.clustered`): accelerated proximal gradient solves the joint problem
+over ``(W, M)``, and the optimal ``M`` is recovered from the solution.
+
+Conversions (``eta`` is ``rho2 / rho1`` in MALSAR and ``Lam2 / Lam1`` in RMTL):
+
+* RMTL ``MTL(Regularization="CMTL", Lam1, Lam2, k)`` (mean losses with intercepts, as here):
+  ``alpha = Lam1``, ``eta = Lam2 / Lam1``, ``n_clusters = k``.
+* MALSAR ``Logistic_CMTL`` / ``Logistic_CASO`` (mean logistic loss with intercepts):
+  ``alpha = rho1``, ``eta = rho2 / rho1``.
+* MALSAR ``Least_CMTL`` / ``Least_CASO`` (``sum_t 0.5 ||y_t - X_t w_t||^2``, no intercept):
+  ``fit_intercept=False`` on the rows of task ``t`` multiplied by ``sqrt(n_t)``, with
+  ``alpha = rho1`` and ``eta = rho2 / rho1``; with ``n`` rows in every task, equivalently the
+  unscaled data with ``alpha = rho1 / n``.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+from sklearn.cluster import KMeans
+from sklearn.utils._param_validation import Interval
+
+from multitask.estimators.base import (
+    MultiTaskClassifierBase,
+    MultiTaskRegressorBase,
+    Param,
+    nonnegative,
+    positive,
+)
+from multitask.losses import Datafit
+from multitask.penalties.clustered import (
+    ClusterRelaxation,
+    SubspaceRelaxation,
+    leftover_eigenvalue,
+    structure_eigenvalues,
+)
+from multitask.penalties.prox import safe_svd
+
+__all__ = [
+    "ClusteredMTLClassifier",
+    "ClusteredMTLRegressor",
+    "ConvexASOClassifier",
+    "ConvexASORegressor",
+    "spectral_task_clusters",
+]
+
+
+def spectral_task_clusters(M: np.ndarray, n_clusters: int, random_state: int = 0) -> np.ndarray:
+    """Task clusters from a (relaxed) cluster matrix ``M``: k-means on its top eigenvectors.
+
+    ``M`` relaxes ``F F^T`` for the normalized cluster-indicator matrix ``F`` (``F^T F = I``);
+    the rows of ``F`` of the tasks of one cluster are equal, so k-means on the rows of the
+    ``n_clusters`` leading eigenvectors of ``M`` recovers the clusters (the spectral relaxation
+    of k-means).
+
+    Parameters
+    ----------
+    M : ndarray of shape (n_tasks, n_tasks)
+        Symmetric.
+    n_clusters : int
+        ``1 <= n_clusters <= n_tasks``.
+    random_state : int, default=0
+        Seed of k-means (10 initializations).
+
+    Returns
+    -------
+    labels : ndarray of shape (n_tasks,)
+        Cluster index of each task, numbered in order of first appearance.
+    """
+    M = np.asarray(M, dtype=np.float64)
+    m = M.shape[0]
+    if not 1 <= n_clusters <= m:
+        raise ValueError(f"n_clusters must lie in [1, n_tasks={m}], got {n_clusters!r}.")
+    if n_clusters == 1:
+        return np.zeros(m, dtype=np.int64)
+    _, vecs = np.linalg.eigh(0.5 * (M + M.T))
+    Z = vecs[:, ::-1][:, :n_clusters]
+    raw = KMeans(n_clusters=n_clusters, n_init=10, random_state=random_state).fit_predict(Z)
+    _, first = np.unique(raw, return_index=True)
+    relabel = np.empty(n_clusters, dtype=np.int64)
+    relabel[raw[np.sort(first)]] = np.arange(first.size)
+    return relabel[raw]
+
+
+class _Structure:
+    """What CMTL and cASO share: the parameters ``alpha`` and ``eta``, FISTA, the stored ``M``."""
+
+    _solvers = ("fista",)
+    _max_iter = 5000
+    _penalty_class: type = ClusterRelaxation
+    _k_param: str = "n_clusters"
+
+    def _make_penalty(self, datafit: Datafit):
+        penalty = self._penalty_class(float(self.alpha), float(self.eta),
+                                      float(getattr(self, self._k_param)))
+        penalty.check_size((datafit.data.n_features, datafit.data.n_tasks))
+        return penalty
+
+    def _structure(self, W: np.ndarray):
+        """``(basis (R, p), gamma (R,), leftover)``: the eigen-decomposition of the optimal
+        ``M`` at ``W`` (rows of ``basis``: singular vectors of ``W`` on the side of ``M``)."""
+        k = float(getattr(self, self._k_param))
+        side = self._penalty_class.side
+        p = W.shape[1] if side == "tasks" else W.shape[0]
+        U, s, Qt = safe_svd(W)
+        gamma = structure_eigenvalues(s, float(self.eta), k, p)
+        basis = np.array(Qt if side == "tasks" else U.T)
+        # sign convention: the largest entry of each basis vector in absolute value is > 0
+        if basis.size:
+            rows = np.arange(basis.shape[0])
+            basis *= np.where(basis[rows, np.argmax(np.abs(basis), axis=1)] < 0, -1.0, 1.0)[
+                :, None]
+        return basis, gamma, leftover_eigenvalue(gamma, k, p)
+
+    @staticmethod
+    def _matrix(basis: np.ndarray, gamma: np.ndarray, leftover: float) -> np.ndarray:
+        M = (basis.T * (gamma - leftover)) @ basis + leftover * np.eye(basis.shape[1])
+        return 0.5 * (M + M.T)
+
+
+_COMMON_DOC = """
+    alpha : float, default={alpha}
+        Strength (>= 0): MALSAR's ``rho1``, RMTL's ``Lam1`` (see the module docstring for the
+        loss scalings).
+    eta : float, default=0.1
+        ``eta > 0``: MALSAR's ``rho2 / rho1``. Directions selected by ``M`` cost
+        ``alpha * eta * ||.||^2``, the others ``alpha * (1 + eta) * ||.||^2``: small ``eta``
+        means a strong structure."""
+
+
+class _ClusteredMTL(_Structure):
+    _params = {
+        "alpha": Param(0.1, [nonnegative], keyword_only=False, classifier_default=0.01),
+        "eta": Param(0.1, [positive]),
+        "n_clusters": Param(1, [Interval(Integral, 1, None, closed="left")]),
+    }
+    _penalty_class = ClusterRelaxation
+    _k_param = "n_clusters"
+
+    def _store_extra(self, result, penalty, datafit) -> None:
+        basis, gamma, leftover = self._structure(result.W)
+        self.structure_eigenvalues_ = gamma
+        self.M_ = self._matrix(basis, gamma, leftover)
+        self.labels_ = spectral_task_clusters(self.M_, int(self.n_clusters))
+
+
+_CMTL_DOC = """
+    Minimizes ``{loss} + alpha * eta (1 + eta) * min_M tr(W (eta I + M)^{{-1}} W^T)`` over
+    the task-by-task matrix ``M`` with ``tr M = n_clusters`` and ``0 <= M <= I``: the convex
+    relaxation of clustering the tasks' weight vectors into ``n_clusters`` groups (Zhou, Chen
+    & Ye, NIPS 2011; MALSAR/RMTL ``CMTL``). The penalty is
+    :class:`~multitask.penalties.clustered.ClusterRelaxation` (convex, exact prox), solved by
+    accelerated proximal gradient; the optimal ``M`` comes with the solution.
+
+    Parameters
+    ----------{common}
+    n_clusters : int, default=1
+        ``k = tr M`` (``1 <= n_clusters <= n_tasks``): the number of task clusters.
+{loss_param}    {{common_parameters}}
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_tasks, n_features)
+    intercept_ : ndarray of shape (n_tasks,)
+    tasks_ : ndarray of shape (n_tasks,)
+    M_ : ndarray of shape (n_tasks, n_tasks)
+        The learned relaxed cluster matrix (``M = F F^T`` for a normalized cluster indicator
+        ``F`` in the unrelaxed problem), in the order of ``tasks_``.
+    labels_ : ndarray of shape (n_tasks,)
+        Task clusters: k-means on the ``n_clusters`` leading eigenvectors of ``M_``
+        (:func:`spectral_task_clusters`).
+    structure_eigenvalues_ : ndarray of shape (min(n_features, n_tasks),)
+        Eigenvalues of ``M_`` on the right singular vectors of ``W`` (decreasing singular
+        values); the other eigenvalues share the rest of the trace equally.
+    n_iter_, objective_, converged_, optimality_, solver_
+        See :mod:`multitask.estimators.base`.
+"""
+
+
+class ClusteredMTLRegressor(_ClusteredMTL, MultiTaskRegressorBase):
+    __doc__ = (
+        "Clustered multi-task least squares (convex CMTL).\n"
+        + _CMTL_DOC.format(loss="sum_t 1/(2 n_t) ||X_t w_t + b_t - y_t||^2",
+                           common=_COMMON_DOC.format(alpha="0.1"), loss_param="")
+        + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from multitask import ClusteredMTLRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> centers = rng.standard_normal((5, 2))
+    >>> W = centers[:, [0, 0, 0, 1, 1, 1]]
+    >>> X = rng.standard_normal((40, 5))
+    >>> model = ClusteredMTLRegressor(alpha=0.05, n_clusters=2).fit(X, X @ W)
+    >>> model.labels_
+    array([0, 0, 0, 1, 1, 1])
+    """
+    )
+
+
+class ClusteredMTLClassifier(_ClusteredMTL, MultiTaskClassifierBase):
+    __doc__ = (
+        "Clustered multi-task binary classification (convex CMTL).\n"
+        + _CMTL_DOC.format(
+            loss="sum_t (1/n_t) sum_i ell(y_i, x_i^T w_t + b_t)",
+            common=_COMMON_DOC.format(alpha="0.01"),
+            loss_param='''    loss : {"logistic", "squared_hinge"}, default="logistic"
+        ``log(1 + exp(-y z))`` or ``max(0, 1 - y z)^2``, labels mapped to -1/+1 per task.
+''')
+    )
+
+
+class _ConvexASO(_Structure):
+    _params = {
+        "alpha": Param(0.1, [nonnegative], keyword_only=False, classifier_default=0.01),
+        "eta": Param(0.1, [positive]),
+        "n_components": Param(1, [Interval(Integral, 1, None, closed="left")]),
+    }
+    _penalty_class = SubspaceRelaxation
+    _k_param = "n_components"
+
+    def _store_extra(self, result, penalty, datafit) -> None:
+        basis, gamma, leftover = self._structure(result.W)
+        self.structure_basis_ = basis
+        self.structure_eigenvalues_ = gamma
+        self.structure_leftover_ = float(leftover)
+        self.components_ = basis[: min(int(self.n_components), basis.shape[0])].copy()
+
+    @property
+    def M_(self) -> np.ndarray:
+        """The learned ``M`` (``n_features x n_features``), computed on access from
+        ``structure_basis_``, ``structure_eigenvalues_`` and ``structure_leftover_``."""
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self, "structure_basis_")
+        return self._matrix(self.structure_basis_, self.structure_eigenvalues_,
+                            self.structure_leftover_)
+
+
+_CASO_DOC = """
+    Minimizes ``{loss} + alpha * eta (1 + eta) * min_M tr(W^T (eta I + M)^{{-1}} W)`` over
+    the feature-by-feature matrix ``M`` with ``tr M = n_components`` and ``0 <= M <= I``: the
+    convex relaxation of a shared ``n_components``-dimensional subspace ``Theta`` of the
+    feature space, ``M = Theta^T Theta`` (Chen, Tang, Liu & Ye, ICML 2009; MALSAR ``CASO``).
+    The penalty is :class:`~multitask.penalties.clustered.SubspaceRelaxation` (convex, exact
+    prox), solved by accelerated proximal gradient.
+
+    Parameters
+    ----------{common}
+    n_components : int, default=1
+        ``h = tr M`` (``1 <= n_components <= n_features``): the dimension of the shared
+        subspace.
+{loss_param}    {{common_parameters}}
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_tasks, n_features)
+    intercept_ : ndarray of shape (n_tasks,)
+    tasks_ : ndarray of shape (n_tasks,)
+    components_ : ndarray of shape (min(n_components, R), n_features)
+        Orthonormal rows spanning the learned shared subspace (the leading eigenvectors of
+        ``M``; ``R = min(n_features, n_tasks)``).
+    structure_basis_ : ndarray of shape (R, n_features)
+        The left singular vectors of ``W`` (rows), on which ``M`` has the eigenvalues
+        ``structure_eigenvalues_``; ``M`` has the eigenvalue ``structure_leftover_`` on their
+        orthogonal complement.
+    structure_eigenvalues_ : ndarray of shape (R,)
+    structure_leftover_ : float
+    M_ : ndarray of shape (n_features, n_features)
+        The learned ``M`` (a property computed on access: ``8 n_features^2`` bytes).
+    n_iter_, objective_, converged_, optimality_, solver_
+        See :mod:`multitask.estimators.base`.
+"""
+
+
+class ConvexASORegressor(_ConvexASO, MultiTaskRegressorBase):
+    __doc__ = (
+        "Multi-task least squares with a learned shared subspace (convex ASO).\n"
+        + _CASO_DOC.format(loss="sum_t 1/(2 n_t) ||X_t w_t + b_t - y_t||^2",
+                           common=_COMMON_DOC.format(alpha="0.1"), loss_param="")
+        + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from multitask import ConvexASORegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((50, 6))
+    >>> W = np.outer(np.ones(6), rng.standard_normal(4))  # one shared direction
+    >>> model = ConvexASORegressor(alpha=0.05, n_components=1).fit(X, X @ W)
+    >>> model.components_.shape
+    (1, 6)
+    """
+    )
+
+
+class ConvexASOClassifier(_ConvexASO, MultiTaskClassifierBase):
+    __doc__ = (
+        "Multi-task binary classification with a learned shared subspace (convex ASO).\n"
+        + _CASO_DOC.format(
+            loss="sum_t (1/n_t) sum_i ell(y_i, x_i^T w_t + b_t)",
+            common=_COMMON_DOC.format(alpha="0.01"),
+            loss_param='''    loss : {"logistic", "squared_hinge"}, default="logistic"
+        ``log(1 + exp(-y z))`` or ``max(0, 1 - y z)^2``, labels mapped to -1/+1 per task.
+''')
+    )
