@@ -15,15 +15,32 @@ from multitask.estimators.baselines import (
     TraceNormClassifier,
     TraceNormRegressor,
 )
+from multitask.estimators.capped_l1 import CappedL1Classifier, CappedL1Regressor
 from multitask.estimators.capped_trace import CappedTraceClassifier, CappedTraceRegressor
+from multitask.estimators.clustered import (
+    ClusteredMTLClassifier,
+    ClusteredMTLRegressor,
+    ConvexASOClassifier,
+    ConvexASORegressor,
+)
 from multitask.estimators.l1inf import L1InfClassifier, L1InfRegressor
 from multitask.estimators.mtmkl import MultiTaskKernelClassifier, MultitaskKernelClassifier
+from multitask.estimators.relationship import (
+    TaskRelationshipClassifier,
+    TaskRelationshipRegressor,
+)
 from multitask.estimators.robust import RobustMTLClassifier, RobustMTLRegressor
 from multitask.estimators.sparse_low_rank import SparseLowRankClassifier, SparseLowRankRegressor
 
 __all__ = [
+    "CappedL1Classifier",
+    "CappedL1Regressor",
     "CappedTraceClassifier",
     "CappedTraceRegressor",
+    "ClusteredMTLClassifier",
+    "ClusteredMTLRegressor",
+    "ConvexASOClassifier",
+    "ConvexASORegressor",
     "IndependentLassoClassifier",
     "IndependentLassoRegressor",
     "IndependentRidgeClassifier",
@@ -42,6 +59,8 @@ __all__ = [
     "RobustMTLRegressor",
     "SparseLowRankClassifier",
     "SparseLowRankRegressor",
+    "TaskRelationshipClassifier",
+    "TaskRelationshipRegressor",
     "TraceNormClassifier",
     "TraceNormRegressor",
 ]
