@@ -14,6 +14,7 @@ from multitask.penalties.base import (
     Penalty,
     SumMap,
 )
+from multitask.penalties.capped_l1 import CappedL1, RowWeightedL1
 from multitask.penalties.capped_trace import (
     CappedTraceNorm,
     LinearizedTruncatedTraceNorm,
@@ -21,6 +22,11 @@ from multitask.penalties.capped_trace import (
     capped_rank,
     psvt,
     singular_values,
+)
+from multitask.penalties.clustered import (
+    ClusterRelaxation,
+    SubspaceRelaxation,
+    structure_eigenvalues,
 )
 from multitask.penalties.composite import LowRankOutlier, SparseLowRank, SumOfParts
 from multitask.penalties.l1inf import L1InfBall, l1inf_norm, project_l1inf_ball
@@ -33,12 +39,20 @@ from multitask.penalties.prox import (
     soft_threshold,
     svt,
 )
+from multitask.penalties.relationship import (
+    TaskRelationship,
+    prox_squared_l1,
+    task_correlation,
+    task_covariance,
+)
 
 __all__ = [
     "CAPABILITIES",
     "L1",
     "L21",
+    "CappedL1",
     "CappedTraceNorm",
+    "ClusterRelaxation",
     "ColumnL1Balls",
     "ColumnL2",
     "ColumnL2Balls",
@@ -52,9 +66,12 @@ __all__ = [
     "NoPenalty",
     "Penalty",
     "Ridge",
+    "RowWeightedL1",
     "SparseLowRank",
+    "SubspaceRelaxation",
     "SumMap",
     "SumOfParts",
+    "TaskRelationship",
     "TraceBall",
     "TraceNorm",
     "TruncatedTraceNorm",
@@ -64,9 +81,13 @@ __all__ = [
     "project_l1_ball",
     "project_l1inf_ball",
     "project_trace_ball",
+    "prox_squared_l1",
     "psvt",
     "safe_svd",
     "singular_values",
     "soft_threshold",
+    "structure_eigenvalues",
     "svt",
+    "task_correlation",
+    "task_covariance",
 ]
