@@ -1,0 +1,256 @@
+"""Split models ``W = P + Q``: the dirty model and robust multi-task feature learning.
+
+Both minimize (library scaling, ``F = sum_t (1/n_t) sum_{i in t} ell(y_i, x_i^T w_t + b_t)``
+plus the ridge term ``(alpha_l2 / 2) ||W||_F^2``)::
+
+    dirty:  F(P + Q, b) + alpha_group sum_j ||P_j.||_q + alpha_l1 ||Q||_1       (q = inf or 2)
+    rMTFL:  F(P + Q, b) + alpha_group sum_j ||P_j.||_2 + alpha_outlier sum_t ||Q_.t||_2
+
+(``P``, ``Q`` of shape ``(n_features, n_tasks)``; the public components are transposed like
+``coef_``). The dirty model (Jalali, Ravikumar, Sanghavi & Ruan, "A dirty model for
+multi-task learning", NIPS 2010) separates the features all tasks share (rows of ``P``) from
+task-specific exceptions (entries of ``Q``); robust multi-task feature learning (Gong, Ye &
+Zhang, "Robust multi-task feature learning", KDD 2012) separates the shared features from
+outlier tasks (columns of ``Q``). Penalties:
+:class:`~multitask.penalties.dirty.DirtyModel` and
+:class:`~multitask.penalties.dirty.RobustFeatureLearning`; solver: accelerated proximal
+gradient (``"fista"``) or proximal gradient (``"pg"``).
+
+Relation to MALSAR (``Least_Dirty``, ``Least_rMTFL``: ``||X(P+Q) - Y||_F^2`` summed over all
+rows, no factor 1/2, no intercept): with ``n`` rows per task, ``rho = 2 n alpha`` for each
+strength; with unequal sizes MALSAR's objective is ours on rows scaled by ``sqrt(2 n_t)``
+with ``alpha = rho``. The logistic versions (per-task mean loss, free intercept) use
+``rho = alpha``. See ``docs/models/dirty.md`` and ``docs/models/rmtfl.md``.
+"""
+
+from __future__ import annotations
+
+from numbers import Real
+
+import numpy as np
+
+from multitask.estimators.base import (
+    MultiTaskClassifierBase,
+    MultiTaskRegressorBase,
+    Param,
+    nonnegative,
+)
+from multitask.losses import Datafit
+from multitask.penalties.dirty import DirtyModel, RobustFeatureLearning
+
+__all__ = [
+    "DirtyModelClassifier",
+    "DirtyModelRegressor",
+    "RobustFeatureLearningClassifier",
+    "RobustFeatureLearningRegressor",
+]
+
+
+class _MultiStrengthGrid:
+    """A default grid over two strengths: the path parameter and a coarser outer one.
+
+    A preset defines ``_grid_tops(datafit, penalty) -> {name: (top, decades_factor)}``, the
+    path parameter first: ``n_alphas`` values of the first from ``top`` down over
+    ``decades_factor * log10(1 / alpha_ratio)`` decades, and ``max(1, round(n_alphas / 3))``
+    values of the second over its range. Cross-validation runs the first as a warm-started
+    path inside an outer loop over the second.
+    """
+
+    def _grid_tops(self, datafit: Datafit, penalty) -> dict[str, tuple[float, float]]:
+        raise NotImplementedError
+
+    def default_grid(self, X, y, task=None, *, n_alphas: int = 10,
+                     alpha_ratio: float = 1e-3) -> dict[str, np.ndarray]:
+        """The default grid on ``(X, y)``: two strengths, strongest regularization first.
+
+        See the model's documentation for the two ranges (the first is the path parameter,
+        from its ``alpha_max``).
+        """
+        n_alphas = int(n_alphas)
+        if n_alphas < 1:
+            raise ValueError(f"n_alphas must be >= 1, got {n_alphas!r}.")
+        if not 0 < float(alpha_ratio) < 1:
+            raise ValueError(f"alpha_ratio must be in (0, 1), got {alpha_ratio!r}.")
+        decades = -np.log10(float(alpha_ratio))
+        self._validate_params()
+        data, _, _ = self._convert(X, y, task)
+        datafit = self._make_datafit(data)
+        tops = self._grid_tops(datafit, self._make_penalty(datafit))
+        out = {}
+        for i, (name, (top, factor)) in enumerate(tops.items()):
+            n = n_alphas if i == 0 else max(1, round(n_alphas / 3))
+            top = float(top) if np.isfinite(top) and top > 0 else 1.0
+            out[name] = top * np.logspace(0, -factor * decades, n)
+        return out
+
+
+_COMPONENT_DOC = """
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_tasks, n_features)
+        ``(P + Q)^T``.
+    intercept_ : ndarray of shape (n_tasks,)
+{components}    tasks_, n_iter_, objective_, converged_, optimality_, solver_
+        See :mod:`multitask.estimators.base`.
+"""
+
+
+# ----------------------------------------------------------------------------- dirty model
+class _Dirty(_MultiStrengthGrid):
+    _params = {
+        "alpha_group": Param(0.1, [nonnegative], keyword_only=False,
+                             classifier_default=0.01),
+        "alpha_l1": Param(0.1, [nonnegative], keyword_only=False, classifier_default=0.01),
+        "q": Param(np.inf, [Real], finite=False),
+    }
+    _solvers = ("fista", "pg")
+    _max_iter = 10000
+    _path_param = "alpha_group"
+
+    def _check_params(self) -> None:
+        if float(self.q) not in (2.0, np.inf):
+            raise ValueError(f"The 'q' parameter of {type(self).__name__} must be 2 or inf "
+                             f"(the l1,2 or l1,inf norm of the group part), got {self.q!r}.")
+
+    def _make_penalty(self, datafit: Datafit) -> DirtyModel:
+        return DirtyModel(float(self.alpha_group), float(self.alpha_l1), float(self.q))
+
+    def _grid_tops(self, datafit, penalty):
+        grad = datafit.grad_at_zero()
+        top_l1 = float(np.abs(grad).max()) if grad.size else 0.0
+        return {"alpha_group": (penalty.dual_group_norm(grad), 1.0), "alpha_l1": (top_l1, 1.0)}
+
+    def _store_extra(self, result, penalty, datafit) -> None:
+        P, Q = result.coef[0], result.coef[1]
+        self.group_component_ = np.ascontiguousarray(P.T)
+        self.sparse_component_ = np.ascontiguousarray(Q.T)
+        self.shared_features_ = np.flatnonzero(np.any(P != 0, axis=1))
+
+
+_DIRTY_PARAMS = """
+    Parameters
+    ----------
+    alpha_group : float, default={group}
+        Weight of the block norm ``sum_j ||P_j.||_q`` (>= 0; the path parameter).
+    alpha_l1 : float, default={l1}
+        Weight of ``||Q||_1`` (>= 0). Jalali et al. recommend ``alpha_l1 < alpha_group <
+        m alpha_l1`` for ``q = inf`` (``sqrt(m) alpha_l1`` for ``q = 2``): outside that range
+        one of the parts is zero (``m`` tasks).
+    q : {{2, inf}}, default=inf
+        Inner norm of the block part: ``inf`` (the paper's and MALSAR's) or 2.
+{loss}    {{common_parameters}}
+"""
+
+_DIRTY_COMPONENTS = """    group_component_ : ndarray of shape (n_tasks, n_features)
+        ``P^T``: the block part (zero rows of ``P`` are zero columns here).
+    sparse_component_ : ndarray of shape (n_tasks, n_features)
+        ``Q^T``: the elementwise sparse part.
+    shared_features_ : ndarray of int
+        The features used by the block part (nonzero rows of ``P``).
+"""
+
+
+class DirtyModelRegressor(_Dirty, MultiTaskRegressorBase):
+    __doc__ = """Dirty multi-task least squares: shared features ``P`` plus exceptions ``Q``.
+
+    Minimizes ``sum_t 1/(2 n_t) ||X_t (p_t + q_t) + b_t - y_t||^2 + alpha_group sum_j
+    ||P_j.||_q + alpha_l1 ||Q||_1`` (Jalali, Ravikumar, Sanghavi & Ruan, "A dirty model for
+    multi-task learning"). ``alpha_max(X, y)`` is the smallest ``alpha_group`` with
+    ``coef_ = 0`` for the given ``alpha_l1`` (``inf`` when ``alpha_l1 < max |G|``, ``G`` the
+    loss gradient at zero); the default grid runs ``alpha_group`` from ``max_j ||G_j.||_{q*}``
+    and ``alpha_l1`` from ``max |G|``, each over ``log10(1 / alpha_ratio)`` decades.
+""" + _DIRTY_PARAMS.format(group=0.1, l1=0.1, loss="") + _COMPONENT_DOC.format(
+        components=_DIRTY_COMPONENTS)
+
+
+class DirtyModelClassifier(_Dirty, MultiTaskClassifierBase):
+    __doc__ = """Dirty multi-task classification (logistic): shared features plus exceptions.
+
+    Minimizes ``sum_t (1/n_t) sum_i ell(y_i, x_i^T (p_t + q_t) + b_t) + alpha_group sum_j
+    ||P_j.||_q + alpha_l1 ||Q||_1`` with labels mapped to -1/+1 per task.
+""" + _DIRTY_PARAMS.format(group=0.01, l1=0.01, loss='''    loss : {"logistic", \
+"squared_hinge"}, default="logistic"
+''') + _COMPONENT_DOC.format(components="""    classes_ : ndarray of shape (2,)
+        ``classes_[1]`` is the positive class (score > 0).
+""" + _DIRTY_COMPONENTS)
+
+
+# ----------------------------------------------------------------------------- rMTFL
+class _RobustFeatures(_MultiStrengthGrid):
+    _params = {
+        "alpha_group": Param(0.1, [nonnegative], keyword_only=False,
+                             classifier_default=0.01),
+        "alpha_outlier": Param(0.1, [nonnegative], keyword_only=False,
+                               classifier_default=0.01),
+    }
+    _solvers = ("fista", "pg")
+    _max_iter = 10000
+    _path_param = "alpha_group"
+
+    def _make_penalty(self, datafit: Datafit) -> RobustFeatureLearning:
+        return RobustFeatureLearning(float(self.alpha_group), float(self.alpha_outlier))
+
+    def _grid_tops(self, datafit, penalty):
+        grad = datafit.grad_at_zero()
+        if not grad.size:
+            return {"alpha_group": (0.0, 1.0), "alpha_outlier": (0.0, 1.0)}
+        return {"alpha_group": (float(np.linalg.norm(grad, axis=1).max()), 1.0),
+                "alpha_outlier": (float(np.linalg.norm(grad, axis=0).max()), 1.0)}
+
+    def _store_extra(self, result, penalty, datafit) -> None:
+        P, Q = result.coef[0], result.coef[1]
+        self.feature_component_ = np.ascontiguousarray(P.T)
+        self.outlier_component_ = np.ascontiguousarray(Q.T)
+        self.outlier_task_norms_ = np.linalg.norm(Q, axis=0)
+        self.outlier_tasks_ = np.flatnonzero(self.outlier_task_norms_ > 0)
+        self.shared_features_ = np.flatnonzero(np.linalg.norm(P, axis=1) > 0)
+
+
+_RMTFL_PARAMS = """
+    Parameters
+    ----------
+    alpha_group : float, default={group}
+        Weight of ``sum_j ||P_j.||_2`` over the feature rows (>= 0; the path parameter).
+    alpha_outlier : float, default={outlier}
+        Weight of ``sum_t ||Q_.t||_2`` over the task columns (>= 0): large values leave no
+        outlier task (the l2,1 model), small ones make every task an outlier.
+{loss}    {{common_parameters}}
+"""
+
+_RMTFL_COMPONENTS = """    feature_component_ : ndarray of shape (n_tasks, n_features)
+        ``P^T``: the shared features (nonzero rows of ``P``).
+    outlier_component_ : ndarray of shape (n_tasks, n_features)
+        ``Q^T``: the nonzero rows here are the outlier tasks.
+    outlier_task_norms_ : ndarray of shape (n_tasks,)
+        ``||Q_.t||_2``.
+    outlier_tasks_ : ndarray of int
+        Positions (in ``tasks_``) of the tasks with ``Q_.t != 0`` (the prox sets the others
+        exactly to zero).
+    shared_features_ : ndarray of int
+        Nonzero rows of ``P``.
+"""
+
+
+class RobustFeatureLearningRegressor(_RobustFeatures, MultiTaskRegressorBase):
+    __doc__ = """Robust multi-task feature learning (rMTFL), least squares.
+
+    Minimizes ``sum_t 1/(2 n_t) ||X_t (p_t + q_t) + b_t - y_t||^2 + alpha_group sum_j
+    ||P_j.||_2 + alpha_outlier sum_t ||Q_.t||_2`` (Gong, Ye & Zhang, "Robust multi-task
+    feature learning"). ``alpha_max(X, y)`` is the smallest ``alpha_group`` with ``coef_ = 0``
+    for the given ``alpha_outlier`` (``inf`` when ``alpha_outlier < max_t ||G_.t||_2``); the
+    default grid runs ``alpha_group`` from ``max_j ||G_j.||_2`` and ``alpha_outlier`` from
+    ``max_t ||G_.t||_2``.
+""" + _RMTFL_PARAMS.format(group=0.1, outlier=0.1, loss="") + _COMPONENT_DOC.format(
+        components=_RMTFL_COMPONENTS)
+
+
+class RobustFeatureLearningClassifier(_RobustFeatures, MultiTaskClassifierBase):
+    __doc__ = """Robust multi-task feature learning (rMTFL), logistic loss.
+
+    Minimizes ``sum_t (1/n_t) sum_i ell(y_i, x_i^T (p_t + q_t) + b_t) + alpha_group sum_j
+    ||P_j.||_2 + alpha_outlier sum_t ||Q_.t||_2`` with labels mapped to -1/+1 per task.
+""" + _RMTFL_PARAMS.format(group=0.01, outlier=0.01, loss='''    loss : {"logistic", \
+"squared_hinge"}, default="logistic"
+''') + _COMPONENT_DOC.format(components="""    classes_ : ndarray of shape (2,)
+        ``classes_[1]`` is the positive class (score > 0).
+""" + _RMTFL_COMPONENTS)

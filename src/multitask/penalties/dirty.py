@@ -1,0 +1,178 @@
+"""Split models ``W = P + Q`` with a group-sparse part and an element- or task-sparse part.
+
+* The dirty model of Jalali, Ravikumar, Sanghavi & Ruan ("A dirty model for multi-task
+  learning", NIPS 2010): ``alpha_group ||P||_{1,q} + alpha_l1 ||Q||_1`` with
+  ``||P||_{1,q} = sum_j ||P_j.||_q`` over the feature rows, ``q = inf`` (the paper's and
+  MALSAR's ``Least_Dirty``) or ``q = 2``. ``P`` holds the features shared by the tasks,
+  ``Q`` the task-specific exceptions.
+* Robust multi-task feature learning of Gong, Ye & Zhang ("Robust multi-task feature
+  learning", KDD 2012; MALSAR's ``rMTFL``): ``alpha_group sum_j ||P_j.||_2 + alpha_outlier
+  sum_t ||Q_.t||_2``: the features shared by the tasks in ``P``, the outlier tasks as the
+  nonzero columns of ``Q``.
+
+Both are :class:`~multitask.penalties.composite.SumOfParts` of norm penalties (``W`` has shape
+``(n_features, n_tasks)``, the solver's variable ``V = [P, Q]`` shape ``(2, n_features,
+n_tasks)``). The one new norm is :class:`L1InfNorm`, ``alpha sum_j max_t |W_jt|``, whose prox
+is ``V`` minus the projection of ``V`` onto the dual ball ``{U : ||U_j.||_1 <= step * alpha
+for every row j}`` (Moreau's decomposition), one l1-ball projection per row.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from multitask.penalties.balls import ColumnL1Balls
+from multitask.penalties.base import Penalty
+from multitask.penalties.composite import SumOfParts
+from multitask.penalties.norms import L1, L21, ColumnL2
+
+__all__ = ["DirtyModel", "L1InfNorm", "RobustFeatureLearning"]
+
+
+def _check_strength(value, name: str) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}.") from None
+    if not np.isfinite(v) or v < 0:
+        raise ValueError(f"{name} must be finite and >= 0, got {value!r}.")
+    return v
+
+
+class L1InfNorm(Penalty):
+    """``alpha * ||W||_{1,inf} = alpha * sum_j max_t |W_jt|`` over the feature rows ``j``.
+
+    The prox is ``prox_{step alpha ||.||_{1,inf}}(V) = V - P(V)`` with ``P`` the Euclidean
+    projection onto the dual-norm ball ``{U : sum_t |U_jt| <= step * alpha for every j}``: each
+    row of ``V`` onto the l1 ball of radius ``step * alpha``. ``alpha_max = max_j sum_t
+    |G_jt|`` (the dual norm of the gradient at zero).
+
+    Parameters
+    ----------
+    alpha : float
+        Strength (>= 0).
+    """
+
+    name = "l1inf_norm"
+
+    def __init__(self, alpha: float):
+        self.alpha = _check_strength(alpha, "alpha")
+
+    def _repr_params(self) -> dict:
+        return {"alpha": self.alpha}
+
+    def value(self, W: np.ndarray) -> float:
+        if W.size == 0:
+            return 0.0
+        return self.alpha * float(np.abs(W).max(axis=1).sum())
+
+    def prox(self, V: np.ndarray, step: float) -> np.ndarray:
+        V = np.asarray(V, dtype=np.float64)
+        radius = float(step) * self.alpha
+        if radius <= 0 or V.size == 0:
+            return V.copy()
+        rows_projected = ColumnL1Balls(radius).project(np.ascontiguousarray(V.T)).T
+        return V - rows_projected
+
+    def alpha_max(self, grad: np.ndarray) -> float:
+        return float(np.abs(grad).sum(axis=1).max()) if grad.size else 0.0
+
+
+def _group_norm(q) -> float:
+    q = float(q)
+    if q not in (2.0, np.inf):
+        raise ValueError(f"q must be 2 or inf (the l1,2 or l1,inf norm of P), got {q!r}.")
+    return q
+
+
+class DirtyModel(SumOfParts):
+    """``alpha_group ||P||_{1,q} + alpha_l1 ||Q||_1`` on ``V = [P, Q]``, ``W = P + Q``.
+
+    Jalali, Ravikumar, Sanghavi & Ruan, "A dirty model for multi-task learning": the block
+    part ``P`` (``||P||_{1,q} = sum_j ||P_j.||_q`` over feature rows, ``q = inf`` as in the
+    paper, or ``q = 2``) holds the features the tasks share; the elementwise sparse part ``Q``
+    the features only some tasks use. The prox is blockwise: :class:`L1InfNorm` or
+    :class:`~multitask.penalties.norms.L21` on ``P``, soft-thresholding on ``Q``.
+
+    Parameters
+    ----------
+    alpha_group : float
+        Weight of ``||P||_{1,q}`` (>= 0).
+    alpha_l1 : float
+        Weight of ``||Q||_1`` (>= 0).
+    q : {2, inf}, default=inf
+        The inner norm of the block part.
+    """
+
+    name = "dirty"
+
+    def __init__(self, alpha_group: float, alpha_l1: float, q: float = np.inf):
+        self.alpha_group = _check_strength(alpha_group, "alpha_group")
+        self.alpha_l1 = _check_strength(alpha_l1, "alpha_l1")
+        self.q = _group_norm(q)
+        group = L1InfNorm(self.alpha_group) if self.q == np.inf else L21(self.alpha_group)
+        super().__init__([group, L1(self.alpha_l1)])
+
+    def _repr_params(self) -> dict:
+        return {"alpha_group": self.alpha_group, "alpha_l1": self.alpha_l1, "q": self.q}
+
+    def dual_group_norm(self, grad: np.ndarray) -> float:
+        """``max_j ||G_j.||_{q*}``: ``q* = 1`` for ``q = inf``, ``q* = 2`` for ``q = 2``."""
+        if not grad.size:
+            return 0.0
+        if self.q == np.inf:
+            return float(np.abs(grad).sum(axis=1).max())
+        return float(np.linalg.norm(grad, axis=1).max())
+
+    def alpha_max(self, grad: np.ndarray) -> float:
+        """Smallest ``alpha_group`` at which ``W = 0`` for the given ``alpha_l1``.
+
+        Both parts see the same gradient ``G``, so zero is optimal iff
+        ``max_j ||G_j.||_{q*} <= alpha_group`` and ``max |G_jt| <= alpha_l1``. Returns the
+        first bound when the second holds and ``inf`` otherwise (``Q`` is then nonzero
+        whatever ``alpha_group``).
+        """
+        if not grad.size:
+            return 0.0
+        if float(np.abs(grad).max()) > self.alpha_l1:
+            return float("inf")
+        return self.dual_group_norm(grad)
+
+
+class RobustFeatureLearning(SumOfParts):
+    """``alpha_group sum_j ||P_j.||_2 + alpha_outlier sum_t ||Q_.t||_2``, ``W = P + Q``.
+
+    Gong, Ye & Zhang, "Robust multi-task feature learning": the l2,1 norm over the feature
+    rows of ``P`` selects the features the tasks share, the l2,1 norm over the task columns
+    of ``Q`` (``||Q^T||_{2,1}``) lets a few outlier tasks have their own weights. The prox is
+    blockwise group soft-thresholding (rows of ``P``, columns of ``Q``).
+
+    Parameters
+    ----------
+    alpha_group : float
+        Weight of the row l2,1 norm of ``P`` (>= 0).
+    alpha_outlier : float
+        Weight of the column l2,1 norm of ``Q`` (>= 0).
+    """
+
+    name = "robust_feature_learning"
+
+    def __init__(self, alpha_group: float, alpha_outlier: float):
+        self.alpha_group = _check_strength(alpha_group, "alpha_group")
+        self.alpha_outlier = _check_strength(alpha_outlier, "alpha_outlier")
+        super().__init__([L21(self.alpha_group), ColumnL2(self.alpha_outlier)])
+
+    def _repr_params(self) -> dict:
+        return {"alpha_group": self.alpha_group, "alpha_outlier": self.alpha_outlier}
+
+    def alpha_max(self, grad: np.ndarray) -> float:
+        """Smallest ``alpha_group`` at which ``W = 0`` for the given ``alpha_outlier``.
+
+        Zero is optimal iff ``max_j ||G_j.||_2 <= alpha_group`` and ``max_t ||G_.t||_2 <=
+        alpha_outlier``: the first bound when the second holds, ``inf`` otherwise.
+        """
+        if not grad.size:
+            return 0.0
+        if float(np.linalg.norm(grad, axis=0).max()) > self.alpha_outlier:
+            return float("inf")
+        return float(np.linalg.norm(grad, axis=1).max())

@@ -1,0 +1,186 @@
+"""Graph-regularized multi-task learning: a quadratic coupling of the tasks plus sparsity.
+
+For ``W`` of shape ``(n_features, n_tasks)`` and a symmetric positive semi-definite task
+matrix ``M`` (``n_tasks x n_tasks``, typically the Laplacian ``L = D - A`` of a task graph with
+adjacency ``A``)::
+
+    h(W) = alpha * tr(W M W^T) + alpha_l1 * ||W||_1
+
+With ``M = R R^T`` this is ``alpha ||W R||_F^2 + alpha_l1 ||W||_1``, MALSAR's ``SRMTL`` and
+RMTL's ``Graph`` models; for a Laplacian, ``tr(W L W^T) = sum_{s < t} A_st ||w_s - w_t||_2^2``
+(the weights of tasks joined by an edge are pulled together). The quadratic term is the
+penalty's ``"smooth"`` part ``g`` (gradient ``2 alpha W M``, Lipschitz constant
+``2 alpha lambda_max(M)``), which the gradient methods add to the loss; the prox is that of the
+l1 term (soft-thresholding). The mean-regularized model of Evgeniou & Pontil ("Regularized
+multi-task learning", KDD 2004) is ``M = I - 11^T / m``: ``tr(W M W^T) = sum_t ||w_t -
+w_bar||^2`` with ``w_bar`` the mean of the task weights (:class:`MeanRegularization`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from multitask.penalties.base import Penalty
+from multitask.penalties.prox import soft_threshold
+
+__all__ = ["GraphRegularization", "MeanRegularization", "check_task_matrix",
+           "mean_laplacian"]
+
+
+def _check_strength(value, name: str) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}.") from None
+    if not np.isfinite(v) or v < 0:
+        raise ValueError(f"{name} must be finite and >= 0, got {value!r}.")
+    return v
+
+
+def check_task_matrix(M, n_tasks: int | None = None, name: str = "laplacian") -> np.ndarray:
+    """Validate a task coupling matrix: square, finite, symmetric, positive semi-definite.
+
+    Parameters
+    ----------
+    M : array-like of shape (m, m)
+        The matrix ``M`` of ``tr(W M W^T)``.
+    n_tasks : int, optional
+        The expected ``m``.
+    name : str
+        Name used in the error messages.
+
+    Returns
+    -------
+    ndarray of shape (m, m)
+        A symmetrized float copy ``(M + M^T) / 2``.
+
+    Raises
+    ------
+    ValueError
+        Naming what is wrong (shape, non-finite entries, asymmetry, a negative eigenvalue).
+    """
+    A = np.array(M, dtype=np.float64, copy=True)
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"{name} must be a square (n_tasks, n_tasks) matrix, got shape "
+                         f"{A.shape}.")
+    if n_tasks is not None and A.shape[0] != n_tasks:
+        raise ValueError(f"{name} is {A.shape[0]} x {A.shape[0]} but the data have {n_tasks} "
+                         "tasks.")
+    if not np.all(np.isfinite(A)):
+        raise ValueError(f"{name} must hold finite numbers.")
+    scale = max(1.0, float(np.abs(A).max())) if A.size else 1.0
+    if A.size and float(np.abs(A - A.T).max()) > 1e-10 * scale:
+        raise ValueError(f"{name} must be symmetric.")
+    A = 0.5 * (A + A.T)
+    if A.size:
+        low = float(np.linalg.eigvalsh(A).min())
+        if low < -1e-10 * scale:
+            raise ValueError(f"{name} must be positive semi-definite (smallest eigenvalue "
+                             f"{low:.3g}); a graph Laplacian L = D - A always is.")
+    return A
+
+
+def mean_laplacian(n_tasks: int) -> np.ndarray:
+    """``I - 11^T / m``: ``tr(W M W^T) = sum_t ||w_t - w_bar||^2``, ``w_bar = W 1 / m``.
+
+    The Laplacian of the complete graph on the ``m`` tasks with edge weights ``1 / m``.
+    """
+    m = int(n_tasks)
+    if m < 1:
+        raise ValueError(f"n_tasks must be >= 1, got {n_tasks!r}.")
+    return np.eye(m) - np.full((m, m), 1.0 / m)
+
+
+class GraphRegularization(Penalty):
+    """``alpha * tr(W M W^T) + alpha_l1 * ||W||_1`` for a PSD task matrix ``M``.
+
+    Capability ``"smooth"``: the quadratic term is ``g`` (value ``alpha * tr(W M W^T)``,
+    gradient ``2 alpha W M``, Lipschitz constant ``2 alpha lambda_max(M)``); ``prox`` and
+    ``prox_value`` concern the l1 term only. ``alpha_max`` is the smallest ``alpha_l1`` at
+    which ``W = 0`` (``g`` has zero gradient there): ``max |G_jt|``.
+
+    Parameters
+    ----------
+    alpha : float
+        Weight of the graph term (>= 0).
+    laplacian : array-like of shape (n_tasks, n_tasks)
+        ``M``: symmetric positive semi-definite (a graph Laplacian, or ``R R^T``).
+    alpha_l1 : float, default=0.0
+        Weight of the l1 term (>= 0).
+    """
+
+    name = "graph"
+    capabilities = frozenset({"smooth"})
+
+    def __init__(self, alpha: float, laplacian, alpha_l1: float = 0.0):
+        self.alpha = _check_strength(alpha, "alpha")
+        self.alpha_l1 = _check_strength(alpha_l1, "alpha_l1")
+        self.laplacian = check_task_matrix(laplacian)
+        eig = np.linalg.eigvalsh(self.laplacian) if self.laplacian.size else np.zeros(1)
+        self._lambda_max = max(float(eig.max()), 0.0)
+
+    def _repr_params(self) -> dict:
+        return {"alpha": self.alpha, "alpha_l1": self.alpha_l1,
+                "n_tasks": self.laplacian.shape[0]}
+
+    @property
+    def lambda_max(self) -> float:
+        """``lambda_max(M)``, the largest eigenvalue of the task matrix."""
+        return self._lambda_max
+
+    def _check_shape(self, W: np.ndarray) -> None:
+        if W.shape[-1] != self.laplacian.shape[0]:
+            raise ValueError(f"W has {W.shape[-1]} tasks but the task matrix is "
+                             f"{self.laplacian.shape[0]} x {self.laplacian.shape[0]}.")
+
+    # smooth part g(W) = alpha tr(W M W^T)
+    def smooth_value_and_grad(self, W: np.ndarray) -> tuple[float, np.ndarray]:
+        self._check_shape(W)
+        WM = W @ self.laplacian
+        return self.alpha * float(np.vdot(W, WM)), 2.0 * self.alpha * WM
+
+    def smooth_lipschitz(self) -> float:
+        return 2.0 * self.alpha * self._lambda_max
+
+    # non-smooth part r(W)
+    def prox_value(self, W: np.ndarray) -> float:
+        return self.alpha_l1 * float(np.abs(W).sum())
+
+    def prox(self, V: np.ndarray, step: float) -> np.ndarray:
+        if self.alpha_l1 == 0:
+            return np.array(V, dtype=np.float64, copy=True)
+        return soft_threshold(V, float(step) * self.alpha_l1)
+
+    def value(self, W: np.ndarray) -> float:
+        return self.smooth_value_and_grad(W)[0] + self.prox_value(W)
+
+    def alpha_max(self, grad: np.ndarray) -> float:
+        return float(np.max(np.abs(grad))) if grad.size else 0.0
+
+
+class MeanRegularization(GraphRegularization):
+    """``alpha * sum_t ||w_t - w_bar||_2^2`` with ``w_bar = (1/m) sum_t w_t``.
+
+    The mean-regularized model of Evgeniou & Pontil, "Regularized multi-task learning"
+    (KDD 2004): :class:`GraphRegularization` with ``M = I - 11^T / m`` and no l1 term. Without
+    a ridge term (the estimators' ``alpha_l2``) the mean ``w_bar`` itself is not penalized.
+    No finite ``alpha`` makes ``W = 0``: ``alpha_max`` is ``inf``.
+
+    Parameters
+    ----------
+    alpha : float
+        Strength (>= 0).
+    n_tasks : int
+        Number of tasks ``m``.
+    """
+
+    name = "mean_regularization"
+
+    def __init__(self, alpha: float, n_tasks: int):
+        super().__init__(alpha, mean_laplacian(n_tasks), 0.0)
+
+    def _repr_params(self) -> dict:
+        return {"alpha": self.alpha, "n_tasks": self.laplacian.shape[0]}
+
+    def alpha_max(self, grad: np.ndarray) -> float:
+        return float("inf")
