@@ -29,6 +29,13 @@ from multitask.penalties.clustered import (
     structure_eigenvalues,
 )
 from multitask.penalties.composite import LowRankOutlier, SparseLowRank, SumOfParts
+from multitask.penalties.dirty import DirtyModel, L1InfNorm, RobustFeatureLearning
+from multitask.penalties.graph import (
+    GraphRegularization,
+    MeanRegularization,
+    check_task_matrix,
+    mean_laplacian,
+)
 from multitask.penalties.l1inf import L1InfBall, l1inf_norm, project_l1inf_ball
 from multitask.penalties.norms import L1, L21, ColumnL2, NoPenalty, Ridge, TraceNorm
 from multitask.penalties.prox import (
@@ -45,6 +52,14 @@ from multitask.penalties.relationship import (
     task_correlation,
     task_covariance,
 )
+from multitask.penalties.temporal import (
+    FusedSparseGroupLasso,
+    TemporalGroupLasso,
+    chain_laplacian,
+    prox_fused_sparse_group_lasso,
+    prox_tv1d,
+    temporal_difference_matrix,
+)
 
 __all__ = [
     "CAPABILITIES",
@@ -57,31 +72,43 @@ __all__ = [
     "ColumnL2",
     "ColumnL2Balls",
     "Constraint",
+    "DirtyModel",
+    "FusedSparseGroupLasso",
+    "GraphRegularization",
     "IdentityMap",
     "L1Ball",
     "L1InfBall",
+    "L1InfNorm",
     "LinearMap",
     "LinearizedTruncatedTraceNorm",
     "LowRankOutlier",
+    "MeanRegularization",
     "NoPenalty",
     "Penalty",
     "Ridge",
+    "RobustFeatureLearning",
     "RowWeightedL1",
     "SparseLowRank",
     "SubspaceRelaxation",
     "SumMap",
     "SumOfParts",
     "TaskRelationship",
+    "TemporalGroupLasso",
     "TraceBall",
     "TraceNorm",
     "TruncatedTraceNorm",
     "capped_rank",
+    "chain_laplacian",
+    "check_task_matrix",
     "group_soft_threshold",
     "l1inf_norm",
+    "mean_laplacian",
     "project_l1_ball",
     "project_l1inf_ball",
     "project_trace_ball",
+    "prox_fused_sparse_group_lasso",
     "prox_squared_l1",
+    "prox_tv1d",
     "psvt",
     "safe_svd",
     "singular_values",
@@ -90,4 +117,5 @@ __all__ = [
     "svt",
     "task_correlation",
     "task_covariance",
+    "temporal_difference_matrix",
 ]
