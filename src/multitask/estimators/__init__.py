@@ -23,6 +23,18 @@ from multitask.estimators.clustered import (
     ConvexASOClassifier,
     ConvexASORegressor,
 )
+from multitask.estimators.dirty import (
+    DirtyModelClassifier,
+    DirtyModelRegressor,
+    RobustFeatureLearningClassifier,
+    RobustFeatureLearningRegressor,
+)
+from multitask.estimators.graph import (
+    GraphRegularizedClassifier,
+    GraphRegularizedRegressor,
+    MeanRegularizedClassifier,
+    MeanRegularizedRegressor,
+)
 from multitask.estimators.l1inf import L1InfClassifier, L1InfRegressor
 from multitask.estimators.mtmkl import MultiTaskKernelClassifier, MultitaskKernelClassifier
 from multitask.estimators.relationship import (
@@ -31,6 +43,12 @@ from multitask.estimators.relationship import (
 )
 from multitask.estimators.robust import RobustMTLClassifier, RobustMTLRegressor
 from multitask.estimators.sparse_low_rank import SparseLowRankClassifier, SparseLowRankRegressor
+from multitask.estimators.temporal import (
+    FusedSparseGroupLassoClassifier,
+    FusedSparseGroupLassoRegressor,
+    TemporalGroupLassoClassifier,
+    TemporalGroupLassoRegressor,
+)
 
 __all__ = [
     "CappedL1Classifier",
@@ -41,6 +59,12 @@ __all__ = [
     "ClusteredMTLRegressor",
     "ConvexASOClassifier",
     "ConvexASORegressor",
+    "DirtyModelClassifier",
+    "DirtyModelRegressor",
+    "FusedSparseGroupLassoClassifier",
+    "FusedSparseGroupLassoRegressor",
+    "GraphRegularizedClassifier",
+    "GraphRegularizedRegressor",
     "IndependentLassoClassifier",
     "IndependentLassoRegressor",
     "IndependentRidgeClassifier",
@@ -49,18 +73,24 @@ __all__ = [
     "L1InfRegressor",
     "L21Classifier",
     "L21Regressor",
+    "MeanRegularizedClassifier",
+    "MeanRegularizedRegressor",
     "MultiTaskClassifier",
     "MultiTaskKernelClassifier",
     "MultiTaskRegressor",
     "MultitaskKernelClassifier",
     "PooledClassifier",
     "PooledRegressor",
+    "RobustFeatureLearningClassifier",
+    "RobustFeatureLearningRegressor",
     "RobustMTLClassifier",
     "RobustMTLRegressor",
     "SparseLowRankClassifier",
     "SparseLowRankRegressor",
     "TaskRelationshipClassifier",
     "TaskRelationshipRegressor",
+    "TemporalGroupLassoClassifier",
+    "TemporalGroupLassoRegressor",
     "TraceNormClassifier",
     "TraceNormRegressor",
 ]
