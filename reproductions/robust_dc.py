@@ -103,13 +103,14 @@ def load(name: str, args):
     if name == "scene":
         b = load_scene(getattr(args, "data_dir", None))
         return b.X, b.Y, "Scene (MULAN, 2407 x 294, 6 labels)"
-    shape = ({"n_samples": 4000, "n_features": 1000, "n_tasks": 100} if args.quick else
-             {"n_samples": 19348, "n_features": 5000, "n_tasks": 412})
+    size = getattr(args, "shape", None) or ((4000, 1000, 100) if args.quick else
+                                            (19348, 5000, 412))
+    shape = dict(zip(("n_samples", "n_features", "n_tasks"), map(int, size), strict=True))
     b = make_multilabel_tasks(**shape, mean_tokens=args.eurlex_tokens, rank=20, n_outliers=20,
                               noise=0.25, mean_positives=55.0, min_positives=20,
                               random_state=np.random.default_rng(args.random_state))
-    return b.X, b.Y, f"{EURLEX_NOTE}. " + b.DESCR + (" (--quick: reduced shape)"
-                                                     if args.quick else "")
+    reduced = tuple(size) != (19348, 5000, 412)
+    return b.X, b.Y, f"{EURLEX_NOTE}. " + b.DESCR + (" (reduced shape)" if reduced else "")
 
 
 def split(X, Y, seed: int):
@@ -397,6 +398,10 @@ def add_arguments(parser) -> None:
                         help="parallel jobs of the cross-validation of (a, lam) (default 1)")
     parser.add_argument("--eurlex-tokens", type=float, default=60.0,
                         help="mean tokens per generated document (default 60)")
+    parser.add_argument("--shape", type=int, nargs=3, default=None,
+                        metavar=("ROWS", "FEATURES", "LABELS"),
+                        help="eurlex-synthetic: a reduced shape (default 19348 5000 412; "
+                             "--quick: 4000 1000 100)")
 
 
 def run(args) -> list[dict]:
@@ -404,7 +409,7 @@ def run(args) -> list[dict]:
     defaults = (("loss", None), ("groups", "4,10"), ("alpha", None), ("lam", None),
                 ("max_iter", 3000), ("apg_max_iter", None), ("apg_tol", 1e-4),
                 ("baseline_threads", 1), ("cv_jobs", None), ("eurlex_tokens", 60.0),
-                ("quick", False), ("repeats", None), ("random_state", 0), ("n_jobs", None),
+                ("shape", None), ("quick", False), ("repeats", None), ("random_state", 0), ("n_jobs", None),
                 ("data_dir", None))
     for key, value in defaults:
         if not hasattr(args, key):
