@@ -409,8 +409,8 @@ def run(args) -> list[dict]:
     defaults = (("loss", None), ("groups", "4,10"), ("alpha", None), ("lam", None),
                 ("max_iter", 3000), ("apg_max_iter", None), ("apg_tol", 1e-4),
                 ("baseline_threads", 1), ("cv_jobs", None), ("eurlex_tokens", 60.0),
-                ("shape", None), ("quick", False), ("repeats", None), ("random_state", 0), ("n_jobs", None),
-                ("data_dir", None))
+                ("shape", None), ("quick", False), ("repeats", None), ("random_state", 0),
+                ("n_jobs", None), ("data_dir", None))
     for key, value in defaults:
         if not hasattr(args, key):
             setattr(args, key, value)
