@@ -106,6 +106,12 @@ class MultiTaskKernelClassifier(MultiTaskClassifierBase):
     tasks_, classes_, n_features_in_, n_iter_ (alternations), objective_, converged_
     duality_gap_ : float
         Gap of the full problem at the returned point.
+    optimality_ : float
+        The relative duality gap ``duality_gap_ / |primal objective|``: this model's
+        optimality measure (the library's prox-gradient measure does not apply to the
+        kernel-dual stack).
+    solver_ : str
+        ``"dcd"`` or ``"svc"``.
     history_ : dict
         Per alternation: objective after the SVM and theta steps, dual value, gap, theta.
 
@@ -330,6 +336,11 @@ class MultiTaskKernelClassifier(MultiTaskClassifierBase):
         self.objective_ = np.asarray(res.objective)
         self.converged_ = bool(res.converged)
         self.duality_gap_ = float(res.info["gap"])
+        primal = float(res.objective[-1]) if len(res.objective) else np.nan
+        # the kernel-dual stack's optimality measure: the relative duality gap (its stopping
+        # rule; see the architecture page)
+        self.optimality_ = self.duality_gap_ / max(abs(primal), np.finfo(float).tiny)
+        self.solver_ = "dcd" if self._is_linear() or self.solver != "svc" else "svc"
         self.history_ = res.info["history"]
         self.solver_result_ = res
         return self

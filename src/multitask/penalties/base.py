@@ -33,6 +33,7 @@ __all__ = [
     "LinearMap",
     "Penalty",
     "SumMap",
+    "check_strength",
 ]
 
 #: Optional capabilities a penalty may declare, and the method or attribute each one promises:
@@ -53,6 +54,17 @@ __all__ = [
 #:   difference-of-convex stages).
 CAPABILITIES = frozenset({"row_prox", "blocks", "stages", "lp", "low_rank", "smooth",
                           "majorant"})
+
+
+def check_strength(value, name: str = "alpha") -> float:
+    """``value`` as a float, after checking that it is a finite number ``>= 0``."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}.") from None
+    if not np.isfinite(v) or v < 0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}.")
+    return v
 
 
 class LinearMap(ABC):

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from multitask.penalties.base import Penalty
+from multitask.penalties.base import Penalty, check_strength
 from multitask.penalties.prox import safe_svd
 
 __all__ = [
@@ -129,7 +129,7 @@ class _SpectralPenalty(Penalty):
     every proximal gradient iteration does) costs no second SVD."""
 
     def __init__(self, alpha: float):
-        self.alpha = float(alpha)
+        self.alpha = check_strength(alpha)
         self._last: tuple | None = None  # (array, checksum, singular values)
 
     def _remember(self, out: np.ndarray, s: np.ndarray) -> None:
@@ -175,6 +175,8 @@ class CappedTraceNorm(_SpectralPenalty):
     def __init__(self, alpha: float, tau: float):
         super().__init__(alpha)
         self.tau = float(tau)
+        if not self.tau >= 0:  # NaN fails too; inf is allowed (the trace norm)
+            raise ValueError(f"tau must be a number >= 0 (inf allowed), got {tau!r}.")
 
     def _repr_params(self) -> dict:
         return {"alpha": self.alpha, "tau": self.tau}

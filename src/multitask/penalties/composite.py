@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from multitask.penalties.balls import TraceBall
-from multitask.penalties.base import LinearMap, Penalty, SumMap
+from multitask.penalties.base import LinearMap, Penalty, SumMap, check_strength
 from multitask.penalties.norms import L1, ColumnL2, TraceNorm
 
 __all__ = ["LowRankOutlier", "SparseLowRank", "SumOfParts"]
@@ -80,8 +80,8 @@ class SparseLowRank(SumOfParts):
     name = "sparse_low_rank"
 
     def __init__(self, alpha: float, radius: float):
-        self.alpha = float(alpha)
-        self.radius = float(radius)
+        self.alpha = check_strength(alpha)
+        self.radius = check_strength(radius, "radius")
         super().__init__([L1(self.alpha), TraceBall(self.radius)])
 
     def _repr_params(self) -> dict:
@@ -156,8 +156,8 @@ class LowRankOutlier(SumOfParts):
     name = "low_rank_outlier"
 
     def __init__(self, alpha: float, lam: float):
-        self.alpha = float(alpha)
-        self.lam = float(lam)
+        self.alpha = check_strength(alpha)
+        self.lam = check_strength(lam, "lam")
         super().__init__([TraceNorm(self.alpha), ColumnL2(self.alpha * self.lam)])
 
     def _repr_params(self) -> dict:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from multitask.penalties.base import Penalty
+from multitask.penalties.base import Penalty, check_strength
 from multitask.penalties.prox import group_soft_threshold, soft_threshold, svt_with_values
 
 __all__ = ["L1", "L21", "ColumnL2", "NoPenalty", "Ridge", "TraceNorm"]
@@ -19,7 +19,7 @@ class _Scaled(Penalty):
     """A penalty ``alpha * Omega`` with a strength ``alpha >= 0``."""
 
     def __init__(self, alpha: float):
-        self.alpha = float(alpha)
+        self.alpha = check_strength(alpha)
 
     def _repr_params(self) -> dict:
         return {"alpha": self.alpha}

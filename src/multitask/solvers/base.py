@@ -108,6 +108,12 @@ class Solver(ABC):
         params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({params})"
 
+    @property
+    def label(self) -> str:
+        """The name of this configuration (``name``, unless the settings make it another
+        algorithm, e.g. ``"pg"`` for proximal gradient without momentum)."""
+        return self.name
+
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The constructor's settings (public attributes); ``deep`` is accepted (and ignored)
         so that scikit-learn's ``clone`` copies an estimator holding a configured solver."""
@@ -129,7 +135,7 @@ class Solver(ABC):
         out += [f"the {penalty.name} penalty offers no {c!r}"
                 for c in sorted(self.penalty_requires - penalty.capabilities)]
         if "smooth" in penalty.capabilities and not self.handles_smooth_part:
-            out.append(f"the {penalty.name} penalty has a smooth part, which {self.name!r} "
+            out.append(f"the {penalty.name} penalty has a smooth part, which {self.label!r} "
                        "does not handle (use a gradient method such as 'fista')")
         if self.needs_prox and not getattr(penalty, "has_prox", True):
             out.append(f"the {penalty.name} penalty has no prox (use a solver for its "
@@ -144,7 +150,7 @@ class Solver(ABC):
         """Raise a ValueError saying what is missing when the solver does not apply."""
         miss = self.missing(datafit, penalty)
         if miss:
-            raise ValueError(f"Solver {self.name!r} cannot solve this model: "
+            raise ValueError(f"Solver {self.label!r} cannot solve this model: "
                              + "; ".join(miss) + ".")
 
     @abstractmethod
@@ -258,14 +264,14 @@ def finish(solver: Solver, datafit: Datafit, penalty: Penalty, V: np.ndarray,
     if exhausted and solver.warn:
         detail = f" ({what})" if what else ""
         warnings.warn(
-            f"Solver {solver.name!r} did not converge in max_iter={solver.max_iter} "
+            f"Solver {solver.label!r} did not converge in max_iter={solver.max_iter} "
             f"iterations{detail}: optimality measure {measure:.2e}, tol={solver.tol:g}. "
             "Increase max_iter or tol.",
             ConvergenceWarning,
             stacklevel=3,
         )
     info = dict(info or {})
-    info.setdefault("solver", solver.name)
+    info.setdefault("solver", solver.label)
     return SolverResult(
         coef=V,
         W=W,

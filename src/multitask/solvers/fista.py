@@ -119,6 +119,10 @@ class ProximalGradient(Solver):
         self.line_search = bool(line_search)
         self.lipschitz_init = lipschitz_init
 
+    @property
+    def label(self) -> str:
+        return "fista" if self.accelerated else "pg"
+
     def solve(self, datafit: Datafit, penalty: Penalty, *, coef_init=None, intercept_init=None,
               callback: Callable | None = None) -> SolverResult:
         self.check(datafit, penalty)

@@ -110,8 +110,9 @@ class LinearizedADMM(Solver):
     Parameters
     ----------
     max_iter : int, default=10000
-    tol : float, default=1e-4
-        Tolerance on the optimality measure (exact schedule) or on the paper's rule.
+    tol : float, optional
+        Tolerance on the optimality measure (exact schedule, default 1e-4) or on the paper's
+        rule (paper schedule, default its 1e-5).
     schedule : {"exact", "paper"}, default="exact"
     constrained : bool, default=False
         Solve the equality-constrained form ``min h(V) s.t. K(V, b) = y``.
@@ -133,14 +134,17 @@ class LinearizedADMM(Solver):
     name = "ladm"
     datafit_requires = frozenset({"prox_scores"})
 
-    def __init__(self, *, max_iter: int = 10000, tol: float = 1e-4, schedule: str = "exact",
+    def __init__(self, *, max_iter: int = 10000, tol: float | None = None,
+                 schedule: str = "exact",
                  constrained: bool = False, step: float | None = None, step_rule: str = "max",
                  rho: float | None = None, mu0: float | None = None,
                  mu_max: float | None = None, guard: bool = True, check_every: int = 10,
                  warn: bool = True):
-        super().__init__(max_iter=max_iter, tol=tol, warn=warn)
         if schedule not in _SCHEDULES:
             raise ValueError(f"schedule must be one of {_SCHEDULES}, got {schedule!r}.")
+        if tol is None:
+            tol = LADM_PAPER_CONSTANTS["tol"] if schedule == "paper" else 1e-4
+        super().__init__(max_iter=max_iter, tol=tol, warn=warn)
         if step_rule not in _STEP_RULES:
             raise ValueError(f"step_rule must be one of {_STEP_RULES}, got {step_rule!r}.")
         for name, val in (("step", step), ("rho", rho), ("mu0", mu0), ("mu_max", mu_max)):

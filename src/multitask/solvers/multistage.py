@@ -121,21 +121,25 @@ class Multistage(Solver):
             return res, res.n_iter, 0
         Q = datafit.value(W, b) + stage_pen.value(W)
         n_iter = 0
-        res = None
+        accepted = None
         for t in range(1, self.dc_max_iter + 1):
             res = inner.solve(datafit, stage_pen.convex_majorant(W), coef_init=W,
                               intercept_init=b)
             n_iter += res.n_iter
             W_new, b_new = res.W, res.intercept_variable
             Q_new = datafit.value(W_new, b_new) + stage_pen.value(W_new)
-            if Q_new > Q:  # safeguard: keep the monotone sequence (rounding only)
-                break
+            if Q_new > Q and accepted is not None:
+                # safeguard: keep the monotone sequence (a rise is rounding): return the last
+                # accepted subproblem's solution
+                return accepted, n_iter, t
             change = np.linalg.norm(W_new - W) / max(1.0, np.linalg.norm(W))
             decrease = (Q - Q_new) / max(abs(Q_new), np.finfo(float).tiny)
             W, b, Q = W_new, b_new, Q_new
+            accepted = res
             if change <= self.dc_tol or decrease <= self.tol:
                 return res, n_iter, t
-        return res, n_iter, self.dc_max_iter
+        assert accepted is not None
+        return accepted, n_iter, self.dc_max_iter
 
     def solve(self, datafit: Datafit, penalty: Penalty, *, coef_init=None, intercept_init=None,
               callback: Callable | None = None) -> SolverResult:
