@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 
-
 ROOT = Path(__file__).resolve().parents[1]
 REPRODUCTIONS = ROOT / "reproductions"
 PUBLIC_MODULES = (
