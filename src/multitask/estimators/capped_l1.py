@@ -125,9 +125,14 @@ class CappedL1Classifier(_CappedL1, MultiTaskClassifierBase):
         "Multi-task binary classification with the capped l1,l1 penalty (multi-stage MTFL).\n"
         + _DOC.format(
             loss="sum_t (1/n_t) sum_i ell(y_i, x_i^T w_t + b_t)", alpha="0.01",
-            loss_param='''    loss : {"logistic", "squared_hinge"}, default="logistic"
-        ``log(1 + exp(-y z))`` or ``max(0, 1 - y z)^2``, labels mapped to -1/+1 per task.
-        With the logistic loss on separable data the weights of the capped (unpenalized)
-        features have no finite minimizer, so a stage may stop at ``max_iter``.
+            loss_param='''    loss : {"squared_hinge", "logistic", "squared"}, \
+default="squared_hinge"
+        ``max(0, 1 - y z)^2``, ``log(1 + exp(-y z))`` or ``0.5 (y - z)^2``, labels mapped to
+        -1/+1 per task. With the logistic loss on separable data the weights of the capped
+        (unpenalized) features have no finite minimizer (a stage then runs to ``max_iter``
+        and the probabilities saturate), which is why the default is the squared hinge,
+        whose minimizers stay finite.
 ''')
     )
+
+    _losses = ("squared_hinge", "logistic", "squared")

@@ -9,9 +9,10 @@ Both models minimize (scaling convention of :mod:`multitask.losses`; ``W`` is
 
 over ``M`` with ``tr M = k`` and ``0 <= M <= I``: ``M`` is ``n_tasks x n_tasks`` for CMTL
 (Zhou, Chen & Ye, "Clustered multi-task learning via alternating structure optimization",
-NIPS 2011; ``k = n_clusters``) and ``n_features x n_features`` for cASO (Chen, Tang, Liu & Ye,
-"A convex formulation for learning shared structures from multiple tasks", ICML 2009;
-``k = n_components``). The minimum over ``M`` has a closed form (water-filling on the singular
+NIPS 2011; ``k`` the number of task clusters) and ``n_features x n_features`` for cASO (Chen,
+Tang, Liu & Ye, "A convex formulation for learning shared structures from multiple tasks",
+ICML 2009; ``k`` the dimension of the shared subspace). ``k`` has the name and meaning of
+MALSAR's and RMTL's ``k``. The minimum over ``M`` has a closed form (water-filling on the singular
 values of ``W``), which makes each penalty a convex function of ``W`` with an exact prox
 (:mod:`multitask.penalties.clustered`): accelerated proximal gradient solves the joint problem
 over ``(W, M)``, and the optimal ``M`` is recovered from the solution.
@@ -19,7 +20,7 @@ over ``(W, M)``, and the optimal ``M`` is recovered from the solution.
 Conversions (``eta`` is ``rho2 / rho1`` in MALSAR and ``Lam2 / Lam1`` in RMTL):
 
 * RMTL ``MTL(Regularization="CMTL", Lam1, Lam2, k)`` (mean losses with intercepts, as here):
-  ``alpha = Lam1``, ``eta = Lam2 / Lam1``, ``n_clusters = k``.
+  ``alpha = Lam1``, ``eta = Lam2 / Lam1``, same ``k``.
 * MALSAR ``Logistic_CMTL`` / ``Logistic_CASO`` (mean logistic loss with intercepts):
   ``alpha = rho1``, ``eta = rho2 / rho1``.
 * MALSAR ``Least_CMTL`` / ``Least_CASO`` (``sum_t 0.5 ||y_t - X_t w_t||^2``, no intercept):
@@ -104,18 +105,16 @@ class _Structure:
     _solvers = ("fista",)
     _max_iter = 5000
     _penalty_class: type = ClusterRelaxation
-    _k_param: str = "n_clusters"
 
     def _make_penalty(self, datafit: Datafit):
-        penalty = self._penalty_class(float(self.alpha), float(self.eta),
-                                      float(getattr(self, self._k_param)))
+        penalty = self._penalty_class(float(self.alpha), float(self.eta), float(self.k))
         penalty.check_size((datafit.data.n_features, datafit.data.n_tasks))
         return penalty
 
     def _structure(self, W: np.ndarray):
         """``(basis (R, p), gamma (R,), leftover)``: the eigen-decomposition of the optimal
         ``M`` at ``W`` (rows of ``basis``: singular vectors of ``W`` on the side of ``M``)."""
-        k = float(getattr(self, self._k_param))
+        k = float(self.k)
         side = self._penalty_class.side
         p = W.shape[1] if side == "tasks" else W.shape[0]
         U, s, Qt = safe_svd(W)
@@ -148,30 +147,30 @@ class _ClusteredMTL(_Structure):
     _params = {
         "alpha": Param(0.1, [nonnegative], keyword_only=False, classifier_default=0.01),
         "eta": Param(0.1, [positive]),
-        "n_clusters": Param(1, [Interval(Integral, 1, None, closed="left")]),
+        "k": Param(1, [Interval(Integral, 1, None, closed="left")]),
     }
     _penalty_class = ClusterRelaxation
-    _k_param = "n_clusters"
 
     def _store_extra(self, result, penalty, datafit) -> None:
         basis, gamma, leftover = self._structure(result.W)
         self.structure_eigenvalues_ = gamma
         self.M_ = self._matrix(basis, gamma, leftover)
-        self.labels_ = spectral_task_clusters(self.M_, int(self.n_clusters))
+        self.labels_ = spectral_task_clusters(self.M_, int(self.k))
 
 
 _CMTL_DOC = """
     Minimizes ``{loss} + alpha * eta (1 + eta) * min_M tr(W (eta I + M)^{{-1}} W^T)`` over
-    the task-by-task matrix ``M`` with ``tr M = n_clusters`` and ``0 <= M <= I``: the convex
-    relaxation of clustering the tasks' weight vectors into ``n_clusters`` groups (Zhou, Chen
+    the task-by-task matrix ``M`` with ``tr M = k`` and ``0 <= M <= I``: the convex
+    relaxation of clustering the tasks' weight vectors into ``k`` groups (Zhou, Chen
     & Ye, NIPS 2011; MALSAR/RMTL ``CMTL``). The penalty is
     :class:`~multitask.penalties.clustered.ClusterRelaxation` (convex, exact prox), solved by
     accelerated proximal gradient; the optimal ``M`` comes with the solution.
 
     Parameters
     ----------{common}
-    n_clusters : int, default=1
-        ``k = tr M`` (``1 <= n_clusters <= n_tasks``): the number of task clusters.
+    k : int, default=1
+        ``tr M`` (``1 <= k <= n_tasks``): the number of task clusters (MALSAR's and RMTL's
+        ``k``).
 {loss_param}    {{common_parameters}}
 
     Attributes
@@ -183,7 +182,7 @@ _CMTL_DOC = """
         The learned relaxed cluster matrix (``M = F F^T`` for a normalized cluster indicator
         ``F`` in the unrelaxed problem), in the order of ``tasks_``.
     labels_ : ndarray of shape (n_tasks,)
-        Task clusters: k-means on the ``n_clusters`` leading eigenvectors of ``M_``
+        Task clusters: k-means on the ``k`` leading eigenvectors of ``M_``
         (:func:`spectral_task_clusters`).
     structure_eigenvalues_ : ndarray of shape (min(n_features, n_tasks),)
         Eigenvalues of ``M_`` on the right singular vectors of ``W`` (decreasing singular
@@ -207,7 +206,7 @@ class ClusteredMTLRegressor(_ClusteredMTL, MultiTaskRegressorBase):
     >>> centers = rng.standard_normal((5, 2))
     >>> W = centers[:, [0, 0, 0, 1, 1, 1]]
     >>> X = rng.standard_normal((40, 5))
-    >>> model = ClusteredMTLRegressor(alpha=0.05, n_clusters=2).fit(X, X @ W)
+    >>> model = ClusteredMTLRegressor(alpha=0.05, k=2).fit(X, X @ W)
     >>> model.labels_
     array([0, 0, 0, 1, 1, 1])
     """
@@ -230,17 +229,16 @@ class _ConvexASO(_Structure):
     _params = {
         "alpha": Param(0.1, [nonnegative], keyword_only=False, classifier_default=0.01),
         "eta": Param(0.1, [positive]),
-        "n_components": Param(1, [Interval(Integral, 1, None, closed="left")]),
+        "k": Param(1, [Interval(Integral, 1, None, closed="left")]),
     }
     _penalty_class = SubspaceRelaxation
-    _k_param = "n_components"
 
     def _store_extra(self, result, penalty, datafit) -> None:
         basis, gamma, leftover = self._structure(result.W)
         self.structure_basis_ = basis
         self.structure_eigenvalues_ = gamma
         self.structure_leftover_ = float(leftover)
-        self.components_ = basis[: min(int(self.n_components), basis.shape[0])].copy()
+        self.components_ = basis[: min(int(self.k), basis.shape[0])].copy()
 
     @property
     def M_(self) -> np.ndarray:
@@ -255,17 +253,17 @@ class _ConvexASO(_Structure):
 
 _CASO_DOC = """
     Minimizes ``{loss} + alpha * eta (1 + eta) * min_M tr(W^T (eta I + M)^{{-1}} W)`` over
-    the feature-by-feature matrix ``M`` with ``tr M = n_components`` and ``0 <= M <= I``: the
-    convex relaxation of a shared ``n_components``-dimensional subspace ``Theta`` of the
+    the feature-by-feature matrix ``M`` with ``tr M = k`` and ``0 <= M <= I``: the convex
+    relaxation of a shared ``k``-dimensional subspace ``Theta`` of the
     feature space, ``M = Theta^T Theta`` (Chen, Tang, Liu & Ye, ICML 2009; MALSAR ``CASO``).
     The penalty is :class:`~multitask.penalties.clustered.SubspaceRelaxation` (convex, exact
     prox), solved by accelerated proximal gradient.
 
     Parameters
     ----------{common}
-    n_components : int, default=1
-        ``h = tr M`` (``1 <= n_components <= n_features``): the dimension of the shared
-        subspace.
+    k : int, default=1
+        ``tr M`` (``1 <= k <= n_features``): the dimension of the shared subspace (MALSAR's
+        ``k``).
 {loss_param}    {{common_parameters}}
 
     Attributes
@@ -273,7 +271,7 @@ _CASO_DOC = """
     coef_ : ndarray of shape (n_tasks, n_features)
     intercept_ : ndarray of shape (n_tasks,)
     tasks_ : ndarray of shape (n_tasks,)
-    components_ : ndarray of shape (min(n_components, R), n_features)
+    components_ : ndarray of shape (min(k, R), n_features)
         Orthonormal rows spanning the learned shared subspace (the leading eigenvectors of
         ``M``; ``R = min(n_features, n_tasks)``).
     structure_basis_ : ndarray of shape (R, n_features)
@@ -302,7 +300,7 @@ class ConvexASORegressor(_ConvexASO, MultiTaskRegressorBase):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.standard_normal((50, 6))
     >>> W = np.outer(np.ones(6), rng.standard_normal(4))  # one shared direction
-    >>> model = ConvexASORegressor(alpha=0.05, n_components=1).fit(X, X @ W)
+    >>> model = ConvexASORegressor(alpha=0.05, k=1).fit(X, X @ W)
     >>> model.components_.shape
     (1, 6)
     """

@@ -135,9 +135,6 @@ class _StructureRelaxation(Penalty):
 
     #: The side of ``W`` on which ``M`` acts: "tasks" (columns) or "features" (rows).
     side: str = "tasks"
-    #: Name of the ``k`` parameter in messages.
-    k_name: str = "k"
-
     def __init__(self, alpha: float, eta: float, k: float):
         self.alpha = float(alpha)
         self.eta = float(eta)
@@ -147,11 +144,11 @@ class _StructureRelaxation(Penalty):
         if not (np.isfinite(self.eta) and self.eta > 0):
             raise ValueError(f"eta must be finite and > 0, got {eta!r}.")
         if not (np.isfinite(self.k) and self.k >= 0):
-            raise ValueError(f"{self.k_name} must be finite and >= 0, got {k!r}.")
+            raise ValueError(f"k must be finite and >= 0, got {k!r}.")
         self._last: tuple[np.ndarray, float] | None = None
 
     def _repr_params(self) -> dict:
-        return {"alpha": self.alpha, "eta": self.eta, self.k_name: self.k}
+        return {"alpha": self.alpha, "eta": self.eta, "k": self.k}
 
     def __getstate__(self):
         state = self.__dict__.copy()
@@ -173,8 +170,8 @@ class _StructureRelaxation(Penalty):
         if self.k > p:
             what = "n_tasks" if self.side == "tasks" else "n_features"
             raise ValueError(
-                f"{self.k_name}={self.k:g} exceeds {what}={p}: M is {p} x {p} with eigenvalues "
-                f"in [0, 1] and trace {self.k_name}, so {self.k_name} must be <= {what}."
+                f"k={self.k:g} exceeds {what}={p}: M is {p} x {p} with eigenvalues in [0, 1] "
+                f"and trace k, so k must be <= {what}."
             )
 
     def _values(self, W: np.ndarray, eta: float):
@@ -233,7 +230,7 @@ class ClusterRelaxation(_StructureRelaxation):
     """Convex clustered multi-task penalty (CMTL, ``M`` over tasks).
 
     ``h(W) = alpha * eta (1 + eta) * min_M tr(W (eta I + M)^{-1} W^T)`` over ``M``
-    (``n_tasks x n_tasks``) with ``tr M = n_clusters`` and ``0 <= M <= I``: the convex
+    (``n_tasks x n_tasks``) with ``tr M = k`` and ``0 <= M <= I``: the convex
     relaxation of k-means clustering of the task weight vectors (Zhou, Chen & Ye, "Clustered
     multi-task learning via alternating structure optimization", NIPS 2011). Directions of the
     task space that ``M`` selects (``gamma = 1``) cost ``alpha eta ||.||^2``, the others
@@ -245,28 +242,20 @@ class ClusterRelaxation(_StructureRelaxation):
         ``>= 0``.
     eta : float
         ``> 0``.
-    n_clusters : float
-        ``k``, the trace of ``M`` (``<= n_tasks``).
+    k : float
+        The trace of ``M`` (``<= n_tasks``): the number of task clusters.
     """
 
     name = "clustered"
     side = "tasks"
-    k_name = "n_clusters"
-
-    def __init__(self, alpha: float, eta: float, n_clusters: float):
-        super().__init__(alpha, eta, n_clusters)
-
-    @property
-    def n_clusters(self) -> float:
-        return self.k
 
 
 class SubspaceRelaxation(_StructureRelaxation):
     """Convex alternating structure optimization penalty (cASO, ``M`` over features).
 
     ``h(W) = alpha * eta (1 + eta) * min_M tr(W^T (eta I + M)^{-1} W)`` over ``M``
-    (``n_features x n_features``) with ``tr M = n_components`` and ``0 <= M <= I``: the
-    convex relaxation of ``M = Theta^T Theta`` for a shared ``n_components``-dimensional
+    (``n_features x n_features``) with ``tr M = k`` and ``0 <= M <= I``: the convex
+    relaxation of ``M = Theta^T Theta`` for a shared ``k``-dimensional
     subspace ``Theta`` of the feature space (Chen, Tang, Liu & Ye, "A convex formulation for
     learning shared structures from multiple tasks", ICML 2009). Weights in the subspace cost
     ``alpha eta ||.||^2``, weights outside it ``alpha (1 + eta) ||.||^2``. Convex, with the
@@ -278,17 +267,9 @@ class SubspaceRelaxation(_StructureRelaxation):
         ``>= 0``.
     eta : float
         ``> 0``.
-    n_components : float
-        ``h``, the trace of ``M`` (``<= n_features``).
+    k : float
+        The trace of ``M`` (``<= n_features``): the dimension of the shared subspace.
     """
 
     name = "subspace"
     side = "features"
-    k_name = "n_components"
-
-    def __init__(self, alpha: float, eta: float, n_components: float):
-        super().__init__(alpha, eta, n_components)
-
-    @property
-    def n_components(self) -> float:
-        return self.k
