@@ -11,6 +11,8 @@ registered with ``pyplot`` (no global state): save them with ``fig.savefig(path)
 * :func:`plot_regularization_path`: coefficient norms against the regularization parameter;
 * :func:`plot_cv_scores`: cross-validated score against the grid, with the chosen value;
 * :func:`plot_task_similarity`: a task-by-task matrix (learned or from the weights);
+* :func:`plot_task_correlation`: a task correlation matrix on a diverging scale in [-1, 1]
+  (e.g. the one learned by multi-task relationship learning);
 * :func:`plot_results_bars`: results of ``multitask benchmark`` / ``reproduce``.
 """
 
@@ -26,6 +28,7 @@ __all__ = [
     "plot_regularization_path",
     "plot_results_bars",
     "plot_singular_values",
+    "plot_task_correlation",
     "plot_task_similarity",
     "plot_weight_matrix",
     "task_similarity_from_coef",
@@ -433,6 +436,51 @@ def plot_task_similarity(similarity, *, task_names=None, cmap: str = "viridis", 
     _ticks(ax, "x", names)
     _ticks(ax, "y", names)
     ax.set_title(title or what)
+    return fig
+
+
+def plot_task_correlation(correlation, *, task_names=None, order=None, cmap: str = "RdBu_r",
+                          ax=None, title: str | None = None):
+    """Heatmap of a task correlation matrix, on the fixed diverging scale ``[-1, 1]``.
+
+    Parameters
+    ----------
+    correlation : array-like (n_tasks, n_tasks) or fitted model
+        A correlation matrix, or a model with a learned ``task_correlation_`` (multi-task
+        relationship learning).
+    task_names : sequence of str, optional
+        Default: the model's ``tasks_``.
+    order : sequence of int, optional
+        Show the tasks in this order (e.g. sorted by cluster).
+    cmap : str, default="RdBu_r"
+        A diverging colormap (0 in its middle).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    if hasattr(correlation, "task_correlation_"):
+        task_names = task_names if task_names is not None else getattr(correlation, "tasks_",
+                                                                       None)
+        C = np.asarray(correlation.task_correlation_, dtype=float)
+    else:
+        C = np.asarray(correlation, dtype=float)
+    if C.ndim != 2 or C.shape[0] != C.shape[1]:
+        raise ValueError(f"A task correlation must be a square matrix, got shape {C.shape}.")
+    m = C.shape[0]
+    names = _short(task_names, m, "task ")
+    if order is not None:
+        order = np.asarray(order, dtype=int)
+        if sorted(order.tolist()) != list(range(m)):
+            raise ValueError(f"order must be a permutation of range({m}), got {order!r}.")
+        C = C[np.ix_(order, order)]
+        names = [names[i] for i in order]
+    fig, ax = _figure(ax, (min(2.5 + 0.2 * m, 12), min(2 + 0.2 * m, 11)))
+    im = ax.imshow(C, cmap=cmap, vmin=-1.0, vmax=1.0, interpolation="nearest")
+    fig.colorbar(im, ax=ax)
+    _ticks(ax, "x", names)
+    _ticks(ax, "y", names)
+    ax.set_title(title or "task correlation")
     return fig
 
 
