@@ -133,6 +133,11 @@ def task_graph_laplacian(graph, n_tasks: int, tasks=None, graph_type: str = "aut
         if arr.ndim == 2 and arr.shape == (m, m):
             zero_diag = np.all(np.diag(arr) == 0)
             graph_type = "adjacency" if zero_diag and np.all(arr >= 0) else "laplacian"
+        elif (arr.ndim == 2 and arr.shape[0] == arr.shape[1] and np.array_equal(arr, arr.T)
+              and (arr.shape[0] > 3 or np.all(np.diag(arr) == 0))):  # an adjacency, not edges
+            raise ValueError(f"graph is a symmetric {arr.shape[0]} x {arr.shape[0]} matrix but "
+                             f"the data have {m} tasks; pass graph_type='edges' if it is a "
+                             "list of edges.")
         elif arr.ndim == 2 and arr.shape[1] in (2, 3):
             return _edges_laplacian(graph, tasks)
         else:
