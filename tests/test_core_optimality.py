@@ -186,16 +186,13 @@ def test_measure_is_invariant_to_the_scale_of_features_without_intercept(c,
     assert vals[1] == pytest.approx(vals[0], rel=1e-8)
 
 
-@pytest.mark.xfail(strict=True, reason="with an intercept variable the measure adds ||grad_b f||"
-                   " (which does not scale with X) to the W part (which does), and the Lipschitz"
-                   " bound includes the intercept column: scaling X changes the measure")
 @pytest.mark.parametrize("center", [False, True])
 def test_measure_is_invariant_to_the_scale_of_features_with_intercept(center,
                                                                      classification_lists):
-    """The architecture page says scaling the features does not change the measure; with the
-    logistic loss's intercept variable it does, centred features (as the estimators use them)
-    or not: a known gap, see the xfail reason. At X / 100 the measure of the same point is 40
-    times larger, and TraceNormClassifier needs ~90 times more iterations at the default tol."""
+    """Scaling the features does not change the measure with an intercept variable either: the
+    intercept block counts as the weight of a constant feature of the features' typical scale,
+    and L is the Lipschitz constant with respect to W (before, at X / 100 the measure of the
+    same point was 40 times larger and TraceNormClassifier needed ~90 times more iterations)."""
     Xs, ys = classification_lists
     rng = np.random.default_rng(4)
     W, b = 0.3 * rng.standard_normal((5, 3)), 0.2 * rng.standard_normal(3)

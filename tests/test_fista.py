@@ -247,12 +247,22 @@ def test_warm_start_along_a_path_is_cheaper_than_a_cold_start():
 
 
 def _gradient_mapping(df, pen, V, b):
-    """The relative optimality measure written out from its formula (not the library's)."""
-    L = df.lipschitz() * pen.linear_map.norm_sq
+    """The relative optimality measure written out from its formula (not the library's): L is
+    the Lipschitz constant with respect to W alone (largest squared singular value of a task's
+    centred design over n_t, times the loss curvature), and the intercept gradient counts times
+    the root mean square s of the centred feature entries."""
+    X = [df.data.task_X(t) for t in range(df.data.n_tasks)]
+    if df.data.x_offset is not None:
+        X = [Xt - df.data.x_offset[:, t] for t, Xt in enumerate(X)]
+    n = df.data.task_sizes
+    L_W = df.curvature() * max(np.linalg.norm(Xt, 2) ** 2 / nt for Xt, nt in zip(X, n)) \
+        + df.alpha_l2
+    L = L_W * pen.linear_map.norm_sq
+    s = np.sqrt(sum(np.sum(Xt**2) for Xt in X) / (n.sum() * X[0].shape[1]))
     _, gW, gb = df.value_and_grad(pen.linear_map.forward(V), b)
     G = pen.linear_map.adjoint(gW)
     step = L * (V - pen.prox(V - G / L, 1.0 / L))
-    num = np.sum(step**2) + (0.0 if gb is None else np.sum(gb**2))
+    num = np.sum(step**2) + (0.0 if gb is None else s * s * np.sum(gb**2))
     b0 = df.optimal_intercept_at_zero() if df.has_intercept_variable else None
     g0 = df.value_and_grad(np.zeros_like(gW), b0)[1]
     return np.sqrt(num) / (np.linalg.norm(g0) * np.sqrt(pen.linear_map.norm_sq))

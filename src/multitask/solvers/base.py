@@ -11,11 +11,13 @@ The optimality measure
 Every solver of a model ``min_{V, b} f(A(V), b) + h(V)`` (smooth loss ``f``, penalty or
 constraint ``h``, linear map ``A``) reports, and stops on, the same relative measure::
 
-    optimality(V, b) = || ( L (V - prox_{h/L}(V - A^T grad_W f / L)),  grad_b f ) ||_F
+    optimality(V, b) = || ( L (V - prox_{h/L}(V - A^T grad_W f / L)),  s grad_b f ) ||_F
                        / || A^T grad_W f(0, b_0) ||_F
 
-with ``L = lipschitz(f) * ||A||^2`` (the datafit's Lipschitz bound), ``b_0`` the best
-intercepts at ``W = 0``, and the gradients taken at ``(A(V), b)``. (A penalty with a
+with ``L = L_W * ||A||^2`` (``L_W`` the datafit's Lipschitz constant with respect to ``W``),
+``s`` the root mean square of the (centred) feature entries (the intercept block measured as
+the weight of a constant feature of the features' typical scale), ``b_0`` the best intercepts
+at ``W = 0``, and the gradients taken at ``(A(V), b)``. (A penalty with a
 ``"smooth"`` part ``g`` counts it with the loss: ``grad g`` is added to the gradient, its
 Lipschitz constant to ``L``, and ``prox`` is that of the rest. When the gradient at zero
 vanishes, a degenerate design where no feature carries signal, the denominator is the norm of
@@ -52,6 +54,7 @@ __all__ = [
     "finish",
     "initial_point",
     "lipschitz_bound",
+    "measure_lipschitz",
     "optimality",
     "smooth_value_and_grad",
 ]
@@ -224,22 +227,33 @@ def smooth_value_and_grad(datafit: Datafit, penalty: Penalty, V: np.ndarray,
     return f, G, gb
 
 
+def measure_lipschitz(datafit: Datafit, penalty: Penalty) -> float:
+    """``L`` of the optimality measure: ``L_W ||A||^2`` (plus the Lipschitz constant of the
+    penalty's smooth part), ``L_W`` the datafit's constant with respect to ``W`` alone."""
+    L = datafit.measure_constants()[0] * penalty.linear_map.norm_sq
+    if "smooth" in penalty.capabilities:
+        L += float(penalty.smooth_lipschitz())
+    return L if np.isfinite(L) and L > 0 else 1.0
+
+
 def optimality(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.ndarray | None,
                L: float | None = None) -> float:
     """The relative optimality measure of the module docstring at ``(V, b)``.
 
+    ``L`` defaults to :func:`measure_lipschitz` (pass it only to save its computation).
     Returns NaN for a loss without gradient (hinge) or a penalty without prox (the
     non-convex capped penalties are measured on their stage penalty by the solver).
     """
     if "gradient" not in datafit.capabilities or not getattr(penalty, "has_prox", True):
         return float("nan")
     A = penalty.linear_map
-    L = lipschitz_bound(datafit, penalty) if L is None else L
+    L = measure_lipschitz(datafit, penalty) if L is None else L
     _, G, gb = smooth_value_and_grad(datafit, penalty, V, b)
     step = V - penalty.prox(V - G / L, 1.0 / L)
     num = L * L * float(np.vdot(step, step))
     if gb is not None:
-        num += float(np.vdot(gb, gb))
+        s = datafit.measure_constants()[1]
+        num += s * s * float(np.vdot(gb, gb))
     scale = datafit.gradient_scale() * np.sqrt(A.norm_sq)
     return float(np.sqrt(num) / max(scale, np.finfo(float).tiny))
 

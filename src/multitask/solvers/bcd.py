@@ -32,7 +32,7 @@ from numba import njit
 
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
-from multitask.solvers.base import Solver, finish, initial_point, lipschitz_bound, optimality
+from multitask.solvers.base import Solver, finish, initial_point, measure_lipschitz, optimality
 from multitask.solvers.result import SolverResult
 
 __all__ = ["BlockCoordinateDescent"]
@@ -145,7 +145,7 @@ class BlockCoordinateDescent(Solver):
         C = np.ascontiguousarray(C)
         a, b, c = (float(v) for v in penalty.row_prox_params())
         P = np.ascontiguousarray(H[0] @ W if H.shape[0] == 1 else np.einsum("tij,jt->it", H, W))
-        L = lipschitz_bound(datafit, penalty)
+        L = measure_lipschitz(datafit, penalty)
         inner_tol = max(self.tol, 1e-12)
         n_epochs = 0
         converged = False

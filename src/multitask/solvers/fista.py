@@ -38,6 +38,7 @@ from multitask.solvers.base import (
     finish,
     initial_point,
     lipschitz_bound,
+    measure_lipschitz,
     optimality,
     smooth_value_and_grad,
 )
@@ -131,6 +132,8 @@ class ProximalGradient(Solver):
         x, b = initial_point(datafit, penalty, coef_init, intercept_init)
         use_b = b is not None
         L_bound = lipschitz_bound(datafit, penalty)
+        L_measure = measure_lipschitz(datafit, penalty)
+        s_b = datafit.measure_constants()[1] if use_b else 0.0
         if self.lipschitz_init == "secant" and self.line_search:
             L = min(secant_lipschitz(datafit, penalty, x, b), L_bound)
         else:
@@ -183,9 +186,10 @@ class ProximalGradient(Solver):
             times.append(time.perf_counter() - t0)
             if F_new < best[0]:
                 best = (F_new, x_new, b_new)
-            cheap = np.sqrt(L * L * _inner(dx, dx) + (_inner(gby, gby) if use_b else 0.0))
+            cheap = np.sqrt(L * L * _inner(dx, dx) + (s_b * s_b * _inner(gby, gby) if use_b
+                                                       else 0.0))
             if cheap <= tol * scale and k >= next_check:
-                measure = optimality(datafit, penalty, x_new, b_new, L_bound)
+                measure = optimality(datafit, penalty, x_new, b_new, L_measure)
                 if measure <= tol:
                     converged, stopped_by = True, "tol"
                     best = (F_new, x_new, b_new)
@@ -214,7 +218,7 @@ class ProximalGradient(Solver):
 
         F_best, x_best, b_best = best
         if not converged or measure is None:
-            measure = optimality(datafit, penalty, x_best, b_best, L_bound)
+            measure = optimality(datafit, penalty, x_best, b_best, L_measure)
             converged = converged or measure <= tol
         return finish(self, datafit, penalty, x_best, b_best, n_iter=n_iter, objective=history,
                       times=times, converged=converged, t0=t0, measure=measure,

@@ -161,8 +161,10 @@ class LinearProgram(Solver):
     options : dict, optional
         Extra options passed to ``linprog`` (``time_limit``, ``presolve``, ...).
     max_iter, tol, warn
-        ``tol`` bounds the relative duality gap reported as the optimality measure
-        ``(primal - dual) / max(1, |primal|)``; HiGHS's own tolerances decide when it stops.
+        ``max_iter`` is HiGHS's iteration limit (``ConvergenceWarning`` when reached);
+        ``converged`` means HiGHS reported an optimum whose relative duality gap
+        ``(primal - dual) / max(1, |primal|)``, the reported optimality measure, is at most
+        ``tol`` (HiGHS's own tolerances decide when it stops).
 
     Notes
     -----
@@ -193,15 +195,20 @@ class LinearProgram(Solver):
         t0 = time.perf_counter()
         scale = design_scale(data)
         c, A_ub, b_ub, bounds, sizes = build_lp(datafit, penalty, scale)
+        options = {"maxiter": self.max_iter, **(self.options or {})}
         res = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=bounds, method=self.method,
-                      options=dict(self.options or {}))
-        if res.x is None:
+                      options=options)
+        if res.x is None and res.status != 1:
             raise RuntimeError(f"HiGHS returned no solution (status {res.status}): "
                                f"{res.message}")
         if res.status != 0 and self.warn:
             warnings.warn(f"HiGHS stopped before optimality (status {res.status}): "
-                          f"{res.message}", ConvergenceWarning, stacklevel=2)
-        z = res.x
+                          f"{res.message} Increase max_iter (now {self.max_iter}).",
+                          ConvergenceWarning, stacklevel=2)
+        if res.x is None:  # the iteration limit before any feasible point: W = 0 is feasible
+            z = np.zeros(c.shape[0])
+        else:
+            z = res.x
         W = z[: sizes["W"]].reshape(m, d).T.copy()  # the scaled weights W' = scale * W
         W[np.abs(W) <= self.zero_tol * max(1.0, float(np.abs(W).max(initial=0.0)))] = 0.0
         W /= scale
@@ -215,10 +222,15 @@ class LinearProgram(Solver):
             gap = max(float(res.fun) - dual, 0.0) / max(1.0, abs(float(res.fun)))
         except (AttributeError, TypeError, ValueError):
             gap = float("nan")
+        if res.x is None:
+            gap = float("nan")
+        converged = bool(res.status == 0) and not gap > self.tol
         return finish(self, datafit, penalty, W, b, n_iter=int(getattr(res, "nit", 0)),
                       objective=[F], times=[time.perf_counter() - t0],
-                      converged=bool(res.status == 0), t0=t0, measure=gap, exhausted=False,
+                      converged=converged, t0=t0, measure=gap,
+                      exhausted=False,  # HiGHS's own warning above says why it stopped
                       info={"best_objective": F, "status": int(res.status),
-                            "message": str(res.message), "lp_objective": float(res.fun),
+                            "message": str(res.message),
+                            "lp_objective": float("nan") if res.fun is None else float(res.fun),
                             "lp_shape": A_ub.shape, "method": self.method,
                             "crossover_nit": getattr(res, "crossover_nit", None)})
