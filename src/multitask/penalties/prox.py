@@ -2,9 +2,31 @@
 
 These are the building blocks of the penalty objects; each returns a new array and never
 modifies its input.
+
+Spectral operators on wide matrices
+-----------------------------------
+The trace-norm family maps the singular values of ``V`` (shape ``(d, m)``) through a function
+``shrink`` and keeps the singular vectors: ``out = sum_i shrink(s_i) u_i v_i^T``. When
+``m >> d`` (many tasks, few features) this equals ``M V`` with the ``d x d`` matrix
+``M = U_k diag(shrink(s_k) / s_k) U_k^T`` over the kept directions (``shrink(s_k) > 0``), and
+``U``, ``s`` come from a ``d x d`` problem (:func:`spectral_shrink`):
+
+* ``"gram"``: the eigendecomposition of ``V V^T`` (``m d^2 / 2 + O(d^3)`` flops). Squaring
+  loses the accuracy of singular values far below the largest one, so it is used only when
+  every kept singular value is at least :data:`GRAM_RTOL` times the largest (the error of the
+  output is then below ``1e-12`` relative, measured); otherwise
+* ``"qr"``: the SVD of the ``R`` factor of ``V^T = Q R`` (``2 m d^2`` flops, backward stable,
+  ``Q`` never formed);
+* ``"svd"``: LAPACK's thin SVD of ``V`` (square-ish matrices).
+
+Measured on one core (``d = 50``, rank 5, ``benchmarks/bench_scale.py``): at ``m = 100``
+the Gram route is 2.5-4x faster than the thin SVD, at ``m = 10^4`` 10x and at ``m = 10^5``
+40x; the ``R``-factor route 1.4-8x. Tall matrices (``d > m``) are handled through ``V^T``.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 import scipy.linalg
@@ -12,14 +34,30 @@ import scipy.linalg
 from multitask.penalties._l1ball_numba import l1ball_threshold
 
 __all__ = [
+    "GRAM_RTOL",
+    "WIDE_RATIO",
     "project_l1_ball",
     "safe_svd",
     "soft_threshold",
+    "spectral_shrink",
+    "spectral_shrink_matrix",
     "svt",
     "svt_with_values",
     "project_trace_ball",
     "group_soft_threshold",
+    "r_factor",
+    "trace_ball_shrink",
+    "trace_norm",
 ]
+
+#: ``max(d, m) / min(d, m)`` from which the spectral operators work on the ``d x d`` (or
+#: ``m x m``) side; below it LAPACK's thin SVD of the matrix itself is as fast.
+WIDE_RATIO = 2.0
+#: The Gram route is used only when every kept singular value is at least this fraction of
+#: the largest (else the ``R``-factor route, exact to rounding).
+GRAM_RTOL = 1e-4
+#: Width ratio from which the ``R``-factor route beats the thin SVD (measured, one core).
+QR_RATIO = 4.0
 
 
 def soft_threshold(V: np.ndarray, thresh: float) -> np.ndarray:
@@ -49,6 +87,136 @@ def safe_svd(V: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return scipy.linalg.svd(V, full_matrices=False, check_finite=False, lapack_driver="gesvd")
 
 
+def r_factor(V: np.ndarray) -> np.ndarray:
+    """The triangular factor ``R`` of ``V^T = Q R`` for ``V`` of shape ``(d, m)``.
+
+    ``R`` has shape ``(min(d, m), d)`` and ``R^T R = V V^T``: the singular values and left
+    singular vectors of ``V`` are those of ``R^T``, obtained from a problem of size ``d``
+    whatever ``m``. ``R`` factors of column blocks combine by another QR:
+    ``r_factor([V_1, V_2]) = r_factor([R_1^T, R_2^T])`` up to the signs of its rows.
+    """
+    V = np.asarray(V, dtype=np.float64)
+    if V.shape[1] == 0:
+        return np.zeros((0, V.shape[0]))
+    return np.linalg.qr(V.T, mode="r")
+
+
+def spectral_shrink_matrix(R: np.ndarray, shrink: Callable[[np.ndarray], np.ndarray]
+                           ) -> tuple[np.ndarray, np.ndarray]:
+    """The ``d x d`` matrix ``M`` with ``spectral_shrink(V, shrink) = M V``, from ``V``'s ``R``.
+
+    With ``R`` the triangular factor of ``V^T`` (:func:`r_factor`, or any ``R`` with
+    ``R^T R = V V^T``) and ``R = P diag(s) Z^T`` its SVD, ``Z`` holds the left singular vectors
+    of ``V`` and::
+
+        M = Z_k diag(shrink(s)_k / s_k) Z_k^T,   k = {i : shrink(s)_i > 0}.
+
+    Parameters
+    ----------
+    R : ndarray of shape (r, d)
+    shrink : callable
+        Maps the singular values (non-increasing) to new ones, ``>= 0``, zero where ``s = 0``.
+
+    Returns
+    -------
+    M : ndarray of shape (d, d)
+    s_new : ndarray
+        The positive new singular values (``s_new.sum()`` is the trace norm of ``M V``).
+    """
+    d = R.shape[1]
+    if R.size == 0:
+        return np.zeros((d, d)), np.zeros(0)
+    _, s, Zt = safe_svd(R)
+    s_new = np.asarray(shrink(s), dtype=np.float64)
+    keep = (s_new > 0) & (s > 0)
+    Zk = Zt[keep].T
+    return (Zk * (s_new[keep] / s[keep])) @ Zk.T, s_new[keep].copy()
+
+
+def _shrink_gram(V: np.ndarray, shrink) -> tuple[np.ndarray, np.ndarray] | None:
+    """``spectral_shrink`` through ``eigh(V V^T)``; None when a kept singular value is below
+    ``GRAM_RTOL`` times the largest (too inaccurate from the square)."""
+    lam, U = np.linalg.eigh(V @ V.T)
+    lam, U = lam[::-1], U[:, ::-1]
+    s = np.sqrt(np.maximum(lam, 0.0))
+    s_new = np.asarray(shrink(s), dtype=np.float64)
+    keep = (s_new > 0) & (s > 0)
+    if not keep.any():
+        return np.zeros_like(V), np.zeros(0)
+    if s[keep].min() < GRAM_RTOL * s[0]:
+        return None
+    Uk = U[:, keep]
+    return (Uk * (s_new[keep] / s[keep])) @ (Uk.T @ V), s_new[keep].copy()
+
+
+def _shrink_svd(V: np.ndarray, shrink) -> tuple[np.ndarray, np.ndarray]:
+    U, s, Vt = safe_svd(V)
+    s_new = np.asarray(shrink(s), dtype=np.float64)
+    keep = (s_new > 0) & (s > 0)
+    return (U[:, keep] * s_new[keep]) @ Vt[keep], s_new[keep].copy()
+
+
+def spectral_shrink(V: np.ndarray, shrink: Callable[[np.ndarray], np.ndarray], *,
+                    method: str = "auto") -> tuple[np.ndarray, np.ndarray]:
+    """``sum_i shrink(s_i) u_i v_i^T`` for the SVD ``V = sum_i s_i u_i v_i^T``.
+
+    Parameters
+    ----------
+    V : ndarray of shape (d, m)
+    shrink : callable
+        Maps the singular values (a 1-D array, non-increasing) to the new ones: ``>= 0`` and
+        zero where ``s = 0`` (soft-thresholding, projection on the l1 ball, ...).
+    method : {"auto", "gram", "qr", "svd"}
+        ``"auto"``: ``"gram"`` when ``max(d, m) >= WIDE_RATIO * min(d, m)`` (falling back to
+        ``"qr"`` when the matrix is at least ``QR_RATIO`` times wider than high, else to
+        ``"svd"``, where a kept singular value is below ``GRAM_RTOL`` times the largest), else
+        ``"svd"``. See the module docstring.
+
+    Returns
+    -------
+    out : ndarray of shape (d, m)
+        A new C-contiguous array.
+    s_new : ndarray
+        The positive new singular values (``s_new.sum()`` is the trace norm of ``out`` and
+        ``len(s_new)`` its rank).
+    """
+    V = np.asarray(V, dtype=np.float64)
+    if method not in ("auto", "gram", "qr", "svd"):
+        raise ValueError(f"method must be 'auto', 'gram', 'qr' or 'svd', got {method!r}.")
+    if V.size == 0:
+        return V.copy(), np.zeros(0)
+    d, m = V.shape
+    if d > m:  # work on the small side
+        out, s_new = spectral_shrink(V.T, shrink, method=method)
+        return np.ascontiguousarray(out.T), s_new
+    if method == "auto":
+        method = "gram" if m >= WIDE_RATIO * d else "svd"
+    if method == "gram":
+        res = _shrink_gram(V, shrink)
+        if res is not None:
+            return res
+        method = "qr" if m >= QR_RATIO * d else "svd"
+    if method == "qr":
+        M, s_new = spectral_shrink_matrix(r_factor(V), shrink)
+        return M @ V, s_new
+    return _shrink_svd(V, shrink)
+
+
+def trace_norm(V: np.ndarray) -> float:
+    """``||V||_* = sum_i sigma_i(V)``, through the ``R`` factor of the long side when ``V`` is
+    at least ``WIDE_RATIO`` times wider than high (or higher than wide)."""
+    V = np.asarray(V, dtype=np.float64)
+    if V.size == 0:
+        return 0.0
+    d, m = V.shape
+    if max(d, m) >= WIDE_RATIO * min(d, m):
+        V = r_factor(V if d <= m else V.T)
+    try:
+        return float(np.linalg.svd(V, compute_uv=False).sum())
+    except np.linalg.LinAlgError:
+        return float(safe_svd(V)[1].sum())
+
+
 def svt(V: np.ndarray, thresh: float, return_rank: bool = False):
     """Singular value thresholding ``U diag(max(s - thresh, 0)) Vt``: prox of ``thresh*||.||_*``."""
     out, s = svt_with_values(V, thresh)
@@ -60,13 +228,10 @@ def svt_with_values(V: np.ndarray, thresh: float) -> tuple[np.ndarray, np.ndarra
 
     Returns ``(U_r diag(s_r) Vt_r, s_r)`` with ``s_r = (s - thresh)_+`` restricted to its positive
     entries (so ``s_r.sum()`` is the trace norm of the result and ``len(s_r)`` its rank).
+    Computed by :func:`spectral_shrink` (a ``d x d`` problem when ``m >> d``).
     """
-    if V.size == 0:
-        return V.copy(), np.zeros(0)
-    U, s, Vt = safe_svd(V)
-    s = np.maximum(s - thresh, 0.0)
-    r = int(np.count_nonzero(s))
-    return (U[:, :r] * s[:r]) @ Vt[:r], s[:r].copy()
+    thresh = float(thresh)
+    return spectral_shrink(V, lambda s: np.maximum(s - thresh, 0.0))
 
 
 def project_l1_ball(v: np.ndarray, radius: float, *, seed: int = 0) -> np.ndarray:
@@ -95,12 +260,16 @@ def project_trace_ball(V: np.ndarray, radius: float, return_rank: bool = False):
     """
     if radius < 0 or not np.isfinite(radius):
         raise ValueError(f"radius must be finite and >= 0, got {radius!r}.")
-    U, s, Vt = safe_svd(V)
-    if s.sum() <= radius:
-        out = V.copy()
-        r = int(np.count_nonzero(s > 0))
-    else:
-        s = project_l1_ball(s, radius)
-        r = int(np.count_nonzero(s))
-        out = (U[:, :r] * s[:r]) @ Vt[:r]
-    return (out, r) if return_rank else out
+    out, s = spectral_shrink(V, trace_ball_shrink(radius))
+    return (out, len(s)) if return_rank else out
+
+
+def trace_ball_shrink(radius: float) -> Callable[[np.ndarray], np.ndarray]:
+    """The map of singular values of the projection onto ``{||W||_* <= radius}``: the
+    identity inside the ball, else the projection onto the l1 ball of radius ``radius``."""
+    radius = float(radius)
+
+    def shrink(s: np.ndarray) -> np.ndarray:
+        return s.copy() if s.sum() <= radius else project_l1_ball(s, radius)
+
+    return shrink
