@@ -213,7 +213,7 @@ def prox_tv1d(V: np.ndarray, lam: float) -> np.ndarray:
     if not np.all(np.isfinite(A)):
         raise ValueError("V must hold finite numbers.")
     rows = np.ascontiguousarray(A.reshape(1, -1) if A.ndim == 1 else A)
-    if rows.size == 0:
+    if rows.size == 0 or lam == 0:
         return np.array(A, copy=True)
     # scale-free arithmetic: the algorithm is exact in real arithmetic; divide by the largest
     # magnitude so that tiny or huge inputs round like ordinary ones
