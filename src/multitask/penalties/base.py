@@ -22,7 +22,7 @@ it is zero exactly at the minimizers (at the stationary points of a non-convex p
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -51,9 +51,16 @@ __all__ = [
 #:   ``prox_value`` then concern ``r`` only, ``value`` is ``g + r`` (gradient methods add ``g``
 #:   to the loss; graph, temporal and relationship regularizers use it);
 #: * ``"majorant"``: :meth:`Penalty.convex_majorant` (a convex majorant tight at a point, for
-#:   difference-of-convex stages).
+#:   difference-of-convex stages);
+#: * ``"blockwise"``: the prox can be computed on blocks of task columns held apart (by Dask
+#:   workers) from a small reduction over the blocks: :meth:`Penalty.block_stats`,
+#:   :meth:`Penalty.combine_stats`, :meth:`Penalty.block_plan`, :meth:`Penalty.block_prox`,
+#:   :meth:`Penalty.block_value` and, for ``alpha_max``, :meth:`Penalty.block_alpha_stats` and
+#:   :meth:`Penalty.alpha_max_from_stats` (the distributed proximal gradient solver). The
+#:   defaults of these methods are those of a penalty separable over tasks (nothing to
+#:   combine); others override them.
 CAPABILITIES = frozenset({"row_prox", "blocks", "stages", "lp", "low_rank", "smooth",
-                          "majorant"})
+                          "majorant", "blockwise"})
 
 
 def check_strength(value, name: str = "alpha") -> float:
@@ -219,6 +226,55 @@ class Penalty(ABC):
         """``"majorant"``: a convex penalty majorizing this one up to a constant, tight at
         ``W``, with an exact prox."""
         raise NotImplementedError(f"{self.name} has no convex majorant.")
+
+    # ---------------------------------------------------------- "blockwise" (over task blocks)
+    # The task columns of V are split into blocks V_k held apart. The prox is computed as
+    #   S = combine_stats over k of block_stats(V_k)           (a small reduction)
+    #   plan, value = block_plan(S, step)                       (on the client)
+    #   U_k = block_prox(V_k, plan, step)                       (on each block)
+    #   h(U) = value + sum_k block_value(U_k, plan).
+    # The defaults below are exact for penalties separable over tasks (l1, l2 over columns,
+    # ridge, per-task balls): nothing is combined and each block is its own prox.
+    def block_stats(self, V: np.ndarray) -> Any:
+        """``"blockwise"``: what the block ``V`` (some task columns of the prox input, in the
+        variable's shape) contributes to the reduction; ``None`` when nothing is needed."""
+        return None
+
+    def combine_stats(self, a: Any, b: Any) -> Any:
+        """``"blockwise"``: combine two reductions (associative; ``None`` is the neutral
+        element). The default keeps the larger of two numbers (the ``alpha_max`` reduction of
+        separable penalties)."""
+        if a is None:
+            return b
+        if b is None:
+            return a
+        return max(a, b)
+
+    def block_plan(self, stats: Any, step: float) -> tuple[Any, float]:
+        """``"blockwise"``: ``(plan, value)`` from the combined reduction: what every block
+        needs to finish its prox (``None`` when nothing), and the part of ``h`` at the prox
+        output known from the reduction alone (``0.0`` when it is a sum over blocks)."""
+        return None, 0.0
+
+    def block_prox(self, V: np.ndarray, plan: Any, step: float) -> np.ndarray:
+        """``"blockwise"``: the block of ``prox_{step h}`` of the whole variable at the
+        columns of ``V``."""
+        return self.prox(V, step)
+
+    def block_value(self, U: np.ndarray, plan: Any) -> float:
+        """``"blockwise"``: the share of the block ``U`` (of a prox output) in ``h``, the part
+        not returned by :meth:`block_plan`."""
+        return self.prox_value(U)
+
+    def block_alpha_stats(self, grad: np.ndarray) -> Any:
+        """``"blockwise"``: what the block ``grad`` (task columns of the loss gradient at
+        zero) contributes to ``alpha_max`` (combined by :meth:`combine_stats`). The default,
+        for separable norms, is the block's own ``alpha_max`` (the dual norm is a max)."""
+        return self.alpha_max(grad)
+
+    def alpha_max_from_stats(self, stats: Any) -> float:
+        """``"blockwise"``: :meth:`alpha_max` from the combined :meth:`block_alpha_stats`."""
+        return float(stats) if stats is not None else 0.0
 
     def lp_constraints(self, d: int, m: int):
         """``"lp"``: the set as linear inequalities ``A_w vec(W) + A_u u <= c``, ``u >= 0``.

@@ -18,6 +18,7 @@ import numpy as np
 from multitask.penalties.balls import TraceBall
 from multitask.penalties.base import LinearMap, Penalty, SumMap, check_strength
 from multitask.penalties.norms import L1, ColumnL2, TraceNorm
+from multitask.penalties.prox import spectral_norm
 
 __all__ = ["LowRankOutlier", "SparseLowRank", "SumOfParts"]
 
@@ -40,6 +41,8 @@ class SumOfParts(Penalty):
             raise ValueError("parts must be a non-empty sequence of Penalty objects.")
         self.parts = parts
         self._map = SumMap(len(parts))
+        if all("blockwise" in p.capabilities for p in parts):  # every part combines blockwise
+            vars(self)["capabilities"] = type(self).capabilities | {"blockwise"}
 
     @property
     def linear_map(self) -> LinearMap:
@@ -60,6 +63,34 @@ class SumOfParts(Penalty):
 
     def prox(self, V, step):
         return np.stack([p.prox(V[i], step) for i, p in enumerate(self.parts)])
+
+    # "blockwise" (when every part is): the parts' reductions side by side
+    def block_stats(self, V):
+        """The tuple of the parts' reductions of their blocks ``V[i]``."""
+        return tuple(p.block_stats(V[i]) for i, p in enumerate(self.parts))
+
+    def combine_stats(self, a, b):
+        if a is None or b is None:
+            return b if a is None else a
+        return tuple(p.combine_stats(x, y) for p, x, y in zip(self.parts, a, b, strict=True))
+
+    def block_plan(self, stats, step):
+        plans = [p.block_plan(s, step) for p, s in zip(self.parts, stats, strict=True)]
+        return tuple(pl for pl, _ in plans), float(sum(v for _, v in plans))
+
+    def block_prox(self, V, plan, step):
+        return np.stack([p.block_prox(V[i], plan[i], step) for i, p in enumerate(self.parts)])
+
+    def block_value(self, U, plan):
+        return float(sum(p.block_value(U[i], plan[i]) for i, p in enumerate(self.parts)))
+
+    def block_alpha_stats(self, grad):
+        """The parts' reductions of the loss gradient (each part sees the same ``G``)."""
+        return tuple(p.block_alpha_stats(grad) for p in self.parts)
+
+    def alpha_max_from_stats(self, stats):
+        """``inf`` (no general rule for a sum of parts; the presets override it)."""
+        return float("inf")
 
 
 class SparseLowRank(SumOfParts):
@@ -167,8 +198,16 @@ class LowRankOutlier(SumOfParts):
         """``max(||G||_2, max_t ||G_.t||_2 / lam)`` (``inf`` when ``lam = 0`` and ``G != 0``)."""
         if not grad.size:
             return 0.0
-        spec = float(np.linalg.norm(grad, 2))
-        col = float(np.max(np.linalg.norm(grad, axis=0)))
+        return self._alpha_max(spectral_norm(grad), float(np.max(np.linalg.norm(grad, axis=0))))
+
+    def _alpha_max(self, spec: float, col: float) -> float:
         if self.lam <= 0:
             return spec if col == 0 else float("inf")
         return max(spec, col / self.lam)
+
+    def alpha_max_from_stats(self, stats):
+        """``alpha_max`` from the parts' reductions: the spectral norm from the trace part's
+        ``R`` factor, the largest column norm (over ``alpha lam``) from the column part's."""
+        spec = self.parts[0].alpha_max_from_stats(stats[0])
+        col = self.parts[1].alpha_max_from_stats(stats[1])
+        return self._alpha_max(spec, col)

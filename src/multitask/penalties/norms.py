@@ -10,7 +10,15 @@ from __future__ import annotations
 import numpy as np
 
 from multitask.penalties.base import Penalty, check_strength
-from multitask.penalties.prox import group_soft_threshold, soft_threshold, svt_with_values
+from multitask.penalties.prox import (
+    group_soft_threshold,
+    r_factor,
+    soft_threshold,
+    spectral_norm,
+    spectral_shrink_matrix,
+    svt_with_values,
+    trace_norm,
+)
 
 __all__ = ["L1", "L21", "ColumnL2", "NoPenalty", "Ridge", "TraceNorm"]
 
@@ -32,7 +40,7 @@ class L1(_Scaled):
     """
 
     name = "l1"
-    capabilities = frozenset({"row_prox"})
+    capabilities = frozenset({"row_prox", "blockwise"})
 
     def value(self, W):
         return self.alpha * float(np.abs(W).sum())
@@ -55,7 +63,7 @@ class L21(_Scaled):
     """
 
     name = "l21"
-    capabilities = frozenset({"row_prox"})
+    capabilities = frozenset({"row_prox", "blockwise"})
 
     def value(self, W):
         return self.alpha * float(np.linalg.norm(W, axis=1).sum())
@@ -69,6 +77,37 @@ class L21(_Scaled):
     def row_prox_params(self):
         return (0.0, self.alpha, 0.0)
 
+    # "blockwise": the squared row norms are summed over the task blocks (d numbers)
+    def block_stats(self, V):
+        """``sum_t V_jt^2`` over the block's tasks, shape ``(d,)``."""
+        return np.einsum("jt,jt->j", V, V)
+
+    def combine_stats(self, a, b):
+        """Sum (the squared row norms of the whole ``V``)."""
+        return b if a is None else (a if b is None else a + b)
+
+    def block_plan(self, stats, step):
+        """Row scales ``max(1 - step alpha / ||v_j||, 0)`` and the value
+        ``alpha sum_j (||v_j|| - step alpha)_+`` of the prox output."""
+        norms = np.sqrt(np.asarray(stats, dtype=np.float64))
+        t = step * self.alpha
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = np.where(norms > t, 1.0 - t / np.where(norms > 0, norms, 1.0), 0.0)
+        return scale, self.alpha * float(np.sum(norms * scale))
+
+    def block_prox(self, V, plan, step):
+        return V * plan[:, None]
+
+    def block_value(self, U, plan):
+        return 0.0
+
+    def block_alpha_stats(self, grad):
+        return self.block_stats(grad)
+
+    def alpha_max_from_stats(self, stats):
+        """``max_j ||G_j.||_2`` from the summed squared row norms."""
+        return float(np.sqrt(np.max(stats))) if stats is not None and np.size(stats) else 0.0
+
 
 class ColumnL2(_Scaled):
     """``alpha * sum_t ||W_.t||_2`` over task columns (a few tasks with their own weights).
@@ -78,6 +117,7 @@ class ColumnL2(_Scaled):
     """
 
     name = "column_l2"
+    capabilities = frozenset({"blockwise"})
 
     def value(self, W):
         return self.alpha * float(np.linalg.norm(W, axis=0).sum())
@@ -98,7 +138,7 @@ class TraceNorm(_Scaled):
     """
 
     name = "trace"
-    capabilities = frozenset({"low_rank"})
+    capabilities = frozenset({"low_rank", "blockwise"})
 
     def __init__(self, alpha: float):
         super().__init__(alpha)
@@ -115,7 +155,7 @@ class TraceNorm(_Scaled):
         last = self._last
         if last is not None and W.shape == last[0].shape and np.array_equal(W, last[0]):
             return self.alpha * last[1]
-        return self.alpha * float(np.linalg.svd(W, compute_uv=False).sum())
+        return self.alpha * trace_norm(W)
 
     def prox(self, V, step):
         out, s = svt_with_values(V, step * self.alpha)
@@ -123,14 +163,49 @@ class TraceNorm(_Scaled):
         return out
 
     def alpha_max(self, grad):
-        return float(np.linalg.norm(grad, 2)) if grad.size else 0.0
+        return spectral_norm(grad) if grad.size else 0.0
+
+    # "blockwise": the R factor of V^T (R^T R = V V^T, d(d+1)/2 numbers) is combined over the
+    # task blocks; the prox is then V -> M V with a d x d matrix M, whatever the number of tasks
+    def block_stats(self, V):
+        """The triangular factor ``R`` of ``V^T`` (:func:`~multitask.penalties.prox.r_factor`)."""
+        return r_factor(V)
+
+    def combine_stats(self, a, b):
+        """``R`` of the stacked factors (tall-skinny QR): ``R^T R = V_a V_a^T + V_b V_b^T``."""
+        if a is None or b is None:
+            return b if a is None else a
+        return np.asarray(np.linalg.qr(np.vstack([a, b]), mode="r"))
+
+    def block_plan(self, stats, step):
+        """``M = Z_k diag((s_k - step alpha) / s_k) Z_k^T`` from the SVD of ``R`` and the value
+        ``alpha sum_k (s_k - step alpha)`` of the prox output (singular value thresholding)."""
+        t = step * self.alpha
+        M, s_new = spectral_shrink_matrix(np.asarray(stats, dtype=np.float64),
+                                          lambda s: np.maximum(s - t, 0.0))
+        return M, self.alpha * float(s_new.sum())
+
+    def block_prox(self, V, plan, step):
+        return plan @ V
+
+    def block_value(self, U, plan):
+        return 0.0
+
+    def block_alpha_stats(self, grad):
+        return r_factor(grad)
+
+    def alpha_max_from_stats(self, stats):
+        """``||G||_2``: the largest singular value of ``R``."""
+        if stats is None or np.size(stats) == 0:
+            return 0.0
+        return float(np.linalg.svd(stats, compute_uv=False)[0])
 
 
 class Ridge(_Scaled):
     """``(alpha / 2) * ||W||_F^2``; prox: ``V / (1 + step * alpha)``. No ``alpha_max``."""
 
     name = "ridge"
-    capabilities = frozenset({"row_prox"})
+    capabilities = frozenset({"row_prox", "blockwise"})
     is_smooth = True
 
     def value(self, W):
@@ -147,7 +222,7 @@ class NoPenalty(Penalty):
     """The zero penalty (prox is the identity); ``alpha_max = 0``."""
 
     name = "none"
-    capabilities = frozenset({"row_prox"})
+    capabilities = frozenset({"row_prox", "blockwise"})
 
     def value(self, W):
         return 0.0

@@ -39,6 +39,7 @@ __all__ = [
     "project_l1_ball",
     "safe_svd",
     "soft_threshold",
+    "spectral_norm",
     "spectral_shrink",
     "spectral_shrink_matrix",
     "svt",
@@ -98,7 +99,7 @@ def r_factor(V: np.ndarray) -> np.ndarray:
     V = np.asarray(V, dtype=np.float64)
     if V.shape[1] == 0:
         return np.zeros((0, V.shape[0]))
-    return np.linalg.qr(V.T, mode="r")
+    return np.asarray(np.linalg.qr(V.T, mode="r"))
 
 
 def spectral_shrink_matrix(R: np.ndarray, shrink: Callable[[np.ndarray], np.ndarray]
@@ -215,6 +216,20 @@ def trace_norm(V: np.ndarray) -> float:
         return float(np.linalg.svd(V, compute_uv=False).sum())
     except np.linalg.LinAlgError:
         return float(safe_svd(V)[1].sum())
+
+
+def spectral_norm(V: np.ndarray) -> float:
+    """``||V||_2 = sigma_max(V)``; for wide (or tall) matrices from the top eigenvalue of the
+    small Gram matrix (relative accuracy ``eps``: squaring hurts only the small singular
+    values)."""
+    V = np.asarray(V, dtype=np.float64)
+    if V.size == 0:
+        return 0.0
+    d, m = V.shape
+    if max(d, m) >= WIDE_RATIO * min(d, m):
+        C = V @ V.T if d <= m else V.T @ V
+        return float(np.sqrt(max(float(np.linalg.eigvalsh(C)[-1]), 0.0)))
+    return float(np.linalg.norm(V, 2))
 
 
 def svt(V: np.ndarray, thresh: float, return_rank: bool = False):
