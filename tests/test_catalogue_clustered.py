@@ -412,3 +412,42 @@ def test_model_file_round_trip(model, kind, tmp_path):
     assert np.array_equal(est.M_, back.M_)
     if model == "cmtl":
         assert np.array_equal(est.labels_, back.labels_)
+
+
+# ----------------------------------------------------------------------------- design choice
+def test_alternating_minimization_reaches_the_same_optimum():
+    """Why the penalty is solved by its exact prox and not stage by stage: alternating
+    minimization over W (M fixed: a ridge-like quadratic, solved exactly here as one linear
+    system) and M (closed form) is majorization-minimization of the same convex objective,
+    with stage penalties tr(W (eta I + M)^{-1} W^T) bounded by 1 / eta. It converges to the
+    optimum FISTA reaches (within 1e-9 relative in 20 alternations here), so it is correct but
+    needs a solve per stage, where the exact prox needs one run of FISTA."""
+    rng = np.random.default_rng(0)
+    m, d, alpha, eta, k = 6, 5, 0.05, 0.1, 2
+    Xs = [rng.standard_normal((int(n), d)) for n in rng.integers(15, 30, m)]
+    W0 = rng.standard_normal((d, 2)) @ rng.standard_normal((2, m))
+    ys = [X @ W0[:, t] + 0.5 * rng.standard_normal(len(X)) for t, X in enumerate(Xs)]
+    Xc = [X - X.mean(axis=0) for X in Xs]
+    yc = [y - y.mean() for y in ys]
+    pen = ClusterRelaxation(alpha, eta, k)
+
+    def objective(W):
+        return _loss_value(Xc, yc, W, np.zeros(m), "squared") + pen.value(W)
+
+    est = ClusteredMTLRegressor(alpha, eta=eta, k=k, tol=1e-10, max_iter=100000).fit(Xs, ys)
+    best = objective(est.coef_.T)
+    A0 = np.zeros((d * m, d * m))
+    rhs = np.zeros(d * m)
+    for t, (X, y) in enumerate(zip(Xc, yc, strict=True)):
+        A0[t * d:(t + 1) * d, t * d:(t + 1) * d] = X.T @ X / len(y)
+        rhs[t * d:(t + 1) * d] = X.T @ y / len(y)
+    M = np.eye(m) * k / m
+    c = alpha * eta * (1 + eta)
+    gaps = []
+    for _ in range(20):
+        Q = 2 * c * np.linalg.inv(eta * np.eye(m) + M)  # the Hessian of the stage penalty
+        W = np.linalg.solve(A0 + np.kron(Q, np.eye(d)), rhs).reshape(m, d).T
+        M = pen.structure_matrix(W)
+        gaps.append((objective(W) - best) / best)
+    assert np.all(np.diff(gaps) <= 1e-12)  # monotone, as majorization-minimization is
+    assert -1e-10 <= gaps[-1] <= 1e-9

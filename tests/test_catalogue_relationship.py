@@ -289,3 +289,56 @@ def test_plot_task_correlation():
     assert [t.get_text() for t in ax.get_xticklabels()] == [str(t) for t in est.tasks_]
     with pytest.raises(ValueError, match="square"):
         plot_task_correlation(np.ones((2, 3)))
+
+
+# ----------------------------------------------------------------------------- design choice
+def test_alternating_minimization_stalls_at_a_low_rank_optimum():
+    """Why the penalty is the squared trace norm with its exact prox and not a "stages"
+    penalty (the paper's alternating algorithm: W with Omega fixed, then the closed-form
+    Omega). The squared trace norm makes the optimum low rank (rank 3 of 8 tasks here), where
+    Omega is singular and tr(W Omega^{-1} W^T) has no finite quadratic majorant: the exact
+    alternation breaks down (Omega^{-1} blows up), and the usual remedy, Omega from
+    W^T W + eps I, converges to the optimum only slowly (still above 1e-3 relative after 200
+    alternations for eps = 1e-8), while FISTA with the exact prox meets tol=1e-8."""
+    rng = np.random.default_rng(0)
+    m, d, alpha = 8, 12, 0.1
+    Xs = [rng.standard_normal((int(n), d)) for n in rng.integers(20, 40, m)]
+    W0 = rng.standard_normal((d, 3)) @ rng.standard_normal((3, m))
+    ys = [X @ W0[:, t] + 0.5 * rng.standard_normal(len(X)) for t, X in enumerate(Xs)]
+    Xc = [X - X.mean(axis=0) for X in Xs]
+    yc = [y - y.mean() for y in ys]
+    pen = TaskRelationship(alpha)
+
+    def objective(W):
+        return _loss_value(Xc, yc, W, np.zeros(m), "squared") + pen.value(W)
+
+    est = _fit(TaskRelationshipRegressor(alpha, tol=1e-8, max_iter=100000), Xs, ys)
+    W_opt = est.coef_.T
+    assert np.linalg.matrix_rank(W_opt, tol=1e-8 * np.abs(W_opt).max()) < m  # low rank
+    best = objective(W_opt)
+    A0 = np.zeros((d * m, d * m))
+    rhs = np.zeros(d * m)
+    for t, (X, y) in enumerate(zip(Xc, yc, strict=True)):
+        A0[t * d:(t + 1) * d, t * d:(t + 1) * d] = X.T @ X / len(y)
+        rhs[t * d:(t + 1) * d] = X.T @ y / len(y)
+
+    def w_step(Omega):  # min loss + (alpha / 2) tr(W Omega^{-1} W^T), Omega fixed
+        Q = alpha * np.linalg.inv(Omega)
+        return np.linalg.solve(A0 + np.kron(Q, np.eye(d)), rhs).reshape(m, d).T
+
+    # the exact alternation: Omega(W) becomes numerically singular
+    Omega, conds = np.eye(m) / m, []
+    for _ in range(15):
+        Omega = task_covariance(w_step(Omega))
+        conds.append(np.linalg.cond(Omega))
+    assert max(conds) > 1e12
+    # the eps-regularized alternation: monotone but slow
+    Omega, eps, gaps = np.eye(m) / m, 1e-8, []
+    for _ in range(200):
+        W = w_step(Omega)
+        vals, vecs = np.linalg.eigh(W.T @ W + eps * np.eye(m))
+        root = (vecs * np.sqrt(vals)) @ vecs.T
+        Omega = root / np.trace(root)
+        gaps.append((objective(W) - best) / best)
+    assert gaps[-1] > 1e-3
+    assert est.optimality_ <= 1e-8 and est.n_iter_ < 2000
