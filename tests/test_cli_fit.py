@@ -77,7 +77,8 @@ def test_cross_validated_fit_matches_multitaskcv(school_files, tmp_path, capsys)
                  "--n-alphas", "4", "--cv-folds", "3", "--model-file", str(model)]) == 0
     captured = capsys.readouterr()
     assert "best alpha=" in captured.out
-    assert "3/3 jobs done" in captured.err  # progress on stderr
+    # progress through multitask.progress: plain lines on a captured stderr, ending at 3/3
+    assert "L21Regressor cross-validation: 3/3 (100%)" in captured.err
     ref = MultiTaskCV(L21Regressor(), n_alphas=4, cv=3).fit(
         sub[names[:10]].to_numpy(), sub["score"].to_numpy(), sub["school"].to_numpy())
     from multitask.cli_fit import load_model

@@ -324,13 +324,11 @@ def _make_model(args):
 
 
 def _progress(label: str):
-    t0 = time.perf_counter()
+    """The CV's progress display (:mod:`multitask.progress`: a bar on a terminal, a few lines
+    on stderr otherwise)."""
+    from multitask.progress import progress
 
-    def report(done: int, total: int) -> None:
-        el = time.perf_counter() - t0
-        print(f"[{label} CV] {done}/{total} jobs done, {el:.1f} s", file=sys.stderr, flush=True)
-
-    return report
+    return progress(label=f"{label} cross-validation")
 
 
 # --------------------------------------------------------------------------- writing
