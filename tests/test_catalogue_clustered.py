@@ -260,6 +260,22 @@ def test_malsar_logistic_objective_is_ours(model):
     assert abs(malsar - ref) <= 1e-6 * abs(ref)
 
 
+def test_rmtl_objective_is_ours():
+    """RMTL's CMTL (LS_CMTL): sum_t 0.5 mean_t((y - X w_t - c_t)^2) + Lam1 eta (1 + eta)
+    tr(W (eta I + M)^{-1} W^T), eta = Lam2 / Lam1, unpenalized intercepts c: alpha = Lam1."""
+    Lam1, Lam2 = 0.08, 0.02
+    Xs, ys = _problem(7, "squared")
+    est = _fit(ClusteredMTLRegressor(Lam1, eta=Lam2 / Lam1, k=K, tol=1e-8, max_iter=100000),
+               Xs, ys)
+    W, c = est.coef_.T, est.intercept_
+    eta = Lam2 / Lam1
+    rmtl = sum(0.5 * np.mean((y - X @ W[:, t] - c[t]) ** 2)
+               for t, (X, y) in enumerate(zip(Xs, ys, strict=True)))
+    rmtl += Lam1 * eta * (1 + eta) * _structure_term(W, est.M_, eta, "tasks")
+    ref, _ = _cvxpy_optimum(Xs, ys, Lam1, eta, K, "tasks", "squared")
+    assert abs(rmtl - ref) <= 1e-6 * abs(ref)
+
+
 # ----------------------------------------------------------------------------- formats
 @pytest.mark.parametrize("model", ["cmtl", "caso"])
 def test_every_input_format_fits_the_same_model(model):
