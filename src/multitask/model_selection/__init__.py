@@ -4,6 +4,8 @@
   :func:`cross_validate_grid` (grids, warm-started paths, grid widening, joblib or Dask);
 * :func:`regularization_path`, the one path mechanism (warm-started refits of an estimator);
 * :class:`TaskKFold`, folds drawn within each task (stratified for classifiers);
+* the selection rule: K-fold, or leave-one-out within tasks with pooled scores, chosen by the
+  size of the tasks (``selection="auto"``, see :data:`SMALL_TASK_ROWS`);
 * scorers by name (``"nmse"``, ``"amse"``, ``"auc"``) or scikit-learn's.
 
 Long-format data (a task id per row, kept in a column of ``X`` via ``task_column``) passes
@@ -24,12 +26,20 @@ from multitask.model_selection._scoring import (
     get_scorer,
     mean_auc_scorer,
     nmse_scorer,
+    pooled_metric,
 )
-from multitask.model_selection._search import MultiTaskCV, cross_validate_grid
+from multitask.model_selection._search import (
+    SELECTION_RULES,
+    SMALL_TASK_ROWS,
+    MultiTaskCV,
+    cross_validate_grid,
+)
 from multitask.model_selection._split import SharedKFold, TaskKFold, to_long_format
 
 __all__ = [
     "PATH_PARAMETERS",
+    "SELECTION_RULES",
+    "SMALL_TASK_ROWS",
     "MultiTaskCV",
     "SharedKFold",
     "TaskKFold",
@@ -42,6 +52,7 @@ __all__ = [
     "mean_auc_scorer",
     "nmse_scorer",
     "order_path",
+    "pooled_metric",
     "regularization_path",
     "relative_grid",
     "to_long_format",

@@ -7,7 +7,7 @@ import numpy as np
 from multitask.data import split_task_column
 from multitask.metrics import mean_task_auc, nmse
 
-__all__ = ["amse_scorer", "get_scorer", "mean_auc_scorer", "nmse_scorer"]
+__all__ = ["amse_scorer", "get_scorer", "mean_auc_scorer", "nmse_scorer", "pooled_metric"]
 
 
 def _task_ids(estimator, X):
@@ -96,3 +96,44 @@ def get_scorer(scoring, estimator):
                 "scikit-learn scorer name."
             ) from None
     raise ValueError(f"scoring must be None, a string or a callable, got {scoring!r}.")
+
+
+# ----------------------------------------------------------------------------- pooled scores
+def _neg_nmse(y, pred, task) -> float:
+    return -nmse(y, pred, task)
+
+
+def _neg_amse(y, pred, task) -> float:
+    return -nmse(y, pred, task, average="task")
+
+
+_POOLED = {
+    nmse_scorer: ("predict", _neg_nmse),
+    amse_scorer: ("predict", _neg_amse),
+}
+
+
+def pooled_metric(scorer):
+    """How to score predictions pooled over folds with the same measure as ``scorer``.
+
+    Leave-one-out folds hold one row per task: a per-fold nMSE is then noisy (or undefined),
+    so the cross-validation engine scores the out-of-fold predictions of all folds together
+    instead (as scikit-learn's ``cross_val_predict`` does). Only the squared-error measures
+    pool well: a ROC AUC pooled over leave-one-out folds is biased (each fold's intercept moves
+    against the label left out; Airola, Pahikkala, Waegeman, De Baets & Salakoski, "An
+    experimental comparison of cross-validation techniques for estimating the area under the
+    ROC curve"), so ``"auc"`` is not pooled.
+
+    Parameters
+    ----------
+    scorer : callable
+        A scorer returned by :func:`get_scorer`.
+
+    Returns
+    -------
+    tuple or None
+        ``(method, metric)``: the estimator's method giving the values to pool
+        (``"predict"``) and ``metric(y, values, task) -> float`` (greater is better) for
+        :func:`nmse_scorer` and :func:`amse_scorer`; ``None`` for any other scorer.
+    """
+    return _POOLED.get(scorer)

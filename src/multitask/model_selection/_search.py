@@ -15,6 +15,11 @@ it on all the data:
 * **folds within each task**: :class:`~multitask.model_selection.TaskKFold` (stratified by
   class inside each task for classifiers) for long-format and per-task data, so every task is
   in every training fold; scikit-learn's ``KFold`` on the rows for a shared design;
+* **the selection rule** (``selection``): K folds and the best mean score over folds
+  (``"kfold"``), or leave-one-out within tasks scored on the out-of-fold predictions pooled
+  over folds (``"loo"``); the default ``"auto"`` takes leave-one-out when the tasks are small
+  (a median of at most :data:`SMALL_TASK_ROWS` rows per task), where K-fold training parts
+  lose a large share of each task's rows and the choice drifts to over-regularization;
 * **parallel** over folds and grid points with joblib (``n_jobs``), on a Dask cluster when
   ``client`` (a ``dask.distributed.Client``) is given;
 * **grid widening**: when the best value of the path parameter lies at the weak end of the
@@ -51,10 +56,18 @@ from sklearn.utils.validation import check_is_fitted
 
 from multitask.data import split_task_column
 from multitask.model_selection._path import PATH_PARAMETERS, default_param_grid, fit_path
-from multitask.model_selection._scoring import get_scorer
+from multitask.model_selection._scoring import get_scorer, pooled_metric
 from multitask.model_selection._split import TaskKFold
 
-__all__ = ["MultiTaskCV", "cross_validate_grid"]
+__all__ = ["SELECTION_RULES", "SMALL_TASK_ROWS", "MultiTaskCV", "cross_validate_grid"]
+
+#: The selection rules of :class:`MultiTaskCV` and :func:`cross_validate_grid`.
+SELECTION_RULES = ("auto", "kfold", "loo")
+
+#: ``selection="auto"`` leaves one row of each task out per fold when the median task has at
+#: most this many rows (tasks with more rows are then split in this many folds). Chosen by
+#: ``benchmarks/bench_small_tasks.py``.
+SMALL_TASK_ROWS = 16
 
 
 def is_task_list(X) -> bool:
@@ -92,7 +105,9 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
         Default 5 folds: :class:`~multitask.model_selection.TaskKFold` (stratified for
         classifiers) within each task for long-format and per-task data, ``KFold`` on the rows
         for a shared design (``StratifiedKFold`` for a single classification task). An
-        integer gives that many such folds. A splitter gets ``groups`` = the task of each row.
+        integer gives that many such folds; both give way to leave-one-out within tasks when
+        ``selection`` takes it (small tasks, see below). A splitter gets ``groups`` = the task
+        of each row and is used as given, whatever ``selection`` says.
     scoring : None, str or callable, optional
         ``None``: ``-nMSE`` (pooled) for regressors, mean per-task ROC AUC for classifiers.
         See :func:`~multitask.model_selection.get_scorer`. Greater is better.
@@ -121,22 +136,48 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
     widen : int, default=2
         Continue the path up to this many times (3 values each, same log spacing) when the
         best value lies at the weak end of the grid (either end for an explicit grid).
+    selection : {"auto", "kfold", "loo"}, default="auto"
+        How the candidates are scored and the best one chosen.
+
+        * ``"kfold"``: the folds of ``cv``; the best mean score over the folds
+          (scikit-learn's rule).
+        * ``"loo"``: leave-one-out within tasks: fold ``k`` holds the ``k``-th row (in a
+          random order) of every task, so each training part lacks one row per task; the
+          out-of-fold predictions of all folds are scored together (pooled), with the
+          measure of ``scoring``. For regressors scored by nMSE or aMSE (``scoring`` None,
+          ``"nmse"`` or ``"amse"``; a ROC AUC pooled over leave-one-out folds is biased, see
+          :func:`~multitask.model_selection.pooled_metric`), with no splitter in ``cv``.
+        * ``"auto"``: ``"loo"`` when the median task has at most
+          :data:`SMALL_TASK_ROWS` rows (a shared design: that many rows), with at most that
+          many folds (larger tasks are split in that many parts), for a regressor scored by
+          nMSE or aMSE when ``cv`` is ``None`` or an integer; ``"kfold"`` otherwise
+          (classifiers keep stratified K-fold). With few rows per task
+          K-fold training parts lose a large share of each task (a fifth to a third), the
+          models fitted on them need more regularization than the model refitted on all rows,
+          and the choice drifts to the strongest values (every multi-task model collapsing to
+          the per-task means); leave-one-out removes that bias, at the price of more folds
+          (measured in ``benchmarks/bench_small_tasks.py``; see the user guide).
 
     Attributes
     ----------
     best_params_ : dict
-        The chosen parameters (best mean score over folds; ties go to the first candidate,
-        the strongest regularization of its path).
+        The chosen parameters (best score; ties go to the first candidate, the strongest
+        regularization of its path).
     best_score_ : float
-        Mean cross-validated score of ``best_params_``.
+        Cross-validated score of ``best_params_`` (the mean over folds for ``"kfold"``, the
+        pooled score for ``"loo"``).
+    selection_ : str
+        The rule applied: ``"kfold"`` or ``"loo"`` (what ``"auto"`` chose).
     best_index_ : int
         Index of ``best_params_`` in ``cv_results_["params"]``.
     best_estimator_ : estimator
         ``clone(estimator)`` with ``best_params_``, fitted on all the data (``refit=True``).
     cv_results_ : dict of ndarray
         ``"params"`` (list of dict, one per candidate), ``"param_<name>"``,
-        ``"split<k>_test_score"`` (one array per fold, shape ``(n_candidates,)``),
-        ``"mean_test_score"``, ``"std_test_score"``, ``"rank_test_score"``,
+        ``"split<k>_test_score"`` (one array per fold, shape ``(n_candidates,)``; NaN
+        where a fold alone cannot be scored, e.g. a task AUC on one row per task),
+        ``"mean_test_score"`` (the score the choice is made on: the mean over folds, or the
+        pooled score for ``"loo"``), ``"std_test_score"`` (over folds), ``"rank_test_score"``,
         ``"mean_fit_time"`` (seconds per fit, averaged over folds), ``"n_not_converged"``
         (folds whose solver reached ``max_iter``).
     scores_ : ndarray of shape (n_splits, n_candidates)
@@ -174,14 +215,16 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
         "error_score": [StrOptions({"raise"}), Real],
         "random_state": ["random_state"],
         "widen": [Interval(Integral, 0, None, closed="left")],
+        "selection": [StrOptions(set(SELECTION_RULES))],
     }
 
     def __init__(self, estimator, param_grid=None, cv=None, scoring=None, n_alphas=10,
                  alpha_ratio=1e-3, n_jobs=None, client=None, verbose=False, callback=None,
-                 refit=True, error_score=np.nan, random_state=0, widen=2):
+                 refit=True, error_score=np.nan, random_state=0, widen=2, selection="auto"):
         self.estimator = estimator
         self.param_grid = param_grid
         self.cv = cv
+        self.selection = selection
         self.scoring = scoring
         self.n_alphas = n_alphas
         self.alpha_ratio = alpha_ratio
@@ -254,7 +297,8 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
             self.estimator, X, y, task, param_grid=self.param_grid, cv=self.cv,
             scoring=self.scoring, n_alphas=self.n_alphas, alpha_ratio=self.alpha_ratio,
             n_jobs=self.n_jobs, client=self.client, error_score=self.error_score,
-            random_state=self.random_state, widen=self.widen, callback=report)
+            random_state=self.random_state, widen=self.widen, callback=report,
+            selection=self.selection)
         mean = res.mean_scores
         best = int(np.argmax(np.where(np.isnan(mean), -np.inf, mean)))
         self.scores_ = res.scores
@@ -262,7 +306,9 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
         self.best_index_ = best
         self.best_params_ = dict(res.candidates[best])
         self.best_score_ = float(mean[best])
-        self.cv_results_ = _results(res.candidates, res.scores, res.fit_times, res.not_converged)
+        self.cv_results_ = _results(res.candidates, res.scores, res.fit_times, res.not_converged,
+                                    mean)
+        self.selection_ = res.selection
         self.path_param_ = res.path_param
         self.n_widened_ = res.n_widened
         if self.refit:
@@ -328,7 +374,7 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
 def cross_validate_grid(estimator, X, y, task=None, *, param_grid=None, cv=None, scoring=None,
                         n_alphas: int = 10, alpha_ratio: float = 1e-3, n_jobs=None,
                         client=None, error_score=np.nan, random_state=0, widen: int = 2,
-                        callback=None) -> Bunch:
+                        callback=None, selection: str = "auto") -> Bunch:
     """Score every candidate of a grid on every fold, paths warm-started (the CV engine).
 
     Parameters are those of :class:`MultiTaskCV` (``callback(done, total)`` after each job).
@@ -336,8 +382,10 @@ def cross_validate_grid(estimator, X, y, task=None, *, param_grid=None, cv=None,
     Returns
     -------
     sklearn.utils.Bunch
-        ``candidates`` (list of dict), ``scores`` ``(n_splits, n_candidates)``,
-        ``mean_scores``, ``fit_times``, ``not_converged`` (same shape as ``scores``),
+        ``candidates`` (list of dict), ``scores`` ``(n_splits, n_candidates)`` (per fold),
+        ``mean_scores`` (the score the choice is made on: the mean over folds for
+        ``"kfold"``, the pooled score for ``"loo"``), ``fit_times``, ``not_converged`` (same
+        shape as ``scores``), ``selection`` (the rule applied: ``"kfold"`` or ``"loo"``),
         ``path_param`` (str or None), ``n_widened``, ``splits`` (the (train, test) indices in
         the engine's view of the data).
 
@@ -352,6 +400,9 @@ def cross_validate_grid(estimator, X, y, task=None, *, param_grid=None, cv=None,
         raise ValueError(f"error_score must be 'raise' or a number, got {error_score!r}.")
     if isinstance(widen, bool) or not isinstance(widen, (int, np.integer)) or widen < 0:
         raise ValueError(f"widen must be an integer >= 0, got {widen!r}.")
+    if not isinstance(selection, str) or selection not in SELECTION_RULES:
+        raise ValueError(f"selection must be one of {', '.join(map(repr, SELECTION_RULES))}, "
+                         f"got {selection!r}.")
     if y is None:
         raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target y "
                          "is None.")
@@ -364,8 +415,14 @@ def cross_validate_grid(estimator, X, y, task=None, *, param_grid=None, cv=None,
                              "labels.")
     grids, default = _grids(estimator, X, y, task, param_grid, n_alphas, alpha_ratio)
     Xcv, ycv, groups, est_cv, layout = _cv_view(estimator, X, y, task)
-    splits = _splits(cv, Xcv, ycv, groups, layout, estimator, random_state)
     scorer = get_scorer(scoring, estimator)
+    rule = _selection_rule(selection, cv, scorer, groups, layout, ycv)
+    if rule == "loo":
+        splits = _loo_splits(Xcv, ycv, groups, layout, random_state,
+                             SMALL_TASK_ROWS if selection == "auto" else None)
+    else:
+        splits = _splits(cv, Xcv, ycv, groups, layout, estimator, random_state)
+    pooled = pooled_metric(scorer) if rule == "loo" else None
     warm = "warm_start" in est_cv.get_params(deep=False)
     for grid in grids:  # invalid values fail here, with the parameter's name
         _validate_candidates(est_cv, grid)
@@ -396,29 +453,34 @@ def cross_validate_grid(estimator, X, y, task=None, *, param_grid=None, cv=None,
     path_param = next(iter(path_names)) if len(path_names) == 1 else None
 
     n_splits = len(splits)
-    runner = _Runner(est_cv, Xcv, ycv, splits, scorer, warm, error_score, n_jobs, client,
+    score_how = scorer if pooled is None else _Pooled(pooled[0])
+    runner = _Runner(est_cv, Xcv, ycv, splits, score_how, warm, error_score, n_jobs, client,
                      callback)
     results = runner.run([(k, c, pts, False) for k, c, pts in jobs])
     n_widened = 0
     while True:
-        scores, fit_times, not_conv = _collect(results, n_splits, len(candidates))
-        if np.all(np.isnan(scores)):
+        if pooled is None:
+            scores, fit_times, not_conv = _collect(results, n_splits, len(candidates))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # failed on every fold
+                mean = np.nanmean(scores, axis=0)
+        else:
+            scores, mean, fit_times, not_conv = _collect_pooled(
+                results, splits, groups, layout, len(candidates), pooled[1], error_score)
+        if np.all(np.isnan(mean)):
             why = f" First error: {runner.first_error}" if runner.first_error else ""
             raise ValueError("Every cross-validation fit failed or gave an undefined score."
                              + why)
         if n_widened >= widen or not paths:
             break
-        new_jobs = _widen(candidates, paths, scores, default, n_splits)
+        new_jobs = _widen(candidates, paths, mean, default, n_splits)
         if not new_jobs:
             break
         results = results + runner.run(new_jobs)
         n_widened += 1
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # candidates failed on every fold
-        mean = np.nanmean(scores, axis=0)
     return Bunch(candidates=candidates, scores=scores, mean_scores=mean, fit_times=fit_times,
                  not_converged=not_conv, path_param=path_param, n_widened=n_widened,
-                 splits=splits)
+                 splits=splits, selection=rule)
 
 
 class _Runner:
@@ -480,7 +542,127 @@ def _collect(results, n_splits: int, n_cand: int):
     return scores, fit_times, not_conv
 
 
-def _widen(candidates: list[dict], paths: list, scores: np.ndarray, default: bool,
+class _Pooled:
+    """What a job keeps of each fit for pooled scoring: the out-of-fold values of ``method``
+    on the test rows whose task the model knows, and their targets."""
+
+    def __init__(self, method: str):
+        self.method = method
+
+    def values(self, fitted, X, y):
+        known = _known_mask(fitted, X)
+        if known is not None:
+            idx = np.flatnonzero(known)
+            X, y = X[idx], y[idx]
+        if y.shape[0] == 0:
+            return known, np.zeros(0), y
+        return known, np.asarray(getattr(fitted, self.method)(X), dtype=np.float64), y
+
+
+def _collect_pooled(results, splits, groups, layout: str, n_cand: int, metric, error_score):
+    """``(scores, pooled, fit_times, not_converged)`` from jobs that kept out-of-fold values.
+
+    ``pooled[i]`` is ``metric`` on the out-of-fold values of candidate ``i`` from every fold
+    together; ``scores[k, i]`` is ``metric`` on fold ``k`` alone (NaN where it is undefined,
+    e.g. a task AUC on one row per task). A fit that failed records ``error_score`` for its
+    fold; its candidate's pooled score is then ``error_score`` too, unless that is NaN (the
+    default): the rows of the folds that fitted are pooled, as K-fold averages the folds
+    that fitted.
+    """
+    n_splits = len(splits)
+    scores = np.full((n_splits, n_cand), np.nan)
+    fit_times = np.zeros((n_splits, n_cand))
+    not_conv = np.zeros((n_splits, n_cand), dtype=np.int64)
+    parts: list[list] = [[] for _ in range(n_cand)]
+    failed = np.zeros(n_cand, dtype=bool)
+    for k, cand, out in results:
+        test = splits[k][1]
+        for i, (kept, ft, conv, err) in zip(cand, out, strict=True):
+            fit_times[k, i] = ft
+            not_conv[k, i] = int(not conv)
+            if err is not None or not isinstance(kept, tuple):
+                scores[k, i] = float(error_score)
+                failed[i] = True
+                continue
+            known, vals, ys = kept
+            rows = test if known is None else test[np.asarray(known, dtype=bool)]
+            task = groups[rows] if layout == "long" else None
+            parts[i].append((vals, ys, task))
+            scores[k, i] = _safe_metric(metric, ys, vals, task)
+    pooled = np.full(n_cand, np.nan)
+    for i, got in enumerate(parts):
+        if failed[i] and not np.isnan(float(error_score)):
+            pooled[i] = float(error_score)
+        elif got:
+            vals = np.concatenate([g[0] for g in got])
+            ys = np.concatenate([g[1] for g in got])
+            task = None if layout != "long" else np.concatenate([g[2] for g in got])
+            pooled[i] = _safe_metric(metric, ys, vals, task)
+    return scores, pooled, fit_times, not_conv
+
+
+def _safe_metric(metric, y, values, task) -> float:
+    """``metric(y, values, task)``, NaN where it is undefined (too few rows or classes)."""
+    if y.shape[0] == 0:
+        return np.nan
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            value = float(metric(y, values, task))
+    except (ValueError, ZeroDivisionError, FloatingPointError):
+        return np.nan
+    return value if np.isfinite(value) else np.nan
+
+
+def _selection_rule(selection: str, cv, scorer, groups, layout: str, y) -> str:
+    """``"loo"`` or ``"kfold"``: what ``selection`` means for these data (see MultiTaskCV)."""
+    splitter = cv is not None and not (isinstance(cv, (int, np.integer))
+                                       and not isinstance(cv, bool))
+    poolable = pooled_metric(scorer) is not None
+    if selection == "loo":
+        if splitter:
+            raise ValueError("selection='loo' draws its own folds (one row of each task per "
+                             "fold): leave cv as None or an integer, or use selection='kfold' "
+                             "with a splitter.")
+        if not poolable:
+            raise ValueError("selection='loo' scores the out-of-fold predictions pooled over "
+                             "folds, which needs a regressor scored by nMSE or aMSE (scoring "
+                             "None, 'nmse' or 'amse'); use selection='kfold' otherwise.")
+        return "loo"
+    if selection == "kfold" or splitter or not poolable:
+        return "kfold"
+    return "loo" if _median_task_rows(groups, layout, y) <= SMALL_TASK_ROWS else "kfold"
+
+
+def _median_task_rows(groups, layout: str, y) -> float:
+    """Median number of rows per task (the rows of a shared design or a single task)."""
+    if layout == "long":
+        _, counts = np.unique(np.asarray(groups), return_counts=True)
+        return float(np.median(counts))
+    return float(np.asarray(y).shape[0])
+
+
+def _loo_splits(X, y, groups, layout: str, random_state, cap: int | None):
+    """Leave-one-out within tasks: as many folds as the largest task has rows (at most
+    ``cap``), each task's rows dealt to the folds in a random order, so that a task with at
+    most that many rows has one row in each of its folds."""
+    if layout == "long":
+        _, counts = np.unique(np.asarray(groups), return_counts=True)
+        n_folds = int(counts.max())
+    else:
+        n_folds = int(np.asarray(y).shape[0])
+    if cap is not None:
+        n_folds = min(n_folds, int(cap))
+    if n_folds < 2:
+        raise ValueError("Leave-one-out cross-validation needs a task with at least 2 rows.")
+    if layout == "long":
+        splitter = TaskKFold(n_folds, task_column=-1, random_state=random_state)
+    else:
+        splitter = KFold(n_folds, shuffle=True, random_state=random_state)
+    return [(np.asarray(tr), np.asarray(te)) for tr, te in splitter.split(X, y, groups)]
+
+
+def _widen(candidates: list[dict], paths: list, mean: np.ndarray, default: bool,
            n_splits: int) -> list:
     """Jobs continuing the path whose best candidate lies at an edge of its grid.
 
@@ -488,11 +670,8 @@ def _widen(candidates: list[dict], paths: list, scores: np.ndarray, default: boo
     same log spacing, warm-started from a refit of the edge value (whose score is kept, not
     recomputed). At the strong end of an explicit grid (a default grid starts where the
     solution is zero) 3 stronger values are fitted as a new path. ``candidates`` and
-    ``paths`` are extended in place.
+    ``paths`` are extended in place. ``mean`` holds the score of each candidate.
     """
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        mean = np.nanmean(scores, axis=0)
     best = int(np.argmax(np.where(np.isnan(mean), -np.inf, mean)))
     jobs = []
     for i, (name, idx, values) in enumerate(paths):
@@ -702,6 +881,8 @@ def _job(k, cand, est, X, y, split, points, scorer, warm, error_score, blas, ski
     ytr, yte = y[train], y[test]
 
     def score(fitted, point):
+        if isinstance(scorer, _Pooled):
+            return scorer.values(fitted, Xte, yte)
         Xs, ys = _known_task_rows(fitted, Xte, yte)
         return float(scorer(fitted, Xs, ys)) if ys.shape[0] else np.nan
 
@@ -729,6 +910,16 @@ def _rows(X, idx):
     return X[idx]
 
 
+def _known_mask(est, X):
+    """Boolean mask of the rows of ``X`` whose task the fitted ``est`` knows (None: all)."""
+    tc = getattr(est, "task_column", None)
+    if tc is None or not hasattr(est, "tasks_"):
+        return None
+    _, tids = split_task_column(X, tc)
+    known = np.isin(tids, np.asarray(est.tasks_))
+    return None if known.all() else known
+
+
 def _known_task_rows(est, X, y):
     """Rows of ``X, y`` whose task the fitted ``est`` knows (long format with task_column)."""
     tc = getattr(est, "task_column", None)
@@ -741,7 +932,7 @@ def _known_task_rows(est, X, y):
     return X[np.flatnonzero(known)], y[known]
 
 
-def _results(candidates, scores, fit_times, not_conv) -> dict:
+def _results(candidates, scores, fit_times, not_conv, mean=None) -> dict:
     n_splits, n_cand = scores.shape
     res: dict = {"params": [dict(c) for c in candidates]}
     names = sorted({k for c in candidates for k in c})
@@ -755,7 +946,8 @@ def _results(candidates, scores, fit_times, not_conv) -> dict:
         res[f"split{k}_test_score"] = scores[k].copy()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN candidates
-        mean = np.nanmean(scores, axis=0)
+        if mean is None:
+            mean = np.nanmean(scores, axis=0)
         std = np.nanstd(scores, axis=0)
     res["mean_test_score"] = mean
     res["std_test_score"] = std
