@@ -329,6 +329,8 @@ class MultiTaskEstimator(BaseEstimator):
         self
         """
         self._validate_params()
+        if _is_distributed(X):  # Dask collections or TaskBlocks (docs/distributed.md)
+            return _distributed().estimator_fit(self, X, y, task)
         data, classes, fmt = self._convert(X, y, task)
         datafit = self._make_datafit(data)
         penalty = self._make_penalty(datafit)
@@ -369,6 +371,8 @@ class MultiTaskEstimator(BaseEstimator):
         penalty's ``alpha_max``; ``inf`` where no finite value gives zero (ridge, balls).
         """
         self._validate_params()
+        if _is_distributed(X):
+            return _distributed().estimator_alpha_max(self, X, y, task)
         data, _, _ = self._convert(X, y, task)
         datafit = self._make_datafit(data)
         return float(self._make_penalty(datafit).alpha_max(datafit.grad_at_zero()))
@@ -408,6 +412,8 @@ class MultiTaskEstimator(BaseEstimator):
     # ------------------------------------------------------------------ predict
     def _scores(self, X, task=None):
         check_is_fitted(self, "coef_")
+        if _is_distributed(X):
+            return _distributed().estimator_predict(self, "_scores", X, task)
         fmt = self.input_format_
         if is_task_list(X):
             data, _ = as_multitask_data(X, None, known_tasks=self.tasks_,
@@ -465,6 +471,8 @@ class MultiTaskRegressorBase(RegressorMixin, MultiTaskEstimator):
         For shared-design data, R^2 is averaged uniformly over tasks (scikit-learn's
         multi-output convention).
         """
+        if _is_distributed(X):
+            return _distributed().estimator_score(self, X, y, task)
         pred = self.predict(X, task)
         if isinstance(pred, list):
             return r2_score(np.concatenate(y), np.concatenate(pred))
@@ -483,6 +491,8 @@ class MultiTaskClassifierBase(ClassifierMixin, MultiTaskEstimator):
 
     def predict(self, X, task=None):
         """Predicted class labels, in the layout of the training input."""
+        if _is_distributed(X):
+            return _distributed().estimator_predict(self, "predict", X, task)
         scores = self.decision_function(X, task)
         return _map_output(scores, lambda s: self.classes_[(s > 0).astype(int)])
 
@@ -497,6 +507,8 @@ class MultiTaskClassifierBase(ClassifierMixin, MultiTaskEstimator):
         design, shape ``(n, m)`` holding ``P(classes_[1])`` per task (scikit-learn's multilabel
         convention).
         """
+        if _is_distributed(X):
+            return _distributed().estimator_predict(self, "predict_proba", X, task)
         scores = self.decision_function(X, task)
 
         def proba(s):
@@ -509,6 +521,8 @@ class MultiTaskClassifierBase(ClassifierMixin, MultiTaskEstimator):
 
     def score(self, X, y, task=None, sample_weight=None):
         """Mean accuracy over all (row, task) predictions."""
+        if _is_distributed(X):
+            return _distributed().estimator_score(self, X, y, task)
         pred = self.predict(X, task)
         if isinstance(pred, list):
             return accuracy_score(np.concatenate(y), np.concatenate(pred))
@@ -520,6 +534,18 @@ class MultiTaskClassifierBase(ClassifierMixin, MultiTaskEstimator):
         tags.classifier_tags.multi_class = False
         tags.target_tags.multi_output = True
         return tags
+
+
+def _is_distributed(X) -> bool:
+    """Whether ``X`` is a Dask collection or a ``TaskBlocks``: the estimators then fit,
+    predict and score on the cluster (:mod:`multitask.solvers.distributed`)."""
+    return bool(getattr(X, "_is_task_blocks", False)) or hasattr(X, "__dask_graph__")
+
+
+def _distributed():
+    from multitask.solvers import distributed  # imported on use: Dask is optional
+
+    return distributed
 
 
 def is_task_list(X) -> bool:
