@@ -211,16 +211,27 @@ def _case(name, classification):
     return (clf if classification else reg), params, parts, pen_cvx, pen_np, cons
 
 
-@pytest.mark.parametrize("classification", [False, True], ids=["squared", "logistic"])
-@pytest.mark.parametrize("name", sorted(MODELS))
+#: (model, loss): both losses for every model, and the squared hinge for the models of the
+#: catalogue (test_every_estimator_optimum covers it for the others)
+CASES = ([(name, loss) for name in sorted(MODELS) for loss in (False, True)]
+         + [(name, "squared_hinge") for name in ("dirty", "fsgl", "graph", "mean", "rmtfl",
+                                                  "tgl")])
+
+
+@pytest.mark.parametrize("name, classification", CASES,
+                         ids=[f"{n}-{ {False: 'squared', True: 'logistic'}.get(c, c)}"
+                              for n, c in CASES])
 def test_alpha_l2_against_cvxpy(name, classification):
-    cls, params, parts, pen_cvx, pen_np, cons = _case(name, classification)
+    cls, params, parts, pen_cvx, pen_np, cons = _case(name, bool(classification))
+    if classification == "squared_hinge":
+        params["loss"] = "squared_hinge"
     alpha_l2 = 0.05 if classification else 0.2
     Xs, ys = _problem(1, classification)
     est = cls(**params, alpha_l2=alpha_l2, tol=TOL, max_iter=200_000).fit(Xs, ys)
     assert est.optimality_ <= TOL
     loss = est._loss_name()
     ysg = ys if not classification else [np.where(y == est.classes_[1], 1.0, -1.0) for y in ys]
+    assert loss == params.get("loss", loss)
     d, m = Xs[0].shape[1], len(Xs)
     n_parts = 1 if parts is None else len(parts)
     P = [cp.Variable((d, m)) for _ in range(n_parts)]
