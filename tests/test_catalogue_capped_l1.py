@@ -323,13 +323,13 @@ def test_grid_search_and_multitask_cv_on_long_format():
     y = np.concatenate(ys)
     est = CappedL1Regressor(theta=0.8, task_column=-1)
     gs = GridSearchCV(est, {"alpha": [0.01, 0.1], "theta": [0.5, 2.0]},
-                      cv=KFold(3, shuffle=True, random_state=0)).fit(X, y)
+                      cv=KFold(2, shuffle=True, random_state=0)).fit(X, y)
     assert gs.best_estimator_.predict(X).shape == y.shape
-    cv = MultiTaskCV(est, n_alphas=3, cv=3).fit(X, y)
+    cv = MultiTaskCV(est, n_alphas=2, cv=2, widen=0).fit(X, y)
     assert cv.best_params_["alpha"] in cv.cv_results_["param_alpha"]
     yc = np.concatenate([np.where(v > np.median(v), 1, 0) for v in ys])
-    ccv = MultiTaskCV(CappedL1Classifier(theta=0.8, task_column=-1), n_alphas=3,
-                      cv=3).fit(X, yc)
+    ccv = MultiTaskCV(CappedL1Classifier(theta=0.8, task_column=-1), n_alphas=2, widen=0,
+                      cv=2).fit(X, yc)
     assert set(np.unique(ccv.predict(X))) <= {0, 1}
 
 
