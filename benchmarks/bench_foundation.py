@@ -9,6 +9,10 @@
    solver finds, each with the loosest ``tol`` that gets there (ours: ``L21Regressor``, whose
    ``solver="auto"`` is block coordinate descent on the Gram matrix for a shared design).
 
+Public API only: the estimators, and the solver class :class:`multitask.solvers.ProximalGradient`
+on a :mod:`multitask.losses` datafit and a :mod:`multitask.penalties` penalty for the timed
+solver runs.
+
 Prints medians over repeats and the ratios peer / ours (> 1 means we are faster).
 
 Usage::
@@ -26,12 +30,11 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import MultiTaskLasso
 
-from multitask.data import as_multitask_data
+from multitask import L21Regressor, TraceNormRegressor, as_multitask_data
 from multitask.datasets import load_sarcos, load_school, load_yeast
-from multitask.estimators import L21Regressor
 from multitask.losses import Squared
 from multitask.penalties import L21, TraceNorm
-from multitask.solvers import fista
+from multitask.solvers import ProximalGradient
 
 
 def time_to_reach(datafit, penalty, target, max_iter=20000):
@@ -45,7 +48,8 @@ def time_to_reach(datafit, penalty, target, max_iter=20000):
         return False
 
     t0 = time.perf_counter()
-    res = fista(datafit, penalty, tol=1e-14, max_iter=max_iter, callback=cb, warn=False)
+    res = ProximalGradient(tol=1e-14, max_iter=max_iter, warn=False).solve(
+        datafit, penalty, callback=cb)
     el = time.perf_counter() - t0
     if "k" not in hit:
         return float("nan"), res
@@ -63,8 +67,7 @@ def bench_trace_school(repeats, n_tasks):
     sd[sd == 0] = 1
     Xs = [(x - mu) / sd for x in Xs]
     ys = b.y[:m]
-    data, _ = as_multitask_data(Xs, ys)
-    lam = 0.05 * Squared(data).lambda_max("trace")
+    lam = 0.05 * TraceNormRegressor().alpha_max(Xs, ys)
 
     d = Xs[0].shape[1]
     W = cp.Variable((d, m))
@@ -102,7 +105,7 @@ def bench_l21_shared(name, X, Y, repeats, rel=1e-6):
     """Both solvers timed to reach ``p* (1 + rel)``, ``p*`` the best objective either finds."""
     n = X.shape[0]
     data, _ = as_multitask_data(X, Y)
-    lam = 0.01 * Squared(data).lambda_max("l21")
+    lam = 0.01 * L21Regressor().alpha_max(X, Y)
     df = Squared(data)
     pen = L21(lam)
 
@@ -116,7 +119,7 @@ def bench_l21_shared(name, X, Y, repeats, rel=1e-6):
         W = sk.coef_.T
         return el, df.value(W) + pen.value(W)
 
-    ref = fista(df, pen, tol=1e-15, max_iter=100000, warn=False).final_objective
+    ref = ProximalGradient(tol=1e-15, max_iter=100000, warn=False).solve(df, pen).final_objective
     p_star = min(ref, sk_fit(1e-12)[1])
     target = p_star + rel * abs(p_star)
     # scikit-learn: the loosest tol (duality-gap based) that reaches the target

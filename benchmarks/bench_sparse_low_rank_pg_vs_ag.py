@@ -12,7 +12,8 @@ scaling. For each algorithm one long run records the objective after every itera
 iterations and seconds to satisfy the paper's stopping rule ``|F_k - F_{k-1}| < 10^-i``
 (i = 1..10) are read off that run (the rule would stop the run there). Default: the
 fixed-step least-squares variants (Algorithms 3 and 4, L = 4 ||X||_2^2 in the paper's
-scaling); ``--line-search`` runs Algorithms 1 and 2 instead.
+scaling); ``--line-search`` runs Algorithms 1 and 2 instead. Both are the public solver class
+:class:`multitask.solvers.ProximalGradient` on :class:`multitask.penalties.SparseLowRank`.
 
 The peer: cvxpy (SCS) on the same problem in the paper's scaling (given the QR-reduced
 design, see :func:`cvxpy_solve`); we report its time and objective, and the time AG and PG
@@ -34,10 +35,11 @@ import time
 
 import numpy as np
 
-from multitask.data import as_multitask_data
+from multitask import as_multitask_data
 from multitask.datasets import load_scene
 from multitask.losses import Squared
-from multitask.solvers.projected_gradient import solve_sparse_low_rank
+from multitask.penalties import SparseLowRank
+from multitask.solvers import ProximalGradient
 
 SETTINGS = ((1.0, 2.0), (6.0, 4.0))
 
@@ -73,11 +75,22 @@ def first_hits(F_paper: np.ndarray, F0: float) -> list[int | None]:
 
 
 def run_algorithm(datafit, gamma, tau, algorithm, line_search, max_iter, scale):
-    res = solve_sparse_low_rank(datafit, gamma, tau, algorithm=algorithm,
-                                line_search=line_search, tol=1e-300, tol_type="absolute",
-                                max_iter=max_iter, warn=False)
-    F = scale * res.objective
-    return F, scale * res.info["objective_init"], res.times, res
+    """One long run of PG (``"pg"``) or AG (``"ag"``): the objective after every iteration.
+
+    :class:`multitask.solvers.ProximalGradient` on the penalty
+    :class:`multitask.penalties.SparseLowRank`: ``accelerated=False`` is PG, ``accelerated=True,
+    restart=False`` the paper's AG; the step search starts at a secant estimate, the fixed step
+    is ``1 / L`` with the datafit's bound times ``||A||^2 = 2``. A tolerance of ``1e-300`` never
+    stops the run before ``max_iter``.
+    """
+    solver = ProximalGradient(accelerated=algorithm == "ag", restart=False,
+                              line_search=line_search, lipschitz_init="secant", tol=1e-300,
+                              max_iter=max_iter, warn=False)
+    penalty = SparseLowRank(gamma, tau)
+    res = solver.solve(datafit, penalty)
+    d, m = datafit.data.n_features, datafit.data.n_tasks
+    F0 = datafit.value(np.zeros((d, m)))
+    return scale * np.asarray(res.objective), scale * F0, np.asarray(res.times), res
 
 
 def cvxpy_solve(X, Y, g_paper, tau, eps=1e-6):
