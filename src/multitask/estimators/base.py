@@ -377,14 +377,23 @@ class MultiTaskEstimator(BaseEstimator):
         datafit = self._make_datafit(data)
         return float(self._make_penalty(datafit).alpha_max(datafit.grad_at_zero()))
 
+    def _grid_tops(self, datafit: Datafit, penalty: Penalty) -> dict | None:
+        """Models with several strengths: ``{name: (top, decades_factor)}``, the path
+        parameter first (see :meth:`default_grid`); ``None`` for one path parameter."""
+        return None
+
     def default_grid(self, X, y, task=None, *, n_alphas: int = 10,
                      alpha_ratio: float = 1e-3) -> dict[str, np.ndarray]:
-        """The default one-parameter grid on ``(X, y)``, strongest regularization first.
+        """The default grid on ``(X, y)``, strongest regularization first.
 
-        ``n_alphas`` values log-spaced from ``alpha_max`` down to ``alpha_ratio * alpha_max``.
-        Where ``alpha_max`` is infinite (ridge-type strengths) the grid runs from ``10 L``
-        down over twice as many decades, ``L`` the Lipschitz constant of the loss gradient
-        (the largest eigenvalue of a task's scaled covariance for the squared loss).
+        One path parameter: ``n_alphas`` values log-spaced from ``alpha_max`` down to
+        ``alpha_ratio * alpha_max``. Where ``alpha_max`` is infinite (ridge-type strengths)
+        the grid runs from ``10 L`` down over twice as many decades, ``L`` the Lipschitz
+        constant of the loss gradient (the largest eigenvalue of a task's scaled covariance
+        for the squared loss). Models with several strengths (``_grid_tops``): ``n_alphas``
+        values of the path parameter from its top down over ``factor * log10(1 /
+        alpha_ratio)`` decades, and ``max(1, round(n_alphas / 3))`` values of each other
+        strength over its range (cross-validation runs the path inside a loop over them).
         """
         name = self._path_param
         if name is None or name not in self.get_params(deep=False):
@@ -399,7 +408,16 @@ class MultiTaskEstimator(BaseEstimator):
         self._validate_params()
         data, _, _ = self._convert(X, y, task)
         datafit = self._make_datafit(data)
-        top = float(self._make_penalty(datafit).alpha_max(datafit.grad_at_zero()))
+        penalty = self._make_penalty(datafit)
+        tops = self._grid_tops(datafit, penalty)
+        if tops is not None:
+            out = {}
+            for i, (pname, (ptop, factor)) in enumerate(tops.items()):
+                n = n_alphas if i == 0 else max(1, round(n_alphas / 3))
+                ptop = float(ptop) if np.isfinite(ptop) and ptop > 0 else 1.0
+                out[pname] = ptop * np.logspace(0, -factor * decades, n)
+            return out
+        top = float(penalty.alpha_max(datafit.grad_at_zero()))
         if np.isfinite(top) and top > 0:
             return {name: top * np.logspace(0, -decades, n_alphas)}
         if "gradient" in datafit.capabilities:

@@ -46,44 +46,6 @@ __all__ = [
 ]
 
 
-class _MultiStrengthGrid:
-    """A default grid over two strengths: the path parameter and a coarser outer one.
-
-    A preset defines ``_grid_tops(datafit, penalty) -> {name: (top, decades_factor)}``, the
-    path parameter first: ``n_alphas`` values of the first from ``top`` down over
-    ``decades_factor * log10(1 / alpha_ratio)`` decades, and ``max(1, round(n_alphas / 3))``
-    values of the second over its range. Cross-validation runs the first as a warm-started
-    path inside an outer loop over the second.
-    """
-
-    def _grid_tops(self, datafit: Datafit, penalty) -> dict[str, tuple[float, float]]:
-        raise NotImplementedError
-
-    def default_grid(self, X, y, task=None, *, n_alphas: int = 10,
-                     alpha_ratio: float = 1e-3) -> dict[str, np.ndarray]:
-        """The default grid on ``(X, y)``: two strengths, strongest regularization first.
-
-        See the model's documentation for the two ranges (the first is the path parameter,
-        from its ``alpha_max``).
-        """
-        n_alphas = int(n_alphas)
-        if n_alphas < 1:
-            raise ValueError(f"n_alphas must be >= 1, got {n_alphas!r}.")
-        if not 0 < float(alpha_ratio) < 1:
-            raise ValueError(f"alpha_ratio must be in (0, 1), got {alpha_ratio!r}.")
-        decades = -np.log10(float(alpha_ratio))
-        self._validate_params()
-        data, _, _ = self._convert(X, y, task)
-        datafit = self._make_datafit(data)
-        tops = self._grid_tops(datafit, self._make_penalty(datafit))
-        out = {}
-        for i, (name, (top, factor)) in enumerate(tops.items()):
-            n = n_alphas if i == 0 else max(1, round(n_alphas / 3))
-            top = float(top) if np.isfinite(top) and top > 0 else 1.0
-            out[name] = top * np.logspace(0, -factor * decades, n)
-        return out
-
-
 _COMPONENT_DOC = """
     Attributes
     ----------
@@ -96,7 +58,7 @@ _COMPONENT_DOC = """
 
 
 # ----------------------------------------------------------------------------- dirty model
-class _Dirty(_MultiStrengthGrid):
+class _Dirty:
     _params = {
         "alpha_group": Param(0.1, [nonnegative], keyword_only=False,
                              classifier_default=0.01),
@@ -176,7 +138,7 @@ class DirtyModelClassifier(_Dirty, MultiTaskClassifierBase):
 
 
 # ----------------------------------------------------------------------------- rMTFL
-class _RobustFeatures(_MultiStrengthGrid):
+class _RobustFeatures:
     _params = {
         "alpha_group": Param(0.1, [nonnegative], keyword_only=False,
                              classifier_default=0.01),

@@ -29,7 +29,6 @@ from multitask.estimators.base import (
     Param,
     nonnegative,
 )
-from multitask.estimators.dirty import _MultiStrengthGrid
 from multitask.kernels.task_similarity import graph_laplacian
 from multitask.losses import Datafit
 from multitask.penalties.graph import (
@@ -161,7 +160,7 @@ def task_graph_laplacian(graph, n_tasks: int, tasks=None, graph_type: str = "aut
 
 
 # ----------------------------------------------------------------------------- graph model
-class _Graph(_MultiStrengthGrid):
+class _Graph:
     _params = {
         "graph": Param(None, ["array-like", "sparse matrix", None], keyword_only=False),
         "alpha": Param(0.1, [nonnegative], keyword_only=False, classifier_default=0.01),

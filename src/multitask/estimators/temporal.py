@@ -29,7 +29,6 @@ from multitask.estimators.base import (
     Param,
     nonnegative,
 )
-from multitask.estimators.dirty import _MultiStrengthGrid
 from multitask.losses import Datafit
 from multitask.penalties.temporal import FusedSparseGroupLasso, TemporalGroupLasso
 
@@ -41,7 +40,7 @@ __all__ = [
 ]
 
 
-class _Temporal(_MultiStrengthGrid):
+class _Temporal:
     _solvers = ("fista", "pg")
     _max_iter = 10000
     _path_param = "alpha_group"
