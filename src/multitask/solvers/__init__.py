@@ -13,6 +13,7 @@ from typing import Any
 
 from multitask.solvers.base import Solver, optimality
 from multitask.solvers.bcd import BlockCoordinateDescent
+from multitask.solvers.distributed import DistributedProximalGradient, TaskBlocks
 from multitask.solvers.divide_conquer import DivideAndConquer, partition_tasks
 from multitask.solvers.exact import QuadraticExact
 from multitask.solvers.fista import ProximalGradient
@@ -25,6 +26,7 @@ from multitask.solvers.subgradient import ProjectedSubgradient
 __all__ = [
     "SOLVERS",
     "BlockCoordinateDescent",
+    "DistributedProximalGradient",
     "DivideAndConquer",
     "LinearProgram",
     "LinearizedADMM",
@@ -34,6 +36,7 @@ __all__ = [
     "QuadraticExact",
     "Solver",
     "SolverResult",
+    "TaskBlocks",
     "make_solver",
     "optimality",
     "partition_tasks",
