@@ -646,7 +646,8 @@ def _rms_entry(data: MultiTaskData) -> float:
     if sp.issparse(X):
         total = float(np.sum(np.square(X.data)))
     else:
-        total = float(np.sum(np.square(np.asarray(X))))
+        Xd = np.asarray(X)
+        total = float(np.einsum("ij,ij->", Xd, Xd))  # no N x d temporary
     if data.shared:
         total *= data.n_tasks  # the shared rows stand once per task in the stacked design
     if data.x_offset is not None:  # sum_i ||x_i - mu_t||^2 = sum_i ||x_i||^2 - n_t ||mu_t||^2
