@@ -17,11 +17,14 @@ The trace-norm family maps the singular values of ``V`` (shape ``(d, m)``) throu
   output is then below ``1e-12`` relative, measured); otherwise
 * ``"qr"``: the SVD of the ``R`` factor of ``V^T = Q R`` (``2 m d^2`` flops, backward stable,
   ``Q`` never formed);
-* ``"svd"``: LAPACK's thin SVD of ``V`` (square-ish matrices).
+* ``"svd"``: LAPACK's thin SVD of ``V`` (nearly square matrices whose kept singular values
+  are too small for the Gram route).
 
-Measured on one core (``d = 50``, rank 5, ``benchmarks/bench_scale.py``): at ``m = 100``
-the Gram route is 2.5-4x faster than the thin SVD, at ``m = 10^4`` 10x and at ``m = 10^5``
-40x; the ``R``-factor route 1.4-8x. Tall matrices (``d > m``) are handled through ``V^T``.
+Measured on one core (``d = 50``, rank 5, ``benchmarks/bench_scale.py``): the Gram route is
+1.6x faster than the thin SVD at ``m = d / 2`` and ``m = d``, 2.5x at ``m = 2 d``, 11x at
+``m = 10^4`` and 33x at ``m = 10^5``; the ``R``-factor route is slower than the thin SVD up
+to ``m = d`` and 1.2x to 4.5x faster from ``m = 4 d``. Tall matrices (``d > m``) are handled
+through ``V^T``.
 """
 
 from __future__ import annotations
@@ -51,8 +54,8 @@ __all__ = [
     "trace_norm",
 ]
 
-#: ``max(d, m) / min(d, m)`` from which the spectral operators work on the ``d x d`` (or
-#: ``m x m``) side; below it LAPACK's thin SVD of the matrix itself is as fast.
+#: ``max(d, m) / min(d, m)`` from which the trace and spectral norms work on the small side
+#: (the shrinking operators always try the Gram route first: it was faster at every width).
 WIDE_RATIO = 2.0
 #: The Gram route is used only when every kept singular value is at least this fraction of
 #: the largest (else the ``R``-factor route, exact to rounding).
@@ -168,10 +171,10 @@ def spectral_shrink(V: np.ndarray, shrink: Callable[[np.ndarray], np.ndarray], *
         Maps the singular values (a 1-D array, non-increasing) to the new ones: ``>= 0`` and
         zero where ``s = 0`` (soft-thresholding, projection on the l1 ball, ...).
     method : {"auto", "gram", "qr", "svd"}
-        ``"auto"``: ``"gram"`` when ``max(d, m) >= WIDE_RATIO * min(d, m)`` (falling back to
-        ``"qr"`` when the matrix is at least ``QR_RATIO`` times wider than high, else to
-        ``"svd"``, where a kept singular value is below ``GRAM_RTOL`` times the largest), else
-        ``"svd"``. See the module docstring.
+        ``"auto"`` is ``"gram"`` (the eigendecomposition of the small Gram matrix), falling
+        back, where a kept singular value is below ``GRAM_RTOL`` times the largest, to
+        ``"qr"`` when the matrix is at least ``QR_RATIO`` times wider than high (or higher
+        than wide), else to ``"svd"``. See the module docstring.
 
     Returns
     -------
@@ -191,7 +194,7 @@ def spectral_shrink(V: np.ndarray, shrink: Callable[[np.ndarray], np.ndarray], *
         out, s_new = spectral_shrink(V.T, shrink, method=method)
         return np.ascontiguousarray(out.T), s_new
     if method == "auto":
-        method = "gram" if m >= WIDE_RATIO * d else "svd"
+        method = "gram"
     if method == "gram":
         res = _shrink_gram(V, shrink)
         if res is not None:
