@@ -190,9 +190,13 @@ def main(argv=None) -> None:
         variants = ["auto"] + (["svd"] if m <= args.svd_max else [])
         for variant in variants:
             for r in range(args.repeats):
-                proc = subprocess.run([sys.executable, __file__, "--one", str(m), str(r),
-                                       variant], capture_output=True, text=True, env=env)
-                line = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+                for _attempt in range(3):  # a failed start (e.g. an edit under way) is retried
+                    proc = subprocess.run([sys.executable, __file__, "--one", str(m), str(r),
+                                           variant], capture_output=True, text=True, env=env)
+                    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+                    if not proc.returncode and line:
+                        break
+                    time.sleep(30)
                 if proc.returncode or not line:
                     print(f"m={m} {variant} repeat {r}: failed\n{proc.stderr[-3000:]}")
                     continue

@@ -332,6 +332,21 @@ def test_refusals(client):
         L21Regressor().fit(blocks, np.zeros(3))
 
 
+def test_the_examples_of_the_distributed_page_run():
+    """Every ```python block of docs/distributed.md runs, in order, in one namespace (each
+    starts its own LocalCluster)."""
+    import re
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parent.parent / "docs" / "distributed.md"
+    blocks = re.findall(r"^```python\n(.*?)^```", page.read_text(), flags=re.S | re.M)
+    assert len(blocks) == 3
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, str(page), "exec"), namespace)  # noqa: S102 - the page's own code
+    assert namespace["model"].converged_
+
+
 @pytest.mark.slow
 def test_worker_processes_agree_with_the_in_memory_fits():
     """The same agreement on a LocalCluster of 2 worker processes (data, datafits and plans

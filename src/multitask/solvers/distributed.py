@@ -37,6 +37,7 @@ into blocks and scattered. The estimators take Dask collections or :class:`TaskB
 
 from __future__ import annotations
 
+import pickle
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -385,6 +386,10 @@ class _FromRaw:
             if getattr(payload, "name", want) != want:
                 raise ValueError(f"The block's datafit is the {payload.name!r} loss but the "
                                  f"estimator fits the {want!r} loss.")
+            fi = bool(getattr(self.est, "fit_intercept", False))
+            if bool(getattr(payload, "fit_intercept", fi)) != fi:
+                raise ValueError(f"The block's datafit has fit_intercept="
+                                 f"{payload.fit_intercept} but the estimator fit_intercept={fi}.")
             return payload, None
         X, y, task = payload
         data, classes, _ = self.est._convert(X, y, task)
@@ -971,10 +976,9 @@ class DistributedProximalGradient(Solver):
         n_iter = 0
         stopped_by = "max_iter"
         accept = mark_best = False
-        bytes_up = 0
+        bytes_up = bytes_down = 0
         res = ddf._all(lambda a: a.begin(L))
         stats, gb2 = reduce(r[0] for r in res), sum(r[1] for r in res)
-        bytes_up += sum(_nbytes(r[0]) for r in res)
         for k in range(1, self.max_iter + 1):
             n_iter = k
             plan, h_plan = penalty.block_plan(stats, 1.0 / L)
@@ -982,6 +986,11 @@ class DistributedProximalGradient(Solver):
             beta = (t_k - 1.0) / t_next if self.accelerated else 0.0
             parts = ddf._all(lambda a, p=plan, bt=beta, ac=accept, mb=mark_best:
                              a.step(p, 1.0 / L, L, bt, ac, mb))
+            # what crossed the network (pickled): the step's arguments to every worker, and
+            # the workers' answers (their combined reductions and four numbers)
+            bytes_down += len(actors) * len(pickle.dumps((plan, 1.0 / L, L, beta, accept,
+                                                           mark_best)))
+            bytes_up += sum(len(pickle.dumps(r)) for r in parts)
             F_new = (sum(r[0] for r in parts) + h_plan + sum(r[1] for r in parts))
             dx2 = sum(r[2] for r in parts)
             history.append(F_new)
@@ -991,7 +1000,6 @@ class DistributedProximalGradient(Solver):
                 best_F = F_new
             cheap = np.sqrt(L * L * dx2 + s_b * s_b * gb2)
             stats, gb2 = reduce(r[3] for r in parts), sum(r[4] for r in parts)
-            bytes_up += sum(_nbytes(r[3]) for r in parts)
             accept = False
             if cheap <= tol * scale and k >= next_check:
                 meas = measure("xnew")
@@ -1009,7 +1017,6 @@ class DistributedProximalGradient(Solver):
                 res = ddf._all(lambda a, mb=mark_best: a.begin(L, mb, True))
                 mark_best = False
                 stats, gb2 = reduce(r[0] for r in res), sum(r[1] for r in res)
-                bytes_up += sum(_nbytes(r[0]) for r in res)
                 continue
             if self.accelerated:
                 t_k = t_next
@@ -1035,7 +1042,9 @@ class DistributedProximalGradient(Solver):
         info = {"lipschitz": L, "best_objective": best_F, "stopped_by": stopped_by,
                 "accelerated": self.accelerated, "n_blocks": int(len(ddf.block_offsets) - 1),
                 "n_workers": len(ddf.actors),
-                "reduction_bytes_per_iteration": bytes_up / max(n_iter, 1),
+                "bytes_up_per_iteration": bytes_up / max(n_iter, 1),
+                "bytes_down_per_iteration": bytes_down / max(n_iter, 1),
+                "reduction_bytes": _nbytes(stats),
                 "plan_bytes": _nbytes(penalty.block_plan(stats, 1.0 / L)[0])}
         return finish(self, _Fitted(intercept), penalty, V, b,  # type: ignore[arg-type]
                       n_iter=n_iter, objective=history, times=times, converged=converged,
@@ -1223,13 +1232,16 @@ def _partitions(X, y, task):
     """Aligned per-partition delayed objects of ``X`` (and ``y``) and ``task``."""
     import dask.array as da
 
+    # unoptimized graphs: keys already sent to the scheduler (by the fit's shuffle) keep
+    # their task, as Dask requires
     def parts(v, rows=None):
         if isinstance(v, da.Array):
             if v.ndim == 2:
                 v = v.rechunk({1: -1})
-                return list(v.to_delayed()[:, 0])
-            return list((v.rechunk(rows) if rows is not None else v).to_delayed())
-        return list(v.to_delayed())
+                return list(v.to_delayed(optimize_graph=False)[:, 0])
+            return list((v.rechunk(rows) if rows is not None else v).to_delayed(
+                optimize_graph=False))
+        return list(v.to_delayed(optimize_graph=False))
 
     rows = X.chunks[0] if isinstance(X, da.Array) else None
     px, pt = parts(X), parts(task, rows)
