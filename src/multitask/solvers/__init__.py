@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from multitask.solvers.admm import QuadraticADMM
 from multitask.solvers.base import Solver, optimality
 from multitask.solvers.bcd import BlockCoordinateDescent
 from multitask.solvers.distributed import DistributedProximalGradient, TaskBlocks
@@ -33,6 +34,7 @@ __all__ = [
     "Multistage",
     "ProjectedSubgradient",
     "ProximalGradient",
+    "QuadraticADMM",
     "QuadraticExact",
     "Solver",
     "SolverResult",
@@ -52,6 +54,7 @@ SOLVERS: dict[str, tuple[type[Solver], dict[str, Any]]] = {
     "lp": (LinearProgram, {}),
     "multistage": (Multistage, {}),
     "exact": (QuadraticExact, {}),
+    "admm": (QuadraticADMM, {}),
 }
 
 
