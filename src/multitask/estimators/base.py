@@ -229,11 +229,28 @@ class MultiTaskEstimator(BaseEstimator):
             reasons.append(f"{name}: " + "; ".join(miss))
         raise ValueError(f"No solver of {type(self).__name__} applies: " + " | ".join(reasons))
 
+    def _conditioned_solver(self, name: str, datafit: Datafit, penalty: Penalty) -> str:
+        """``solver="auto"`` on ill-conditioned quadratic data: ADMM with exact per-task solves
+        (``"admm"``) instead of accelerated gradient, whose iteration count grows with the
+        condition number, when the model lists ``"admm"`` in ``_solvers`` and
+        :func:`multitask.solvers.admm.prefer_admm` finds the Gram matrices ill-conditioned
+        (largest eigenvalue over the median diagonal entry at least ``1e3``)."""
+        if name == "fista" and "admm" in self._solvers:
+            from multitask.solvers.admm import prefer_admm
+
+            if prefer_admm(datafit, penalty):
+                return "admm"
+        return name
+
     def _make_solver(self, datafit: Datafit, penalty: Penalty) -> Solver:
         if isinstance(self.solver, Solver):
             self.solver.check(datafit, penalty)
             return self.solver
-        name = self._auto_solver(datafit, penalty) if self.solver == "auto" else self.solver
+        if self.solver == "auto":
+            name = self._conditioned_solver(self._auto_solver(datafit, penalty), datafit,
+                                            penalty)
+        else:
+            name = self.solver
         solver = make_solver(name, **self._solver_settings(name))
         solver.check(datafit, penalty)
         return solver
