@@ -234,7 +234,8 @@ class MultiTaskEstimator(BaseEstimator):
         (``"admm"``) instead of accelerated gradient, whose iteration count grows with the
         condition number, when the model lists ``"admm"`` in ``_solvers`` and
         :func:`multitask.solvers.admm.prefer_admm` finds the Gram matrices ill-conditioned
-        (largest eigenvalue over the median diagonal entry at least ``1e3``)."""
+        (largest eigenvalue over the median Gram diagonal entry at least
+        :data:`~multitask.solvers.admm.ILL_CONDITIONED`)."""
         if name == "fista" and "admm" in self._solvers:
             from multitask.solvers.admm import prefer_admm
 
