@@ -45,6 +45,9 @@ residual balancing of Boyd et al., Sec. 3.4.1, needed up to 100 times more itera
 converged, on features of very different scales.) The dual starts at
 ``U = -grad f(A V_0) / rho``, the fixed point's dual when the start is optimal (warm starts).
 
+The objective is recorded at each check of the measure and at the last iterate (at every
+iteration when a ``callback`` is given, which receives it).
+
 Stopping: the library's relative optimality measure (:mod:`multitask.solvers.base`) at the
 current ``V`` (a prox output: sparse or low rank as the penalty makes it), computed every
 ``check_every`` iterations, and every ``check_every // 5`` while both relative ADMM residuals
@@ -289,12 +292,14 @@ class QuadraticADMM(Solver):
             res_dual = float(np.linalg.norm(AV_new - AV)) / max(float(np.linalg.norm(U)),
                                                                   tiny)
             V, AV = V_new, AV_new
-            F = datafit.value(AV) + penalty.prox_value(V)
-            history.append(F)
-            times.append(time.perf_counter() - t0)
             since = k - last_check
-            if since >= self.check_every or (res_pri <= tol and res_dual <= tol
-                                             and since >= max(1, self.check_every // 5)):
+            check = since >= self.check_every or (res_pri <= tol and res_dual <= tol
+                                                  and since >= max(1, self.check_every // 5))
+            if check or callback is not None:
+                F = datafit.value(AV) + penalty.prox_value(V)
+                history.append(F)
+                times.append(time.perf_counter() - t0)
+            if check:
                 last_check = k
                 measure = optimality(datafit, penalty, V, None, L)
                 if measure <= tol:
@@ -317,6 +322,9 @@ class QuadraticADMM(Solver):
         if stopped_by != "tol":
             measure = optimality(datafit, penalty, V, None, L)
             converged = measure <= tol
+            if last_check != n_iter and callback is None:
+                history.append(datafit.value(AV) + penalty.value(V))
+                times.append(time.perf_counter() - t0)
         return finish(self, datafit, penalty, V, None, n_iter=n_iter, objective=history,
                       times=times, converged=converged, t0=t0, measure=measure,
                       info={"rho": rho, "best_objective": history[-1] if history else np.nan,
