@@ -255,8 +255,8 @@ def _gradient_mapping(df, pen, V, b):
     if df.data.x_offset is not None:
         X = [Xt - df.data.x_offset[:, t] for t, Xt in enumerate(X)]
     n = df.data.task_sizes
-    L_W = df.curvature() * max(np.linalg.norm(Xt, 2) ** 2 / nt for Xt, nt in zip(X, n)) \
-        + df.alpha_l2
+    norms = [np.linalg.norm(Xt, 2) ** 2 / nt for Xt, nt in zip(X, n, strict=True)]
+    L_W = df.curvature() * max(norms) + df.alpha_l2
     L = L_W * pen.linear_map.norm_sq
     s = np.sqrt(sum(np.sum(Xt**2) for Xt in X) / (n.sum() * X[0].shape[1]))
     _, gW, gb = df.value_and_grad(pen.linear_map.forward(V), b)
