@@ -313,6 +313,22 @@ def test_what_crosses_the_network_does_not_grow_with_the_tasks(client):
     assert sent["TraceNormRegressor", 30][1] == 8 * d * d  # the d x d matrix M
 
 
+def test_equal_data_scattered_twice_get_fresh_keys(client):
+    """Dask names scattered data by a hash of their content by default; equal data scattered
+    for a second fit (or predict_proba after predict) must not share the key of the first
+    call's futures, whose release may reach the scheduler after the new scatter."""
+    from multitask.data import as_multitask_data
+    from multitask.solvers.distributed import TaskBlocks
+
+    Xs, ys = _lists(m=4)
+    data = as_multitask_data(Xs, ys)[0]
+    first = TaskBlocks.from_data(data, 2, client=client)
+    second = TaskBlocks.from_data(data, 2, client=client)
+    assert not {f.key for f in first.futures} & {f.key for f in second.futures}
+    del first  # released while the second blocks are in use: they keep their data
+    assert [b.n_tasks for b in client.gather(second.futures)] == [2, 2]
+
+
 def test_refusals(client):
     from multitask.solvers.distributed import TaskBlocks
 

@@ -85,6 +85,21 @@ def _result(fut):
     return fut.result()
 
 
+def _scatter_unique(client, data, **kwargs):
+    """``client.scatter(data, hash=False, ...)``: futures under fresh random keys.
+
+    ``Client.scatter`` names the data by a hash of their content by default, and recent Dask
+    tokenizes any picklable object deterministically, so scattering equal data again (the
+    same estimator copy for ``predict`` then ``predict_proba``, the same blocks for two fits
+    in a row) returns the key of the earlier futures. When those were just dropped, their
+    release travels on the client's batched stream while the new scatter goes through a
+    direct call to the scheduler, which may arrive first: the scheduler then forgets the key
+    that the new futures share, and whatever depends on them is cancelled with "lost
+    dependencies". Fresh keys have no earlier holder to release them.
+    """
+    return client.scatter(data, hash=False, **kwargs)
+
+
 def _sum(values) -> float:
     return float(np.sum([float(v) for v in values]))
 
@@ -346,7 +361,10 @@ class TaskBlocks:
         subs = [data.subset_tasks(np.arange(cuts[i], cuts[i + 1])) for i in range(n_blocks)]
         obj = cls.__new__(cls)
         obj.client = client
-        obj.futures = client.scatter(subs)
+        # unique keys (hash=False): content-hashed keys would be those of an earlier fit on
+        # the same data, whose release may still be on its way to the scheduler (see
+        # _scatter_unique)
+        obj.futures = _scatter_unique(client, subs)
         obj.kind = "data"
         obj.n_features = data.n_features
         obj.block_tasks = [np.arange(cuts[i], cuts[i + 1]) for i in range(n_blocks)]
@@ -1284,7 +1302,8 @@ def estimator_predict(est, method: str, X, task=None):
         return da.concatenate(arrays)
     if task is None:
         raise ValueError("Predicting on Dask collections needs the task id of each row (task=).")
-    light = client.scatter(_light_copy(est, np.arange(len(est.tasks_))), broadcast=True)
+    light = _scatter_unique(client, _light_copy(est, np.arange(len(est.tasks_))),
+                            broadcast=True)
     px, _, pt = _partitions(X, None, task)
     arrays = [da.from_delayed(dask.delayed(_apply_part)(light, method, xp, tp),
                               shape=(np.nan, *extra), dtype=dtype) for xp, tp in
@@ -1309,7 +1328,8 @@ def estimator_score(est, X, y, task=None) -> float:
     else:
         if task is None or y is None:
             raise ValueError("Scoring on Dask collections needs y and task=.")
-        light = client.scatter(_light_copy(est, np.arange(len(est.tasks_))), broadcast=True)
+        light = _scatter_unique(client, _light_copy(est, np.arange(len(est.tasks_))),
+                                broadcast=True)
         px, py, pt = _partitions(X, y, task)
         stats = client.gather(client.compute(
             [dask.delayed(_score_stats)(light, a, b, c) for a, b, c in zip(px, py, pt,
