@@ -28,6 +28,7 @@ from multitask.metrics import (
     mean_task_auc,
     micro_f1,
     mse,
+    multilabel_scores,
     nmse,
     numerical_rank,
     per_task,
@@ -343,6 +344,53 @@ def test_tune_thresholds_reach_the_best_f1(layout):
     P2 = (S2 > thr[None, :]).astype(int)
     assert f1(y2, s2, **kw2, threshold=thr) == pytest.approx(
         np.mean([f1_score(Y2[:, t], P2[:, t], zero_division=0.0) for t in range(5)]))
+
+
+def test_multilabel_scores_are_the_six_definitions():
+    """AUC macro / micro / example-based and F1 macro / micro / example-based, each equal to
+    scikit-learn's on the same scores, at one threshold or per-label thresholds."""
+    Y, S = _multilabel(n=60, m=5, seed=30)
+    keep = (Y.sum(axis=1) > 0) & (Y.sum(axis=1) < Y.shape[1])  # rows with an example AUC
+    with pytest.warns(UserWarning, match="Example-based AUC"):
+        got = multilabel_scores(Y, S)
+    assert set(got) == {f"{k}_{a}" for k in ("auc", "f1") for a in ("macro", "micro", "samples")}
+    assert got["auc_macro"] == pytest.approx(roc_auc_score(Y, S, average="macro"), rel=1e-12)
+    assert got["auc_micro"] == pytest.approx(roc_auc_score(Y, S, average="micro"), rel=1e-12)
+    assert got["auc_samples"] == pytest.approx(
+        roc_auc_score(Y[keep], S[keep], average="samples"), rel=1e-12)
+    P = (S > 0).astype(int)
+    for avg in ("macro", "micro", "samples"):
+        assert got[f"f1_{avg}"] == pytest.approx(
+            f1_score(Y, P, average=avg, zero_division=0.0), rel=1e-12)
+    # per-label thresholds tuned on other rows, then applied here
+    Y2, S2 = _multilabel(n=50, m=5, seed=31)
+    thr = tune_thresholds(Y2, S2)
+    with pytest.warns(UserWarning):
+        tuned = multilabel_scores(Y, S, threshold=thr)
+    P = (S > thr[None, :]).astype(int)
+    for avg in ("macro", "micro", "samples"):
+        assert tuned[f"f1_{avg}"] == pytest.approx(
+            f1_score(Y, P, average=avg, zero_division=0.0), rel=1e-12)
+    assert {k: tuned[k] for k in tuned if k.startswith("auc")} == {
+        k: got[k] for k in got if k.startswith("auc")}  # the AUCs ignore the thresholds
+    with pytest.raises(ValueError, match="2-D"):
+        multilabel_scores(Y[:, 0], S[:, 0])
+    with pytest.raises(ValueError, match="at least 2 labels"):
+        multilabel_scores(Y[:, :1], S[:, :1])
+
+
+def test_test_tuned_thresholds_give_the_largest_macro_f1():
+    """Per-label thresholds tuned on the evaluation labels reach the largest Macro-F1 of any
+    per-label thresholds (each label's F1 is maximized on its own): the bound the
+    sparse + low-rank page reports."""
+    Y, S = _multilabel(n=35, m=4, seed=32)
+    best = f1(Y, S, threshold=tune_thresholds(Y, S), average="macro")
+    brute = np.mean([_best_f1_by_brute_force(Y[:, t], S[:, t]) for t in range(4)])
+    assert best == pytest.approx(brute, rel=1e-12)
+    rng = np.random.default_rng(33)
+    for _ in range(50):  # no other thresholds do better
+        thr = rng.uniform(S.min() - 1, S.max() + 1, size=4)
+        assert f1(Y, S, threshold=thr, average="macro") <= best + 1e-12
 
 
 def test_threshold_scores_layouts_and_labels():

@@ -36,6 +36,8 @@ Classification (binary labels per task; ``pos_label`` marks the positive class)
   predicted positive when its score is strictly above the threshold of its task: a fixed one
   (:func:`threshold_scores`, 0 by default) or per-task thresholds chosen on other data by
   :func:`tune_thresholds`.
+* ``multilabel_scores``: all six of a multi-label table at once (2-D layout): ROC AUC macro,
+  micro and example-based, and F1 macro, micro and example-based at one threshold rule.
 * ``error_rate(average="micro")``: the fraction of misclassified (row, task) pairs;
   ``"macro"``: the mean over tasks of the per-task fraction.
 
@@ -78,6 +80,7 @@ __all__ = [
     "micro_f1",
     "threshold_scores",
     "tune_thresholds",
+    "multilabel_scores",
     "error_rate",
     "support_mask",
     "support_recovery",
@@ -551,6 +554,62 @@ def micro_f1(
 ) -> float:
     """F1 with true/false positives and negatives pooled over tasks: ``f1(average="micro")``."""
     return f1(y_true, y_pred, task, average="micro", pos_label=pos_label)
+
+
+def multilabel_scores(
+    y_true: ArrayLike, y_score: ArrayLike, *, threshold: ArrayLike = 0.0, pos_label: Any = 1,
+    zero_division: float = 0.0,
+) -> dict[str, float]:
+    """ROC AUC and F1 of multi-label scores under every averaging, in one call.
+
+    The six figures a multi-label table should report side by side, because they can
+    disagree by many points on the same scores (a pooled ranking rewards scores that separate
+    frequent from rare labels, which a per-label ranking ignores):
+
+    * ``auc_macro`` = ``roc_auc(average="macro")``: the mean over labels of the per-label AUC
+      (labels whose ``y_true`` holds one class are left out, with a ``UserWarning``);
+    * ``auc_micro`` = ``roc_auc(average="micro")``: one AUC of all (row, label) pairs pooled;
+    * ``auc_samples`` = ``roc_auc(average="samples")``: the mean over rows of the AUC of the
+      row's scores against its labels (rows with one class left out, with a ``UserWarning``);
+    * ``f1_macro``, ``f1_micro``, ``f1_samples`` = :func:`f1` with that ``average``, a pair
+      predicted positive when its score is strictly above its label's threshold.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n, m)
+        Labels, one column per label (task); ``pos_label`` is the positive class.
+    y_score : array-like of shape (n, m)
+        Scores, larger for the positive class.
+    threshold : float or array-like of shape (m,), default=0.0
+        The threshold rule of the F1 figures: one number (0 for the sign of a decision
+        function), or one per label, for example from :func:`tune_thresholds` on training or
+        validation scores.
+    pos_label : default=1
+    zero_division : float, default=0.0
+        As in :func:`f1`.
+
+    Returns
+    -------
+    dict
+        ``auc_macro``, ``auc_micro``, ``auc_samples``, ``f1_macro``, ``f1_micro``,
+        ``f1_samples`` (floats in [0, 1]).
+
+    Raises
+    ------
+    ValueError
+        Unless both are 2-D arrays of the same shape with at least 2 columns; as
+        :func:`roc_auc` when an AUC is undefined.
+    """
+    Yt, S = _matrix_pair(y_true, y_score, "multilabel_scores")
+    if Yt.shape[1] < 2:
+        raise ValueError("multilabel_scores needs at least 2 labels (columns).")
+    out: dict[str, float] = {}
+    for avg in ("macro", "micro", "samples"):
+        out[f"auc_{avg}"] = float(roc_auc(Yt, S, average=avg, pos_label=pos_label))
+    for avg in ("macro", "micro", "samples"):
+        out[f"f1_{avg}"] = float(f1(Yt, S, average=avg, threshold=threshold,
+                                    pos_label=pos_label, zero_division=zero_division))
+    return out
 
 
 def error_rate(
