@@ -20,14 +20,16 @@ Two families, each with the same objective formula in every package:
 
 For each problem the optimum ``p*`` is the lowest objective any solver reaches at its tightest
 setting (every objective recomputed here from the returned coefficients, with the formula
-above). For each accuracy ``eps`` in {1e-4, 1e-6}, every solver is run with the loosest
-setting of its own tolerance ladder whose result is within ``eps`` of ``p*`` (relative
-objective), and that run is timed (``--repeats``, median). Ours: the whole ``fit`` with
-``solver="auto"`` (validation, Gram matrices, factorizations), from ``tol=1e-2`` down, like
-the peers; the row also says whether the fit reported convergence. Peers: the whole
-``fit`` for the scikit-learn-style packages; for cvxpy the solver call only
-(``solve_via_data``: the canonicalization, timed apart and printed, is left out, which favours
-cvxpy). Times are CPU seconds with one BLAS/OpenMP/numba thread (run with
+above; on the synthetic problem only ours and celer, whose stopping tests bound the distance to
+the optimum, run at their tightest setting). For each accuracy ``eps`` in {1e-4, 1e-6}, every
+solver is run with the loosest setting of its own tolerance ladder whose result is within
+``eps`` of ``p*`` (relative objective), and that run is timed (``--repeats``, median). Ours:
+the whole ``fit`` with ``solver="auto"`` (validation, Gram matrices, factorizations), from
+``tol=1e-2`` down, like the peers; the row also says whether the fit reported convergence.
+Peers: the whole ``fit`` for the scikit-learn-style packages (celer through
+``CelerMultiTaskLasso``: its own estimator fails with scikit-learn >= 1.6); for cvxpy the
+solver call only (``solve_via_data``: the canonicalization, timed apart and printed, is left
+out, which favours cvxpy). Times are CPU seconds with one BLAS/OpenMP/numba thread (run with
 ``OMP_NUM_THREADS=1``); ratios are peer / ours (> 1: we are faster). The load average is
 printed before and after: the machine may be shared, so compare ratios, not absolute times.
 
