@@ -18,13 +18,14 @@ equality-constrained model ``min ||L||_* + lam ||E||_{1,2}  s.t.  X_t w_t + b_t 
 
 Solvers: linearized ADMM (``solver="ladm"``, :class:`~multitask.solvers.ladm.LinearizedADMM`;
 pass ``LinearizedADMM(schedule="paper")`` for the paper's constants and stopping rule) or the
-accelerated proximal gradient (``solver="fista"``); ``n_groups > 1`` runs the
+accelerated proximal gradient (``solver="fista"``); ``n_groups > 1`` (or ``"auto"``) runs the
 divide-and-conquer scheme (:class:`~multitask.solvers.divide_conquer.DivideAndConquer`)
-serially, on joblib workers or on a Dask cluster.
+serially, on joblib workers or on a Dask cluster, with the combine step ``combine``.
 """
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -40,6 +41,15 @@ from multitask.estimators.base import (
 from multitask.losses import Datafit
 from multitask.penalties import LowRankOutlier
 from multitask.solvers import DivideAndConquer, Solver
+from multitask.solvers.divide_conquer import COMBINES, DEFAULT_COMBINE, REFINE_ITER
+
+#: Smallest number of tasks at which ``n_groups > 1`` divides at all (fewer: the full problem
+#: is solved, with a warning).
+MIN_TASKS_TO_DIVIDE = 40
+#: ``n_groups="auto"`` keeps groups of at least ``AUTO_GROUP_FACTOR`` times the estimated rank.
+AUTO_GROUP_FACTOR = 2
+#: ``n_groups="auto"`` uses at most this many groups.
+AUTO_MAX_GROUPS = 10
 
 __all__ = ["RobustMTLClassifier", "RobustMTLRegressor"]
 
@@ -50,7 +60,10 @@ class _Robust:
     _params = {
         "alpha": Param(0.1, [positive], keyword_only=False),
         "lam": Param(1.0, [nonnegative], keyword_only=False),
-        "n_groups": Param(1, [Interval(Integral, 1, None, closed="left")]),
+        "n_groups": Param(1, [Interval(Integral, 1, None, closed="left"),
+                              StrOptions({"auto"})]),
+        "combine": Param(DEFAULT_COMBINE, [StrOptions(set(COMBINES))]),
+        "refine_iter": Param(REFINE_ITER, [Interval(Integral, 0, None, closed="left")]),
         "lam_scale": Param(1.0, [positive, StrOptions({"sqrt"})]),
         "backend": Param("serial", [StrOptions({"serial", "joblib", "dask"}),
                                      HasMethods(["submit", "scatter", "gather"])]),
@@ -83,21 +96,79 @@ class _Robust:
             settings["constrained"] = self._formulation() == "constrained"
         return settings
 
+    def _estimated_rank(self, datafit, penalty) -> int:
+        """The rank the data call for, estimated before any solve: the number of singular
+        values of the loss gradient at zero (best intercepts) above ``alpha``, the trace
+        norm's threshold (the rank of the first proximal step from zero; ``alpha_max`` is the
+        largest of them)."""
+        G = datafit.grad_at_zero()
+        if not G.size:
+            return 0
+        s = np.linalg.svd(G, compute_uv=False)
+        return int(np.count_nonzero(s > float(penalty.alpha)))
+
+    def _choose_groups(self, datafit, penalty) -> tuple[int, int | None]:
+        """``(t, estimated rank)``: the number of groups to use (1: the full problem).
+
+        ``n_groups="auto"``: ``t = min(AUTO_MAX_GROUPS, m // (AUTO_GROUP_FACTOR r))`` for the
+        estimated rank ``r``, and ``t = 1`` with a warning (declined) below
+        ``MIN_TASKS_TO_DIVIDE`` tasks or when no two groups of that size fit. An integer is
+        used as given, with a warning when its groups hold fewer tasks than ``r``.
+        """
+        m = datafit.data.n_tasks
+        auto = isinstance(self.n_groups, str)
+        if not auto and self.n_groups == 1:
+            return 1, None
+        if not auto and self.n_groups > m:
+            raise ValueError(f"n_groups={self.n_groups} exceeds the number of tasks ({m}).")
+        r = self._estimated_rank(datafit, penalty)
+        t_auto = max(1, min(AUTO_MAX_GROUPS, m // max(AUTO_GROUP_FACTOR * r, 1)))
+        if auto:
+            why = None
+            if m < MIN_TASKS_TO_DIVIDE:
+                why = (f"{m} tasks are fewer than {MIN_TASKS_TO_DIVIDE}: the full problem is "
+                       "cheap and groups of a few tasks cannot estimate the shared subspace")
+            elif t_auto < 2:
+                why = (f"groups of at least {AUTO_GROUP_FACTOR} x {r} tasks are needed and "
+                       f"{m} tasks do not make two of them")
+            if why is not None:
+                warnings.warn(
+                    f"Divide-and-conquer declined (n_groups='auto'): {why} (rank about {r}: "
+                    "singular values of the loss gradient at zero above alpha); the full "
+                    "problem is solved (n_groups=1).",
+                    UserWarning, stacklevel=4,
+                )
+                return 1, r
+            return t_auto, r
+        t = int(self.n_groups)
+        l = m // t
+        if l < r:
+            warnings.warn(
+                f"Divide-and-conquer: groups of {l} tasks (n_groups={t}, {m} tasks) are below "
+                f"the rank the data call for (about {r}: singular values of the loss gradient "
+                "at zero above alpha), so the groups cannot show that rank; use fewer groups "
+                f"(n_groups='auto' takes {t_auto if m >= MIN_TASKS_TO_DIVIDE else 1})"
+                + (" or combine='refine'" if self.combine != "refine" else "") + ".",
+                UserWarning, stacklevel=4,
+            )
+        return t, r
+
     def _make_solver(self, datafit, penalty):
         solver = super()._make_solver(datafit, penalty)
-        if self.n_groups == 1:
+        t, r = self._choose_groups(datafit, penalty)
+        self.n_groups_ = t
+        self.estimated_rank_ = r
+        if t == 1:
             return solver
-        if self.n_groups > datafit.data.n_tasks:
-            raise ValueError(
-                f"n_groups={self.n_groups} exceeds the number of tasks ({datafit.data.n_tasks})."
-            )
-        return DivideAndConquer(solver, n_groups=int(self.n_groups),
+        return DivideAndConquer(solver, n_groups=t, combine=self.combine,
+                                refine_iter=int(self.refine_iter),
                                 random_state=self.random_state, backend=self.backend,
-                                n_jobs=self.n_jobs, blas_threads=self.blas_threads)
+                                n_jobs=self.n_jobs, blas_threads=self.blas_threads,
+                                check_rank=False)
 
     def _run_solver(self, solver, datafit, penalty, coef_init, intercept_init):
         if isinstance(solver, DivideAndConquer):
-            scale = (np.sqrt(self.n_groups) if isinstance(self.lam_scale, str)
+            scale = (np.sqrt(solver.n_groups) if isinstance(self.lam_scale, str)
                      else float(self.lam_scale))
             group = LowRankOutlier(penalty.alpha, penalty.lam * scale)
             return solver.solve(datafit, penalty, group_penalty=group)
@@ -124,10 +195,24 @@ _DOC = """
         Weight of ``sum_t ||E_.t||_2`` relative to ``||L||_*`` (the paper's lambda); large
         values make ``E`` zero (a pure trace-norm model), small values make every task an
         outlier.
-{formulation}    n_groups : int, default=1
+{formulation}    n_groups : int or "auto", default=1
         ``t`` of divide-and-conquer: tasks split at random into ``t`` groups of
-        ``floor(m / t)`` (plus a remainder group), each solved on its own, the low-rank parts
-        projected on the column space of the first group's. ``1`` solves the full problem.
+        ``floor(m / t)`` (plus a remainder group), each solved on its own by the solver, then
+        combined (``combine``). ``1`` solves the full problem. ``"auto"`` estimates the rank
+        ``r`` the data call for (singular values of the loss gradient at zero above
+        ``alpha``) and takes ``min(10, m // (2 r))`` groups; it declines to divide (warning,
+        full problem) below 40 tasks or when two such groups do not fit. An integer whose
+        groups hold fewer than ``r`` tasks warns. The number used is ``n_groups_``.
+    combine : {{"refine", "project", "concatenate", "svd", "anchor"}}, default="refine"
+        The combine step (:mod:`multitask.solvers.divide_conquer`): ``"refine"`` refines the
+        groups' solutions on the full problem with the solver for at most ``refine_iter``
+        iterations (the default, chosen by ``benchmarks/bench_dc_combine.py``);
+        ``"project"`` is the paper's Algorithm 2 (the low-rank parts projected on the column
+        space of the first group's); ``"svd"`` projects on the leading singular vectors of all
+        groups' blocks; ``"anchor"`` adds anchor tasks shared by every group, then ``"svd"``;
+        ``"concatenate"`` keeps the blocks as solved.
+    refine_iter : int, default=350
+        Iteration budget of the refinement (``combine="refine"``).
     lam_scale : float or "sqrt", default=1.0
         Multiplier of ``lam`` inside the groups (``"sqrt"``: ``sqrt(n_groups)``).
     backend : {{"serial", "joblib", "dask"}} or dask.distributed.Client, default="serial"
@@ -160,6 +245,11 @@ _DOC = """
         ``||E_.t||_2``.
     task_groups_ : list of ndarray
         Task positions of each divide-and-conquer group (one group when ``n_groups=1``).
+    n_groups_ : int
+        The number of groups used (``n_groups``, or the automatic choice; 1 when declined).
+    estimated_rank_ : int or None
+        The rank estimate behind ``n_groups="auto"`` and the group-size warning (None when
+        ``n_groups=1``).
     tasks_, n_iter_, objective_, converged_, optimality_, solver_
         See :mod:`multitask.estimators.base` (for divide-and-conquer, ``n_iter_`` is the
         largest over the groups and ``optimality_`` that of the combined solution on the full

@@ -5,30 +5,47 @@ IEEE TNNLS 26(12), 2015, Algorithms 1 and 2, for any base solver and penalty:
 
 1. the ``m`` tasks are permuted at random and cut into ``t`` groups of ``l = floor(m / t)``
    tasks, plus one smaller group of the ``m - t l`` remaining tasks when ``t`` does not divide
-   ``m`` (footnote 3);
+   ``m`` (footnote 3); with ``n_anchors = k > 0`` the first ``k`` tasks of the permutation are
+   *anchors*, the others are cut into the groups, and every group solves its tasks plus the
+   anchors;
 2. each group is the same model on its tasks only (the datafit restricted to them, the same
    penalty or a given group penalty), solved by the base solver, the groups in parallel;
-3. the blocks are put back in the original task order and combined. ``combine="project"``
-   (the paper's step, the column projection of Mackey, Talwalkar & Jordan's divide-factor-
-   combine) projects the low-rank part (the block of the penalty declaring ``"low_rank"``, or
-   the whole ``W`` for a low-rank penalty) onto the column space of the first group's block::
+3. the blocks are put back in the original task order (an anchor task gets the mean of its
+   columns and intercept variables over the groups) and combined. The low-rank part ``L`` is
+   the block of the penalty declaring ``"low_rank"`` (the whole ``W`` for a low-rank penalty);
+   the other parts are kept as solved. The combine steps (:data:`COMBINES`):
 
-       L_hat = U U^T L,   L_1 = U diag(s) V^T  (singular values s_i > max(d, l) eps s_1)
-
-   so that ``rank(L_hat) <= l``, the other parts kept as they are; ``combine="concatenate"``
-   keeps the blocks as solved (exact for penalties separable over tasks).
+   * ``"project"``, the paper's step (the column projection of Mackey, Talwalkar & Jordan's
+     divide-factor-combine): ``L`` is projected onto the column space of the first group's
+     block (:func:`column_projection`), so ``rank(L_hat) <= l``;
+   * ``"concatenate"``: the blocks as solved (exact for penalties separable over tasks);
+   * ``"svd"``: ``L`` is projected onto its own ``r`` leading left singular vectors,
+     ``L_hat = U_r U_r^T L`` (:func:`leading_subspace`), with ``r`` (``rank``) by default the
+     largest numerical rank of the groups' blocks: every group estimates the shared subspace,
+     and the leading directions of all of them together replace the first group's alone;
+   * ``"anchor"``: the ``"svd"`` step on a partition with anchor tasks (``n_anchors``, by
+     default ``ceil(l / 4)``): every group also fits the anchors, which ties the groups'
+     subspaces to the same tasks;
+   * ``"refine"``: ``refine_iter`` iterations of ``refine_solver`` (by default the base
+     solver) on the full problem, warm-started at the blocks as solved (the concatenation,
+     whose full objective is the lowest of the combines and whose rank is not truncated; at
+     the ``"svd"`` step's point when ``rank`` is given); it stops earlier when that solver's
+     stopping rule holds.
 
 The fitted intercepts are recomputed for the combined ``W`` from each group's intercept
-variable (``datafit.intercept_parts``). The groups run serially, in joblib worker processes
-(``backend="joblib"``; joblib's active backend, e.g. ``joblib.parallel_config(backend=
-"dask")``, is honoured) or on a Dask cluster (``backend="dask"`` for the current
-``dask.distributed`` client, or a ``Client`` itself). Each group is solved under
-``threadpoolctl.threadpool_limits(blas_threads)``, whatever runs it, so that workers x threads
-<= cores and the same seed gives bit-for-bit the same result on every backend.
+variable (``datafit.intercept_parts``), or come from the refinement. The groups run serially,
+in joblib worker processes (``backend="joblib"``; joblib's active backend, e.g.
+``joblib.parallel_config(backend="dask")``, is honoured) or on a Dask cluster
+(``backend="dask"`` for the current ``dask.distributed`` client, or a ``Client`` itself).
+Each group is solved under ``threadpoolctl.threadpool_limits(blas_threads)``, whatever runs
+it, and the combine step and the refinement run in the calling process under the same limit,
+so that workers x threads <= cores and the same seed gives bit-for-bit the same result on
+every backend.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import time
 import warnings
@@ -47,40 +64,77 @@ from multitask.penalties.prox import safe_svd
 from multitask.solvers.base import Solver, check_int, finish
 from multitask.solvers.result import SolverResult
 
-__all__ = ["COMBINES", "DivideAndConquer", "column_projection", "partition_tasks"]
+__all__ = [
+    "COMBINES",
+    "DEFAULT_COMBINE",
+    "DivideAndConquer",
+    "column_projection",
+    "leading_subspace",
+    "numerical_rank",
+    "partition_tasks",
+]
 
-#: Combine steps of :class:`DivideAndConquer`.
-COMBINES = ("project", "concatenate")
+#: Combine steps of :class:`DivideAndConquer` (module docstring).
+COMBINES = ("project", "concatenate", "svd", "anchor", "refine")
+#: The robust estimators' default combine step (chosen by ``benchmarks/bench_dc_combine.py``;
+#: :class:`DivideAndConquer` itself defaults to the paper's ``"project"``).
+DEFAULT_COMBINE = "refine"
+#: Default iteration budget of the refinement (``combine="refine"``).
+REFINE_ITER = 350
 
 
-def partition_tasks(n_tasks: int, n_groups: int, random_state=None) -> list[np.ndarray]:
+def partition_tasks(n_tasks: int, n_groups: int, random_state=None, n_anchors: int = 0
+                    ) -> list[np.ndarray]:
     """Random partition of ``range(n_tasks)`` into groups (the paper's Algorithm 1).
 
     A random permutation is cut into ``n_groups`` consecutive chunks of
     ``l = n_tasks // n_groups`` tasks, plus one chunk of the ``n_tasks % n_groups`` remaining
     tasks when there are any (so ``n_groups + 1`` groups then). ``n_groups = 1`` gives the
-    identity order.
+    identity order. With ``n_anchors = k > 0`` the first ``k`` tasks of the permutation are
+    set apart and the other ``n_tasks - k`` are cut as above; use :func:`anchor_partition`
+    to get the anchors too.
 
     Returns
     -------
     groups : list of ndarray of int64
-        Task indices of each group, in the permuted order.
+        Task indices of each group, in the permuted order (without the anchors).
+    """
+    return anchor_partition(n_tasks, n_groups, random_state, n_anchors)[1]
+
+
+def anchor_partition(n_tasks: int, n_groups: int, random_state=None, n_anchors: int = 0
+                     ) -> tuple[np.ndarray, list[np.ndarray]]:
+    """``(anchors, groups)``: :func:`partition_tasks` with ``n_anchors`` anchor tasks.
+
+    The anchors are the first ``n_anchors`` tasks of the random permutation; the groups cut
+    the remaining ``n_tasks - n_anchors`` tasks into ``n_groups`` chunks of
+    ``floor((n_tasks - n_anchors) / n_groups)`` tasks (plus a remainder chunk).
     """
     n_tasks = int(n_tasks)
     n_groups = check_int(n_groups, "n_groups")
-    if n_groups > n_tasks:
+    n_anchors = check_int(n_anchors, "n_anchors", low=0)
+    if n_groups + n_anchors > n_tasks:
         raise ValueError(
-            f"n_groups={n_groups} exceeds the number of tasks ({n_tasks}): each group needs at "
-            "least one task."
+            f"n_groups={n_groups} exceeds the number of tasks ({n_tasks}"
+            + (f" minus {n_anchors} anchors" if n_anchors else "")
+            + "): each group needs at least one task."
         )
-    if n_groups == 1:
-        return [np.arange(n_tasks, dtype=np.int64)]
+    if n_groups == 1 and n_anchors == 0:
+        return np.zeros(0, dtype=np.int64), [np.arange(n_tasks, dtype=np.int64)]
     perm = check_random_state(random_state).permutation(n_tasks).astype(np.int64)
-    size = n_tasks // n_groups
-    groups = [perm[i * size : (i + 1) * size] for i in range(n_groups)]
-    if n_tasks % n_groups:
-        groups.append(perm[n_groups * size :])
-    return groups
+    anchors, rest = perm[:n_anchors], perm[n_anchors:]
+    size = rest.size // n_groups
+    groups = [rest[i * size : (i + 1) * size] for i in range(n_groups)]
+    if rest.size % n_groups:
+        groups.append(rest[n_groups * size :])
+    return anchors, groups
+
+
+def numerical_rank(s: np.ndarray, shape: tuple[int, ...]) -> int:
+    """``#{i : s_i > max(shape) * eps * s_1}`` for singular values ``s`` (non-increasing)."""
+    if s.size == 0 or s[0] <= 0:
+        return 0
+    return int(np.count_nonzero(s > max(shape) * np.finfo(float).eps * s[0]))
 
 
 def column_projection(L: np.ndarray, first: np.ndarray) -> tuple[np.ndarray, int]:
@@ -98,9 +152,57 @@ def column_projection(L: np.ndarray, first: np.ndarray) -> tuple[np.ndarray, int
     if L1.size == 0 or not np.any(L1):
         return np.zeros_like(L), 0
     U, s, _ = safe_svd(L1)
-    r = int(np.count_nonzero(s > max(L1.shape) * np.finfo(float).eps * s[0]))
+    r = numerical_rank(s, L1.shape)
     U = U[:, :r]
     return U @ (U.T @ L), r
+
+
+def leading_subspace(L: np.ndarray, groups: list[np.ndarray], rank: int | None = None
+                     ) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """The leading left singular vectors of ``L`` from the SVDs of its column blocks.
+
+    With ``L[:, g] = U_g diag(s_g) V_g^T`` (thin SVD, numerical rank ``r_g``) for column blocks
+    ``g`` partitioning the columns, ``L = C B`` with ``C = [U_1 diag(s_1), ..., U_t diag(s_t)]``
+    (``d x sum_g r_g``) and ``B`` block diagonal with orthonormal rows, so the singular values
+    and left singular vectors of ``L`` are those of ``C``: an exact SVD at the cost of the
+    blocks' ranks (the groups' blocks are low-rank prox outputs).
+
+    Parameters
+    ----------
+    L : ndarray of shape (d, m)
+    groups : list of ndarray of int
+        Column blocks covering every column once.
+    rank : int, optional
+        Number of vectors returned; default ``max_g r_g`` (the largest block rank).
+
+    Returns
+    -------
+    U : ndarray of shape (d, r)
+        ``r = min(rank, rank(L))`` leading left singular vectors of ``L``.
+    s : ndarray
+        All the nonzero singular values of ``L`` (non-increasing).
+    block_ranks : list of int
+        ``r_g`` of every block.
+    """
+    d = L.shape[0]
+    factors, ranks = [], []
+    for g in groups:
+        B = L[:, g]
+        if B.size == 0 or not np.any(B):
+            ranks.append(0)
+            continue
+        U, s, _ = safe_svd(B)
+        r = numerical_rank(s, B.shape)
+        ranks.append(r)
+        factors.append(U[:, :r] * s[:r])
+    if not factors:
+        return np.zeros((d, 0)), np.zeros(0), ranks
+    C = np.hstack(factors)
+    U, s, _ = safe_svd(C)
+    r_all = numerical_rank(s, L.shape)
+    r = max(ranks) if rank is None else int(rank)
+    r = min(r, r_all)
+    return U[:, :r], s[:r_all], ranks
 
 
 def _low_rank_index(penalty: Penalty) -> int | None:
@@ -185,6 +287,13 @@ def _n_workers(backend, n_jobs, n_groups: int) -> int:
         return 1
 
 
+def default_anchors(n_tasks: int, n_groups: int) -> int:
+    """``ceil(l / 4)`` anchor tasks for groups of ``l = floor(n_tasks / n_groups)`` tasks,
+    at most ``n_tasks - n_groups``."""
+    l = n_tasks // n_groups
+    return max(0, min(math.ceil(l / 4), n_tasks - n_groups))
+
+
 class DivideAndConquer(Solver):
     """Divide-and-conquer over groups of tasks with any base solver (module docstring).
 
@@ -194,18 +303,33 @@ class DivideAndConquer(Solver):
         The solver of each group.
     n_groups : int, default=4
         ``t``: number of groups of ``floor(m / t)`` tasks (one more group holds the remainder).
-    combine : {"project", "concatenate"}, default="project"
-        The combine step (module docstring).
+    combine : {"project", "concatenate", "svd", "anchor", "refine"}, default="project"
+        The combine step (module docstring); ``"project"`` is the paper's (the estimators
+        default to :data:`DEFAULT_COMBINE`).
+    rank : int, optional
+        Rank ``r`` of the ``"svd"`` and ``"anchor"`` projections (default the largest
+        numerical rank of the groups' low-rank blocks); for ``"refine"``, the rank of the
+        ``"svd"`` step before the refinement (default: no projection).
+    n_anchors : int, optional
+        Anchor tasks of ``combine="anchor"`` (default ``ceil(floor(m / t) / 4)``).
+    refine_iter : int, default=350
+        Iteration budget of the refinement (``combine="refine"``).
+    refine_solver : Solver, optional
+        Solver of the refinement (default: ``base``); run with ``max_iter=refine_iter``.
     random_state : int, RandomState instance or None
         Seed of the random partition.
     backend : "serial", "joblib", "dask" or dask.distributed.Client, default="serial"
     n_jobs : int, optional
         joblib workers (joblib's convention; capped at the number of groups and of cores).
     blas_threads : int or None, default=1
-        BLAS threads of each group's solve (``None``: no limit), capped so that
-        ``joblib workers x blas_threads <= os.cpu_count()``.
+        BLAS threads of each group's solve, of the combine step and of the refinement
+        (``None``: no limit), capped so that ``joblib workers x blas_threads <=
+        os.cpu_count()`` for the groups.
     warn : bool, default=True
-        Warn when a group's solver did not converge.
+        Warn when a group's solver did not converge, and (with ``check_rank``) when a group's
+        low-rank block has full rank (the group is too small for the rank the data call for).
+    check_rank : bool, default=True
+        The full-rank check above (the estimators make their own check before dividing).
     """
 
     name = "divide_conquer"
@@ -213,8 +337,10 @@ class DivideAndConquer(Solver):
     needs_prox = False
 
     def __init__(self, base: Solver, *, n_groups: int = 4, combine: str = "project",
+                 rank: int | None = None, n_anchors: int | None = None,
+                 refine_iter: int = REFINE_ITER, refine_solver: Solver | None = None,
                  random_state=None, backend: Any = "serial", n_jobs: int | None = None,
-                 blas_threads: int | None = 1, warn: bool = True):
+                 blas_threads: int | None = 1, warn: bool = True, check_rank: bool = True):
         if not isinstance(base, Solver):
             raise ValueError(f"base must be a Solver, got {base!r}.")
         super().__init__(max_iter=base.max_iter, tol=base.tol, warn=warn)
@@ -223,6 +349,13 @@ class DivideAndConquer(Solver):
         if combine not in COMBINES:
             raise ValueError(f"combine must be one of {COMBINES}, got {combine!r}.")
         self.combine = combine
+        self.check_rank = bool(check_rank)
+        self.rank = None if rank is None else check_int(rank, "rank")
+        self.n_anchors = None if n_anchors is None else check_int(n_anchors, "n_anchors", low=0)
+        self.refine_iter = check_int(refine_iter, "refine_iter", low=0)
+        if refine_solver is not None and not isinstance(refine_solver, Solver):
+            raise ValueError(f"refine_solver must be a Solver or None, got {refine_solver!r}.")
+        self.refine_solver = refine_solver
         self.random_state = random_state
         if not (backend in ("serial", "joblib", "dask") or (
                 hasattr(backend, "submit") and hasattr(backend, "scatter"))):
@@ -234,6 +367,10 @@ class DivideAndConquer(Solver):
             blas_threads = check_int(blas_threads, "blas_threads")
         self.blas_threads = blas_threads
 
+    @property
+    def label(self) -> str:
+        return f"dc-{self.combine}({self.base.label})"
+
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         params = super().get_params(deep)
         params.pop("max_iter", None)
@@ -241,18 +378,31 @@ class DivideAndConquer(Solver):
         return params
 
     def missing(self, datafit: Datafit, penalty: Penalty) -> list[str]:
-        return self.base.missing(datafit, penalty)
+        out = self.base.missing(datafit, penalty)
+        if self.combine == "refine" and self.refine_solver is not None:
+            out += [m for m in self.refine_solver.missing(datafit, penalty) if m not in out]
+        return out
+
+    def _anchors(self, m: int) -> int:
+        if self.combine != "anchor" or self.n_groups == 1:
+            return 0
+        k = default_anchors(m, self.n_groups) if self.n_anchors is None else self.n_anchors
+        return min(k, m - self.n_groups)
 
     def solve(self, datafit: Datafit, penalty: Penalty, *, coef_init=None, intercept_init=None,
               callback: Callable | None = None, group_penalty: Penalty | None = None
               ) -> SolverResult:
         """Solve the groups and combine; ``group_penalty`` (default ``penalty``) is the
-        penalty of each group's problem. Warm starts and callbacks do not apply."""
+        penalty of each group's problem. Warm starts do not apply to the groups; the
+        callback is passed to the refinement."""
         self.check(datafit, penalty)
         t_start = time.perf_counter()
+        c_start = time.process_time()
         data = datafit.raw
         m, d = data.n_tasks, data.n_features
-        groups = partition_tasks(m, self.n_groups, self.random_state)
+        anchors, groups = anchor_partition(m, self.n_groups, self.random_state,
+                                           self._anchors(m))
+        solved = [np.concatenate([anchors, g]) for g in groups]
         spec = {"datafit_class": type(datafit), "datafit_params": datafit.get_params(),
                 "penalty": group_penalty if group_penalty is not None else penalty,
                 "solver": self.base.with_params(warn=False)}
@@ -263,40 +413,76 @@ class DivideAndConquer(Solver):
         n_jobs = self.n_jobs
         if self.backend == "joblib":
             n_jobs = n_workers
-        subs = [data.subset_tasks(g) for g in groups]
+        subs = [data.subset_tasks(g) for g in solved]
+        t_groups = time.perf_counter()
         outs = _run_groups(subs, spec, self.backend, n_jobs, threads)
+        t_groups = time.perf_counter() - t_groups
 
         shape = penalty.linear_map.variable_shape(d, m)
         V = np.zeros(shape)
         c = np.zeros(m)
         M = np.zeros((d, m))
+        has_b = all(o["b"] is not None for o in outs)
+        b = np.zeros(m) if has_b else None
+        k = anchors.size
         for g, o in zip(groups, outs, strict=True):
-            V[..., g] = o["coef"]
-            c[g] = o["c"]
-            M[:, g] = o["M"]
+            V[..., g] = o["coef"][..., k:]
+            c[g] = o["c"][k:]
+            M[:, g] = o["M"][:, k:]
+            if b is not None:
+                b[g] = o["b"][k:]
+        if k:  # an anchor task: the mean of its columns over the groups
+            n_out = len(outs)
+            V[..., anchors] = sum(o["coef"][..., :k] for o in outs) / n_out
+            c[anchors] = sum(o["c"][:k] for o in outs) / n_out
+            M[:, anchors] = outs[0]["M"][:, :k]
+            if b is not None:
+                b[anchors] = sum(o["b"][:k] for o in outs) / n_out
         V_concat = V.copy()
         rank = None
         idx = _low_rank_index(penalty)
-        with threadpool_limits(limits=threads):
-            if self.combine == "project" and idx is not None and len(groups) > 1:
+        # the numerical rank of each group's own low-rank block (its tasks and the anchors)
+        block_ranks: list[int] = []
+        refine_info: dict[str, Any] = {}
+        result: SolverResult | None = None
+        with threadpool_limits(limits=self.blas_threads):
+            if idx is not None:
+                for o in outs:
+                    Lg = o["coef"][idx] if idx >= 0 else o["coef"]
+                    s = (np.linalg.svd(Lg, compute_uv=False) if Lg.size and np.any(Lg)
+                         else np.zeros(0))
+                    block_ranks.append(numerical_rank(s, Lg.shape))
+            # the refinement starts from the blocks as solved (the lowest full objective of
+            # the combines, no truncation) unless a rank is given
+            project = self.combine not in ("concatenate", "refine") or self.rank is not None
+            if idx is not None and len(groups) > 1 and project:
                 L = V[idx] if idx >= 0 else V
-                L_hat, rank = column_projection(L, groups[0])
-                if rank == 0 and np.any(L):
-                    # the first block is zero but others are not: the paper's rule would
-                    # discard every low-rank part, so project on the block of largest rank
-                    ranks = [int(np.linalg.matrix_rank(L[:, g])) for g in groups]
-                    best = int(np.argmax(ranks))
-                    L_hat, rank = column_projection(L, groups[best])
-                    warnings.warn(
-                        "The low-rank block of the first group is zero: projecting on the "
-                        f"block of group {best} (rank {rank}) instead.",
-                        UserWarning, stacklevel=2,
-                    )
+                if self.combine == "project":
+                    L_hat, rank = self._project(L, groups)
+                else:
+                    cover = groups if k == 0 else [anchors, *groups]
+                    U, _, _ = leading_subspace(L, cover, self.rank)
+                    rank = U.shape[1]
+                    L_hat = U @ (U.T @ L)
                 if idx >= 0:
                     V[idx] = L_hat
                 else:
                     V = L_hat
-        W = penalty.linear_map.forward(V)
+            W = penalty.linear_map.forward(V)
+            intercept = c - np.einsum("jt,jt->t", M, W)
+            if self.combine == "refine" and self.refine_iter > 0 and len(groups) > 1:
+                solver = (self.refine_solver or self.base).with_params(
+                    max_iter=self.refine_iter, warn=False)
+                t_ref, c_ref = time.perf_counter(), time.process_time()
+                result = solver.solve(datafit, penalty, coef_init=V.copy(),
+                                      intercept_init=b if datafit.has_intercept_variable
+                                      else None, callback=callback)
+                refine_info = {"refine_n_iter": int(result.n_iter),
+                               "refine_converged": bool(result.converged),
+                               "refine_seconds": time.perf_counter() - t_ref,
+                               "refine_cpu_seconds": time.process_time() - c_ref,
+                               "refine_solver": solver.label}
+        self._check_group_ranks(solved, block_ranks)
         converged = [o["converged"] for o in outs]
         if self.warn and not all(converged):
             bad = [i for i, ok in enumerate(converged) if not ok]
@@ -305,16 +491,65 @@ class DivideAndConquer(Solver):
                 "increase its max_iter or tol.",
                 ConvergenceWarning, stacklevel=2,
             )
-        result = finish(self, datafit, penalty, V, None, n_iter=max(o["n_iter"] for o in outs),
-                        objective=[], times=[], converged=all(converged), t0=t_start,
-                        exhausted=False,
-                        info={"groups": groups, "coef_concat": V_concat, "rank": rank,
-                              "n_iter_groups": [o["n_iter"] for o in outs],
-                              "converged_groups": converged,
-                              "seconds_groups": [o["seconds"] for o in outs],
-                              "cpu_seconds_groups": [o["cpu_seconds"] for o in outs],
-                              "n_workers": n_workers, "blas_threads": threads})
+        info = {"groups": groups, "anchors": anchors, "solved_groups": solved,
+                "combine": self.combine,
+                "coef_concat": V_concat, "coef_combined": V, "rank": rank,
+                "block_ranks": block_ranks,
+                "n_iter_groups": [o["n_iter"] for o in outs], "converged_groups": converged,
+                "seconds_groups": [o["seconds"] for o in outs],
+                "cpu_seconds_groups": [o["cpu_seconds"] for o in outs],
+                "groups_wall_seconds": t_groups,
+                "n_workers": n_workers, "blas_threads": threads, **refine_info}
+        n_iter = max(o["n_iter"] for o in outs)
+        if result is not None:
+            result.info = {**result.info, **info}
+            result.n_iter = n_iter + int(result.n_iter)
+            result.time = time.perf_counter() - t_start
+            result.info["parent_cpu_seconds"] = time.process_time() - c_start
+            return result
+        # the objective of the full problem at the combined point
+        objective = ([] if datafit.has_intercept_variable and b is None
+                     else [datafit.value(W, b) + penalty.value(V)])
+        with threadpool_limits(limits=self.blas_threads):  # the measure's spectral norms
+            result = finish(self, datafit, penalty, V, b, n_iter=n_iter, objective=objective,
+                            times=[time.perf_counter() - t_start] if objective else [],
+                            converged=all(converged), t0=t_start, exhausted=False, info=info)
         # the intercepts of the combined weights, from each group's intercept variable
-        result.intercept = c - np.einsum("jt,jt->t", M, W)
-        result.intercept_variable = None
+        result.intercept = intercept
+        result.intercept_variable = b
+        result.info["parent_cpu_seconds"] = time.process_time() - c_start
         return result
+
+    @staticmethod
+    def _project(L: np.ndarray, groups: list[np.ndarray]) -> tuple[np.ndarray, int]:
+        """The paper's step: ``L`` on the column space of the first group's block."""
+        L_hat, rank = column_projection(L, groups[0])
+        if rank == 0 and np.any(L):
+            # the first block is zero but others are not: the paper's rule would
+            # discard every low-rank part, so project on the block of largest rank
+            ranks = [int(np.linalg.matrix_rank(L[:, g])) for g in groups]
+            best = int(np.argmax(ranks))
+            L_hat, rank = column_projection(L, groups[best])
+            warnings.warn(
+                "The low-rank block of the first group is zero: projecting on the "
+                f"block of group {best} (rank {rank}) instead.",
+                UserWarning, stacklevel=3,
+            )
+        return L_hat, rank
+
+    def _check_group_ranks(self, solved, block_ranks) -> None:
+        """Warn when a group's low-rank block has full rank (as many as its tasks)."""
+        if not (self.warn and self.check_rank) or not block_ranks or len(solved) < 2:
+            return
+        sizes = [len(g) for g in solved]
+        full = [i for i, (r, n) in enumerate(zip(block_ranks, sizes, strict=True))
+                if n > 1 and r >= n]
+        if full:
+            warnings.warn(
+                f"Divide-and-conquer: the low-rank block of group(s) {full} has full rank "
+                f"({block_ranks[full[0]]} for {sizes[full[0]]} tasks): the data call for a "
+                "rank at least the group size, which groups of this size cannot show, so the "
+                "combined model may lose accuracy. Use fewer groups (n_groups), or a combine "
+                "step that refines on the full problem (combine='refine').",
+                UserWarning, stacklevel=3,
+            )
