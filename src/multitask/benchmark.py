@@ -44,6 +44,7 @@ import numpy as np
 
 __all__ = [
     "DEFAULT_CV",
+    "DEFAULT_ALPHA_RATIO",
     "DEFAULT_N_ALPHAS",
     "DEFAULT_SPLITS",
     "SKIPPED",
@@ -58,7 +59,10 @@ __all__ = [
 #: Official splits used by default (``--splits``).
 DEFAULT_SPLITS = 3
 #: Size of each model's default grid (``--grid-size``).
-DEFAULT_N_ALPHAS = 6
+DEFAULT_N_ALPHAS = 7
+#: Smallest / largest value of each model's default grid (two decades: on School the chosen
+#: values lie there, and the path is continued past the weak end when the best value is there).
+DEFAULT_ALPHA_RATIO = 1e-2
 #: Folds of the cross-validation inside each training part (``--cv-folds``).
 DEFAULT_CV = 3
 
@@ -196,8 +200,8 @@ def _splits(n_splits: int, train_ratio: float | None, random_state: int):
     return out
 
 
-def _job(name: str, split: int, data, n_alphas: int, cv: int, random_state: int,
-         limit_threads: bool) -> dict:
+def _job(name: str, split: int, data, n_alphas: int, alpha_ratio: float, cv: int,
+         random_state: int, limit_threads: bool) -> dict:
     """Cross-validate one model on one training part and score it on the test part."""
     import multitask
     from multitask.metrics import amse, nmse
@@ -214,6 +218,7 @@ def _job(name: str, split: int, data, n_alphas: int, cv: int, random_state: int,
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # convergence notes of grid points far from the best
             search = multitask.MultiTaskCV(est, cv=cv, n_alphas=n_alphas,
+                                           alpha_ratio=alpha_ratio,
                                            random_state=random_state + split).fit(X_tr, y_tr)
         seconds = time.perf_counter() - t0
         pred = search.predict(X_te)
@@ -249,7 +254,8 @@ def _format_params(params: list[dict]) -> str:
 
 def run_school(n_splits: int = DEFAULT_SPLITS, models: Sequence[str] | None = None, *,
                train_ratio: float | None = None, n_alphas: int = DEFAULT_N_ALPHAS,
-               cv: int = DEFAULT_CV, n_jobs: int | None = None, random_state: int = 0,
+               alpha_ratio: float = DEFAULT_ALPHA_RATIO, cv: int = DEFAULT_CV,
+               n_jobs: int | None = None, random_state: int = 0,
                show_progress: bool = True) -> SchoolBenchmark:
     """Run the School benchmark.
 
@@ -264,6 +270,8 @@ def run_school(n_splits: int = DEFAULT_SPLITS, models: Sequence[str] | None = No
         Random per-school splits with this training fraction instead of the official ones.
     n_alphas : int, default=DEFAULT_N_ALPHAS
         Size of each model's default grid.
+    alpha_ratio : float, default=DEFAULT_ALPHA_RATIO
+        Smallest / largest value of each model's default grid.
     cv : int, default=DEFAULT_CV
         Folds of the cross-validation inside each training part (within each school).
     n_jobs : int, optional
@@ -286,6 +294,8 @@ def run_school(n_splits: int = DEFAULT_SPLITS, models: Sequence[str] | None = No
     for label, value, low in (("grid size", n_alphas, 1), ("number of folds", cv, 2)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
             raise ValueError(f"The {label} must be an integer >= {low}, got {value!r}.")
+    if not 0 < float(alpha_ratio) < 1:
+        raise ValueError(f"The grid ratio must be in (0, 1), got {alpha_ratio!r}.")
     available = school_regressors()
     names = _resolve(models, available)
     data = _splits(int(n_splits), train_ratio, random_state)
@@ -316,14 +326,15 @@ def run_school(n_splits: int = DEFAULT_SPLITS, models: Sequence[str] | None = No
     with bar:
         if workers == 1:
             for name, s in jobs:
-                results.append(_job(name, s, data[s], n_alphas, cv, random_state, False))
+                results.append(_job(name, s, data[s], n_alphas, alpha_ratio, cv,
+                                    random_state, False))
                 bar.advance()
         else:
             from joblib import Parallel, delayed
 
             par = Parallel(n_jobs=workers, return_as="generator_unordered")
-            for res in par(delayed(_job)(name, s, data[s], n_alphas, cv, random_state, True)
-                           for name, s in jobs):
+            for res in par(delayed(_job)(name, s, data[s], n_alphas, alpha_ratio, cv,
+                                         random_state, True) for name, s in jobs):
                 results.append(res)
                 bar.advance()
 

@@ -43,7 +43,8 @@ def cmd_benchmark(args) -> int:
     from multitask import benchmark as bench
 
     res = bench.run_school(args.splits, args.models, train_ratio=args.train_ratio,
-                           n_alphas=args.grid_size, cv=args.cv_folds, n_jobs=args.n_jobs,
+                           n_alphas=args.grid_size, alpha_ratio=args.grid_ratio,
+                           cv=args.cv_folds, n_jobs=args.n_jobs,
                            random_state=args.random_state, show_progress=not args.quiet)
     print(bench.format_table(res, cv=args.cv_folds))
     out = Path(args.out)
@@ -74,7 +75,12 @@ def _save_figure(res, path: Path) -> Path | None:
 
 
 def _add_benchmark(sub) -> None:
-    from multitask.benchmark import DEFAULT_CV, DEFAULT_N_ALPHAS, DEFAULT_SPLITS
+    from multitask.benchmark import (
+        DEFAULT_ALPHA_RATIO,
+        DEFAULT_CV,
+        DEFAULT_N_ALPHAS,
+        DEFAULT_SPLITS,
+    )
 
     pb = sub.add_parser(
         "benchmark",
@@ -101,6 +107,10 @@ def _add_benchmark(sub) -> None:
                     "official splits")
     pb.add_argument("--grid-size", type=int, default=DEFAULT_N_ALPHAS, metavar="N",
                     help=f"values of each model's default grid (default {DEFAULT_N_ALPHAS})")
+    pb.add_argument("--grid-ratio", type=float, default=DEFAULT_ALPHA_RATIO, metavar="R",
+                    help=f"smallest / largest value of each default grid (default "
+                    f"{DEFAULT_ALPHA_RATIO:g}; the path goes on past the weak end when the best "
+                    "value is there)")
     pb.add_argument("--cv-folds", type=int, default=DEFAULT_CV, metavar="K",
                     help=f"folds within each school inside the training part (default "
                     f"{DEFAULT_CV})")
