@@ -654,7 +654,8 @@ def _loo_splits(X, y, groups, layout: str, random_state, cap: int | None):
     if cap is not None:
         n_folds = min(n_folds, int(cap))
     if n_folds < 2:
-        raise ValueError("Leave-one-out cross-validation needs a task with at least 2 rows.")
+        raise ValueError("Leave-one-out cross-validation within tasks needs a task with at "
+                         f"least 2 rows; the largest task has n_samples={n_folds}.")
     if layout == "long":
         splitter = TaskKFold(n_folds, task_column=-1, random_state=random_state)
     else:
