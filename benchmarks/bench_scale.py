@@ -214,7 +214,8 @@ def main(argv=None) -> None:
         am_fit = med("alpha_max_s") / med("grad_fit_s")
         gram = "Gram" if rows[0]["use_gram"] else "no Gram"
         total = med("alpha_max_total_s")
-        msg = (f"m={m:>7d}: fit {med('fit_s'):7.2f} s CPU, {med('n_iter'):.0f} it, "
+        msg = (f"m={m:>7d}: fit {med('fit_s'):7.2f} s CPU (input conversion "
+               f"{med('convert_s'):.2f} s), {med('n_iter'):.0f} it, "
                f"{per_task:6.2f} us/it/task, peak {med('peak_over_data'):.2f}x data "
                f"({med('data_mb'):.0f} MB), alpha_max {am_data:.2f}x a gradient from the data "
                f"({am_fit:.2f}x the fit's gradient, {gram}), whole est.alpha_max {total:.2f} s "
@@ -236,9 +237,13 @@ def main(argv=None) -> None:
         t = [float(np.median([r["fit_s"] for r in results[(m, "auto")]])) for m in ms]
         tpi = [float(np.median([r["fit_s"] / r["n_iter"] for r in results[(m, "auto")]]))
                for m in ms]
+        tc = [float(np.median([r["fit_s"] - r["convert_s"] for r in results[(m, "auto")]]))
+              for m in ms]
         print(f"\nlog-log slope of the fit's CPU time in m: {_slope(ms, t):.3f} (least squares), "
               f"{np.log(t[-1] / t[0]) / np.log(ms[-1] / ms[0]):.3f} (from m={ms[0]} to "
-              f"m={ms[-1]}); of the time per iteration: {_slope(ms, tpi):.3f}")
+              f"m={ms[-1]}); of the time per iteration: {_slope(ms, tpi):.3f}; of the fit "
+              f"without the input conversion (multitask.data): {_slope(ms, tc):.3f} "
+              f"(least squares), {np.log(tc[-1] / tc[0]) / np.log(ms[-1] / ms[0]):.3f} (ends)")
         peak = max(float(np.median([r["peak_over_data"] for r in results[(m, "auto")]]))
                    for m in ms)
         print(f"largest peak memory over the data: {peak:.2f}x")

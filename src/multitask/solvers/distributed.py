@@ -17,7 +17,7 @@ ProximalGradient` with its default fixed step ``1 / L``) is
 So the data never leave their worker and only what the penalty needs crosses the network
 (the ``"blockwise"`` capability of :mod:`multitask.penalties.base`): nothing for penalties
 separable over tasks (l1, l2 over task columns, ridge), ``d`` squared row norms for the l2,1
-norm, the ``R`` factor of ``V^T`` (``d (d + 1) / 2`` numbers, ``R^T R = V V^T``) for the
+norm, the ``R`` factor of ``V^T`` (``R^T R = V V^T``, a ``d x d`` triangular array) for the
 trace norm, whose prox is then ``V -> M V`` with a ``d x d`` matrix ``M`` whatever the number
 of tasks, and the parts' reductions side by side for split models. Per iteration each worker
 sends one reduction and a few scalars and receives one plan (see ``docs/distributed.md``).
