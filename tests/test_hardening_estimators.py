@@ -20,6 +20,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, clone, is_classifier
 from sklearn.exceptions import ConvergenceWarning
 
@@ -398,3 +399,32 @@ def test_dask_execution_gives_the_same_model():
         dask = _fit(_make("MultiTaskCV", client=client), fit_args)
     np.testing.assert_array_equal(_coef(dask), _coef(serial))
     assert dask.best_params_ == serial.best_params_
+
+
+@pytest.mark.parametrize("layout", ["long", "shared", "sparse"])
+def test_features_constant_within_tasks_centre_to_exact_zeros(layout):
+    """Identical rows centred by ``sum / n`` left columns of rounding noise (about 1e-17): the
+    grid of MultiTaskCV went down to alpha ~ 1e-20 and the chosen fit ran 5,000 iterations to
+    coefficients of 1e20 (with only a convergence warning). Constant columns now centre to
+    exact zeros: every fit is the per-task mean, in one iteration, without a warning."""
+    rng = np.random.default_rng(0)
+    X = np.tile(rng.standard_normal((1, 5)), (90, 1))
+    task = np.repeat(np.arange(3), 30)
+    y = rng.standard_normal(90)
+    if layout == "shared":
+        X, y, task = X[:30], y.reshape(3, 30).T, None
+    elif layout == "sparse":
+        X = sp.csr_matrix(X)
+    args = (X, y) if task is None else (X, y, task)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cv = M.MultiTaskCV(M.L21Regressor(), n_alphas=3, cv=2).fit(*args)
+        tiny = M.TraceNormRegressor(alpha=1e-12).fit(*args)
+    for est in (cv.best_estimator_, tiny):
+        assert np.all(est.coef_ == 0.0)
+    if task is not None:
+        from multitask.data import as_multitask_data
+
+        row = X[:1].toarray() if sp.issparse(X) else X[:1]
+        np.testing.assert_array_equal(as_multitask_data(X, y, task)[0].x_means(),
+                                      np.repeat(row.T, 3, axis=1))

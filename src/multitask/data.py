@@ -118,6 +118,10 @@ class MultiTaskData:
         Long format only: ``row_order[k]`` is the user's row stored at stacked position ``k``
         (the stacked rows are the user's rows grouped by task); ``None`` when the stacked
         order is the user's order.
+    x_constant : ndarray of bool of shape (d, m) or None
+        With ``x_offset``: the (feature, task) cells whose column is constant within the
+        task, so that the implicitly centred column is zero; :meth:`rmatvec` returns exact
+        zeros there (``X_t^T r - mu_t sum(r)`` would leave rounding noise).
     """
 
     X: np.ndarray | sp.csr_matrix
@@ -127,6 +131,7 @@ class MultiTaskData:
     shared: bool = False
     x_offset: np.ndarray | None = None
     row_order: np.ndarray | None = None
+    x_constant: np.ndarray | None = None
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     # ----------------------------------------------------------------- sizes
@@ -185,12 +190,14 @@ class MultiTaskData:
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         y = np.concatenate([self.task_y(t) for t in idx]) if len(idx) else self.y[:0]
         x_off = None if self.x_offset is None else self.x_offset[:, idx].copy()
+        x_const = None if self.x_constant is None else self.x_constant[:, idx].copy()
         if self.shared:
             X = self.X
         else:
             rows = np.concatenate([np.arange(self.offsets[t], self.offsets[t + 1]) for t in idx])
             X = self.X[rows]
-        return MultiTaskData(X, y, offsets, self.tasks[idx], self.shared, x_off)
+        return MultiTaskData(X, y, offsets, self.tasks[idx], self.shared, x_off,
+                             x_constant=x_const)
 
     # ----------------------------------------------------------------- linear algebra
     def matvec(self, W: np.ndarray) -> np.ndarray:
@@ -237,6 +244,8 @@ class MultiTaskData:
             G = _dense_rmatvec(self.X, R, self.task_of_row, m)
         if self.x_offset is not None:
             G = G - self.x_offset * self.task_sum(R)[None, :]
+            if self.x_constant is not None:
+                G[self.x_constant] = 0.0
         return G
 
     def task_sum(self, R: np.ndarray) -> np.ndarray:
@@ -331,6 +340,67 @@ class MultiTaskData:
         self._cache[key] = out
         return out
 
+    def x_means(self) -> np.ndarray:
+        """Per-task feature means ``(d, m)`` (:meth:`x_means_and_constant`)."""
+        return self.x_means_and_constant()[0]
+
+    def x_means_and_constant(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per-task feature means ``mu[:, t] = (1/n_t) sum_{i in task t} x_i``, shape ``(d, m)``.
+
+        A feature that is constant within a task gets that constant exactly (``min == max``
+        of the column over the task's rows), so its centred column ``X_t[:, j] - mu_jt`` is
+        exactly zero; the sum divided by ``n_t`` may miss it by an ulp, and a centred column of
+        rounding noise (about ``1e-16`` of the feature's size) would let a weakly regularized
+        fit grow coefficients of ``1 / 1e-16``. For a shared design the means are the
+        columns' means over all rows, repeated for every task. Returns ``(mu, constant)``,
+        ``constant`` the boolean ``(d, m)`` mask of those cells.
+        """
+        m, d = self.n_tasks, self.n_features
+        if self.shared:
+            mu = np.asarray(self.X.mean(axis=0)).ravel()
+            const1 = np.zeros(d, dtype=bool)
+            if self.n_rows and d:
+                X = self.X
+                lo = np.asarray(X.min(axis=0).toarray() if sp.issparse(X)
+                                else X.min(axis=0)).ravel()
+                hi = np.asarray(X.max(axis=0).toarray() if sp.issparse(X)
+                                else X.max(axis=0)).ravel()
+                const1 = lo == hi
+                mu = np.where(const1, lo, mu)
+            return (np.repeat(mu[:, None], m, axis=1), np.repeat(const1[:, None], m, axis=1))
+        constant = np.zeros((d, m), dtype=bool)
+        if not d:
+            return np.zeros((d, m)), constant
+        sizes = self.task_sizes
+        x_mean = self.rmatvec(np.ones(self.n_rows)) / np.maximum(sizes, 1)[None, :]
+        full = np.flatnonzero(sizes > 0)
+        if full.size and not sp.issparse(self.X):
+            starts = self.offsets[:-1][full]
+            lo = np.minimum.reduceat(self.X, starts, axis=0)
+            hi = np.maximum.reduceat(self.X, starts, axis=0)
+            # reduceat runs each slice to the next start: the last one to the end of X, which
+            # is the end of the last non-empty task (empty tasks have no rows)
+            const = (lo == hi).T
+            x_mean[:, full] = np.where(const, lo.T, x_mean[:, full])
+            constant[:, full] = const
+        elif full.size:  # sparse: (task, feature) cells whose n_t stored values are all equal
+            coo = sp.coo_matrix(self.X)
+            key = self.task_of_row[coo.row].astype(np.int64) * d + coo.col
+            order = np.argsort(key, kind="stable")
+            key, vals = key[order], coo.data[order]
+            cells, starts = np.unique(key, return_index=True)
+            lo = np.minimum.reduceat(vals, starts)
+            hi = np.maximum.reduceat(vals, starts)
+            counts = np.diff(np.append(starts, key.size))
+            t_of, j_of = np.divmod(cells, d)
+            const = (lo == hi) & (counts == sizes[t_of])
+            x_mean[j_of[const], t_of[const]] = lo[const]
+            constant[j_of[const], t_of[const]] = True
+            stored = np.zeros((d, m), dtype=bool)  # cells with no stored value: zero columns
+            stored[j_of, t_of] = True
+            constant |= ~stored & (sizes > 0)[None, :]
+        return x_mean, constant
+
     def centered(self) -> tuple[MultiTaskData, np.ndarray, np.ndarray]:
         """Per-task centred copy: ``(data_c, x_mean, y_mean)``.
 
@@ -338,21 +408,21 @@ class MultiTaskData:
         centred explicitly; sparse or shared designs keep ``X`` and centre implicitly through
         ``x_offset``, so that sparsity and sharing survive.
         """
-        m, d = self.n_tasks, self.n_features
+        m = self.n_tasks
         y_mean = self.task_sum(self.y) / self.task_sizes
         yc = self.y - self.expand(y_mean)
+        x_mean, constant = self.x_means_and_constant()
         if self.shared:
-            mu = np.asarray(self.X.mean(axis=0)).ravel()
-            x_mean = np.repeat(mu[:, None], m, axis=1)
+            mu = x_mean[:, 0] if m else np.asarray(self.X.mean(axis=0)).ravel()
             if self.is_sparse:
-                data_c = MultiTaskData(self.X, yc, self.offsets, self.tasks, True, x_mean)
+                data_c = MultiTaskData(self.X, yc, self.offsets, self.tasks, True, x_mean,
+                                       x_constant=constant)
             else:
                 data_c = MultiTaskData(self.X - mu[None, :], yc, self.offsets, self.tasks, True)
             return data_c, x_mean, y_mean
-        ones = np.ones(self.n_rows)
-        x_mean = self.rmatvec(ones) / self.task_sizes[None, :] if d else np.zeros((d, m))
         if self.is_sparse:
-            data_c = MultiTaskData(self.X, yc, self.offsets, self.tasks, False, x_mean)
+            data_c = MultiTaskData(self.X, yc, self.offsets, self.tasks, False, x_mean,
+                                   x_constant=constant)
         else:
             Xc = self.X - x_mean.T[self.task_of_row]
             data_c = MultiTaskData(Xc, yc, self.offsets, self.tasks, False, None)

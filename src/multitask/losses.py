@@ -92,7 +92,8 @@ class Datafit:
             data_c, self.x_mean, _ = data.centered()
             # centred features, original targets
             self.data = MultiTaskData(data_c.X, data.y, data.offsets, data.tasks, data.shared,
-                                      data_c.x_offset, data.row_order)
+                                      data_c.x_offset, data.row_order,
+                                      x_constant=data_c.x_constant)
         else:
             self.data = data
             self.x_mean = np.zeros((data.n_features, data.n_tasks))
@@ -299,8 +300,9 @@ def _centred_view(data: MultiTaskData) -> tuple[MultiTaskData, np.ndarray, np.nd
     sizes = data.task_sizes
     y_mean = data.task_sum(data.y) / sizes
     yc = data.y - data.expand(y_mean)
-    x_mean = data.rmatvec(np.ones(data.n_rows)) / sizes[None, :]
-    return (MultiTaskData(data.X, yc, data.offsets, data.tasks, False, x_mean), x_mean, y_mean)
+    x_mean, constant = data.x_means_and_constant()
+    return (MultiTaskData(data.X, yc, data.offsets, data.tasks, False, x_mean,
+                          x_constant=constant), x_mean, y_mean)
 
 
 def _gram_chunks(data: MultiTaskData, x_mean: np.ndarray, small_side: bool = False):
