@@ -731,6 +731,7 @@ LABELS = {
     "sklearn-Ridge": "scikit-learn `Ridge`",
     "sklearn-LogReg": "scikit-learn `LogisticRegression`",
     "sklearn-Prior": "scikit-learn `DummyClassifier` (prior)",
+    "MTL(Omega&Sigma)": "MTL(Ω&Σ) (not implemented)",
 }
 #: The paper's methods without a counterpart here (their Table II values only).
 PAPER_ONLY = ("MTRL", "MTL(Omega&Sigma)", "ASO")
