@@ -428,3 +428,44 @@ def test_features_constant_within_tasks_centre_to_exact_zeros(layout):
         row = X[:1].toarray() if sp.issparse(X) else X[:1]
         np.testing.assert_array_equal(as_multitask_data(X, y, task)[0].x_means(),
                                       np.repeat(row.T, 3, axis=1))
+
+
+def _small_long(clf=False):
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((60, 3))
+    task = np.repeat(np.arange(3), 20)
+    y = X @ np.array([1.0, -1.0, 0.5]) + 0.1 * rng.standard_normal(60)
+    return X, ((y > 0).astype(int) if clf else y), task
+
+
+@pytest.mark.parametrize("make, word, clf", [
+    (lambda: M.MultiTaskKernelClassifier(kernel_params=-1), "kernel_params", True),
+    (lambda: M.MultiTaskKernelClassifier(task_similarity=-1), "task_similarity", True),
+    (lambda: M.MultiTaskKernelClassifier(task_similarity=[1, 2]), "task_similarity", True),
+    (lambda: M.MultiTaskKernelClassifier(max_iter=10**30), "max_iter", True),
+    (lambda: M.IndependentLassoRegressor(max_iter=10**30), "max_iter", False),
+    (lambda: M.L1InfClassifier(solver="lp", max_iter=10**30), "max_iter", True),
+    (lambda: M.MultiTaskCV(M.L21Regressor(), n_alphas=10**30), "n_alphas", False),
+    (lambda: M.MultiTaskCV(M.L21Regressor(), cv=[1, 2]), "cv", False),
+])
+def test_long_fuzz_findings_are_value_errors_naming_the_parameter(make, word, clf):
+    """Found by the long fuzz run (``-m slow``, 15,535 parameter cases): these gave an
+    AttributeError, a TypeError or an OverflowError from inside NumPy, HiGHS or the compiled
+    kernels, or an error that did not name the parameter."""
+    with pytest.raises(ValueError, match=word):
+        make().fit(*_small_long(clf))
+
+
+def test_an_lp_that_highs_cannot_solve_is_a_clear_error():
+    """Found by the long data fuzz: features 1e300 cast to int64 (one constant column of
+    -2^63) made HiGHS stop with an unknown model status and no solution, reported as a
+    RuntimeError; it is now a ValueError that says what to do (or a fit)."""
+    X = np.full((8, 1), np.iinfo(np.int64).min, dtype=np.int64)
+    y = np.array([0, 1, 1, 0, 0, 1, 0, 1])
+    task = np.zeros(8, dtype=int)
+    try:
+        est = M.L1InfClassifier().fit(X, y, task)
+    except ValueError as exc:
+        assert "standardize" in str(exc)
+    else:
+        assert np.all(np.isfinite(est.coef_))

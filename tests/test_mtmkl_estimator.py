@@ -179,7 +179,7 @@ def test_errors_name_the_problem_and_the_task():
         MultiTaskKernelClassifier(loss="logistic").fit(X, y, task=task)
     with pytest.raises(ValueError, match="theta has shape"):
         MultiTaskKernelClassifier(theta=[1.0]).fit(X, y, task=task)
-    with pytest.raises(ValueError, match="task kernel 0 has shape"):
+    with pytest.raises(ValueError, match="task kernel 0 of task_similarity has shape"):
         MultiTaskKernelClassifier(task_similarity=np.eye(2)).fit(X, y, task=task)
     with pytest.raises(ValueError, match="positive semidefinite"):
         MultiTaskKernelClassifier(task_similarity=-np.eye(3)).fit(X, y, task=task)

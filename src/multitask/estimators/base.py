@@ -108,13 +108,17 @@ class Param:
         return self.default
 
 
+#: Largest accepted ``max_iter`` (the compiled kernels and HiGHS count iterations in 32 bits).
+MAX_ITER_LIMIT = 2**31 - 1
+
+
 def _common_params(classifier: bool) -> dict[str, Param]:
     """The parameters every model has (after its own), in signature order."""
     return {
         "fit_intercept": Param(True, ["boolean"]),
         "alpha_l2": Param(0.0, [nonnegative]),
         "solver": Param("auto", [str, Solver]),
-        "max_iter": Param(5000, [Interval(Integral, 1, None, closed="left")]),
+        "max_iter": Param(5000, [Interval(Integral, 1, MAX_ITER_LIMIT, closed="both")]),
         "tol": Param(DEFAULT_TOL, [positive]),
         "warm_start": Param(False, ["boolean"]),
         "task_column": Param(None, [Integral, None]),

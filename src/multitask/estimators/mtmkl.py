@@ -30,7 +30,7 @@ from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.utils.validation import check_is_fitted
 
 from multitask.data import as_multitask_data, check_scalar_param
-from multitask.estimators.base import MultiTaskClassifierBase, is_task_list
+from multitask.estimators.base import MAX_ITER_LIMIT, MultiTaskClassifierBase, is_task_list
 from multitask.kernels.task_similarity import make_task_kernels
 from multitask.solvers.dcd import mtmkl_dcd, mtmkl_kernel
 
@@ -190,8 +190,10 @@ class MultiTaskKernelClassifier(MultiTaskClassifierBase):
             raise ValueError("solver='svc' supports loss='hinge' only.")
         for name in ("max_iter", "max_mkl_iter"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {v!r}.")
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not (
+                    1 <= v <= MAX_ITER_LIMIT):
+                raise ValueError(f"{name} must be an integer in [1, {MAX_ITER_LIMIT}], "
+                                 f"got {v!r}.")
         if self.theta is not None:
             try:
                 th = np.asarray(self.theta, dtype=np.float64)
@@ -201,6 +203,8 @@ class MultiTaskKernelClassifier(MultiTaskClassifierBase):
                     th > 0):
                 raise ValueError("theta must be a 1-D array of finite numbers >= 0, not all "
                                  f"zero, got {self.theta!r}.")
+        if self.kernel_params is not None and not isinstance(self.kernel_params, dict):
+            raise ValueError(f"kernel_params must be a dict, got {self.kernel_params!r}.")
         for key, v in (self.kernel_params or {}).items():
             if isinstance(v, (float, np.floating)) and not np.isfinite(v):
                 raise ValueError(f"kernel_params[{key!r}] must be finite, got {v!r}.")

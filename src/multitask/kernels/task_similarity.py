@@ -624,7 +624,12 @@ def make_task_kernels(task_similarity, tasks: Sequence, params: dict | None = No
         kernels = task_similarity
     if isinstance(kernels, np.ndarray) and kernels.ndim == 2:
         kernels = [kernels]
-    kernels = list(kernels)
+    try:
+        kernels = list(kernels)
+    except TypeError:
+        raise ValueError("task_similarity must be a preset name, a (T, T) matrix, a list of "
+                         f"them or a callable returning them, got {task_similarity!r}.") from None
     if len(kernels) == 0:
         raise ValueError("task_similarity gave no task kernel.")
-    return [check_task_kernel(B, T, name=f"task kernel {m}") for m, B in enumerate(kernels)]
+    return [check_task_kernel(B, T, name=f"task kernel {m} of task_similarity")
+            for m, B in enumerate(kernels)]

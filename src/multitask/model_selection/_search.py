@@ -61,6 +61,9 @@ from multitask.model_selection._split import TaskKFold
 
 __all__ = ["SELECTION_RULES", "SMALL_TASK_ROWS", "MultiTaskCV", "cross_validate_grid"]
 
+#: Largest accepted ``n_alphas`` of :class:`MultiTaskCV` (a grid beyond it is a mistake).
+MAX_GRID_SIZE = 100_000
+
 #: The selection rules of :class:`MultiTaskCV` and :func:`cross_validate_grid`.
 SELECTION_RULES = ("auto", "kfold", "loo")
 
@@ -205,7 +208,7 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
         "param_grid": [dict, list, None],
         "cv": [Interval(Integral, 2, None, closed="left"), "cv_object", None],
         "scoring": [str, callable, None],
-        "n_alphas": [Interval(Integral, 1, None, closed="left")],
+        "n_alphas": [Interval(Integral, 1, MAX_GRID_SIZE, closed="both")],
         "alpha_ratio": [Interval(Real, 0, 1, closed="neither")],
         "n_jobs": [Integral, None],
         "client": [HasMethods(["submit", "gather"]), None],
@@ -777,6 +780,9 @@ def _splits(cv, X, y, groups, layout: str, base, random_state):
                              f"got {cv!r}.") from None
     if not splits:
         raise ValueError("cv produced no split.")
+    if not all(isinstance(sp, (tuple, list)) and len(sp) == 2 for sp in splits):
+        raise ValueError("cv must be an int, a splitter or an iterable of (train, test) index "
+                         f"pairs; its items are {splits[0]!r}, ...")
     return [(np.asarray(tr), np.asarray(te)) for tr, te in splits]
 
 

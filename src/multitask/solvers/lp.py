@@ -198,6 +198,12 @@ class LinearProgram(Solver):
         options = {"maxiter": self.max_iter, **(self.options or {})}
         res = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=bounds, method=self.method,
                       options=options)
+        if res.x is None and res.status == 4:
+            raise ValueError(
+                "The linear program could not be solved: HiGHS reports numerical difficulties "
+                f"({res.message}). The design is probably degenerate or badly scaled (largest "
+                f"feature entry {_max_abs(data.X):.3g}): standardize the features, or choose a "
+                "first-order solver (see the estimator's 'solver' parameter).")
         if res.x is None and res.status != 1:
             raise RuntimeError(f"HiGHS returned no solution (status {res.status}): "
                                f"{res.message}")
@@ -234,3 +240,10 @@ class LinearProgram(Solver):
                             "lp_objective": float("nan") if res.fun is None else float(res.fun),
                             "lp_shape": A_ub.shape, "method": self.method,
                             "crossover_nit": getattr(res, "crossover_nit", None)})
+
+
+def _max_abs(X) -> float:
+    """``max |X_ij|`` of a dense or sparse design (0 for an empty one)."""
+    if sp.issparse(X):
+        return float(abs(X).max()) if X.nnz else 0.0
+    return float(np.abs(X).max(initial=0.0))
