@@ -20,9 +20,11 @@ Multi-label data (the paper's Section VII; each label is a task on the shared de
   :class:`~multitask.solvers.LinearizedADMM` with ``schedule="paper"``: the paper's constants
   ``mu0 = 1e-6``, ``rho = 1.9``, ``mu_max = 1e10`` and its stopping rule (25) with the guard of
   the specification) and divide-and-conquer with that LADM on ``n_groups = 4`` and ``10``
-  groups (the paper's "-25%" and "-10%"), run on joblib workers (``backend="joblib"``,
-  ``--n-jobs``, default all cores) with one BLAS thread each, the workers started before
-  timing; APG and LADM on the full problem with one BLAS thread (``--baseline-threads``);
+  groups (the paper's "-25%" and "-10%") and the paper's combine step (``combine="project"``;
+  the estimator's default combine is another, see the model page), run on joblib workers
+  (``backend="joblib"``, ``--n-jobs``, default all cores) with one BLAS thread each, the
+  workers started before timing; APG and LADM on the full problem with one BLAS thread
+  (``--baseline-threads``);
 * ``alpha = a * alpha_max`` (``alpha_max = ||grad F(0)||_2``, the estimator's ``alpha_max`` at
   ``lam = 1``) and ``lam``: chosen by 3-fold cross-validation on the first split's training part
   (:func:`multitask.model_selection.cross_validate_grid`, mean AUC, APG at ``tol = 1e-5``,
@@ -153,7 +155,8 @@ def methods(args, groups) -> list[tuple[str, dict]]:
     ladm = LinearizedADMM(schedule="paper", max_iter=args.max_iter)
     out = [("APG", {"solver": "fista", "max_iter": args.apg_max_iter, "tol": args.apg_tol}),
            ("LADM", {"solver": ladm})]
-    out += [(f"DC-LADM t={t}", {"solver": ladm, "n_groups": t}) for t in groups]
+    out += [(f"DC-LADM t={t}", {"solver": ladm, "n_groups": t, "combine": "project"})
+            for t in groups]
     return out
 
 
@@ -336,9 +339,9 @@ def run_outliers(args) -> list[dict]:
     alpha, lam = 0.01, 0.9
     exact = LinearizedADMM(tol=1e-6)
     specs = [("LADM", {"solver": exact}), ("APG", {"solver": "fista", "tol": 1e-8}),
-             ("DC-LADM t=4", {"solver": exact, "n_groups": 4}),
+             ("DC-LADM t=4", {"solver": exact, "n_groups": 4, "combine": "project"}),
              ("DC-LADM t=4, lam*sqrt(t)", {"solver": exact, "n_groups": 4,
-                                            "lam_scale": "sqrt"})]
+                                            "combine": "project", "lam_scale": "sqrt"})]
     raw: dict[str, dict[str, list[float]]] = {}
     setting = (f"{m} tasks (rank {rank} + {k} outliers), d={d}, n_t={n}, alpha={alpha}, "
                f"lam={lam}")
