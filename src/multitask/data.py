@@ -61,6 +61,31 @@ def _dense_rmatvec(X, R, task_of_row, n_tasks):
 
 
 @njit(cache=True)
+def _dense_task_sums_constant(X, task_of_row, n_tasks):
+    """One pass: per-task column sums ``(d, m)`` and whether each column is constant within
+    the task (all its rows equal to the task's first row), with that first row's values."""
+    n, d = X.shape
+    sums = np.zeros((d, n_tasks), dtype=np.float64)
+    first = np.zeros((d, n_tasks), dtype=np.float64)
+    const = np.ones((d, n_tasks), dtype=np.bool_)
+    seen = np.zeros(n_tasks, dtype=np.bool_)
+    for i in range(n):
+        t = task_of_row[i]
+        if not seen[t]:
+            seen[t] = True
+            for j in range(d):
+                first[j, t] = X[i, j]
+                sums[j, t] += X[i, j]
+        else:
+            for j in range(d):
+                x = X[i, j]
+                sums[j, t] += x
+                if x != first[j, t]:
+                    const[j, t] = False
+    return sums, first, const
+
+
+@njit(cache=True)
 def _csr_matvec(data, indices, indptr, W, task_of_row):
     n = indptr.shape[0] - 1
     out = np.empty(n, dtype=np.float64)
@@ -372,18 +397,16 @@ class MultiTaskData:
         if not d:
             return np.zeros((d, m)), constant
         sizes = self.task_sizes
-        x_mean = self.rmatvec(np.ones(self.n_rows)) / np.maximum(sizes, 1)[None, :]
         full = np.flatnonzero(sizes > 0)
-        if full.size and not sp.issparse(self.X):
-            starts = self.offsets[:-1][full]
-            lo = np.minimum.reduceat(self.X, starts, axis=0)
-            hi = np.maximum.reduceat(self.X, starts, axis=0)
-            # reduceat runs each slice to the next start: the last one to the end of X, which
-            # is the end of the last non-empty task (empty tasks have no rows)
-            const = (lo == hi).T
-            x_mean[:, full] = np.where(const, lo.T, x_mean[:, full])
-            constant[:, full] = const
-        elif full.size:  # sparse: (task, feature) cells whose n_t stored values are all equal
+        if not sp.issparse(self.X):  # one pass: sums and constancy together
+            sums, first, const = _dense_task_sums_constant(
+                np.ascontiguousarray(self.X, dtype=np.float64), self.task_of_row, m)
+            x_mean = sums / np.maximum(sizes, 1)[None, :]
+            const &= (sizes > 0)[None, :]
+            x_mean[const] = first[const]
+            return x_mean, const
+        x_mean = self.rmatvec(np.ones(self.n_rows)) / np.maximum(sizes, 1)[None, :]
+        if full.size:  # sparse: (task, feature) cells whose n_t stored values are all equal
             coo = sp.coo_matrix(self.X)
             key = self.task_of_row[coo.row].astype(np.int64) * d + coo.col
             order = np.argsort(key, kind="stable")
