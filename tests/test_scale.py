@@ -198,8 +198,8 @@ def test_centring_without_a_copy_keeps_the_loss_accurate(use_gram):
 
 def test_alpha_max_is_one_pass_over_the_data(monkeypatch):
     """est.alpha_max builds no Gram matrix and no centred copy: after the input conversion it
-    reads the design twice (the per-task means and X^T y) and computes the spectral norm of
-    a d x m matrix through its d x d Gram matrix."""
+    reads the design twice (the per-task means in one compiled pass, and X^T y) and computes
+    the spectral norm of a d x m matrix through its d x d Gram matrix."""
     from multitask.data import MultiTaskData
 
     Xs, ys = _lists([30] * 50, 6, seed=3, shift=1.0)
@@ -212,9 +212,17 @@ def test_alpha_max_is_one_pass_over_the_data(monkeypatch):
             return _orig(self, *a, **k)
 
         monkeypatch.setattr(MultiTaskData, name, counted)
+    import multitask.data as data_module
+
+    means_pass = data_module._dense_task_sums_constant
+    passes = []
+    monkeypatch.setattr(data_module, "_dense_task_sums_constant",
+                        lambda *a: passes.append(1) or means_pass(*a))
     monkeypatch.setattr(Squared, "_grams", lambda self: pytest.fail("Gram matrices built"))
     top = TraceNormRegressor().alpha_max(Xs, ys)
-    assert calls == {"rmatvec": 2, "matvec": 0, "gram": 0}
+    # one compiled pass for the means (and the features constant within a task), one X^T y
+    assert len(passes) == 1
+    assert calls == {"rmatvec": 1, "matvec": 0, "gram": 0}
     G = np.stack([(X - X.mean(0)).T @ (y - y.mean()) / len(y)
                   for X, y in zip(Xs, ys, strict=True)], axis=1)
     assert top == pytest.approx(np.linalg.norm(G, 2), rel=1e-12)
