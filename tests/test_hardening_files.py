@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import signal
 import stat
 import subprocess
 import sys
@@ -338,10 +339,18 @@ print(json.dumps({"results": results, "files": sorted(os.listdir(folder)),
 """
 
 
+def _interruptible():
+    """In the child before it starts Python: SIGINT back to its default action. A test run
+    started in the background of a non-interactive shell inherits SIGINT ignored, and Python
+    then installs no KeyboardInterrupt handler, so Ctrl-C could not be tested there."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_signals_during_a_write_remove_the_temporary_file(tmp_path):
     """SIGTERM and SIGHUP used to kill the process and leave the temporary file behind."""
     proc = subprocess.run([sys.executable, "-c", _ATOMIC_CHILD, str(tmp_path)],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=60,
+                          preexec_fn=_interruptible)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["results"] == {"SIGTERM": "TerminatedBySignal 15 previous",
@@ -380,7 +389,8 @@ def test_the_command_line_stops_cleanly_on_sigterm_and_ctrl_c(tmp_path):
     data = _write(tmp_path, "new.csv", "a,b,task\n1,2,s1\n")
     out = tmp_path / "p.csv"
     child = subprocess.Popen([sys.executable, "-c", _CLI_CHILD, str(model), data, str(out)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=_interruptible)
     codes = []
     try:
         for sig in (signal.SIGTERM, signal.SIGINT):
