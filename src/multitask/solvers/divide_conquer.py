@@ -269,7 +269,10 @@ def _run_groups(subs, spec, backend, n_jobs, blas_threads) -> list[dict]:
 
         return Parallel(n_jobs=n_jobs)(delayed(_fit_group)(s, spec, blas_threads) for s in subs)
     client = _get_client(backend)
-    futures = client.scatter(list(subs))
+    # fresh keys: content-hashed keys of equal data scattered again (the same problem fitted
+    # twice) may be released by the earlier futures' late release (see
+    # multitask.solvers.distributed), cancelling the groups with "lost dependencies"
+    futures = client.scatter(list(subs), hash=False)
     jobs = [client.submit(_fit_group, f, spec, blas_threads, pure=False) for f in futures]
     return client.gather(jobs)
 
