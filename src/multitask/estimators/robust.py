@@ -43,8 +43,8 @@ from multitask.penalties import LowRankOutlier
 from multitask.solvers import DivideAndConquer, Solver
 from multitask.solvers.divide_conquer import COMBINES, DEFAULT_COMBINE, REFINE_ITER
 
-#: Smallest number of tasks at which ``n_groups > 1`` divides at all (fewer: the full problem
-#: is solved, with a warning).
+#: Smallest number of tasks at which ``n_groups="auto"`` divides (fewer: the full problem is
+#: solved, with a warning); an integer ``n_groups`` is used as given.
 MIN_TASKS_TO_DIVIDE = 40
 #: ``n_groups="auto"`` keeps groups of at least ``AUTO_GROUP_FACTOR`` times the estimated rank.
 AUTO_GROUP_FACTOR = 2
