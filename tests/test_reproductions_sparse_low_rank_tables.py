@@ -12,17 +12,17 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from test_reproductions_sparse_low_rank import _multilabel as generated_labels  # noqa: E402
+
 from multitask import IndependentRidgeClassifier, IndependentRidgeRegressor  # noqa: E402
 from reproductions import sparse_low_rank as slr  # noqa: E402
 from reproductions.__main__ import build_parser  # noqa: E402
 from reproductions.common import summarize  # noqa: E402
 
 
-def _multilabel(seed=0, n=240, d=10, m=4):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    W = rng.standard_normal((d, 2)) @ rng.standard_normal((2, m))
-    Y = (X @ W + 0.5 * rng.standard_normal((n, m)) > 0.8).astype(int)
+def _multilabel(seed=0):
+    """The reproduction tests' generated labels (smaller), standardized features."""
+    X, Y = generated_labels(seed, n=240, d=10)
     return (X - X.mean(0)) / X.std(0), Y
 
 

@@ -397,7 +397,6 @@ class MultiTaskData:
         if not d:
             return np.zeros((d, m)), constant
         sizes = self.task_sizes
-        full = np.flatnonzero(sizes > 0)
         if not sp.issparse(self.X):  # one pass: sums and constancy together
             sums, first, const = _dense_task_sums_constant(
                 np.ascontiguousarray(self.X, dtype=np.float64), self.task_of_row, m)
@@ -406,7 +405,7 @@ class MultiTaskData:
             x_mean[const] = first[const]
             return x_mean, const
         x_mean = self.rmatvec(np.ones(self.n_rows)) / np.maximum(sizes, 1)[None, :]
-        if full.size:  # sparse: (task, feature) cells whose n_t stored values are all equal
+        if np.any(sizes > 0):  # sparse: (task, feature) cells whose n_t stored values are all equal
             coo = sp.coo_matrix(self.X)
             key = self.task_of_row[coo.row].astype(np.int64) * d + coo.col
             order = np.argsort(key, kind="stable")

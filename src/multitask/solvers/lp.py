@@ -80,11 +80,15 @@ def _loss_block(data: MultiTaskData, a: np.ndarray, scale: float = 1.0) -> sp.cs
     return sp.csr_matrix((vals, Xc.indices + shift, Xc.indptr), shape=(data.n_rows, d * m))
 
 
+def largest_magnitude(X) -> float:
+    """``max |X_ij|`` of a dense or sparse design (its stored values; 0 for an empty one)."""
+    values = np.asarray(X.data) if sp.issparse(X) else np.asarray(X)
+    return float(np.max(np.abs(values))) if values.size else 0.0
+
+
 def design_scale(data: MultiTaskData) -> float:
     """The largest magnitude of the design, or 1 when it lies in ``[1e-3, 1e3]`` (or is 0)."""
-    X = data.X
-    values = np.asarray(X.data) if sp.issparse(X) else np.asarray(X)
-    top = float(np.max(np.abs(values))) if values.size else 0.0
+    top = largest_magnitude(data.X)
     return top if top > 0 and not 1e-3 <= top <= 1e3 else 1.0
 
 
@@ -202,8 +206,8 @@ class LinearProgram(Solver):
             raise ValueError(
                 "The linear program could not be solved: HiGHS reports numerical difficulties "
                 f"({res.message}). The design is probably degenerate or badly scaled (largest "
-                f"feature entry {_max_abs(data.X):.3g}): standardize the features, or choose a "
-                "first-order solver (see the estimator's 'solver' parameter).")
+                f"feature entry {largest_magnitude(data.X):.3g}): standardize the features, or "
+                "choose a first-order solver (see the estimator's 'solver' parameter).")
         if res.x is None and res.status != 1:
             raise RuntimeError(f"HiGHS returned no solution (status {res.status}): "
                                f"{res.message}")
@@ -240,10 +244,3 @@ class LinearProgram(Solver):
                             "lp_objective": float("nan") if res.fun is None else float(res.fun),
                             "lp_shape": A_ub.shape, "method": self.method,
                             "crossover_nit": getattr(res, "crossover_nit", None)})
-
-
-def _max_abs(X) -> float:
-    """``max |X_ij|`` of a dense or sparse design (0 for an empty one)."""
-    if sp.issparse(X):
-        return float(abs(X).max()) if X.nnz else 0.0
-    return float(np.abs(X).max(initial=0.0))
