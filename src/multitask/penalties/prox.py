@@ -13,8 +13,9 @@ The trace-norm family maps the singular values of ``V`` (shape ``(d, m)``) throu
 
 * ``"gram"``: the eigendecomposition of ``V V^T`` (``m d^2 / 2 + O(d^3)`` flops). Squaring
   loses the accuracy of singular values far below the largest one, so it is used only when
-  every kept singular value is at least :data:`GRAM_RTOL` times the largest (the error of the
-  output is then below ``1e-12`` relative, measured); otherwise
+  ``shrink`` zeroes every singular value below :data:`GRAM_RTOL` times the largest, even
+  raised to that bound (the error of the output is then below ``1e-12`` relative,
+  measured); otherwise
 * ``"qr"``: the SVD of the ``R`` factor of ``V^T = Q R`` (``2 m d^2`` flops, backward stable,
   ``Q`` never formed);
 * ``"svd"``: LAPACK's thin SVD of ``V`` (nearly square matrices whose kept singular values
@@ -138,17 +139,21 @@ def spectral_shrink_matrix(R: np.ndarray, shrink: Callable[[np.ndarray], np.ndar
 
 
 def _shrink_gram(V: np.ndarray, shrink) -> tuple[np.ndarray, np.ndarray] | None:
-    """``spectral_shrink`` through ``eigh(V V^T)``; None when a kept singular value is below
-    ``GRAM_RTOL`` times the largest (too inaccurate from the square)."""
+    """``spectral_shrink`` through ``eigh(V V^T)``; None when a singular value below
+    ``GRAM_RTOL`` times the largest (too inaccurate from the square, possibly rounded to 0)
+    is, or could be, kept: ``shrink`` must zero it even when raised to that bound."""
     lam, U = np.linalg.eigh(V @ V.T)
     lam, U = lam[::-1], U[:, ::-1]
     s = np.sqrt(np.maximum(lam, 0.0))
     s_new = np.asarray(shrink(s), dtype=np.float64)
     keep = (s_new > 0) & (s > 0)
+    unresolved = s < GRAM_RTOL * s[0]
+    if unresolved.any():
+        s_bound = np.where(unresolved, GRAM_RTOL * s[0], s)
+        if (np.asarray(shrink(s_bound), dtype=np.float64)[unresolved] > 0).any():
+            return None
     if not keep.any():
         return np.zeros_like(V), np.zeros(0)
-    if s[keep].min() < GRAM_RTOL * s[0]:
-        return None
     Uk = U[:, keep]
     return (Uk * (s_new[keep] / s[keep])) @ (Uk.T @ V), s_new[keep].copy()
 
