@@ -146,8 +146,7 @@ def condition_number(datafit: Datafit) -> float:
     """
     if "quadratic" not in datafit.capabilities:
         return 1.0
-    H, _ = datafit.quadratic_form()
-    diag = np.diagonal(H, axis1=1, axis2=2)
+    diag = datafit.quadratic_diagonal()
     top = float(datafit.lipschitz())
     pos = diag[diag > 1e-12 * max(top, np.finfo(float).tiny)]
     if not pos.size or not top > 0:

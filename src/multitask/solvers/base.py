@@ -227,6 +227,20 @@ def smooth_value_and_grad(datafit: Datafit, penalty: Penalty, V: np.ndarray,
     return f, G, gb
 
 
+def smooth_value_pair_and_grad(datafit: Datafit, penalty: Penalty, U: np.ndarray,
+                               c: np.ndarray | None, V: np.ndarray, b: np.ndarray | None):
+    """``(s(U, c), *smooth_value_and_grad(V, b))`` with ``s`` the smooth part: one pass over
+    the data for both points where the datafit fuses them
+    (:meth:`Datafit.value_pair_and_grad`)."""
+    A = penalty.linear_map
+    fu, f, gW, gb = datafit.value_pair_and_grad(A.forward(U), c, A.forward(V), b)
+    G = A.adjoint(gW)
+    if "smooth" in penalty.capabilities:
+        g, gg = penalty.smooth_value_and_grad(V)
+        fu, f, G = fu + penalty.smooth_value_and_grad(U)[0], f + g, G + gg
+    return fu, f, G, gb
+
+
 def measure_lipschitz(datafit: Datafit, penalty: Penalty) -> float:
     """``L`` of the optimality measure: ``L_W ||A||^2`` (plus the Lipschitz constant of the
     penalty's smooth part), ``L_W`` the datafit's constant with respect to ``W`` alone."""

@@ -41,6 +41,7 @@ from multitask.solvers.base import (
     measure_lipschitz,
     optimality,
     smooth_value_and_grad,
+    smooth_value_pair_and_grad,
 )
 from multitask.solvers.result import SolverResult
 
@@ -162,9 +163,28 @@ class ProximalGradient(Solver):
         n_iter = 0
         stopped_by = "max_iter"
         db = None
+        # where the datafit reads the data once for two points, the objective at the new
+        # point and the gradient at the next extrapolated one come from one pass (when the
+        # step is accepted whatever the objective: no line search, or L at its bound)
+        fuse = datafit.fuses_value_pairs
+        ahead = None  # (f, grad W, grad b) at y, computed by the previous iteration's pass
+
+        def extrapolate(x_new, b_new, x, b, t_k):
+            if not self.accelerated:
+                return x_new, b_new, t_k
+            t_next = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t_k * t_k))
+            beta = (t_k - 1.0) / t_next
+            y = x_new + beta * (x_new - x)
+            yb = b_new + beta * (b_new - b) if use_b else None
+            return y, yb, t_next
+
         for k in range(1, self.max_iter + 1):
             n_iter = k
-            fy, gy, gby = loss_and_grad(y, yb)
+            if ahead is None:
+                fy, gy, gby = loss_and_grad(y, yb)
+            else:
+                fy, gy, gby = ahead
+            ahead = None
             while True:
                 x_new = penalty.prox(y - gy / L, 1.0 / L)
                 b_new = yb - gby / L if use_b else None
@@ -173,6 +193,12 @@ class ProximalGradient(Solver):
                 if use_b:
                     db = b_new - yb
                     quad += _inner(gby, db) + 0.5 * L * _inner(db, db)
+                if fuse and (not self.line_search or L >= L_bound):
+                    nxt = extrapolate(x_new, b_new, x, b, t_k)
+                    f_new, *grads = smooth_value_pair_and_grad(datafit, penalty, x_new, b_new,
+                                                               nxt[0], nxt[1])
+                    ahead = tuple(grads)
+                    break
                 f_new = loss_value(x_new, b_new)
                 if not self.line_search or f_new <= fy + quad + 1e-12 * max(1.0, abs(fy)):
                     break
@@ -205,15 +231,9 @@ class ProximalGradient(Solver):
                 # by rounding: accept it, or the same step would be rejected forever.
                 t_k = 1.0
                 y, yb = x, b
+                ahead = None
                 continue
-            if self.accelerated:
-                t_next = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t_k * t_k))
-                beta = (t_k - 1.0) / t_next
-                y = x_new + beta * (x_new - x)
-                yb = b_new + beta * (b_new - b) if use_b else None
-                t_k = t_next
-            else:
-                y, yb = x_new, b_new
+            y, yb, t_k = nxt if ahead is not None else extrapolate(x_new, b_new, x, b, t_k)
             x, b, fx = x_new, b_new, F_new
 
         F_best, x_best, b_best = best
