@@ -133,29 +133,42 @@ def _dense_task_sq_sums(X, offt, task_of_row, n_tasks):
     return S
 
 
-@njit(cache=True)
-def _dense_task_sums_constant(X, task_of_row, n_tasks):
-    """One pass: per-task column sums ``(d, m)`` and whether each column is constant within
-    the task (all its rows equal to the task's first row), with that first row's values."""
+@njit(cache=True, fastmath=_REASSOC)
+def _dense_task_sums_constant(X, offsets, yc):
+    """One pass over a design whose tasks are the row blocks ``offsets[t]:offsets[t + 1]``:
+    per-task column sums, whether each column is constant within the task (equal to the
+    task's first row: the sum of ``|x - first|`` is then exactly zero), and ``X_t^T yc_t``
+    when ``yc`` has one entry per row (zeros when it is empty); each of shape ``(m, d)``
+    (task-major, see above), with the first rows."""
     n, d = X.shape
-    sums = np.zeros((d, n_tasks), dtype=np.float64)
-    first = np.zeros((d, n_tasks), dtype=np.float64)
-    const = np.ones((d, n_tasks), dtype=np.bool_)
-    seen = np.zeros(n_tasks, dtype=np.bool_)
-    for i in range(n):
-        t = task_of_row[i]
-        if not seen[t]:
-            seen[t] = True
-            for j in range(d):
-                first[j, t] = X[i, j]
-                sums[j, t] += X[i, j]
-        else:
+    m = offsets.shape[0] - 1
+    sums = np.zeros((m, d), dtype=np.float64)
+    first = np.zeros((m, d), dtype=np.float64)
+    differ = np.zeros((m, d), dtype=np.float64)
+    xty = np.zeros((m, d), dtype=np.float64)
+    with_y = yc.shape[0] == n
+    s = np.empty(d)
+    a = np.empty(d)
+    p = np.empty(d)
+    for t in range(m):
+        if offsets[t + 1] == offsets[t]:
+            continue
+        f = X[offsets[t]]
+        s[:] = 0.0
+        a[:] = 0.0
+        p[:] = 0.0
+        for i in range(offsets[t], offsets[t + 1]):
+            r = yc[i] if with_y else 0.0
             for j in range(d):
                 x = X[i, j]
-                sums[j, t] += x
-                if x != first[j, t]:
-                    const[j, t] = False
-    return sums, first, const
+                s[j] += x
+                a[j] += abs(x - f[j])
+                p[j] += x * r
+        sums[t] = s
+        first[t] = f
+        differ[t] = a
+        xty[t] = p
+    return sums, first, differ == 0.0, xty
 
 
 @njit(cache=True)
@@ -493,6 +506,40 @@ class MultiTaskData:
         self._cache[key] = out
         return out
 
+    def _dense_means(self, yc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(mu, constant, X^T yc)`` of a dense per-task design in one pass (the last zeros
+        when ``yc`` is empty); see :meth:`x_means_and_constant`."""
+        sizes = self.task_sizes
+        sums, first, const, xty = (A.T for A in _dense_task_sums_constant(
+            np.ascontiguousarray(self.X, dtype=np.float64),
+            np.asarray(self.offsets, dtype=np.int64), np.asarray(yc, dtype=np.float64)))
+        x_mean = sums / np.maximum(sizes, 1)[None, :]
+        const &= (sizes > 0)[None, :]
+        const = np.ascontiguousarray(const)
+        x_mean[const] = first[const]
+        return x_mean, const, np.ascontiguousarray(xty)
+
+    def centred_implicitly(self) -> tuple[MultiTaskData, np.ndarray, np.ndarray]:
+        """``(data_c, x_mean, y_mean)``: a dense per-task design centred per task without a
+        copy of ``X`` (``x_offset``), from one pass that also caches the centred ``X_t^T y_t``
+        (the gradient at zero, what ``alpha_max`` needs).
+
+        ``centered`` makes an explicit centred copy of a dense per-task design instead (twice
+        the memory, a pass before the first gradient).
+        """
+        if self.shared or self.is_sparse:
+            raise ValueError("centred_implicitly needs a dense per-task design.")
+        y_mean = self.task_sum(self.y) / self.task_sizes
+        yc = self.y - self.expand(y_mean)
+        x_mean, constant, xty = self._dense_means(yc)
+        data_c = MultiTaskData(self.X, yc, self.offsets, self.tasks, False, x_mean,
+                               x_constant=constant)
+        # rmatvec(yc) of the view, from the same pass: X^T yc - mu sum(yc), constant cells 0
+        xty = xty - x_mean * data_c.task_sum(yc)[None, :]
+        xty[constant] = 0.0
+        data_c._cache["xty"] = xty
+        return data_c, x_mean, y_mean
+
     def x_means(self) -> np.ndarray:
         """Per-task feature means ``(d, m)`` (:meth:`x_means_and_constant`)."""
         return self.x_means_and_constant()[0]
@@ -526,12 +573,7 @@ class MultiTaskData:
             return np.zeros((d, m)), constant
         sizes = self.task_sizes
         if not sp.issparse(self.X):  # one pass: sums and constancy together
-            sums, first, const = _dense_task_sums_constant(
-                np.ascontiguousarray(self.X, dtype=np.float64), self.task_of_row, m)
-            x_mean = sums / np.maximum(sizes, 1)[None, :]
-            const &= (sizes > 0)[None, :]
-            x_mean[const] = first[const]
-            return x_mean, const
+            return self._dense_means(np.zeros(0))[:2]
         x_mean = self.rmatvec(np.ones(self.n_rows)) / np.maximum(sizes, 1)[None, :]
         if np.any(sizes > 0):  # sparse: (task, feature) cells whose n_t stored values are all equal
             coo = sp.coo_matrix(self.X)

@@ -319,12 +319,7 @@ def _centred_view(data: MultiTaskData) -> tuple[MultiTaskData, np.ndarray, np.nd
     """
     if not _is_dense_per_task(data):
         return data.centered()
-    sizes = data.task_sizes
-    y_mean = data.task_sum(data.y) / sizes
-    yc = data.y - data.expand(y_mean)
-    x_mean, constant = data.x_means_and_constant()
-    return (MultiTaskData(data.X, yc, data.offsets, data.tasks, False, x_mean,
-                          x_constant=constant), x_mean, y_mean)
+    return data.centred_implicitly()
 
 
 def _gram_chunks(data: MultiTaskData, x_mean: np.ndarray, small_side: bool = False):
