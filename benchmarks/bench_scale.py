@@ -16,7 +16,8 @@ medians over the repeats:
 * ``alpha_max`` (what ``est.alpha_max(X, y)`` computes after the input conversion that every
   call makes: the datafit, one gradient at zero, the spectral norm) over one gradient of the
   loss computed from the data (``value_and_grad`` of the squared loss without Gram
-  matrices: a pass of ``X w`` and ``X^T r``), and over one gradient of the datafit as the fit
+  matrices: one fused pass of ``X w`` and ``X^T r`` on dense per-task designs), and over one
+  gradient of the datafit as the fit
   uses it (with its caches); the whole ``est.alpha_max(X, y)`` too, with the conversion;
 * the peers in the same run: the same fit with the trace norm's prox through LAPACK's thin SVD
   of ``W`` (the route before this benchmark, ``--svd-max`` sizes), and the Lipschitz constant
