@@ -96,35 +96,47 @@ def _generate(seed, t0, m, n, d, B, noise):
 
 
 @njit(cache=True)
-def _pass(seed, t0, m, n, d, B, noise, W, G, want_grad):
-    """Regenerate the block and return ``sum_t (1 / 2n) ||X_t w_t - y_t||^2``; with
-    ``want_grad``, also ``G[:, t] = X_t^T (X_t w_t - y_t) / n``."""
+def _pass(seed, t0, m, n, d, B, noise, W, G, want_grad, V):
+    """Regenerate the block and return ``(sum_t (1 / 2n) ||X_t w_t - y_t||^2``, the same at
+    ``V``); with ``want_grad``, also ``G[:, t] = X_t^T (X_t w_t - y_t) / n``. ``V`` of shape
+    ``(0, 0)``: no second value (0)."""
     x = np.empty(d)
     w = np.empty(d)
     total = 0.0
+    total_v = 0.0
+    with_v = V.shape[0] == d
     for t in range(m):
         _task_truth(seed, t0 + t, B, w)
         if want_grad:
             for j in range(d):
                 G[j, t] = 0.0
         loss = 0.0
+        loss_v = 0.0
         for i in range(n):
             e = _row(seed, t0 + t, i, n, d, x)
             s_true = 0.0
             s = 0.0
+            s_v = 0.0
             for j in range(d):
                 s_true += x[j] * w[j]
                 s += x[j] * W[j, t]
-            r = s - (s_true + noise * e)
+            if with_v:
+                for j in range(d):
+                    s_v += x[j] * V[j, t]
+            target = s_true + noise * e
+            r = s - target
             loss += r * r
+            if with_v:
+                loss_v += (s_v - target) ** 2
             if want_grad:
                 for j in range(d):
                     G[j, t] += r * x[j]
         total += 0.5 * loss / n
+        total_v += 0.5 * loss_v / n
         if want_grad:
             for j in range(d):
                 G[j, t] /= n
-    return total
+    return total, total_v
 
 
 @njit(cache=True)
@@ -180,16 +192,24 @@ class SeededSquared:
     def init_intercept(self):
         return None
 
-    def value(self, W, b=None) -> float:
+    def _run(self, W, G, V):
         W = np.ascontiguousarray(W, dtype=np.float64)
-        return float(_pass(self.seed, self.t0, self.m, self.n, self.d, self.B, NOISE, W,
-                           np.empty((0, 0)), False))
+        return _pass(self.seed, self.t0, self.m, self.n, self.d, self.B, NOISE, W,
+                     np.empty((0, 0)) if G is None else G, G is not None,
+                     np.empty((0, 0)) if V is None else np.ascontiguousarray(V, dtype=float))
+
+    def value(self, W, b=None) -> float:
+        return float(self._run(W, None, None)[0])
 
     def value_and_grad(self, W, b=None):
-        W = np.ascontiguousarray(W, dtype=np.float64)
         G = np.empty((self.d, self.m))
-        f = _pass(self.seed, self.t0, self.m, self.n, self.d, self.B, NOISE, W, G, True)
-        return float(f), G, None
+        return float(self._run(W, G, None)[0]), G, None
+
+    def value_pair_and_grad(self, V, c, W, b):
+        """The loss at ``V`` and its value and gradient at ``W``: one regeneration."""
+        G = np.empty((self.d, self.m))
+        f, f_v = self._run(W, G, V)
+        return float(f_v), float(f), G, None
 
     def grad_at_zero(self):
         return self.value_and_grad(np.zeros((self.d, self.m)))[1]
