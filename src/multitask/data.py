@@ -68,34 +68,12 @@ def _dense_rmatvec(X, R, task_of_row, n_tasks):
 
 
 @njit(cache=True, fastmath=_REASSOC)
-def _dense_squared_pass(X, Wt, shift, y, weights, task_of_row, n_tasks):
+def _dense_squared_pass(X, Wt, shift, y, weights, task_of_row, n_tasks, Vt, shift_v, with_v):
     """One pass for the squared loss: with ``r_i = x_i^T w_t - shift_t - y_i``, returns
-    ``sum_i weights_i r_i^2 / 2``, ``Gt[t] = sum_{i in t} weights_i r_i x_i`` and
-    ``rsum[t] = sum_{i in t} weights_i r_i`` (each row is read once)."""
-    n, d = X.shape
-    Gt = np.zeros((n_tasks, d), dtype=np.float64)
-    rsum = np.zeros(n_tasks, dtype=np.float64)
-    val = 0.0
-    for i in range(n):
-        t = task_of_row[i]
-        s = 0.0
-        for j in range(d):
-            s += X[i, j] * Wt[t, j]
-        r = s - shift[t] - y[i]
-        wr = weights[i] * r
-        val += 0.5 * wr * r
-        rsum[t] += wr
-        if wr != 0.0:
-            for j in range(d):
-                Gt[t, j] += X[i, j] * wr
-    return val, Gt, rsum
-
-
-@njit(cache=True, fastmath=_REASSOC)
-def _dense_squared_pair_pass(X, Vt, shift_v, Wt, shift_w, y, weights, task_of_row, n_tasks):
-    """:func:`_dense_squared_pass` at ``W`` plus the loss at ``V`` in the same pass: returns
-    ``(sum_i weights_i rv_i^2 / 2, val, Gt, rsum)`` with ``rv_i = x_i^T v_t - shift_v_t -
-    y_i`` (each row is read once for both points)."""
+    ``(sum_i weights_i r_i^2 / 2, Gt, rsum, value at V)`` with ``Gt[t] = sum_{i in t}
+    weights_i r_i x_i`` and ``rsum[t] = sum_{i in t} weights_i r_i``; with ``with_v``, the
+    last is the loss at ``V`` (residuals ``x_i^T v_t - shift_v_t - y_i``) from the same pass,
+    else 0. Each row is read once."""
     n, d = X.shape
     Gt = np.zeros((n_tasks, d), dtype=np.float64)
     rsum = np.zeros(n_tasks, dtype=np.float64)
@@ -103,21 +81,23 @@ def _dense_squared_pair_pass(X, Vt, shift_v, Wt, shift_w, y, weights, task_of_ro
     val = 0.0
     for i in range(n):
         t = task_of_row[i]
-        sv = 0.0
         s = 0.0
         for j in range(d):
-            sv += X[i, j] * Vt[t, j]
             s += X[i, j] * Wt[t, j]
-        rv = sv - shift_v[t] - y[i]
-        val_v += 0.5 * weights[i] * rv * rv
-        r = s - shift_w[t] - y[i]
+        if with_v:
+            sv = 0.0
+            for j in range(d):
+                sv += X[i, j] * Vt[t, j]
+            rv = sv - shift_v[t] - y[i]
+            val_v += 0.5 * weights[i] * rv * rv
+        r = s - shift[t] - y[i]
         wr = weights[i] * r
         val += 0.5 * wr * r
         rsum[t] += wr
         if wr != 0.0:
             for j in range(d):
                 Gt[t, j] += X[i, j] * wr
-    return val_v, val, Gt, rsum
+    return val, Gt, rsum, val_v
 
 
 @njit(cache=True)
@@ -387,15 +367,11 @@ class MultiTaskData:
             return np.ascontiguousarray(A.T), shift
 
         Wt, shift = task_major(W)
-        if value_at is None:
-            val, Gt, rsum = _dense_squared_pass(self.X, Wt, shift, y, weights,
-                                                self.task_of_row, m)
-            head: tuple[float, ...] = ()
-        else:
-            Vt, shift_v = task_major(value_at)
-            val_v, val, Gt, rsum = _dense_squared_pair_pass(self.X, Vt, shift_v, Wt, shift, y,
-                                                            weights, self.task_of_row, m)
-            head = (float(val_v),)
+        Vt, shift_v = (Wt, shift) if value_at is None else task_major(value_at)
+        val, Gt, rsum, val_v = _dense_squared_pass(self.X, Wt, shift, y, weights,
+                                                   self.task_of_row, m, Vt, shift_v,
+                                                   value_at is not None)
+        head: tuple[float, ...] = () if value_at is None else (float(val_v),)
         G = np.ascontiguousarray(Gt.T)
         if self.x_offset is not None:
             G -= self.x_offset * rsum[None, :]

@@ -166,7 +166,7 @@ class ProximalGradient(Solver):
         # where the datafit reads the data once for two points, the objective at the new
         # point and the gradient at the next extrapolated one come from one pass (when the
         # step is accepted whatever the objective: no line search, or L at its bound)
-        fuse = datafit.fuses_value_pairs
+        fuse = getattr(datafit, "fuses_value_pairs", False)
         ahead = None  # (f, grad W, grad b) at y, computed by the previous iteration's pass
 
         def extrapolate(x_new, b_new, x, b, t_k):
@@ -189,10 +189,6 @@ class ProximalGradient(Solver):
                 x_new = penalty.prox(y - gy / L, 1.0 / L)
                 b_new = yb - gby / L if use_b else None
                 dx = x_new - y
-                quad = _inner(gy, dx) + 0.5 * L * _inner(dx, dx)
-                if use_b:
-                    db = b_new - yb
-                    quad += _inner(gby, db) + 0.5 * L * _inner(db, db)
                 if fuse and (not self.line_search or L >= L_bound):
                     nxt = extrapolate(x_new, b_new, x, b, t_k)
                     f_new, *grads = smooth_value_pair_and_grad(datafit, penalty, x_new, b_new,
@@ -200,7 +196,13 @@ class ProximalGradient(Solver):
                     ahead = tuple(grads)
                     break
                 f_new = loss_value(x_new, b_new)
-                if not self.line_search or f_new <= fy + quad + 1e-12 * max(1.0, abs(fy)):
+                if not self.line_search:
+                    break
+                quad = _inner(gy, dx) + 0.5 * L * _inner(dx, dx)
+                if use_b:
+                    db = b_new - yb
+                    quad += _inner(gby, db) + 0.5 * L * _inner(db, db)
+                if f_new <= fy + quad + 1e-12 * max(1.0, abs(fy)):
                     break
                 # at or above the bound the descent test holds mathematically: a failure is
                 # rounding, which must not make the step run away
