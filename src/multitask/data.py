@@ -489,9 +489,8 @@ class MultiTaskData:
         sums, first, const, xty = (A.T for A in _dense_task_sums_constant(
             np.ascontiguousarray(self.X, dtype=np.float64),
             np.asarray(self.offsets, dtype=np.int64), np.asarray(yc, dtype=np.float64)))
-        x_mean = sums / np.maximum(sizes, 1)[None, :]
-        const &= (sizes > 0)[None, :]
-        const = np.ascontiguousarray(const)
+        x_mean = np.ascontiguousarray(sums) / np.maximum(sizes, 1)[None, :]
+        const = np.ascontiguousarray(const & (sizes > 0)[None, :])
         x_mean[const] = first[const]
         return x_mean, const, np.ascontiguousarray(xty)
 
