@@ -340,10 +340,13 @@ print(json.dumps({"results": results, "files": sorted(os.listdir(folder)),
 
 
 def _interruptible():
-    """In the child before it starts Python: SIGINT back to its default action. A test run
-    started in the background of a non-interactive shell inherits SIGINT ignored, and Python
-    then installs no KeyboardInterrupt handler, so Ctrl-C could not be tested there."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    """In the child before it starts Python: SIGINT, SIGHUP and SIGTERM back to their default
+    actions. A test run started in the background of a non-interactive shell inherits SIGINT
+    ignored (Python then installs no KeyboardInterrupt handler), one started under ``nohup``
+    SIGHUP ignored (the write then rightly leaves it ignored), so they could not be tested
+    there."""
+    for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
 
 
 def test_signals_during_a_write_remove_the_temporary_file(tmp_path):
