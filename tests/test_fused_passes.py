@@ -76,6 +76,8 @@ def test_gram_form_only_from_twice_as_many_rows_as_features():
     shared = as_multitask_data(np.random.default_rng(0).standard_normal((8, d)),
                                np.random.default_rng(1).standard_normal((8, 3)))[0]
     assert not Squared(shared).fuses_value_pairs
+    with pytest.raises(ValueError, match="dense per-task"):
+        shared.squared_residual_pass(np.zeros((d, 3)), shared.y, shared.row_weights)
 
 
 @pytest.mark.parametrize("penalty", [TraceNorm(0.05), L21(0.05)], ids=["trace", "l21"])

@@ -331,11 +331,10 @@ class MultiTaskData:
                 G = np.asarray(self.X.T @ R2.T)
         elif self.is_sparse:
             Xs = sp.csr_matrix(self.X)  # already CSR: no copy
-            G = _csr_rmatvec(Xs.data, Xs.indices, Xs.indptr, R, self.task_of_row, Xs.shape[1],
-                             m).T
+            G = np.ascontiguousarray(_csr_rmatvec(Xs.data, Xs.indices, Xs.indptr, R,
+                                                  self.task_of_row, Xs.shape[1], m).T)
         else:
-            G = _dense_rmatvec(self.X, R, self.task_of_row, m).T
-        G = np.ascontiguousarray(G)
+            G = np.ascontiguousarray(_dense_rmatvec(self.X, R, self.task_of_row, m).T)
         if self.x_offset is not None:
             G = G - self.x_offset * self.task_sum(R)[None, :]
             if self.x_constant is not None:
@@ -351,11 +350,11 @@ class MultiTaskData:
         x_i``: what ``rmatvec(weights * (matvec(W) - y))`` gives, reading each row once.
         With ``value_at=V``, returns ``(loss at V, loss at W, G)`` from the same pass (an
         accelerated gradient method's objective at its new point and gradient at the next
-        extrapolated one). ``None`` for shared or sparse designs (their products are BLAS
+        extrapolated one). Shared or sparse designs are refused (their products are BLAS
         calls already).
         """
         if self.shared or self.is_sparse:
-            return None
+            raise ValueError("squared_residual_pass needs a dense per-task design.")
         m = self.n_tasks
         y = np.asarray(y, dtype=np.float64)
         weights = np.asarray(weights, dtype=np.float64)
