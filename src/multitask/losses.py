@@ -297,9 +297,11 @@ class Datafit:
 
 # --------------------------------------------------------------------------- caches of Squared
 #: Average rows per task, in units of the number of features, from which the squared loss's
-#: gradient goes through cached per-task Gram matrices on a dense per-task design (below, the
-#: fused one-pass products of :meth:`MultiTaskData.squared_residual_pass` read less memory:
-#: 2.2 s against 2.6 s for 10^4 tasks of 50 x 50, ``benchmarks/bench_scale.py``).
+#: gradient goes through cached per-task Gram matrices on a dense per-task design. An
+#: accelerated-gradient iteration reads the Gram matrices twice (``2 m d^2`` numbers) or the
+#: design once (``N d``, :meth:`MultiTaskData.squared_residual_pass`): they break even at
+#: ``n_t = 2 d``, and the Gram matrices cost their own pass and memory to build
+#: (``benchmarks/bench_scale.py``, ``n_t = d``: 2.26 s for 10^4 tasks without them).
 GRAM_ROWS_PER_FEATURE = 2.0
 #: Entries of the temporaries of one chunk when per-task Gram matrices are built on the fly.
 _CHUNK_ENTRIES = 1 << 22
@@ -440,11 +442,11 @@ class Squared(Datafit):
 
     The intercepts are eliminated by centring each task. It offers the ``"quadratic"``
     capability (per-task Gram matrices ``X_t^T X_t``, computed on first use and cached) when
-    ``n_t >= d`` on average and the matrices take at most 5e7 numbers. The gradient goes
-    through the Gram matrices (``m d^2`` numbers read per product) for shared designs, and for
-    per-task designs from :data:`GRAM_ROWS_PER_FEATURE` ``* d`` rows per task on average;
-    otherwise dense per-task designs are read once per accelerated-gradient iteration for the
-    objective at the new point and the gradient at the next one
+    ``n_t >= d`` on average and the matrices take at most 5e7 numbers. Where it does, the
+    gradient goes through the Gram matrices (``m d^2`` numbers read per product) for shared
+    designs, and for per-task designs from :data:`GRAM_ROWS_PER_FEATURE` ``* d`` rows per task
+    on average; below, dense per-task designs are read once per accelerated-gradient iteration
+    for the objective at the new point and the gradient at the next one
     (:attr:`fuses_value_pairs`).
 
     Parameters
@@ -485,7 +487,10 @@ class Squared(Datafit):
         self._lipschitz: float | None = None
         if not quadratic:  # the Gram matrices would cost more than they save
             self.capabilities = self.capabilities - {"quadratic"}
-        self.fuses_value_pairs = per_task and not self.use_gram
+        # dense per-task designs without Gram matrices: the loss, its gradient, the pair of
+        # values and the Gram diagonals in one compiled pass each
+        self._one_pass = per_task and not self.use_gram
+        self.fuses_value_pairs = self._one_pass
 
     def get_params(self) -> dict:
         return {"fit_intercept": self.fit_intercept, "alpha_l2": self.alpha_l2,
@@ -536,9 +541,10 @@ class Squared(Datafit):
 
     def quadratic_diagonal(self) -> np.ndarray:
         """``diag(H_t) = diag(X_t^T X_t) / n_t + alpha_l2``, shape ``(m, d)`` (``(1, d)`` when
-        shared), read from the cached Gram matrices (no copy of them)."""
+        shared): one pass over a dense per-task design when no Gram matrix is cached, else read
+        from the cached ones (no copy of them)."""
         n = self.data.task_sizes.astype(np.float64)
-        if self._gram is None and self.fuses_value_pairs:  # one pass, no Gram matrix
+        if self._gram is None and self._one_pass:
             return self.data.task_column_sq_norms().T / n[:, None] + self.alpha_l2
         G = self._grams()[0]
         diag = np.diagonal(G, axis1=1, axis2=2) / (n[:1, None] if G.shape[0] == 1
@@ -547,7 +553,7 @@ class Squared(Datafit):
 
     def _loss_value_and_grad(self, W, b=None):
         if not self.use_gram:
-            if not self.fuses_value_pairs:
+            if not self._one_pass:
                 return super()._loss_value_and_grad(W, None)
             val, G = self.data.squared_residual_pass(W, self.data.y, self.data.row_weights)
             return val, G, None
@@ -565,7 +571,7 @@ class Squared(Datafit):
         return self._loss_value_and_grad(W)[0]
 
     def value_pair_and_grad(self, V, c, W, b):
-        if not self.fuses_value_pairs:
+        if not self._one_pass:
             return super().value_pair_and_grad(V, None, W, None)
         fv, fw, G = self.data.squared_residual_pass(W, self.data.y, self.data.row_weights,
                                                    value_at=V)
