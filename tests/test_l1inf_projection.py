@@ -651,3 +651,21 @@ def test_prop_matches_bisection(inst):
     A, C, method = inst
     B = project_l1inf_ball(A, C, method)
     np.testing.assert_allclose(B, ref_bisection(A, C), atol=1e-9 * _scale(A))
+
+
+def test_a_single_task_on_the_boundary_is_returned_unchanged():
+    """A column whose l1 norm, as ``l1inf_norm`` sums it, equals the radius is inside the ball:
+    the single-task kernel's vectorized sum can exceed it in the last bit (found by a property
+    test), and the column must still come back unchanged."""
+    from multitask.penalties._l1inf_numba import column_stats
+
+    rng = np.random.default_rng(0)
+    for _ in range(1000):  # a column whose kernel sum exceeds the pairwise one
+        A = rng.random((200, 1)) * rng.choice([1.0, 64.0, 1e3], size=(200, 1))
+        if column_stats(A)[0] > l1inf_norm(A):
+            break
+    else:
+        pytest.fail("no column with a larger kernel sum found")
+    C = l1inf_norm(A)
+    for method in ("auto", "newton"):
+        np.testing.assert_array_equal(project_l1inf_ball(A, C, method), A)

@@ -166,7 +166,10 @@ def _project_single_task(W: np.ndarray, radius: float) -> L1InfProjectionInfo | 
         raise ValueError("W contains NaN or infinite values")
     if amax > 0.0 and (amax > _HUGE / W.size or amax < _TINY):
         return _project_rescaled(W, radius, "newton", amax)
-    if norm <= radius:
+    # inside the ball as l1inf_norm sums it (NumPy's pairwise sum; the kernel's vectorized
+    # sum can differ in the last bits right at the boundary)
+    if norm <= radius or (norm <= radius * (1.0 + 1e-12)
+                          and float(np.abs(W[:, 0]).sum()) <= radius):
         return L1InfProjectionInfo(W.copy(), np.abs(W[:, 0]), 0.0, 0, "none")
     if radius == 0.0:
         return L1InfProjectionInfo(np.zeros(W.shape), np.zeros(W.shape[0]), amax, 0, "none")
