@@ -305,15 +305,23 @@ class MultiTaskData:
             if self.x_offset is not None:
                 Zt -= np.einsum("jt,jt->t", self.x_offset, W)[:, None]
             return Zt.ravel()
-        Wt = np.ascontiguousarray(W.T)
+        Wt, shift = self._task_major(W)
         if self.is_sparse:
             Xs = sp.csr_matrix(self.X)  # already CSR: no copy
             z = _csr_matvec(Xs.data, Xs.indices, Xs.indptr, Wt, self.task_of_row)
         else:
             z = _dense_matvec(self.X, Wt, self.task_of_row)
         if self.x_offset is not None:
-            z -= self.expand(np.einsum("jt,jt->t", self.x_offset, W))
+            z -= self.expand(shift)
         return z
+
+    def _task_major(self, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(W^T, shift)`` for the per-task kernels: the weights task by task, C order, and
+        ``shift_t = x_offset[:, t] . w_t`` (zeros without ``x_offset``)."""
+        W = np.asarray(W, dtype=np.float64)
+        shift = (np.einsum("jt,jt->t", self.x_offset, W) if self.x_offset is not None
+                 else np.zeros(self.n_tasks))
+        return np.ascontiguousarray(W.T), shift
 
     def rmatvec(self, R: np.ndarray) -> np.ndarray:
         """``G[:, t] = X_t^T R_t``, shape ``(d, m)``, for stacked ``R`` of shape ``(N,)``."""
@@ -358,15 +366,8 @@ class MultiTaskData:
         m = self.n_tasks
         y = np.asarray(y, dtype=np.float64)
         weights = np.asarray(weights, dtype=np.float64)
-
-        def task_major(A):
-            A = np.asarray(A, dtype=np.float64)
-            shift = (np.einsum("jt,jt->t", self.x_offset, A) if self.x_offset is not None
-                     else np.zeros(m))
-            return np.ascontiguousarray(A.T), shift
-
-        Wt, shift = task_major(W)
-        Vt, shift_v = (Wt, shift) if value_at is None else task_major(value_at)
+        Wt, shift = self._task_major(W)
+        Vt, shift_v = (Wt, shift) if value_at is None else self._task_major(value_at)
         val, Gt, rsum, val_v = _dense_squared_pass(self.X, Wt, shift, y, weights,
                                                    self.task_of_row, m, Vt, shift_v,
                                                    value_at is not None)

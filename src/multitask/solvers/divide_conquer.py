@@ -290,6 +290,13 @@ def _n_workers(backend, n_jobs, n_groups: int) -> int:
         return 1
 
 
+def _block_rank(L: np.ndarray) -> int:
+    """The numerical rank of a block (0 for an empty or zero block)."""
+    if not (L.size and np.any(L)):
+        return 0
+    return numerical_rank(np.linalg.svd(L, compute_uv=False), L.shape)
+
+
 def default_anchors(n_tasks: int, n_groups: int) -> int:
     """``ceil(l / 4)`` anchor tasks for groups of ``l = floor(n_tasks / n_groups)`` tasks,
     at most ``n_tasks - n_groups``."""
@@ -445,16 +452,10 @@ class DivideAndConquer(Solver):
         rank = None
         idx = _low_rank_index(penalty)
         # the numerical rank of each group's own low-rank block (its tasks and the anchors)
-        block_ranks: list[int] = []
+        block_ranks: list[int] | None = None
         refine_info: dict[str, Any] = {}
         result: SolverResult | None = None
         with threadpool_limits(limits=self.blas_threads):
-            if idx is not None:
-                for o in outs:
-                    Lg = o["coef"][idx] if idx >= 0 else o["coef"]
-                    s = (np.linalg.svd(Lg, compute_uv=False) if Lg.size and np.any(Lg)
-                         else np.zeros(0))
-                    block_ranks.append(numerical_rank(s, Lg.shape))
             # the refinement starts from the blocks as solved (the lowest full objective of
             # the combines, no truncation) unless a rank is given
             project = self.combine not in ("concatenate", "refine") or self.rank is not None
@@ -464,13 +465,19 @@ class DivideAndConquer(Solver):
                     L_hat, rank = self._project(L, groups)
                 else:
                     cover = groups if k == 0 else [anchors, *groups]
-                    U, _, _ = leading_subspace(L, cover, self.rank)
+                    U, _, cover_ranks = leading_subspace(L, cover, self.rank)
+                    if k == 0:  # the blocks of L are the groups' blocks: their ranks are known
+                        block_ranks = cover_ranks
                     rank = U.shape[1]
                     L_hat = U @ (U.T @ L)
                 if idx >= 0:
                     V[idx] = L_hat
                 else:
                     V = L_hat
+            if block_ranks is None:
+                block_ranks = ([] if idx is None
+                               else [_block_rank(o["coef"][idx] if idx >= 0 else o["coef"])
+                                     for o in outs])
             W = penalty.linear_map.forward(V)
             intercept = c - np.einsum("jt,jt->t", M, W)
             if self.combine == "refine" and self.refine_iter > 0 and len(groups) > 1:
