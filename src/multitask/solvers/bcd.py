@@ -30,6 +30,7 @@ from collections.abc import Callable
 import numpy as np
 from numba import njit
 
+from multitask.compiled import charge_interpreted, interpreted_budget
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
 from multitask.solvers.base import Solver, finish, initial_point, measure_lipschitz, optimality
@@ -114,6 +115,83 @@ def _bcd_epochs(H, C, W, P, a, b, c, max_epochs, tol):  # pragma: no cover - com
     return n_epochs, False
 
 
+def _bcd_epochs_numpy(H, C, W, P, a, b, c, max_epochs, tol, budget):
+    """The epochs of :func:`_bcd_epochs` in numpy (the same updates, vectorized over the
+    tasks, which a row update treats independently), for at most ``budget`` seconds.
+
+    Returns ``(epochs done, converged, seconds spent)``; when the budget runs out the epochs
+    stop after the current one, unconverged, and :func:`_bcd_epochs` continues from ``W``, ``P``.
+    """
+    t0 = time.perf_counter()
+    d, m = W.shape
+    shared = H.shape[0] == 1
+    diag = np.diagonal(H, axis1=1, axis2=2)  # (m or 1, d)
+    n_epochs = 0
+    for epoch in range(max_epochs):
+        n_epochs = epoch + 1
+        max_change = 0.0
+        max_coef = 0.0
+        for j in range(d):
+            max_coef_done = False
+            old = W[j]
+            if b == 0.0:  # entrywise exact minimization (entries with H_t[j,j] + c <= 0 kept)
+                hjj = diag[:, j]
+                denom = hjj + c
+                u = hjj * old - (P[j] - C[j])
+                new = np.sign(u) * np.maximum(np.abs(u) - a, 0.0)
+                if (denom > 0.0).all():
+                    new /= denom
+                else:
+                    keep = np.broadcast_to(denom <= 0.0, new.shape)
+                    new = np.where(keep, old, new / np.where(keep, 1.0, denom))
+                    if keep.all():
+                        continue
+                    max_coef = max(max_coef, float(np.abs(new[~keep]).max()))
+                    max_coef_done = True
+            else:  # proximal step on the row with curvature L_j
+                Lj = float(diag[:, j].max())
+                if Lj + c <= 0.0:
+                    continue
+                if Lj > 0.0:
+                    u = (old - (P[j] - C[j]) / Lj) * (Lj / (Lj + c))
+                else:
+                    u = np.zeros(m)
+                if a:
+                    u = np.sign(u) * np.maximum(np.abs(u) - a / (Lj + c), 0.0)
+                nrm = float(np.sqrt(u @ u))
+                tb = b / (Lj + c)
+                new = u * (1.0 - tb / nrm) if nrm > tb else np.zeros(m)
+            delta = new - old
+            if delta.any():
+                W[j] = new
+                if shared:
+                    P += np.outer(H[0, :, j], delta)
+                else:
+                    P += H[:, :, j].T * delta
+                max_change = max(max_change, float(np.abs(delta).max()))
+            if not max_coef_done and m:
+                max_coef = max(max_coef, float(np.abs(new).max()))
+        if max_change <= tol * max(max_coef, 1e-300):
+            return n_epochs, True, time.perf_counter() - t0
+        if time.perf_counter() - t0 >= budget:
+            break
+    return n_epochs, False, time.perf_counter() - t0
+
+
+def _run_epochs(H, C, W, P, a, b, c, max_epochs, tol):
+    """:func:`_bcd_epochs`, or its numpy twin while numba's start-up is not worth paying
+    (:mod:`multitask.compiled`): ``(epochs done, converged)``."""
+    done = 0
+    budget = interpreted_budget()
+    if budget > 0.0:
+        done, converged, spent = _bcd_epochs_numpy(H, C, W, P, a, b, c, max_epochs, tol, budget)
+        charge_interpreted(spent)
+        if converged or done >= max_epochs:
+            return done, converged
+    more, converged = _bcd_epochs(H, C, W, P, a, b, c, max_epochs - done, tol)
+    return done + int(more), bool(converged)
+
+
 class BlockCoordinateDescent(Solver):
     """Block coordinate descent over feature rows (quadratic loss, row-separable penalty).
 
@@ -153,8 +231,8 @@ class BlockCoordinateDescent(Solver):
         history: list[float] = []
         times: list[float] = []
         while n_epochs < self.max_iter:
-            k, _ = _bcd_epochs(H, C, W, P, a, b, c, self.max_iter - n_epochs, inner_tol)
-            n_epochs += int(k)
+            k, _ = _run_epochs(H, C, W, P, a, b, c, self.max_iter - n_epochs, inner_tol)
+            n_epochs += k
             measure = optimality(datafit, penalty, W, None, L)
             history.append(datafit.value(W) + penalty.value(W))
             times.append(time.perf_counter() - t0)
