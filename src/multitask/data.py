@@ -901,7 +901,23 @@ def _as_2d_float(X, what: str, accept_sparse: bool = True, check_finite: bool = 
     return A
 
 
-def _as_1d_target(y, what: str, classification: bool, task=None):
+def _check_tasks(A: np.ndarray, starts: np.ndarray, whats: list[str]) -> None:
+    """:func:`_check_finite` and :func:`_check_scale` on the rows of every task of the dense
+    float stack ``A`` (task ``t``'s rows start at ``starts[t]``; every task has rows), in one
+    pass over ``A``; only when a task fails do the per-task checks run, to raise their message
+    (named by ``whats[t]``)."""
+    if not A.size:
+        return
+    top = np.abs(A).max(axis=1) if A.ndim == 2 else np.abs(A)
+    top = np.maximum.reduceat(top, starts)  # each task's largest magnitude (NaN if any)
+    if ((top <= MAX_ABS_VALUE) & ~((top > 0.0) & (top < MIN_MAX_ABS_VALUE))).all():
+        return
+    for A_t, what in zip(np.split(A, starts[1:]), whats, strict=True):
+        _check_finite(A_t, what)
+        _check_scale(A_t, what)
+
+
+def _as_1d_target(y, what: str, classification: bool, task=None, check: bool = True):
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.ravel()
@@ -915,9 +931,10 @@ def _as_1d_target(y, what: str, classification: bool, task=None):
         if y.dtype.kind not in _REAL_KINDS:
             raise _dtype_error(what, y.dtype, " for regression targets")
         y = y.astype(np.float64)
-    _check_finite(y, what, task)
-    if not classification:
-        _check_scale(y, what, task)
+    if check:
+        _check_finite(y, what, task)
+        if not classification:
+            _check_scale(y, what, task)
     return y
 
 
@@ -1133,7 +1150,9 @@ def as_multitask_data(
     ):
         if len(X) == 0:
             raise ValueError("X is an empty list: at least one task is needed.")
-        Xs = [_as_2d_float(Xt, f"X of task {t}") for t, Xt in enumerate(X)]
+        # dense tasks are checked together once stacked (below), sparse ones here
+        Xs = [_as_2d_float(Xt, f"X of task {t}", check_finite=sp.issparse(Xt))
+              for t, Xt in enumerate(X)]
         d = Xs[0].shape[1]
         for t, Xt in enumerate(Xs):
             if Xt.shape[1] != d:
@@ -1151,7 +1170,9 @@ def as_multitask_data(
                     f"With a list of {len(Xs)} per-task designs, y must be a list of "
                     f"{len(Xs)} per-task targets."
                 )
-            ys = [_as_1d_target(yt, f"y of task {t}", classification) for t, yt in enumerate(y)]
+            # regression targets are checked together once stacked (below)
+            ys = [_as_1d_target(yt, f"y of task {t}", classification, check=classification)
+                  for t, yt in enumerate(y)]
             for t, (Xt, yt) in enumerate(zip(Xs, ys, strict=True)):
                 if Xt.shape[0] != len(yt):
                     raise ValueError(
@@ -1163,8 +1184,23 @@ def as_multitask_data(
                 f"X is a list of {len(Xs)} tasks but the model was fitted on {len(known_tasks)}."
             )
         sizes = np.array([Xt.shape[0] for Xt in Xs], dtype=np.int64)
-        Xall = sp.vstack(Xs, format="csr") if any(sp.issparse(a) for a in Xs) else np.vstack(Xs)
-        yall = np.concatenate(ys) if not predicting else np.zeros(int(sizes.sum()))
+        starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        if any(sp.issparse(a) for a in Xs):
+            Xall = sp.vstack(Xs, format="csr")
+            if not all(sp.issparse(a) for a in Xs):  # the dense tasks' checks
+                for t, Xt in enumerate(Xs):
+                    if not sp.issparse(Xt):
+                        _check_finite(Xt, f"X of task {t}")
+                        _check_scale(Xt, f"X of task {t}")
+        else:
+            Xall = np.vstack(Xs)
+            _check_tasks(Xall, starts, [f"X of task {t}" for t in range(len(Xs))])
+        if predicting:
+            yall = np.zeros(int(sizes.sum()))
+        else:
+            yall = np.concatenate(ys)
+            if not classification:
+                _check_tasks(yall, starts, [f"y of task {t}" for t in range(len(ys))])
         order = None
         shared = False
     else:

@@ -132,7 +132,6 @@ def _bcd_epochs_numpy(H, C, W, P, a, b, c, max_epochs, tol, budget):
         max_change = 0.0
         max_coef = 0.0
         for j in range(d):
-            max_coef_done = False
             old = W[j]
             if b == 0.0:  # entrywise exact minimization (entries with H_t[j,j] + c <= 0 kept)
                 hjj = diag[:, j]
@@ -141,13 +140,11 @@ def _bcd_epochs_numpy(H, C, W, P, a, b, c, max_epochs, tol, budget):
                 new = np.sign(u) * np.maximum(np.abs(u) - a, 0.0)
                 if (denom > 0.0).all():
                     new /= denom
+                    updated = new
                 else:
                     keep = np.broadcast_to(denom <= 0.0, new.shape)
                     new = np.where(keep, old, new / np.where(keep, 1.0, denom))
-                    if keep.all():
-                        continue
-                    max_coef = max(max_coef, float(np.abs(new[~keep]).max()))
-                    max_coef_done = True
+                    updated = new[~keep]  # the kernel skips the kept entries altogether
             else:  # proximal step on the row with curvature L_j
                 Lj = float(diag[:, j].max())
                 if Lj + c <= 0.0:
@@ -161,6 +158,7 @@ def _bcd_epochs_numpy(H, C, W, P, a, b, c, max_epochs, tol, budget):
                 nrm = float(np.sqrt(u @ u))
                 tb = b / (Lj + c)
                 new = u * (1.0 - tb / nrm) if nrm > tb else np.zeros(m)
+                updated = new
             delta = new - old
             if delta.any():
                 W[j] = new
@@ -169,8 +167,8 @@ def _bcd_epochs_numpy(H, C, W, P, a, b, c, max_epochs, tol, budget):
                 else:
                     P += H[:, :, j].T * delta
                 max_change = max(max_change, float(np.abs(delta).max()))
-            if not max_coef_done and m:
-                max_coef = max(max_coef, float(np.abs(new).max()))
+            if updated.size:
+                max_coef = max(max_coef, float(np.abs(updated).max()))
         if max_change <= tol * max(max_coef, 1e-300):
             return n_epochs, True, time.perf_counter() - t0
         if time.perf_counter() - t0 >= budget:
