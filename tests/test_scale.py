@@ -226,3 +226,33 @@ def test_alpha_max_is_one_pass_over_the_data(monkeypatch):
     G = np.stack([(X - X.mean(0)).T @ (y - y.mean()) / len(y)
                   for X, y in zip(Xs, ys, strict=True)], axis=1)
     assert top == pytest.approx(np.linalg.norm(G, 2), rel=1e-12)
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_sparse_designs_build_gram_matrices_only_when_as_dense_as_them(shared):
+    """A sparse design goes through Gram matrices (and offers "quadratic") only when it
+    stores at least GRAM_NONZEROS_PER_ENTRY * d^2 entries per matrix; the loss is the same
+    either way."""
+    import scipy.sparse as sp
+
+    from multitask.losses import GRAM_NONZEROS_PER_ENTRY
+
+    rng = np.random.default_rng(0)
+    d, m, n = 60, 3, 400
+    W = rng.standard_normal((d, m))
+    for density, expect in ((0.05, False), (0.5, True)):  # nnz/d^2 per matrix: 0.33, 3.3
+        Xs = [sp.random(n, d, density=density, random_state=rng, format="csr")
+              for _ in range(1 if shared else m)]
+        Y = rng.standard_normal((n, m))
+        data, _ = (as_multitask_data(Xs[0], Y) if shared
+                   else as_multitask_data(Xs, [Y[:, t] for t in range(m)]))
+        per_matrix = sum(X.nnz for X in Xs) / len(Xs)
+        assert (per_matrix >= GRAM_NONZEROS_PER_ENTRY * d * d) is expect
+        auto, gram, direct = Squared(data), Squared(data, use_gram=True), Squared(data,
+                                                                                 use_gram=False)
+        assert auto.use_gram is expect
+        assert ("quadratic" in auto.capabilities) is expect
+        v_g, g_g = gram.value_and_grad(W)[:2]
+        v_d, g_d = direct.value_and_grad(W)[:2]
+        np.testing.assert_allclose(v_g, v_d, rtol=1e-10)
+        np.testing.assert_allclose(g_g, g_d, rtol=1e-9, atol=1e-12)

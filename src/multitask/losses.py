@@ -303,6 +303,13 @@ class Datafit:
 #: ``n_t = 2 d``, and the Gram matrices cost their own pass and memory to build
 #: (``benchmarks/bench_scale.py``, ``n_t = d``: 2.26 s for 10^4 tasks without them).
 GRAM_ROWS_PER_FEATURE = 2.0
+#: Stored entries of a sparse design per Gram matrix, in units of its ``d^2`` entries, from
+#: which the squared loss builds Gram matrices (and offers ``"quadratic"``): below it the
+#: Gram matrices cost more to build, hold and read than the design (an iteration reads it
+#: twice, ``2 nnz`` products, against ``d^2`` for a Gram matrix); measured break-even about
+#: 0.5 (``benchmarks/bench_scale_axes.py``: at ``nnz = 0.11 d^2`` the Gram route took 4.7
+#: times as long and 5 times the memory, at ``nnz = d^2`` 0.7 times as long).
+GRAM_NONZEROS_PER_ENTRY = 1.0
 #: Entries of the temporaries of one chunk when per-task Gram matrices are built on the fly.
 _CHUNK_ENTRIES = 1 << 22
 
@@ -442,12 +449,13 @@ class Squared(Datafit):
 
     The intercepts are eliminated by centring each task. It offers the ``"quadratic"``
     capability (per-task Gram matrices ``X_t^T X_t``, computed on first use and cached) when
-    ``n_t >= d`` on average and the matrices take at most 5e7 numbers. Where it does, the
-    gradient goes through the Gram matrices (``m d^2`` numbers read per product) for shared
-    designs, and for per-task designs from :data:`GRAM_ROWS_PER_FEATURE` ``* d`` rows per task
-    on average; below, dense per-task designs are read once per accelerated-gradient iteration
-    for the objective at the new point and the gradient at the next one
-    (:attr:`fuses_value_pairs`).
+    ``n_t >= d`` on average, the matrices take at most 5e7 numbers and, for a sparse design,
+    it stores at least :data:`GRAM_NONZEROS_PER_ENTRY` ``* d^2`` entries per matrix. Where it
+    does, the gradient goes through the Gram matrices (``m d^2`` numbers read per product) for
+    shared and sparse designs, and for dense per-task designs from
+    :data:`GRAM_ROWS_PER_FEATURE` ``* d`` rows per task on average; below, dense per-task
+    designs are read once per accelerated-gradient iteration for the objective at the new
+    point and the gradient at the next one (:attr:`fuses_value_pairs`).
 
     Parameters
     ----------
@@ -475,8 +483,11 @@ class Squared(Datafit):
         per_task = not (self.data.shared or self.data.is_sparse)
         if use_gram is None:
             mean_rows = self.data.n_rows / max(m, 1)
-            n_mats = m if per_task else 1
+            n_mats = 1 if self.data.shared else m
             quadratic = mean_rows >= d and n_mats * d * d <= 5e7
+            if self.data.is_sparse:  # stored entries per Gram matrix against its d^2
+                nnz = self.data.X.nnz / max(n_mats, 1)
+                quadratic = quadratic and nnz >= GRAM_NONZEROS_PER_ENTRY * d * d
             # an iteration reads the Gram matrices twice (m d^2 numbers each time), or a dense
             # per-task design once (N d, values at two points fused): Grams from 2 d rows
             use_gram = quadratic and (not per_task or mean_rows >= GRAM_ROWS_PER_FEATURE * d)
