@@ -196,6 +196,27 @@ def test_centring_without_a_copy_keeps_the_loss_accurate(use_gram):
     np.testing.assert_allclose(G, G_ref, rtol=1e-7, atol=1e-7 * np.abs(G_ref).max())
 
 
+@pytest.mark.parametrize("use_gram", [True, False])
+def test_shared_design_is_centred_without_a_copy_and_accurately(use_gram):
+    """A dense shared design with features far from zero (mean 1e4, spread 1) is centred
+    without a copy, and the loss, gradient and Gram matrix equal the explicitly centred ones."""
+    rng = np.random.default_rng(3)
+    X = 1e4 + rng.standard_normal((300, 6))
+    Y = X @ rng.standard_normal((6, 4)) + rng.standard_normal((300, 4))
+    data, _ = as_multitask_data(X, Y)
+    df = Squared(data, use_gram=use_gram)
+    assert np.shares_memory(df.data.X, data.X)
+    Xc, Yc = X - X.mean(0), Y - Y.mean(0)
+    W = rng.standard_normal((6, 4))
+    f_ref = 0.5 * np.mean((Xc @ W - Yc) ** 2, axis=0).sum()
+    G_ref = Xc.T @ (Xc @ W - Yc) / len(X)
+    f, G, _ = df.value_and_grad(W)
+    assert f == pytest.approx(f_ref, rel=1e-9)
+    np.testing.assert_allclose(G, G_ref, rtol=1e-7, atol=1e-7 * np.abs(G_ref).max())
+    if use_gram:
+        np.testing.assert_allclose(df.data.gram()[0], Xc.T @ Xc, rtol=1e-10)
+
+
 def test_alpha_max_is_one_pass_over_the_data(monkeypatch):
     """est.alpha_max builds no Gram matrix and no centred copy: after the input conversion it
     reads the design once (the per-task means and X^T y in one compiled pass) and computes

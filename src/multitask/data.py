@@ -408,7 +408,18 @@ class MultiTaskData:
         """
         if "gram" in self._cache:
             return self._cache["gram"]
-        if self.shared:
+        if self.shared and self.x_offset is not None and not sp.issparse(self.X):
+            # a dense shared design centred implicitly: centred explicitly chunk by chunk
+            # (X^T X - n mu mu^T would lose features far from zero to rounding)
+            mu = self.x_offset[:, 0]
+            n, d = self.X.shape
+            step = max(1, _GRAM_CHUNK_ENTRIES // max(d, 1))
+            G = np.zeros((d, d))
+            for start in range(0, n, step):
+                Xc = self.X[start:start + step] - mu[None, :]
+                G += Xc.T @ Xc
+            G = G[None]
+        elif self.shared:
             G = self.X.T @ self.X
             G = G.toarray() if sp.issparse(G) else np.asarray(G)
             if self.x_offset is not None:  # identical offsets for all tasks (column means)
@@ -575,17 +586,12 @@ class MultiTaskData:
         centred explicitly; sparse or shared designs keep ``X`` and centre implicitly through
         ``x_offset``, so that sparsity and sharing survive.
         """
-        m = self.n_tasks
         y_mean = self.task_sum(self.y) / self.task_sizes
         yc = self.y - self.expand(y_mean)
         x_mean, constant = self.x_means_and_constant()
-        if self.shared:
-            mu = x_mean[:, 0] if m else np.asarray(self.X.mean(axis=0)).ravel()
-            if self.is_sparse:
-                data_c = MultiTaskData(self.X, yc, self.offsets, self.tasks, True, x_mean,
-                                       x_constant=constant)
-            else:
-                data_c = MultiTaskData(self.X - mu[None, :], yc, self.offsets, self.tasks, True)
+        if self.shared:  # one X for every task: centred through x_offset, never copied
+            data_c = MultiTaskData(self.X, yc, self.offsets, self.tasks, True, x_mean,
+                                   x_constant=constant)
             return data_c, x_mean, y_mean
         if self.is_sparse:
             data_c = MultiTaskData(self.X, yc, self.offsets, self.tasks, False, x_mean,
@@ -654,6 +660,11 @@ MIN_MAX_ABS_VALUE = 1e-100
 _REAL_KINDS = "fiub"
 _KIND_NAMES = {"c": "complex", "O": "object", "U": "text", "S": "bytes", "M": "datetime",
                "m": "timedelta", "V": "structured"}
+
+
+#: Entries of the centred chunk of rows from which the Gram matrix of a dense shared design
+#: is accumulated (32 MiB).
+_GRAM_CHUNK_ENTRIES = 1 << 22
 
 
 def _label(v) -> str:
