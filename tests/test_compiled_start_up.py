@@ -51,14 +51,25 @@ def test_hand_over_mid_run_changes_nothing(monkeypatch):
     H, C, W1, P1 = _problem(True, 3)
     W2, P2 = W1.copy(), P1.copy()
     k1, done1 = _bcd_epochs(H, C, W1, P1, 0.0, 0.05, 0.0, 500, 1e-10)
-    # a budget that runs out after the first epoch: the compiled kernel finishes the run
+    # a budget of a few epochs of the twin: the compiled kernel finishes the run
     monkeypatch.setattr(compiled, "is_set_up", lambda: False)
-    monkeypatch.setattr(compiled, "_spent", compiled.START_UP_SECONDS - 1e-9)
+    left = 3e-4
+    monkeypatch.setattr(compiled, "_spent", compiled.START_UP_SECONDS - left)
     k2, done2 = _run_epochs(H, C, W2, P2, 0.0, 0.05, 0.0, 500, 1e-10)
-    assert compiled._spent >= compiled.START_UP_SECONDS  # the twin's epoch was charged
+    assert compiled._spent >= compiled.START_UP_SECONDS  # the twin ran until it was spent
     assert (int(k1), bool(done1)) == (k2, done2)
     assert k2 > 1
     np.testing.assert_allclose(W2, W1, rtol=0, atol=1e-12)
+
+
+def test_twin_skipped_when_one_epoch_would_exceed_the_budget(monkeypatch):
+    """A problem whose single twin epoch would cost more than the start-up left goes to the
+    compiled kernel at once (nothing charged)."""
+    H, C, W, P = _problem(True, 4)
+    monkeypatch.setattr(compiled, "is_set_up", lambda: False)
+    monkeypatch.setattr(compiled, "_spent", compiled.START_UP_SECONDS - 1e-6)
+    _run_epochs(H, C, W, P, 0.0, 0.05, 0.0, 50, 1e-8)
+    assert compiled._spent == compiled.START_UP_SECONDS - 1e-6
 
 
 def test_no_interpreted_budget_once_numba_is_set_up(monkeypatch):
