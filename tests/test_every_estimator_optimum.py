@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import multitask as mt
-from multitask.solvers import LinearizedADMM, ProximalGradient
+from multitask.solvers import LinearizedADMM, MajorizedADMM, ProximalGradient
 
 cp = pytest.importorskip("cvxpy")
 
@@ -191,13 +191,22 @@ CLASSIFICATION = [
     ("l1inf", mt.L1InfClassifier, {"radius": 1.0}, {}),  # hinge: the exact LP
     ("l1_balls", mt.L1InfClassifier, {"radius": 0.7, "constraint": "l1"}, {}),
     ("trace", mt.CappedTraceClassifier, {"alpha": 0.03, "tau": np.inf, "loss": "logistic"}, {}),
+    # majorization-minimization with ADMM steps (MajorizedADMM)
+    ("l21", mt.L21Classifier, {"alpha": 0.02}, {"solver": "mm"}),
+    ("trace", mt.TraceNormClassifier, {"alpha": 0.03}, {"solver": "mm"}),
+    ("trace", mt.TraceNormClassifier, {"alpha": 0.03, "loss": "squared_hinge"},
+     {"solver": "mm"}),
+    ("trace", mt.TraceNormClassifier, {"alpha": 0.03, "alpha_l2": 0.05}, {"solver": "mm"}),
+    ("l1", mt.IndependentLassoClassifier, {"alpha": 0.02}, {"solver": "mm"}),
+    ("robust", mt.RobustMTLClassifier, {"alpha": 0.05, "lam": 0.8},
+     {"solver": MajorizedADMM(tol=TOL, max_iter=100_000)}),
 ]
 
 
 def _case_id(case):
     kind, cls, params, opts = case
-    extra = ",".join(f"{k}={v}" for k, v in {**params, **opts}.items() if k not in ("alpha",
-                                                                                  "radius"))
+    extra = ",".join(f"{k}={getattr(v, 'name', v)}" for k, v in {**params, **opts}.items()
+                     if k not in ("alpha", "radius"))
     return f"{cls.__name__}-{kind}" + (f"-{extra}" if extra else "")
 
 

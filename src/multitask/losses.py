@@ -224,6 +224,29 @@ class Datafit:
         """Upper bound of ``ell''`` (the loss's own smoothness constant)."""
         raise NotImplementedError
 
+    def bound_hessian(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """``(H, mu)``: the fixed Hessian of a quadratic upper bound of the loss, with the
+        intercepts minimized out, and the per-task feature means (None without intercept).
+
+        For ``ell'' <= c`` (:meth:`curvature`) the loss of task ``t`` is bounded around any
+        point by a quadratic with Hessian ``c [X_t, 1]^T [X_t, 1] / n_t`` (plus ``alpha_l2``
+        on ``w``); minimizing over the intercept leaves ``H_t = c Xc_t^T Xc_t / n_t +
+        alpha_l2 I`` with ``Xc_t`` the centred design, shape ``(m, d, d)`` (``(1, d, d)`` for
+        a shared design). Computed once and cached.
+        """
+        if getattr(self, "_bound_hessian", None) is None:
+            n = self.data.task_sizes.astype(np.float64)
+            if self.has_intercept_variable:
+                data_c, mu, _ = self.data.centered()
+                G = data_c.gram()
+            else:
+                G, mu = self.data.gram(), None
+            H = self.curvature() * (G / n[0] if G.shape[0] == 1 else G / n[:, None, None])
+            if self.alpha_l2:
+                H = H + self.alpha_l2 * np.eye(H.shape[1])[None]
+            self._bound_hessian = (H, mu)
+        return self._bound_hessian
+
     def lipschitz(self) -> float:
         """A Lipschitz constant of the gradient with respect to ``(W, b)``.
 
@@ -485,8 +508,8 @@ class Squared(Datafit):
             mean_rows = self.data.n_rows / max(m, 1)
             n_mats = 1 if self.data.shared else m
             quadratic = mean_rows >= d and n_mats * d * d <= 5e7
-            if self.data.is_sparse:  # stored entries per Gram matrix against its d^2
-                nnz = self.data.X.nnz / max(n_mats, 1)
+            if sp.issparse(self.data.X):  # stored entries per Gram matrix against its d^2
+                nnz = self.data.X.nnz / max(n_mats, 1)  # type: ignore[union-attr]
                 quadratic = quadratic and nnz >= GRAM_NONZEROS_PER_ENTRY * d * d
             # an iteration reads the Gram matrices twice (m d^2 numbers each time), or a dense
             # per-task design once (N d, values at two points fused): Grams from 2 d rows

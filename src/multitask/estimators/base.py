@@ -239,12 +239,19 @@ class MultiTaskEstimator(BaseEstimator):
         condition number, when the model lists ``"admm"`` in ``_solvers`` and
         :func:`multitask.solvers.admm.prefer_admm` finds the Gram matrices ill-conditioned
         (largest eigenvalue over the median Gram diagonal entry at least
-        :data:`~multitask.solvers.admm.ILL_CONDITIONED`)."""
+        :data:`~multitask.solvers.admm.ILL_CONDITIONED`); for the other smooth losses,
+        majorization-minimization (``"mm"``) under the same conditions on the Hessian of the
+        loss's quadratic bound (:func:`multitask.solvers.majorized.prefer_majorized`)."""
         if name == "fista" and "admm" in self._solvers:
             from multitask.solvers.admm import prefer_admm
 
             if prefer_admm(datafit, penalty):
                 return "admm"
+        if name == "fista" and "mm" in self._solvers:
+            from multitask.solvers.majorized import prefer_majorized
+
+            if prefer_majorized(datafit, penalty):
+                return "mm"
         return name
 
     def _make_solver(self, datafit: Datafit, penalty: Penalty) -> Solver:

@@ -60,7 +60,7 @@ class _NormModel:
     """A norm penalty ``alpha * Omega`` chosen by ``_penalty`` (or the ``penalty`` param)."""
 
     _penalty: str = "trace"
-    _solvers = ("exact", "bcd", "fista", "pg", "admm")
+    _solvers = ("exact", "bcd", "fista", "pg", "admm", "mm")
 
     def _make_penalty(self, datafit: Datafit) -> Penalty:
         p = getattr(self, "penalty", self._penalty)

@@ -20,6 +20,7 @@ from multitask.solvers.exact import QuadraticExact
 from multitask.solvers.fista import ProximalGradient
 from multitask.solvers.ladm import LinearizedADMM
 from multitask.solvers.lp import LinearProgram
+from multitask.solvers.majorized import MajorizedADMM
 from multitask.solvers.multistage import Multistage
 from multitask.solvers.result import SolverResult
 from multitask.solvers.subgradient import ProjectedSubgradient
@@ -31,6 +32,7 @@ __all__ = [
     "DivideAndConquer",
     "LinearProgram",
     "LinearizedADMM",
+    "MajorizedADMM",
     "Multistage",
     "ProjectedSubgradient",
     "ProximalGradient",
@@ -55,6 +57,7 @@ SOLVERS: dict[str, tuple[type[Solver], dict[str, Any]]] = {
     "multistage": (Multistage, {}),
     "exact": (QuadraticExact, {}),
     "admm": (QuadraticADMM, {}),
+    "mm": (MajorizedADMM, {}),
 }
 
 

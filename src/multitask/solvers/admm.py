@@ -57,6 +57,7 @@ the run stops when the measure is at most ``tol``. Each check costs about one it
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable
 
@@ -105,6 +106,12 @@ class EigenSystem:
         self._QT = np.ascontiguousarray(np.swapaxes(Q, 1, 2))
         #: ``Q_t^T C_t`` ``(d, m)``.
         self.QtC = self.rotate(np.asarray(C, dtype=np.float64))
+
+    def with_linear_term(self, C: np.ndarray) -> EigenSystem:
+        """The same eigendecompositions with the linear terms ``C`` (no new decomposition)."""
+        new = copy.copy(self)
+        new.QtC = self.rotate(np.asarray(C, dtype=np.float64))
+        return new
 
     def rotate(self, T: np.ndarray) -> np.ndarray:
         """``Q_t^T T_t`` for every task ``t`` (columns of ``T``), shape ``(d, m)``."""
@@ -248,6 +255,13 @@ class QuadraticADMM(Solver):
         self.adaptive = bool(adaptive)
         self.adapt_every = check_int(adapt_every, "adapt_every")
         self.check_every = check_int(check_every, "check_every")
+        self._eigen: tuple | None = None
+
+    def reuse_eigen(self, H: np.ndarray | None, eig: EigenSystem | None) -> None:
+        """Solve the problems whose quadratic form has this very ``H`` (the same array object)
+        with the eigendecompositions ``eig`` instead of computing them (a sequence of
+        problems that differ in ``C`` only); ``None`` forgets them."""
+        self._eigen = None if H is None else (H, eig)
 
     def solve(self, datafit: Datafit, penalty: Penalty, *, coef_init=None, intercept_init=None,
               callback: Callable | None = None) -> SolverResult:
@@ -260,7 +274,10 @@ class QuadraticADMM(Solver):
         tau = 1.0 if identity else 1.01 * A.norm_sq
         V, _ = initial_point(datafit, penalty, coef_init, None)
         H, C = datafit.quadratic_form()
-        eig = EigenSystem(H, C)
+        if self._eigen is not None and self._eigen[0] is H:
+            eig = self._eigen[1].with_linear_term(C)
+        else:
+            eig = EigenSystem(H, C)
         rho = float(self.rho) if self.rho is not None else eig.positive_median()
         L = lipschitz_bound(datafit, penalty)
         tiny = np.finfo(float).tiny

@@ -1,0 +1,234 @@
+"""Majorization-minimization for smooth losses of bounded curvature: the quadratic bound of
+the loss, with its fixed Hessian, is minimized with the penalty by ADMM with cached per-task
+eigendecompositions (insensitive to the scaling of the features, as for the squared loss).
+
+A loss ``ell(y, z)`` with ``ell'' <= c`` (logistic ``c = 1/4``, squared hinge ``c = 2``)
+satisfies, per task, with ``A_t = [X_t, 1]`` and ``z = (w_t, b_t)``::
+
+    F(z) <= F(z_k) + grad F(z_k)^T (z - z_k) + (1/2) (z - z_k)^T Ht (z - z_k),
+    Ht = c A_t^T A_t / n_t + diag(alpha_l2 I, 0)
+
+(Boehning & Lindsay, "Monotonicity of quadratic-approximation algorithms", Annals of the
+Institute of Statistical Mathematics, 1988). Minimizing the bound over the intercept ``b_t``
+in closed form leaves a quadratic in ``w_t`` whose Hessian is the centred Gram matrix::
+
+    H_t = c Xc_t^T Xc_t / n_t + alpha_l2 I,        Xc_t = X_t - 1 mu_t^T,
+    b_t - b_t,k = -g_b,t / c - mu_t^T (w_t - w_t,k),
+    linear term C_t = H_t w_t,k - (g_w,t - mu_t g_b,t),
+
+so each step solves ``min_V sum_t 0.5 w_t^T H_t w_t - C_t^T w_t + h(V)`` (``W = A(V)``) with
+:class:`~multitask.solvers.admm.QuadraticADMM`, whose eigendecompositions of the ``H_t`` are
+computed once for the whole run (``H_t`` does not change). Each step decreases the objective
+when solved exactly (the bound touches the loss at ``z_k``); the inner tolerance starts at
+``inner_tol`` and follows a tenth of the outer measure, and is tightened tenfold whenever an
+inexact step fails to decrease the objective (the step is then redone). The iteration count
+depends on how far the loss's curvature at the solution is from the bound ``c``, not on the
+conditioning of the features, which is what slows accelerated gradient on raw data.
+
+Stopping: the library's relative optimality measure (:mod:`multitask.solvers.base`) of the
+original problem, after every step.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from multitask.data import MultiTaskData
+from multitask.losses import Datafit
+from multitask.penalties.base import Penalty
+from multitask.solvers.admm import EigenSystem, QuadraticADMM
+from multitask.solvers.base import (
+    Solver,
+    check_int,
+    check_tol,
+    finish,
+    initial_point,
+    lipschitz_bound,
+    optimality,
+)
+from multitask.solvers.result import SolverResult
+
+__all__ = ["ILL_CONDITIONED_BOUND", "MajorizedADMM", "bound_condition_number",
+           "prefer_majorized"]
+
+#: ``solver="auto"`` prefers :class:`MajorizedADMM` to accelerated gradient for a smooth
+#: non-quadratic loss when :func:`bound_condition_number` is at least this (measured by
+#: ``benchmarks/bench_majorized.py``).
+ILL_CONDITIONED_BOUND = 10.0
+#: Largest number of entries of the bound's Hessians (``m d^2``, or ``d^2`` shared) for which
+#: ``solver="auto"`` considers :class:`MajorizedADMM` (the squared loss's Gram-matrix limit).
+MAX_BOUND_ENTRIES = 5e7
+
+
+def bound_condition_number(datafit: Datafit) -> float:
+    """``kappa = max_t lambda_max(H_t) / median_{j, t: H_t[j, j] > 0} H_t[j, j]`` of the bound's
+    Hessians (:meth:`~multitask.losses.Datafit.bound_hessian`): how much a gradient method's
+    step (the inverse of the largest curvature) lags behind the typical feature's curvature;
+    the measure :func:`~multitask.solvers.admm.condition_number` takes of the squared loss."""
+    H, _ = datafit.bound_hessian()
+    diag = np.diagonal(H, axis1=1, axis2=2)
+    top = float(np.linalg.eigvalsh(H)[:, -1].max()) if H.size else 0.0
+    pos = diag[diag > 1e-12 * max(top, np.finfo(float).tiny)]
+    if not pos.size or not top > 0:
+        return 1.0
+    return top / float(np.median(pos))
+
+
+def prefer_majorized(datafit: Datafit, penalty: Penalty,
+                     threshold: float = ILL_CONDITIONED_BOUND) -> bool:
+    """Whether ``solver="auto"`` should take :class:`MajorizedADMM` over accelerated gradient:
+    a smooth loss without the ``"quadratic"`` capability (the squared loss has ADMM itself),
+    at least as many rows per task as features on average, Hessians of at most
+    :data:`MAX_BOUND_ENTRIES` entries, and :func:`bound_condition_number` at least
+    ``threshold``."""
+    if "quadratic" in datafit.capabilities or not MajorizedADMM().supports(datafit, penalty):
+        return False
+    data = datafit.data
+    d, m = data.n_features, data.n_tasks
+    if data.n_rows < d * m or (1 if data.shared else m) * d * d > MAX_BOUND_ENTRIES:
+        return False
+    return bound_condition_number(datafit) >= threshold
+
+
+class _QuadraticBound(Datafit):
+    """``F(W) = sum_t 0.5 w_t^T H_t w_t - C_t^T w_t``: one step's bound, as a datafit with the
+    ``"quadratic"`` capability (no intercept), measured on the original problem's scale."""
+
+    name = "quadratic_bound"
+    capabilities = frozenset({"gradient", "quadratic"})
+
+    def __init__(self, data: MultiTaskData, H: np.ndarray, C: np.ndarray, top: float,
+                 scale: float):
+        super().__init__(data, fit_intercept=False)
+        self.H, self.C = H, C
+        self._top, self._scale = top, scale
+
+    def _loss_value_and_grad(self, W, b=None):
+        HW = apply_per_task(self.H, W)
+        return float(np.vdot(W, 0.5 * HW - self.C)), HW - self.C, None
+
+    def _loss_value(self, W, b=None):
+        return self._loss_value_and_grad(W)[0]
+
+    def quadratic_form(self):
+        return self.H, self.C
+
+    def quadratic_diagonal(self) -> np.ndarray:
+        return np.diagonal(self.H, axis1=1, axis2=2).copy()
+
+    def lipschitz(self) -> float:
+        return self._top
+
+    def gradient_scale(self) -> float:
+        return self._scale
+
+
+class MajorizedADMM(Solver):
+    """Majorization-minimization with a fixed quadratic bound, each step by ADMM (module
+    docstring).
+
+    Parameters
+    ----------
+    max_iter : int, default=500
+        Budget of majorization steps.
+    tol : float, default=1e-4
+        Tolerance on the relative optimality measure (:mod:`multitask.solvers.base`).
+    inner_tol : float, default=1e-2
+        Tolerance of the first step's ADMM (then a tenth of the outer measure, at least
+        ``tol / 10``).
+    inner_max_iter : int, default=1000
+        Iteration budget of each step's ADMM.
+    warn : bool, default=True
+        Warn with ``ConvergenceWarning`` when ``max_iter`` is reached.
+    """
+
+    name = "mm"
+    datafit_requires = frozenset({"gradient"})
+    penalty_requires = frozenset()
+
+    def __init__(self, *, max_iter: int = 500, tol: float = 1e-4, inner_tol: float = 1e-2,
+                 inner_max_iter: int = 1000, warn: bool = True):
+        super().__init__(max_iter=max_iter, tol=tol, warn=warn)
+        self.inner_tol = check_tol(inner_tol, "inner_tol")
+        self.inner_max_iter = check_int(inner_max_iter, "inner_max_iter")
+
+    def solve(self, datafit: Datafit, penalty: Penalty, *, coef_init=None, intercept_init=None,
+              callback: Callable | None = None) -> SolverResult:
+        """Run the majorization steps from ``(coef_init, intercept_init)`` (zeros by
+        default)."""
+        self.check(datafit, penalty)
+        t0 = time.perf_counter()
+        A = penalty.linear_map
+        V, b = initial_point(datafit, penalty, coef_init, intercept_init)
+        data = datafit.data
+        c = float(datafit.curvature())
+        H, mu = datafit.bound_hessian()
+        eig = EigenSystem(H, np.zeros((data.n_features, data.n_tasks)))
+        top = float(eig.lam.max()) if eig.lam.size else 0.0
+        inner = QuadraticADMM(max_iter=self.inner_max_iter, tol=self.inner_tol, warn=False)
+        inner.reuse_eigen(H, eig)
+        scale = datafit.gradient_scale()
+        L = lipschitz_bound(datafit, penalty)
+
+        W = A.forward(V)
+        F = datafit.value(W, b) + penalty.value(V)
+        history, times = [F], [time.perf_counter() - t0]
+        inner_tol = self.inner_tol
+        floor = self.tol / 10
+        n_iter = inner_total = 0
+        t = 1.0  # momentum (accelerated steps in the metric of H)
+        Vy, by, Wy = V, b, W
+        measure = optimality(datafit, penalty, V, b, L)
+        converged = measure <= self.tol  # a warm start at the solution
+        while not converged and n_iter < self.max_iter:
+            _, gW, gb = datafit.value_and_grad(Wy, by)
+            reduced = gW if mu is None else gW - mu * gb[None, :]
+            model = _QuadraticBound(data, H, apply_per_task(H, Wy) - reduced, top, scale)
+            inner.tol = inner_tol
+            res = inner.solve(model, penalty, coef_init=Vy)
+            inner_total += int(res.n_iter)
+            V_new = res.coef
+            W_new = A.forward(V_new)
+            b_new = None
+            if by is not None and mu is not None:
+                b_new = by - gb / c - np.einsum("jt,jt->t", mu, W_new - Wy)
+            F_new = datafit.value(W_new, b_new) + penalty.value(V_new)
+            if not F_new <= F + 1e-12 * abs(F):
+                if t > 1.0:  # the momentum overshot: restart from the last iterate
+                    t, Vy, by, Wy = 1.0, V, b, W
+                    continue
+                if inner_tol <= 1e-14:  # an inexact step that did not descend
+                    break
+                inner_tol = max(inner_tol * 0.1, 1e-14)
+                continue
+            n_iter += 1
+            t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
+            beta = (t - 1.0) / t_new
+            Vy = V_new + beta * (V_new - V)
+            by = None if b_new is None or b is None else b_new + beta * (b_new - b)
+            Wy = A.forward(Vy)
+            V, W, b, F, t = V_new, W_new, b_new, F_new, t_new
+            history.append(F)
+            times.append(time.perf_counter() - t0)
+            measure = optimality(datafit, penalty, V, b, L)
+            if measure <= self.tol:
+                converged = True
+                break
+            if callback is not None and callback(n_iter, F, V, b):
+                break
+            inner_tol = max(min(inner_tol, 0.1 * measure), floor)
+        inner.reuse_eigen(None, None)
+        return finish(self, datafit, penalty, V, b, n_iter=n_iter, objective=history,
+                      times=times, converged=converged, t0=t0,
+                      measure=measure,
+                      info={"inner_iterations": inner_total, "curvature_bound": c,
+                            "best_objective": F})
+
+
+def apply_per_task(H: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """``H_t w_t`` for every task (column of ``W``), shape ``(d, m)``; ``H`` of shape
+    ``(m, d, d)``, or ``(1, d, d)`` shared by all tasks."""
+    return H[0] @ W if H.shape[0] == 1 else np.matmul(H, W.T[:, :, None])[:, :, 0].T
