@@ -1161,8 +1161,9 @@ def as_multitask_data(
     ):
         if len(X) == 0:
             raise ValueError("X is an empty list: at least one task is needed.")
-        # dense tasks are checked together once stacked (below), sparse ones here
-        Xs = [_as_2d_float(Xt, f"X of task {t}", check_finite=sp.issparse(Xt))
+        # dense lists are checked together once stacked (below), sparse or mixed ones here
+        any_sparse = any(sp.issparse(Xt) for Xt in X)
+        Xs = [_as_2d_float(Xt, f"X of task {t}", check_finite=any_sparse)
               for t, Xt in enumerate(X)]
         d = Xs[0].shape[1]
         for t, Xt in enumerate(Xs):
@@ -1196,13 +1197,8 @@ def as_multitask_data(
             )
         sizes = np.array([Xt.shape[0] for Xt in Xs], dtype=np.int64)
         starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-        if any(sp.issparse(a) for a in Xs):
+        if any_sparse:
             Xall = sp.vstack(Xs, format="csr")
-            if not all(sp.issparse(a) for a in Xs):  # the dense tasks' checks
-                for t, Xt in enumerate(Xs):
-                    if not sp.issparse(Xt):
-                        _check_finite(Xt, f"X of task {t}")
-                        _check_scale(Xt, f"X of task {t}")
         else:
             Xall = np.vstack(Xs)
             _check_tasks(Xall, starts, [f"X of task {t}" for t in range(len(Xs))])
