@@ -13,7 +13,12 @@ from multitask.data import as_multitask_data
 from multitask.losses import Logistic, SquaredHinge
 from multitask.penalties import L21, LowRankOutlier, TraceNorm
 from multitask.solvers import MajorizedADMM, ProximalGradient, admm
-from multitask.solvers.majorized import ILL_CONDITIONED_BOUND, bound_condition_number
+from multitask.solvers.majorized import (
+    ILL_CONDITIONED_BOUND,
+    _condition_estimate,
+    bound_condition_number,
+    prefer_majorized,
+)
 
 cp = pytest.importorskip("cvxpy")
 
@@ -136,3 +141,23 @@ def test_bad_settings_are_refused():
         MajorizedADMM(inner_tol=0)
     with pytest.raises(ValueError, match="inner_max_iter"):
         MajorizedADMM(inner_max_iter=0)
+
+
+@pytest.mark.parametrize("center", [True, False])
+def test_the_automatic_check_builds_no_gram_matrix(center):
+    """On a dense per-task design the check estimates the conditioning from the loss's
+    Lipschitz constant and one pass over the data: exact with centred features, an upper
+    bound without, and no Hessian of the bound is built when accelerated gradient stays."""
+    rng = np.random.default_rng(6)
+    Xs = [rng.standard_normal((50, 5)) + 1.0 for _ in range(3)]
+    ys = [np.where(X[:, 0] + rng.standard_normal(50) > 1.0, 1, -1) for X in Xs]
+    data, _ = as_multitask_data(Xs, ys, classification=True)
+    df = Logistic(data, center=center)
+    estimate = _condition_estimate(df)
+    assert not prefer_majorized(df, TraceNorm(0.01))
+    assert df._bound_hessian is None  # nothing materialized by the check
+    exact = bound_condition_number(df)
+    if center:
+        assert estimate == pytest.approx(exact, rel=1e-6)
+    else:
+        assert estimate >= exact * (1 - 1e-9)

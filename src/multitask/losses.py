@@ -98,6 +98,7 @@ class Datafit:
             self.data = data
             self.x_mean = np.zeros((data.n_features, data.n_tasks))
         self._grad_scale: float | None = None
+        self._bound_hessian: tuple[np.ndarray, np.ndarray | None] | None = None
         if self.alpha_l2:  # the ridge term is smooth but not separable over the scores
             self.capabilities = type(self).capabilities - {"max_affine", "prox_scores"}
 
@@ -234,7 +235,7 @@ class Datafit:
         alpha_l2 I`` with ``Xc_t`` the centred design, shape ``(m, d, d)`` (``(1, d, d)`` for
         a shared design). Computed once and cached.
         """
-        if getattr(self, "_bound_hessian", None) is None:
+        if self._bound_hessian is None:
             n = self.data.task_sizes.astype(np.float64)
             if self.has_intercept_variable:
                 data_c, mu, _ = self.data.centered()

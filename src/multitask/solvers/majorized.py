@@ -90,7 +90,28 @@ def prefer_majorized(datafit: Datafit, penalty: Penalty,
     d, m = data.n_features, data.n_tasks
     if data.n_rows < d * m or (1 if data.shared else m) * d * d > MAX_BOUND_ENTRIES:
         return False
-    return bound_condition_number(datafit) >= threshold
+    if data.shared or data.is_sparse:  # one d x d matrix (or a rare sparse per-task design)
+        return bound_condition_number(datafit) >= threshold
+    return _condition_estimate(datafit) >= threshold
+
+
+def _condition_estimate(datafit: Datafit) -> float:
+    """:func:`bound_condition_number` of a dense per-task design without the Gram matrices
+    (a fit that keeps accelerated gradient should not pay for them): the largest curvature
+    from the loss's own constant for ``W`` (``c max_t ||X_t||_2^2 / n_t + alpha_l2``, an upper
+    bound of the exact one when the features are not centred), the diagonals from one pass
+    over the (implicitly centred) design."""
+    data = datafit.data
+    if datafit.has_intercept_variable and data.x_offset is None:
+        data = data.centred_implicitly()[0]
+    n = data.task_sizes.astype(np.float64)
+    diag = (datafit.curvature() * data.task_column_sq_norms() / n[None, :]
+            + datafit.alpha_l2)
+    top = float(datafit.measure_constants()[0])
+    pos = diag[diag > 1e-12 * max(top, np.finfo(float).tiny)]
+    if not pos.size or not top > 0:
+        return 1.0
+    return top / float(np.median(pos))
 
 
 class _QuadraticBound(Datafit):
