@@ -211,7 +211,7 @@ _DOC = """
         space of the first group's); ``"svd"`` projects on the leading singular vectors of all
         groups' blocks; ``"anchor"`` adds anchor tasks shared by every group, then ``"svd"``;
         ``"concatenate"`` keeps the blocks as solved.
-    refine_iter : int, default=350
+    refine_iter : int, default=1000
         Iteration budget of the refinement (``combine="refine"``).
     lam_scale : float or "sqrt", default=1.0
         Multiplier of ``lam`` inside the groups (``"sqrt"``: ``sqrt(n_groups)``).
