@@ -12,7 +12,7 @@ import multitask as mt
 from multitask.data import as_multitask_data
 from multitask.losses import Logistic, SquaredHinge
 from multitask.penalties import L21, LowRankOutlier, TraceNorm
-from multitask.solvers import MajorizedADMM, ProximalGradient, admm
+from multitask.solvers import MajorizedADMM, ProximalGradient, admm, optimality
 from multitask.solvers.majorized import (
     ILL_CONDITIONED_BOUND,
     _condition_estimate,
@@ -75,6 +75,9 @@ def test_reaches_the_cvxpy_optimum_on_ill_conditioned_features(loss, pen, interc
     df = loss(data, fit_intercept=intercept, center=center)
     res = MajorizedADMM(tol=1e-9, max_iter=5000).solve(df, pen)
     assert res.converged and res.optimality <= 1e-9
+    # the reported measure is the library's (the one every solver reports)
+    assert res.optimality == pytest.approx(
+        optimality(df, pen, res.coef, res.intercept_variable), rel=1e-9, abs=1e-15)
     ours = df.value(res.W, res.intercept_variable) + pen.value(res.coef)
     ref = _cvxpy(loss, Xs, ys, pen, intercept)
     assert abs(ours - ref) <= 1e-6 * max(1.0, abs(ref)), (ours, ref)

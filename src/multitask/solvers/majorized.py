@@ -46,7 +46,7 @@ from multitask.solvers.base import (
     check_tol,
     finish,
     initial_point,
-    lipschitz_bound,
+    measure_lipschitz,
     optimality,
 )
 from multitask.solvers.result import SolverResult
@@ -192,7 +192,7 @@ class MajorizedADMM(Solver):
         inner = QuadraticADMM(max_iter=self.inner_max_iter, tol=self.inner_tol, warn=False)
         inner.reuse_eigen(H, eig)
         scale = datafit.gradient_scale()
-        L = lipschitz_bound(datafit, penalty)
+        L = measure_lipschitz(datafit, penalty)  # the measure's constant, as every solver's
 
         W = A.forward(V)
         F = datafit.value(W, b) + penalty.value(V)
