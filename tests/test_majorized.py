@@ -164,3 +164,23 @@ def test_the_automatic_check_builds_no_gram_matrix(center):
         assert estimate == pytest.approx(exact, rel=1e-6)
     else:
         assert estimate >= exact * (1 - 1e-9)
+
+
+def test_on_the_squared_loss_the_bound_is_the_loss():
+    """The squared loss is its own quadratic bound (its cached Gram matrices): majorization
+    reaches ADMM's optimum in a few steps."""
+    from multitask.losses import Squared
+    from multitask.solvers import QuadraticADMM
+
+    rng = np.random.default_rng(7)
+    Xs = [rng.standard_normal((40, 5)) * np.logspace(-1, 1, 5) + 1.0 for _ in range(4)]
+    ys = [X @ rng.standard_normal(5) + rng.standard_normal(40) for X in Xs]
+    data, _ = as_multitask_data(Xs, ys)
+    df, pen = Squared(data), TraceNorm(0.1)
+    H, mu = df.bound_hessian()
+    assert mu is None
+    np.testing.assert_array_equal(H, df.quadratic_form()[0])
+    mm = MajorizedADMM(tol=1e-9).solve(df, pen)
+    ref = QuadraticADMM(tol=1e-10).solve(df, pen)
+    assert mm.converged and mm.n_iter <= 10
+    assert mm.final_objective == pytest.approx(ref.final_objective, rel=1e-9)

@@ -574,6 +574,12 @@ class Squared(Datafit):
             H = H + self.alpha_l2 * np.eye(H.shape[1])[None]
         return H, c / n[None, :]
 
+    def bound_hessian(self):
+        """The loss is its own quadratic bound: ``(H, None)`` with ``H`` of
+        :meth:`quadratic_form` (the intercepts are already eliminated), from the cached Gram
+        matrices."""
+        return self.quadratic_form()[0], None
+
     def quadratic_diagonal(self) -> np.ndarray:
         """``diag(H_t) = diag(X_t^T X_t) / n_t + alpha_l2``, shape ``(m, d)`` (``(1, d)`` when
         shared): one pass over a dense per-task design when no Gram matrix is cached, else read

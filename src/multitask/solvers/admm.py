@@ -76,7 +76,7 @@ from multitask.solvers.base import (
 )
 from multitask.solvers.result import SolverResult
 
-__all__ = ["EigenSystem", "QuadraticADMM", "condition_number", "prefer_admm"]
+__all__ = ["EigenSystem", "QuadraticADMM", "condition_number", "curvature_ratio", "prefer_admm"]
 
 #: ``solver="auto"`` prefers ADMM to accelerated gradient when :func:`condition_number` is
 #: at least this (see :func:`prefer_admm`; measured by ``benchmarks/bench_auto_solver.py``).
@@ -153,8 +153,13 @@ def condition_number(datafit: Datafit) -> float:
     """
     if "quadratic" not in datafit.capabilities:
         return 1.0
-    diag = datafit.quadratic_diagonal()
-    top = float(datafit.lipschitz())
+    return curvature_ratio(float(datafit.lipschitz()), datafit.quadratic_diagonal())
+
+
+def curvature_ratio(top: float, diag: np.ndarray) -> float:
+    """``top / median(diag)`` over the diagonal curvatures above ``1e-12 top`` (1 when there
+    is none): the conditioning measure of :func:`condition_number`, from the largest curvature
+    ``top`` and the per-feature curvatures ``diag``."""
     pos = diag[diag > 1e-12 * max(top, np.finfo(float).tiny)]
     if not pos.size or not top > 0:
         return 1.0

@@ -39,7 +39,7 @@ import numpy as np
 from multitask.data import MultiTaskData
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
-from multitask.solvers.admm import EigenSystem, QuadraticADMM
+from multitask.solvers.admm import EigenSystem, QuadraticADMM, curvature_ratio
 from multitask.solvers.base import (
     Solver,
     check_int,
@@ -69,12 +69,8 @@ def bound_condition_number(datafit: Datafit) -> float:
     step (the inverse of the largest curvature) lags behind the typical feature's curvature;
     the measure :func:`~multitask.solvers.admm.condition_number` takes of the squared loss."""
     H, _ = datafit.bound_hessian()
-    diag = np.diagonal(H, axis1=1, axis2=2)
     top = float(np.linalg.eigvalsh(H)[:, -1].max()) if H.size else 0.0
-    pos = diag[diag > 1e-12 * max(top, np.finfo(float).tiny)]
-    if not pos.size or not top > 0:
-        return 1.0
-    return top / float(np.median(pos))
+    return curvature_ratio(top, np.diagonal(H, axis1=1, axis2=2))
 
 
 def prefer_majorized(datafit: Datafit, penalty: Penalty,
@@ -107,11 +103,7 @@ def _condition_estimate(datafit: Datafit) -> float:
     n = data.task_sizes.astype(np.float64)
     diag = (datafit.curvature() * data.task_column_sq_norms() / n[None, :]
             + datafit.alpha_l2)
-    top = float(datafit.measure_constants()[0])
-    pos = diag[diag > 1e-12 * max(top, np.finfo(float).tiny)]
-    if not pos.size or not top > 0:
-        return 1.0
-    return top / float(np.median(pos))
+    return curvature_ratio(float(datafit.measure_constants()[0]), diag)
 
 
 class _QuadraticBound(Datafit):
