@@ -184,3 +184,19 @@ def test_on_the_squared_loss_the_bound_is_the_loss():
     ref = QuadraticADMM(tol=1e-10).solve(df, pen)
     assert mm.converged and mm.n_iter <= 10
     assert mm.final_objective == pytest.approx(ref.final_objective, rel=1e-9)
+
+
+@pytest.mark.parametrize("center", [False, True])
+def test_bound_hessian_is_the_centred_gram_matrix_times_the_curvature(center):
+    """``c Xc_t^T Xc_t / n_t + alpha_l2 I`` per task, accurate for features far from zero."""
+    rng = np.random.default_rng(8)
+    Xs = [1e4 + rng.standard_normal((30 + 5 * t, 4)) for t in range(3)]
+    ys = [np.where(rng.standard_normal(len(X)) > 0, 1, -1) for X in Xs]
+    data, _ = as_multitask_data(Xs, ys, classification=True)
+    H, mu = Logistic(data, center=center, alpha_l2=0.3).bound_hessian()
+    for t, X in enumerate(Xs):
+        Xc = X - X.mean(axis=0)
+        ref = 0.25 * Xc.T @ Xc / len(X) + 0.3 * np.eye(4)
+        np.testing.assert_allclose(H[t], ref, rtol=1e-9)
+    if not center:
+        np.testing.assert_allclose(mu, np.stack([X.mean(axis=0) for X in Xs], axis=1))

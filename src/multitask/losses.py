@@ -237,11 +237,14 @@ class Datafit:
         """
         if self._bound_hessian is None:
             n = self.data.task_sizes.astype(np.float64)
-            if self.has_intercept_variable:
+            if not self.has_intercept_variable:
+                G, mu = self.data.gram(), None
+            elif _is_dense_per_task(self.data):  # centred chunk by chunk, no centred copy
+                mu = self.data.x_means_and_constant()[0]
+                G = _task_grams(self.data, mu)
+            else:
                 data_c, mu, _ = self.data.centered()
                 G = data_c.gram()
-            else:
-                G, mu = self.data.gram(), None
             H = self.curvature() * (G / n[0] if G.shape[0] == 1 else G / n[:, None, None])
             if self.alpha_l2:
                 H = H + self.alpha_l2 * np.eye(H.shape[1])[None]
