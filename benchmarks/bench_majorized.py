@@ -22,10 +22,10 @@ faster), and the relative objective difference (majorization minus accelerated g
 from __future__ import annotations
 
 import argparse
-import time
 import warnings
 
 import numpy as np
+from bench_scale import cpu_median
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
@@ -64,15 +64,6 @@ def problems():
         yield f"{name} {n}x{d}x{m}", Xs, out, True
 
 
-def cpu(fn, repeats: int) -> tuple[float, object]:
-    times, out = [], None
-    for _ in range(repeats):
-        t = time.process_time()
-        out = fn()
-        times.append(time.process_time() - t)
-    return float(np.median(times)), out
-
-
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--repeats", type=int, default=3)
@@ -93,7 +84,7 @@ def main(argv=None) -> None:
                     for solver in ("fista", "mm"):
                         est = cls(alpha=alpha, loss=loss, fit_intercept=intercept,
                                   solver=solver, max_iter=100_000)
-                        res[solver] = cpu(lambda est=est, X=X, y=y: est.fit(X, y), a.repeats)
+                        res[solver] = cpu_median(lambda est=est, X=X, y=y: est.fit(X, y), a.repeats)
                     (tf, ef), (tm, em) = res["fista"], res["mm"]
                     of = ef.solver_result_.final_objective  # type: ignore[attr-defined]
                     om = em.solver_result_.final_objective  # type: ignore[attr-defined]

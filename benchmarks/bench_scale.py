@@ -42,12 +42,12 @@ import numpy as np
 N_ROWS, N_FEATURES, RANK = 50, 50, 5
 
 
-def _rss_mb() -> float:
+def rss_mb() -> float:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def _peak_mb() -> float:
+def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
@@ -62,7 +62,7 @@ def problem(m: int, seed: int = 0, n: int = N_ROWS, d: int = N_FEATURES):
     return Xs, ys
 
 
-def _cpu(fn, repeats: int = 1) -> tuple[float, object]:
+def cpu_median(fn, repeats: int = 1) -> tuple[float, object]:
     times, out = [], None
     for _ in range(repeats):
         t = time.process_time()
@@ -91,7 +91,7 @@ def one(m: int, seed: int, variant: str) -> dict:
             self._last = (out.copy(), float(s.sum()))
             return out
 
-    base = _rss_mb()
+    base = rss_mb()
     Xs, ys = problem(m, seed)
     data_bytes = sum(X.nbytes for X in Xs) + sum(y.nbytes for y in ys)
     out: dict = {"m": m, "variant": variant, "data_mb": data_bytes / 2**20}
@@ -101,35 +101,36 @@ def one(m: int, seed: int, variant: str) -> dict:
             est = MultiTaskRegressor(penalty=SVDTraceNorm(alpha))
         else:
             est = TraceNormRegressor(alpha=alpha)
-        out["fit_s"], _ = _cpu(lambda: est.fit(Xs, ys))
-        out["peak_over_data"] = (_peak_mb() - base) / (data_bytes / 2**20)
+        out["fit_s"], _ = cpu_median(lambda: est.fit(Xs, ys))
+        out["peak_over_data"] = (peak_mb() - base) / (data_bytes / 2**20)
         out["n_iter"] = est.n_iter_
         out["objective"] = float(est.solver_result_.final_objective)
         out["optimality"] = est.optimality_
         if variant == "svd":
             return out
         # alpha_max, with and without the input conversion every call makes
-        out["alpha_max_total_s"], _ = _cpu(lambda: TraceNormRegressor().alpha_max(Xs, ys))
-        out["convert_s"], conv = _cpu(lambda: as_multitask_data(Xs, ys))
+        out["alpha_max_total_s"], _ = cpu_median(lambda: TraceNormRegressor().alpha_max(Xs, ys))
+        out["convert_s"], conv = cpu_median(lambda: as_multitask_data(Xs, ys))
         data = conv[0]  # type: ignore[index]
 
         def core():
             df = Squared(data)
             return TraceNorm(1.0).alpha_max(df.grad_at_zero())
 
-        out["alpha_max_s"], _ = _cpu(core, 3)
+        out["alpha_max_s"], _ = cpu_median(core, 3)
         W = np.random.default_rng(1).standard_normal((N_FEATURES, m))
         direct = Squared(data, use_gram=False)
-        out["grad_data_s"], _ = _cpu(lambda: direct.value_and_grad(W), 3)
+        out["grad_data_s"], _ = cpu_median(lambda: direct.value_and_grad(W), 3)
         fitted = Squared(data)
         fitted.value_and_grad(W)  # its caches, as in the fit
-        out["grad_fit_s"], _ = _cpu(lambda: fitted.value_and_grad(W), 3)
+        out["grad_fit_s"], _ = cpu_median(lambda: fitted.value_and_grad(W), 3)
         out["use_gram"] = fitted.use_gram
         if fitted.use_gram:  # the Lipschitz constant: every eigenvalue vs the certified bound
             G = fitted._grams()[0]
             n = data.task_sizes.astype(float)
-            out["lip_eig_s"], ev = _cpu(lambda: float(np.max(np.linalg.eigvalsh(G)[:, -1] / n)))
-            out["lip_cert_s"], lb = _cpu(lambda: max_scaled_eigenvalue(G, 1.0 / n))
+            out["lip_eig_s"], ev = cpu_median(
+                lambda: float(np.max(np.linalg.eigvalsh(G)[:, -1] / n)))
+            out["lip_cert_s"], lb = cpu_median(lambda: max_scaled_eigenvalue(G, 1.0 / n))
             out["lip_rel_diff"] = abs(lb - ev) / ev  # type: ignore[operator]
     return out
 
@@ -158,7 +159,7 @@ def svt_table(widths, repeats: int = 5) -> None:
             res, outs = {}, {}
             k = max(repeats, min(50, int(2e6 // (m * d))))
             for method in ("svd", "gram", "qr"):
-                res[method], outs[method] = _cpu(
+                res[method], outs[method] = cpu_median(
                     lambda mt=method, V=V, shrink=shrink: spectral_shrink(V, shrink, method=mt),
                     k)
             ref = outs["svd"][0]  # type: ignore[index]
@@ -168,7 +169,7 @@ def svt_table(widths, repeats: int = 5) -> None:
                   f"{res['svd'] / res['qr']:7.2f}  {diff / float(np.abs(ref).max()):.1e}")
 
 
-def _slope(ms, ts) -> float:
+def loglog_slope(ms, ts) -> float:
     return float(np.polyfit(np.log(ms), np.log(ts), 1)[0])
 
 
@@ -240,10 +241,11 @@ def main(argv=None) -> None:
                for m in ms]
         tc = [float(np.median([r["fit_s"] - r["convert_s"] for r in results[(m, "auto")]]))
               for m in ms]
-        print(f"\nlog-log slope of the fit's CPU time in m: {_slope(ms, t):.3f} (least squares), "
+        print(f"\nlog-log slope of the fit's CPU time in m: {loglog_slope(ms, t):.3f} "
+              "(least squares), "
               f"{np.log(t[-1] / t[0]) / np.log(ms[-1] / ms[0]):.3f} (from m={ms[0]} to "
-              f"m={ms[-1]}); of the time per iteration: {_slope(ms, tpi):.3f}; of the fit "
-              f"without the input conversion (multitask.data): {_slope(ms, tc):.3f} "
+              f"m={ms[-1]}); of the time per iteration: {loglog_slope(ms, tpi):.3f}; of the fit "
+              f"without the input conversion (multitask.data): {loglog_slope(ms, tc):.3f} "
               f"(least squares), {np.log(tc[-1] / tc[0]) / np.log(ms[-1] / ms[0]):.3f} (ends)")
         peak = max(float(np.median([r["peak_over_data"] for r in results[(m, "auto")]]))
                    for m in ms)

@@ -28,26 +28,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
 import warnings
 
 import numpy as np
+from bench_scale import loglog_slope, peak_mb, rss_mb
 
 N_TASKS, RANK, SUPPORT = 10, 3, 20
 DENSE_FEATURES = 100
 SPARSE_ROWS, NNZ_PER_ROW = 20_000, 50
-
-
-def _rss_mb() -> float:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
-def _peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 def problem(axis: str, size: int, seed: int = 0):
@@ -85,7 +76,7 @@ def one(axis: str, size: int, model: str, seed: int) -> dict:
     from multitask import L21Regressor, TraceNormRegressor, compiled
 
     compiled.set_up()  # the compiled kernels are what scales; their start-up is not
-    base = _rss_mb()
+    base = rss_mb()
     X, Y, nbytes = problem(axis, size, seed)
     out: dict = {"axis": axis, "size": size, "model": model, "data_mb": nbytes / 2**20}
     with threadpool_limits(1), warnings.catch_warnings():
@@ -114,7 +105,7 @@ def one(axis: str, size: int, model: str, seed: int) -> dict:
             out["converged"] = bool(est.converged_)
             if model == "l21":
                 out["objective"] = l21_objective(X, Y, est.coef_.T, est.intercept_, alpha)
-        out["peak_over_data"] = (_peak_mb() - base) / (nbytes / 2**20)
+        out["peak_over_data"] = (peak_mb() - base) / (nbytes / 2**20)
     return out
 
 
@@ -122,10 +113,6 @@ def run_child(axis, size, model, seed) -> dict:
     args = [sys.executable, __file__, "--one", axis, str(size), model, str(seed)]
     res = subprocess.run(args, check=True, capture_output=True, text=True)
     return json.loads(res.stdout.strip().splitlines()[-1])
-
-
-def _slope(xs, ts) -> float:
-    return float(np.polyfit(np.log(xs), np.log(ts), 1)[0])
 
 
 def main(argv=None) -> dict:
@@ -175,9 +162,9 @@ def main(argv=None) -> dict:
             xs = [int(s) for s in sizes]
             ts = [results[(axis, x, model)]["fit_s"] for x in xs]
             if len(xs) > 1:
-                print(f"  {model}: log-log slope of the fit time in {axis} {_slope(xs, ts):.3f} "
-                      f"(least squares), {np.log(ts[-1] / ts[0]) / np.log(xs[-1] / xs[0]):.3f} "
-                      "(ends)")
+                print(f"  {model}: log-log slope of the fit time in {axis} "
+                      f"{loglog_slope(xs, ts):.3f} (least squares), "
+                      f"{np.log(ts[-1] / ts[0]) / np.log(xs[-1] / xs[0]):.3f} (ends)")
     print(f"\nload average after: {os.getloadavg()}")
     return results
 

@@ -53,6 +53,7 @@ __all__ = [
     "check_tol",
     "finish",
     "initial_point",
+    "apply_per_task",
     "lipschitz_bound",
     "measure_lipschitz",
     "optimality",
@@ -203,6 +204,12 @@ def initial_point(datafit: Datafit, penalty: Penalty, coef_init=None, intercept_
         if b.shape != (m,):
             raise ValueError(f"intercept_init has shape {b.shape}, expected {(m,)}.")
     return V, b
+
+
+def apply_per_task(H: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """``H_t w_t`` for every task (column of ``W``), shape ``(d, m)``; ``H`` of shape
+    ``(m, d, d)``, or ``(1, d, d)`` shared by all tasks."""
+    return H[0] @ W if H.shape[0] == 1 else np.matmul(H, W.T[:, :, None])[:, :, 0].T
 
 
 def lipschitz_bound(datafit: Datafit, penalty: Penalty) -> float:

@@ -33,7 +33,14 @@ from numba import njit
 from multitask.compiled import charge_interpreted, interpreted_budget
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
-from multitask.solvers.base import Solver, finish, initial_point, measure_lipschitz, optimality
+from multitask.solvers.base import (
+    Solver,
+    apply_per_task,
+    finish,
+    initial_point,
+    measure_lipschitz,
+    optimality,
+)
 from multitask.solvers.result import SolverResult
 
 __all__ = ["BlockCoordinateDescent"]
@@ -227,7 +234,7 @@ class BlockCoordinateDescent(Solver):
         H = np.ascontiguousarray(H)
         C = np.ascontiguousarray(C)
         a, b, c = (float(v) for v in penalty.row_prox_params())
-        P = np.ascontiguousarray(H[0] @ W if H.shape[0] == 1 else np.einsum("tij,jt->it", H, W))
+        P = np.ascontiguousarray(apply_per_task(H, W))
         L = measure_lipschitz(datafit, penalty)
         inner_tol = max(self.tol, 1e-12)
         n_epochs = 0

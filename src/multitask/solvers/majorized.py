@@ -42,6 +42,7 @@ from multitask.penalties.base import Penalty
 from multitask.solvers.admm import EigenSystem, QuadraticADMM, curvature_ratio
 from multitask.solvers.base import (
     Solver,
+    apply_per_task,
     check_int,
     check_tol,
     finish,
@@ -240,8 +241,3 @@ class MajorizedADMM(Solver):
                       info={"inner_iterations": inner_total, "curvature_bound": c,
                             "best_objective": F})
 
-
-def apply_per_task(H: np.ndarray, W: np.ndarray) -> np.ndarray:
-    """``H_t w_t`` for every task (column of ``W``), shape ``(d, m)``; ``H`` of shape
-    ``(m, d, d)``, or ``(1, d, d)`` shared by all tasks."""
-    return H[0] @ W if H.shape[0] == 1 else np.matmul(H, W.T[:, :, None])[:, :, 0].T
