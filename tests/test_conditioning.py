@@ -157,6 +157,48 @@ def test_eigen_system_solves_the_shifted_systems():
             np.testing.assert_allclose(W[:, t], expected, rtol=1e-9, atol=1e-12)
 
 
+
+@pytest.mark.parametrize("alpha_l2", [0.0, 0.3])
+def test_quadratic_eigen_is_cached_and_gives_the_lipschitz_constant(alpha_l2, monkeypatch):
+    """``Datafit.quadratic_eigen`` decomposes the ``H_t`` of ``quadratic_form`` once; once it
+    exists, ``lipschitz`` is its largest eigenvalue, equal (to 1e-10) to the certified bound
+    that a fresh datafit computes without it; ADMM takes the cached decompositions."""
+    Xs, ys = _lists(seed=5, scales=np.array([1.0, 1e2, 1.0, 1e-1, 1.0, 3.0]))
+    data, _ = as_multitask_data(Xs, ys)
+    df = Squared(data, alpha_l2=alpha_l2)
+    H, _ = df.quadratic_form()
+    lam, Q = df.quadratic_eigen()
+    assert df.quadratic_eigen()[1] is Q  # cached
+    np.testing.assert_allclose(Q * lam[:, None, :] @ np.swapaxes(Q, 1, 2), H,
+                               rtol=0, atol=1e-10 * np.abs(H).max())
+    fresh = Squared(data, alpha_l2=alpha_l2).lipschitz()
+    assert df.lipschitz() == pytest.approx(fresh, rel=1e-10)
+    assert df.lipschitz() >= lam.max()
+    stacks = []  # eigendecompositions of stacks of matrices (the prox's are 2-D)
+    eigh = np.linalg.eigh
+    monkeypatch.setattr(np.linalg, "eigh",
+                        lambda a, *k, **kw: (stacks.append(np.ndim(a) == 3), eigh(a, *k, **kw))[1])
+    QuadraticADMM(tol=1e-8).solve(df, TraceNorm(0.1))
+    assert not any(stacks)  # the cached decompositions, none recomputed
+
+
+def test_the_diagonal_decides_without_eigenvalues():
+    """Features whose scales differ by 1e3 make the diagonal's own ratio exceed the
+    threshold (``lambda_max >= max diag``): ``prefer_admm`` answers True without computing the
+    Lipschitz constant; with standardized features the diagonal cannot decide, the full
+    measure is computed, and the answer is the measure's."""
+    Xs, ys = _lists(seed=6)
+    scales = np.ones(6)
+    scales[2] = 1e3
+    df_raw = Squared(as_multitask_data([X * scales for X in Xs], ys)[0])
+    assert prefer_admm(df_raw, TraceNorm(0.1))
+    assert df_raw._lipschitz is None
+    assert condition_number(df_raw) >= 10  # the shortcut agrees with the measure
+    df = Squared(as_multitask_data(Xs, ys)[0])
+    assert prefer_admm(df, TraceNorm(0.1)) == (condition_number(df) >= 10)
+    assert df._lipschitz is not None
+
+
 # ----------------------------------------------------------------------------- raw data
 @_INACCURATE_OK
 def test_raw_school_default_fit_is_within_1e6_of_the_optimum():

@@ -99,6 +99,7 @@ class Datafit:
             self.x_mean = np.zeros((data.n_features, data.n_tasks))
         self._grad_scale: float | None = None
         self._bound_hessian: tuple[np.ndarray, np.ndarray | None] | None = None
+        self._quadratic_eigen: tuple[np.ndarray, np.ndarray] | None = None
         if self.alpha_l2:  # the ridge term is smooth but not separable over the scores
             self.capabilities = type(self).capabilities - {"max_affine", "prox_scores"}
 
@@ -316,6 +317,18 @@ class Datafit:
         ``(m, d)`` (``(1, d)`` when shared), without forming ``H``."""
         H, _ = self.quadratic_form()
         return np.diagonal(H, axis1=1, axis2=2).copy()
+
+    def quadratic_eigen(self) -> tuple[np.ndarray, np.ndarray]:
+        """``"quadratic"``: ``(lam, Q)`` with ``H_t = Q_t diag(lam_t) Q_t^T`` for the ``H_t`` of
+        :meth:`quadratic_form`; ``lam`` of shape ``(m, d)`` (ascending, clipped at zero:
+        rounding makes tiny negatives), ``Q`` of shape ``(m, d, d)`` (``(1, ...)`` when
+        shared). Computed once and cached: the solvers with exact per-task solves share it,
+        and the largest eigenvalue is the loss's Lipschitz constant where no other bound was
+        computed first."""
+        if self._quadratic_eigen is None:
+            lam, Q = np.linalg.eigh(self.quadratic_form()[0])
+            self._quadratic_eigen = (np.maximum(lam, 0.0), np.ascontiguousarray(Q))
+        return self._quadratic_eigen
 
     def max_affine_pieces(self):
         """``"max_affine"``: ``(a, c)`` with ``ell(y_i, z) = max(0, a_i z + c_i)``."""
@@ -637,11 +650,15 @@ class Squared(Datafit):
         :func:`max_scaled_eigenvalue`: a batched power iteration proposes the bound and one
         batched Cholesky factorization certifies it (about 4x cheaper than the eigenvalues of
         every task, measured at ``d = 50``). Shared or sparse designs use the data layer's
-        spectral norms.
+        spectral norms. Where :meth:`quadratic_eigen` has been computed, its largest
+        eigenvalue (a relative ``1e-12`` added for rounding) is used instead.
         """
         if self._lipschitz is None:
             n = self.data.task_sizes
-            if self.use_gram:
+            if self._quadratic_eigen is not None:
+                top = float(self._quadratic_eigen[0].max()) - self.alpha_l2
+                lip = max(top, 0.0) * (1.0 + 1e-12)
+            elif self.use_gram:
                 G = self._grams()[0]
                 if G.shape[0] == 1:
                     lip = float(np.linalg.eigvalsh(G[0])[-1] / n.min())

@@ -93,12 +93,18 @@ class EigenSystem:
         Symmetric positive semi-definite matrices (one shared by all tasks when ``(1, d, d)``).
     C : ndarray of shape (d, m)
         Linear terms.
+    eigen : tuple of ndarray, optional
+        ``(lam, Q)``, the eigendecompositions of ``H`` already computed (as
+        :meth:`multitask.losses.Datafit.quadratic_eigen` caches them); ``H`` is then unused.
     """
 
-    def __init__(self, H: np.ndarray, C: np.ndarray):
-        H = np.asarray(H, dtype=np.float64)
-        self.shared = H.shape[0] == 1
-        lam, Q = np.linalg.eigh(H)
+    def __init__(self, H: np.ndarray | None, C: np.ndarray,
+                 eigen: tuple[np.ndarray, np.ndarray] | None = None):
+        if eigen is None:
+            lam, Q = np.linalg.eigh(np.asarray(H, dtype=np.float64))
+        else:
+            lam, Q = eigen
+        self.shared = Q.shape[0] == 1
         #: Eigenvalues ``(m or 1, d)``, clipped at zero (rounding makes tiny negatives).
         self.lam = np.maximum(lam, 0.0)
         #: Orthonormal eigenvectors ``(m or 1, d, d)`` (columns).
@@ -183,6 +189,11 @@ def prefer_admm(datafit: Datafit, penalty: Penalty,
     """
     if not QuadraticADMM().supports(datafit, penalty):
         return False
+    # lambda_max(H_t) >= max_j H_t[j, j]: the diagonals alone often decide (raw features of
+    # different scales), which spares the eigenvalues that ADMM computes with vectors anyway
+    diag = datafit.quadratic_diagonal()
+    if diag.size and curvature_ratio(float(diag.max()), diag) >= threshold:
+        return True
     return condition_number(datafit) >= threshold
 
 
@@ -281,8 +292,8 @@ class QuadraticADMM(Solver):
         H, C = datafit.quadratic_form()
         if self._eigen is not None and self._eigen[0] is H:
             eig = self._eigen[1].with_linear_term(C)
-        else:
-            eig = EigenSystem(H, C)
+        else:  # the datafit's cached decompositions (shared along a path, gives L below)
+            eig = EigenSystem(None, C, eigen=datafit.quadratic_eigen())
         rho = float(self.rho) if self.rho is not None else eig.positive_median()
         L = lipschitz_bound(datafit, penalty)
         tiny = np.finfo(float).tiny
