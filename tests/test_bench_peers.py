@@ -71,6 +71,11 @@ def test_school_rows_and_the_default_check(kind, capsys):
     for row in timed:
         assert np.isfinite(row["ours"][0])
         assert row["ours"][2] <= row["p_star"] + row["eps"] * abs(row["p_star"])
+    for row in timed:  # where the time goes: the parts add up to the timed fit
+        b = row["breakdown"]
+        assert b["fixed"] > 0 and b["eigh"] > 0 and b["allowed"] > 0
+        total = b["fixed"] + (b["n_iter"] - 1) * b["per_iter"]
+        assert total == pytest.approx(row["ours"][0], rel=1e-9)
     bench_peers.summary(rows)
     out = capsys.readouterr().out
-    assert "ratio SCS/ours" in out and "SCS/ours =" in out
+    assert "ratio SCS/ours" in out and "SCS/ours =" in out and "where our time goes" in out
