@@ -261,13 +261,8 @@ def breakdown(Xs, ys, alpha, intercept, tol, model, t_ours, t_scs, repeats) -> d
     B = rng.standard_normal((k, 2 * k))
     G = B @ B.T
     eigh = median_time(lambda: np.linalg.eigh(G), repeats)
-    out = {"fixed": fixed, "n_iter": n_iter, "per_iter": per_iter, "eigh": eigh,
-           "allowed": t_scs / 20.0}
-    print(f"  where our time goes: fixed {1e3 * fixed:.2f} ms (a fit with max_iter=1) + "
-          f"{n_iter - 1} iterations x {1e6 * per_iter:.0f} us; 20x SCS allows "
-          f"{1e3 * out['allowed']:.2f} ms in all; {n_iter} eigendecompositions of "
-          f"{k} x {k} alone take {1e3 * n_iter * eigh:.2f} ms ({1e6 * eigh:.0f} us each)")
-    return out
+    return {"fixed": fixed, "n_iter": n_iter, "per_iter": per_iter, "eigh": eigh,
+            "allowed": t_scs / 20.0, "k": k}
 
 
 def condition(Xs, ys, intercept) -> float:
@@ -417,6 +412,13 @@ def print_row(row, peers):
     finite = [r for r in ratios if np.isfinite(r)]
     if finite:
         print(f"  ratio fastest peer / ours = {min(finite):.2f}")
+    b = row.get("breakdown")
+    if b is not None:
+        n, k = b["n_iter"], b["k"]
+        print(f"  where our time goes: fixed {1e3 * b['fixed']:.2f} ms (a fit with max_iter=1)"
+              f" + {n - 1} iterations x {1e6 * b['per_iter']:.0f} us; 20x SCS allows "
+              f"{1e3 * b['allowed']:.2f} ms in all; {n} eigendecompositions of {k} x {k} "
+              f"alone take {1e3 * n * b['eigh']:.2f} ms ({1e6 * b['eigh']:.0f} us each)")
 
 
 def main(argv=None):
