@@ -157,7 +157,6 @@ def test_eigen_system_solves_the_shifted_systems():
             np.testing.assert_allclose(W[:, t], expected, rtol=1e-9, atol=1e-12)
 
 
-
 @pytest.mark.parametrize("alpha_l2", [0.0, 0.3])
 def test_quadratic_eigen_is_cached_and_gives_the_lipschitz_constant(alpha_l2, monkeypatch):
     """``Datafit.quadratic_eigen`` decomposes the ``H_t`` of ``quadratic_form`` once; once it

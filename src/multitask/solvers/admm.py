@@ -89,8 +89,9 @@ class EigenSystem:
 
     Parameters
     ----------
-    H : ndarray of shape (m, d, d) or (1, d, d)
-        Symmetric positive semi-definite matrices (one shared by all tasks when ``(1, d, d)``).
+    H : ndarray of shape (m, d, d) or (1, d, d), or None
+        Symmetric positive semi-definite matrices (one shared by all tasks when ``(1, d, d)``);
+        None when ``eigen`` is given.
     C : ndarray of shape (d, m)
         Linear terms.
     eigen : tuple of ndarray, optional
@@ -101,6 +102,8 @@ class EigenSystem:
     def __init__(self, H: np.ndarray | None, C: np.ndarray,
                  eigen: tuple[np.ndarray, np.ndarray] | None = None):
         if eigen is None:
+            if H is None:
+                raise ValueError("EigenSystem needs H or its eigendecompositions (eigen).")
             lam, Q = np.linalg.eigh(np.asarray(H, dtype=np.float64))
         else:
             lam, Q = eigen
