@@ -575,3 +575,41 @@ def test_inputs_are_never_modified(kind, model):
     after = [X, y] + list(kw.values())
     for b, a in zip(before, after, strict=True):
         _assert_same(b, a)
+
+
+@pytest.mark.parametrize("shared", [True, False])
+@pytest.mark.parametrize("intercept", [False, True])
+def test_spectral_norms_of_large_dense_designs_by_lanczos(shared, intercept, monkeypatch):
+    """From ``SPECTRAL_LANCZOS_ENTRIES`` entries on, the spectral norms of dense designs come
+    from Lanczos (``svds``), implicit centring and the column of ones included, equal to the
+    full SVD's to 1e-10; a shared design computes one norm for all its tasks."""
+    import scipy.sparse.linalg as spla
+
+    import multitask.data as mdata
+
+    monkeypatch.setattr(mdata, "SPECTRAL_LANCZOS_ENTRIES", 2000)
+    rng = np.random.default_rng(3)
+    n, d, m = 300, 12, 4
+    if shared:
+        X = rng.standard_normal((n, d)) * np.linspace(0.5, 3.0, d) + 5.0
+        data, _ = as_multitask_data(X, rng.standard_normal((n, m)))
+        designs = [X] * m
+    else:
+        Xs = [rng.standard_normal((n, d)) + t for t in range(m)]
+        data, _ = as_multitask_data(Xs, [rng.standard_normal(n) for _ in range(m)])
+        designs = Xs
+    calls = []
+    svds = spla.svds
+    monkeypatch.setattr(spla, "svds", lambda *a, **k: (calls.append(1), svds(*a, **k))[1])
+    for view in (data, data.centred_implicitly()[0] if not shared else data.centered()[0]):
+        calls.clear()
+        got = view.task_spectral_norms_sq(intercept=intercept)
+        centred = view is not data
+        expected = []
+        for X in designs:
+            Xt = X - X.mean(axis=0) if centred else X
+            if intercept:
+                Xt = np.hstack([Xt, np.ones((n, 1))])
+            expected.append(np.linalg.norm(Xt, 2) ** 2)
+        np.testing.assert_allclose(got, expected, rtol=1e-10)
+        assert len(calls) == (1 if shared else m)

@@ -182,6 +182,11 @@ def _csr_rmatvec(data, indices, indptr, R, task_of_row, n_features, n_tasks):
 # faster than the whole (d, m) matrix when m is in the hundreds.
 _SPARSE_BLOCK = 64
 
+#: Entries of a dense design from which its spectral norm comes from Lanczos (``svds``, a
+#: few dozen products with the matrix) instead of a full SVD (``O(n d^2)`` with a large
+#: constant): ``benchmarks/bench_spectral_norm.py`` measures both.
+SPECTRAL_LANCZOS_ENTRIES = 10**6
+
 
 # --------------------------------------------------------------------------- the container
 @dataclass
@@ -453,45 +458,52 @@ class MultiTaskData:
     def task_spectral_norms_sq(self, intercept: bool = False) -> np.ndarray:
         """``||X_t||_2^2`` per task (with a column of ones appended when ``intercept``).
 
-        Implicit centring (``x_offset``) is applied. Returns shape ``(m,)``. Computed by a dense
-        SVD, or by ``svds`` for sparse designs with more than 200 features; cached.
+        Implicit centring (``x_offset``) is applied. Returns shape ``(m,)``; cached. A shared
+        design is one matrix for every task (its offsets are the same column means, as
+        :meth:`gram` assumes): one norm, not ``m``. The largest singular value comes from
+        ``svds`` (Lanczos, a few dozen products with the matrix) for sparse designs with more
+        than 200 features and for dense ones of at least :data:`SPECTRAL_LANCZOS_ENTRIES`
+        entries, else from a dense SVD.
         """
         key = ("spec", intercept)
         if key in self._cache:
             return self._cache[key]
-        m, d = self.n_tasks, self.n_features
-        out = np.empty(m)
-        if self.shared and self.x_offset is None and not self.is_sparse:
-            Xa = np.hstack([self.X, np.ones((self.X.shape[0], 1))]) if intercept else self.X
-            out[:] = np.linalg.norm(Xa, 2) ** 2 if Xa.size else 0.0
-        elif self.is_sparse and d > 200:
-            from scipy.sparse.linalg import svds
-
-            # a shared design is the same matrix for every task: one svds, not m
-            for t in range(1 if self.shared else m):
-                Xt = self.task_X(t)
-                if self.x_offset is not None:  # the implicit centring, as in gram()
-                    Xt = _centred_operator(Xt, self.x_offset[:, t], intercept)
-                elif intercept:
-                    Xt = sp.hstack([Xt, np.ones((Xt.shape[0], 1))]).tocsr()
-                k = min(Xt.shape) - 1
-                if k < 1:
-                    out[t] = float(np.sum(np.square(Xt @ np.eye(Xt.shape[1]))))
-                else:
-                    out[t] = svds(Xt, k=1, return_singular_vectors=False, random_state=0)[0] ** 2
-            if self.shared:
-                out[:] = out[0]
-        else:
-            for t in range(m):
-                Xt = self.task_X(t)
-                Xt = Xt.toarray() if sp.issparse(Xt) else Xt
-                if self.x_offset is not None:
-                    Xt = Xt - self.x_offset[:, t][None, :]
-                if intercept:
-                    Xt = np.hstack([Xt, np.ones((Xt.shape[0], 1))])
-                out[t] = np.linalg.norm(Xt, 2) ** 2 if Xt.size else 0.0
+        out = np.empty(self.n_tasks)
+        for t in range(1 if self.shared else self.n_tasks):
+            out[t] = self._spectral_norm_sq(t, intercept)
+        if self.shared:
+            out[:] = out[0] if self.n_tasks else 0.0
         self._cache[key] = out
         return out
+
+    def _spectral_norm_sq(self, t: int, intercept: bool) -> float:
+        """``||[X_t - 1 x_offset[:, t]^T, 1]||_2^2`` (the ones only with ``intercept``)."""
+        from scipy.sparse.linalg import svds
+
+        Xt = self.task_X(t)
+        n_t, d = Xt.shape
+        mu = None if self.x_offset is None else self.x_offset[:, t]
+        if sp.issparse(Xt):
+            lanczos = d > 200
+        else:
+            lanczos = n_t * d >= SPECTRAL_LANCZOS_ENTRIES and min(n_t, d) > 2
+        if lanczos:
+            if mu is not None:  # the implicit centring, as in gram()
+                op = _centred_operator(Xt, mu, intercept)
+            elif intercept:
+                op = (sp.hstack([Xt, np.ones((n_t, 1))]).tocsr() if sp.issparse(Xt)
+                      else _centred_operator(Xt, np.zeros(d), True))
+            else:
+                op = Xt
+            if min(op.shape) - 1 >= 1:
+                return float(svds(op, k=1, return_singular_vectors=False,
+                                  random_state=0)[0] ** 2)
+        Xt = Xt.toarray() if sp.issparse(Xt) else Xt
+        if mu is not None:
+            Xt = Xt - mu[None, :]
+        if intercept:
+            Xt = np.hstack([Xt, np.ones((n_t, 1))])
+        return float(np.linalg.norm(Xt, 2) ** 2) if Xt.size else 0.0
 
     def _dense_means(self, yc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(mu, constant, X^T yc)`` of a dense per-task design in one pass (the last zeros
