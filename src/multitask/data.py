@@ -469,10 +469,10 @@ class MultiTaskData:
         if key in self._cache:
             return self._cache[key]
         out = np.empty(self.n_tasks)
-        for t in range(1 if self.shared else self.n_tasks):
+        for t in range(min(1, self.n_tasks) if self.shared else self.n_tasks):
             out[t] = self._spectral_norm_sq(t, intercept)
-        if self.shared:
-            out[:] = out[0] if self.n_tasks else 0.0
+        if self.shared and self.n_tasks:
+            out[:] = out[0]
         self._cache[key] = out
         return out
 
