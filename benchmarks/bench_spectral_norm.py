@@ -20,15 +20,10 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from bench_peers import cpu_time as cpu
 from scipy.sparse.linalg import svds
 
 from multitask.data import SPECTRAL_LANCZOS_ENTRIES, as_multitask_data
-
-
-def cpu(fn):
-    t0 = time.process_time()
-    out = fn()
-    return time.process_time() - t0, out
 
 
 def main() -> None:

@@ -197,7 +197,8 @@ def prefer_admm(datafit: Datafit, penalty: Penalty,
     diag = datafit.quadratic_diagonal()
     if diag.size and curvature_ratio(float(diag.max()), diag) >= threshold:
         return True
-    return condition_number(datafit) >= threshold
+    # condition_number's measure, on the diagonals already read
+    return curvature_ratio(float(datafit.lipschitz()), diag) >= threshold
 
 
 
