@@ -803,10 +803,12 @@ def _cv_view(base, X, y, task):
         if not isinstance(y, (list, tuple)) or len(y) != len(X):
             raise ValueError(f"With a list of {len(X)} per-task designs, y must be a list of "
                              f"{len(X)} per-task targets.")
-        codes = np.concatenate([np.full(Xt.shape[0], t) for t, Xt in enumerate(X)])
-        Xs = sp.vstack(X, format="csr") if any(sp.issparse(a) for a in X) else np.vstack(
-            [np.asarray(a) for a in X])
-        ys = np.concatenate([np.asarray(v) for v in y])
+        # per-task blocks may be Python lists of lists or DataFrames, targets columns
+        blocks = [sp.csr_matrix(a) if sp.issparse(a) else np.asarray(a) for a in X]
+        codes = np.concatenate([np.full(a.shape[0], t) for t, a in enumerate(blocks)])
+        Xs = sp.vstack(blocks, format="csr") if any(sp.issparse(a) for a in blocks) \
+            else np.vstack(blocks)
+        ys = np.concatenate([_one_column(v) for v in y])
         return _append_codes(Xs, codes), ys, codes, _with_task_column(est, params), "long"
     if task is not None:
         if params.get("task_column") is not None:
@@ -817,20 +819,25 @@ def _cv_view(base, X, y, task):
             raise ValueError(f"task must be 1-D with one id per row of X ({Xs.shape[0]}), got "
                              f"shape {task.shape}.")
         _, codes = np.unique(task, return_inverse=True)
-        return (_append_codes(Xs, codes), np.asarray(y), codes,
+        return (_append_codes(Xs, codes), _one_column(y), codes,
                 _with_task_column(est, params), "long")
     y_arr = np.asarray(y)
     if params.get("task_column") is not None:
-        from multitask.data import split_task_column
-
         Xa = sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X)
         _, tids = split_task_column(Xa, params["task_column"])
-        return Xa, y_arr, tids, est, "long"
+        return Xa, _one_column(y), tids, est, "long"
     Xa = sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X)
     if y_arr.ndim == 2 and y_arr.shape[1] == 1:  # one task given as a column
         y_arr = y_arr.ravel()
     layout = "shared" if y_arr.ndim == 2 else "single"
     return Xa, y_arr, None, est, layout
+
+
+def _one_column(y) -> np.ndarray:
+    """Targets of long-format rows (or of one task) as a 1-D array: a one-column array or
+    DataFrame is flattened, as the estimators do; any other shape is left for them to refuse."""
+    y = np.asarray(y)
+    return y.ravel() if y.ndim == 2 and y.shape[1] == 1 else y
 
 
 def _append_codes(X, codes):
