@@ -18,7 +18,7 @@ def test_the_cli_passes_the_grid_ratio_and_defaults_to_the_module_constant(monke
                                                                             tmp_path):
     seen = []
 
-    def fake_run_school(*args, **kwargs):
+    def fake_run(*args, **kwargs):
         seen.append(kwargs)
         row = {"model": "PooledRegressor", "nmse_mean": 0.6, "nmse_std": 0.0,
                "amse_mean": 0.8, "amse_std": 0.0, "n_splits": 1, "fit_seconds": 0.1,
@@ -26,8 +26,8 @@ def test_the_cli_passes_the_grid_ratio_and_defaults_to_the_module_constant(monke
         return bench.SchoolBenchmark(rows=[row], split_rows=[{**row, "split": 0}],
                                      setting="a stand-in")
 
-    monkeypatch.setattr(bench, "run_school", fake_run_school)
-    monkeypatch.setattr("multitask.cli._save_figure", lambda res, path: None)
+    monkeypatch.setattr(bench, "run_benchmark", fake_run)
+    monkeypatch.setattr("multitask.cli_benchmark._save_figure", lambda res, path: None)
     assert main(["benchmark", "school", "--quiet", "--out", str(tmp_path)]) == 0
     assert main(["benchmark", "school", "--quiet", "--grid-ratio", "0.001",
                  "--out", str(tmp_path)]) == 0

@@ -1,0 +1,587 @@
+"""The data of the main job, ``multitask benchmark``: a named data set or the user's arrays.
+
+:class:`BenchmarkData` holds one multi-task data set as the benchmark needs it: per-task
+arrays (long format grouped by task) or a design shared by all tasks with one target column
+per task, whether it is a regression or a binary classification problem, the task names, and
+what the user said about the tasks (their order in time, a graph between them).
+:func:`make_benchmark_data` builds it from arrays in the library's three layouts and detects
+the kind of problem; :func:`load_benchmark_data` loads a data set of
+:mod:`multitask.datasets` by name (:data:`DATASETS`); :func:`benchmark_splits` draws the
+train/test splits the benchmark scores on and standardizes the features.
+
+Splits (the School protocol made general):
+
+* School's official splits by default (``train_ratio=None``);
+* per-task data (long format, lists): every task split at random with
+  ``round(train_ratio * n_t)`` training rows (:func:`~multitask.datasets.split_tasks`),
+  stratified by class within each task for classification;
+* a shared design: the rows split once for all tasks (:func:`~multitask.datasets.split_shared`:
+  a row is one example of every task, and the design stays stored once), every task's
+  training part checked to hold both classes for classification;
+* features standardized with the training part's pooled mean and standard deviation (a sparse
+  design is only scaled, which keeps it sparse; every model fits an intercept per task).
+
+Examples
+--------
+>>> import numpy as np
+>>> from multitask.benchmark_data import make_benchmark_data
+>>> rng = np.random.default_rng(0)
+>>> X = rng.standard_normal((40, 3))
+>>> data = make_benchmark_data(X, rng.standard_normal((40, 2)), name="toy")
+>>> data.kind, data.n_tasks, data.shared
+('regression', 2, True)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "DATASETS",
+    "DEFAULT_TRAIN_RATIO",
+    "KINDS",
+    "BenchmarkData",
+    "benchmark_splits",
+    "detect_kind",
+    "load_benchmark_data",
+    "make_benchmark_data",
+    "order_tasks",
+]
+
+#: Training fraction of the random splits of data sets without official splits
+#: (``--train-ratio``; School's official splits are about 75% / 25% too).
+DEFAULT_TRAIN_RATIO = 0.75
+
+#: The kinds of problem the benchmark runs.
+KINDS = ("regression", "classification")
+
+#: The data sets :func:`load_benchmark_data` loads by name, and what they are. Only School is
+#: shipped with the package; the others are read from the data folder
+#: (:func:`multitask.datasets.find_data_dir`). The splice-site data are left out: one task
+#: of DNA strings, nothing to share between tasks.
+DATASETS: dict[str, str] = {
+    "school": "School exam scores: 139 schools, 15,362 students, 27 features, regression "
+              "(shipped; 10 official splits)",
+    "sarcos": "SARCOS robot arm: 7 joint torques, 4,449 rows, 21 features, regression, "
+              "shared design",
+    "yeast": "Yeast gene functions: 14 labels, 2,417 rows, 103 features, classification, "
+             "shared design",
+    "scene": "Scene images: 6 labels, 2,407 rows, 294 features, classification, shared design",
+    "letters": "Handwritten letters: 7 letter pairs, 128 pixels, classification, per-task rows",
+    "newsgroups": "20 Newsgroups: 4 tasks, 2,000 sparse term features, classification, "
+                  "per-task rows",
+}
+
+
+@dataclass
+class BenchmarkData:
+    """One multi-task data set, as the benchmark runs it.
+
+    Attributes
+    ----------
+    name : str
+        Shown in the table's title and the figure (``"School"``, a file name).
+    X : list of m arrays of shape (n_t, d), or array of shape (n, d)
+        Per-task designs (dense or scipy.sparse), or one design shared by all tasks.
+    y : list of m arrays of shape (n_t,), or array of shape (n, m)
+        Per-task targets, or one column per task for a shared design. Classification targets
+        are coded 0 / 1 (1 is ``classes[1]``).
+    kind : {"regression", "classification"}
+    task_names : list of str
+        One per task, in the order of the tasks.
+    classes : tuple or None
+        Classification: the two labels as given, ``(negative, positive)``.
+    official_splits : list of dict or None
+        Per-task row indices ``{"train": [...], "test": [...]}`` (School's splits).
+    task_word : str
+        What a task is called in the table (``"schools"``; default ``"tasks"``).
+    ordered : bool
+        The order of the tasks is meaningful (time points): the temporal models run.
+    graph : ndarray of shape (m, m) or None
+        Symmetric non-negative weights between the tasks (a task graph): the
+        graph-regularized model runs with it.
+    """
+
+    name: str
+    X: Any
+    y: Any
+    kind: str
+    task_names: list[str]
+    classes: tuple | None = None
+    official_splits: list[dict] | None = None
+    task_word: str = "tasks"
+    ordered: bool = False
+    graph: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def shared(self) -> bool:
+        """Whether the design is shared by all tasks (``y`` is one 2-D array)."""
+        return not isinstance(self.X, list)
+
+    @property
+    def n_tasks(self) -> int:
+        return len(self.task_names)
+
+    @property
+    def n_rows(self) -> int:
+        """Rows of the data: of the shared design, or of all tasks together."""
+        return int(self.X.shape[0]) if self.shared else sum(int(x.shape[0]) for x in self.X)
+
+    @property
+    def n_features(self) -> int:
+        return int((self.X if self.shared else self.X[0]).shape[1])
+
+    def describe(self) -> str:
+        """One line: ``139 tasks, 15362 rows, 27 features, regression``."""
+        layout = ", shared design" if self.shared else ""
+        return (f"{self.n_tasks} tasks, {self.n_rows} rows, {self.n_features} features, "
+                f"{self.kind}{layout}")
+
+
+# ----------------------------------------------------------------------------- the kind
+def _is_number(values: np.ndarray) -> bool:
+    if values.dtype.kind in "biuf":
+        return True
+    try:
+        np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    return not any(isinstance(v, (str, bytes)) for v in values.tolist())
+
+
+def detect_kind(values: Any, kind: str = "auto", what: str = "the targets") -> str:
+    """Regression or binary classification, from the target values.
+
+    ``"auto"``: two distinct values are a binary classification problem, more numbers a
+    regression problem; more than two labels that are not numbers are refused (multi-class
+    problems are one binary task per class). ``"regression"`` needs numbers,
+    ``"classification"`` exactly two distinct values.
+
+    Parameters
+    ----------
+    values : array-like
+        Every target value (all tasks together).
+    kind : {"auto", "regression", "classification"}, default="auto"
+    what : str
+        Names the targets in error messages.
+
+    Returns
+    -------
+    str
+        ``"regression"`` or ``"classification"``.
+
+    Raises
+    ------
+    ValueError
+        Naming the values when they fit no kind, or not the given one.
+    """
+    if kind not in ("auto", *KINDS):
+        raise ValueError(f"The kind of problem must be 'auto', 'regression' or "
+                         f"'classification', got {kind!r}.")
+    values = np.asarray(values).ravel()
+    if values.size == 0:
+        raise ValueError(f"{what} hold no value.")
+    numbers = _is_number(values)
+    distinct = np.unique(values.astype(np.float64) if numbers else values.astype(str))
+    shown = ", ".join(repr(v.item() if isinstance(v, np.generic) else v)
+                      for v in distinct[:5]) + (", ..." if distinct.size > 5 else "")
+    if distinct.size < 2:
+        raise ValueError(f"{what} hold a single value ({shown}): nothing to predict.")
+    if kind == "regression" and not numbers:
+        raise ValueError(f"{what} are not numbers ({shown}): a regression needs numbers.")
+    if kind == "classification" and distinct.size != 2:
+        raise ValueError(f"{what} hold {distinct.size} distinct values ({shown}): a binary "
+                         "classification needs exactly two.")
+    if kind != "auto":
+        return kind
+    if distinct.size == 2:
+        return "classification"
+    if not numbers:
+        raise ValueError(f"{what} hold {distinct.size} distinct labels ({shown}): the benchmark "
+                         "runs regression (numbers) or binary classification (two labels); make "
+                         "one binary task per class for a multi-class problem.")
+    return "regression"
+
+
+def _classes(values: np.ndarray) -> tuple:
+    """The two labels, sorted (numbers by value): ``(negative, positive)``."""
+    if _is_number(values):
+        labels = np.unique(values.astype(np.float64))
+        out = tuple(int(v) if float(v).is_integer() else float(v) for v in labels)
+    else:
+        out = tuple(str(v) for v in np.unique(values.astype(str)))
+    return out
+
+
+def _encode(values: np.ndarray, classes: tuple) -> np.ndarray:
+    """0 / 1 codes of labels (1 for ``classes[1]``)."""
+    if isinstance(classes[1], str):
+        return (np.asarray(values).astype(str) == classes[1]).astype(np.int64)
+    return (np.asarray(values, dtype=np.float64) == float(classes[1])).astype(np.int64)
+
+
+# ----------------------------------------------------------------------------- building
+def _as_design(X: Any, what: str) -> Any:
+    if sp.issparse(X):
+        return sp.csr_matrix(X, dtype=np.float64)
+    arr = np.asarray(X, dtype=np.float64)
+    if arr.ndim != 2:
+        raise ValueError(f"{what} must be 2-D (rows, features), got shape {arr.shape}.")
+    return arr
+
+
+def _missing(v: np.ndarray) -> np.ndarray:
+    """Where a target array holds NaN or None."""
+    if v.dtype.kind == "f":
+        return np.isnan(v)
+    if v.dtype == object:
+        return np.array([x is None or (isinstance(x, float) and np.isnan(x)) for x in v.tolist()],
+                        dtype=bool)
+    return np.zeros(v.shape, dtype=bool)
+
+
+def _check_finite(X: Any, what: str) -> None:
+    vals = X.data if sp.issparse(X) else X
+    if not np.all(np.isfinite(vals)):
+        raise ValueError(f"{what} holds NaN or infinite values.")
+
+
+def make_benchmark_data(X: Any, y: Any, task: Any = None, *, name: str = "data",
+                        task_names: Sequence[str] | None = None, kind: str = "auto",
+                        task_word: str = "tasks") -> BenchmarkData:
+    """Build :class:`BenchmarkData` from arrays in one of the library's layouts.
+
+    * lists of per-task ``X_t`` and ``y_t``;
+    * long format: ``X`` ``(n, d)``, ``y`` ``(n,)`` and ``task`` ``(n,)``; the tasks are
+      kept in the order of their first row;
+    * a shared design: ``X`` ``(n, d)`` and ``y`` ``(n, m)``.
+
+    Parameters
+    ----------
+    X, y, task : see above
+    name : str, default="data"
+    task_names : sequence of str, optional
+        Default: the task ids (long format), ``task_0``, ... otherwise.
+    kind : {"auto", "regression", "classification"}, default="auto"
+        See :func:`detect_kind`; classification labels are coded 0 / 1.
+    task_word : str, default="tasks"
+
+    Returns
+    -------
+    BenchmarkData
+
+    Raises
+    ------
+    ValueError
+        On fewer than two tasks, a task without rows, inconsistent shapes, values that are
+        not finite, or targets that fit no kind (naming the task).
+    """
+    if isinstance(X, (list, tuple)):
+        if task is not None:
+            raise ValueError("Give either per-task lists or task ids, not both.")
+        if not isinstance(y, (list, tuple)) or len(y) != len(X):
+            raise ValueError(f"X is a list of {len(X)} tasks: y must be a list of as many "
+                             "target arrays.")
+        Xs = [_as_design(x, f"X of task {t}") for t, x in enumerate(X)]
+        ys = [np.asarray(v).ravel() for v in y]
+        names = [f"task_{t}" for t in range(len(Xs))]
+    else:
+        Xa = _as_design(X, "X")
+        ya = np.asarray(y)
+        if task is not None:
+            task = np.asarray(task)
+            if ya.ndim != 1 or task.shape != (Xa.shape[0],) or ya.shape[0] != Xa.shape[0]:
+                raise ValueError(f"Long format needs y and task of shape ({Xa.shape[0]},), "
+                                 f"got {ya.shape} and {task.shape}.")
+            labels, first, inverse = np.unique(task, return_index=True, return_inverse=True)
+            order = np.argsort(first, kind="stable")
+            Xs, ys = [], []
+            for code in order:
+                rows = np.flatnonzero(inverse == code)
+                Xs.append(Xa[rows])
+                ys.append(ya[rows])
+            names = [str(v.item() if isinstance(v, np.generic) else v) for v in labels[order]]
+        elif ya.ndim == 2:
+            if ya.shape[0] != Xa.shape[0]:
+                raise ValueError(f"X has {Xa.shape[0]} rows but Y has {ya.shape[0]}.")
+            Xs, ys = Xa, ya
+            names = [f"task_{t}" for t in range(ya.shape[1])]
+        else:
+            raise ValueError("One target column and no task ids is a single task: give the "
+                             "task of each row (long format) or one target column per task.")
+    shared = not isinstance(Xs, list)
+    m = ys.shape[1] if shared else len(Xs)
+    if task_names is not None:
+        if len(task_names) != m:
+            raise ValueError(f"{len(task_names)} task names for {m} tasks.")
+        names = [str(n) for n in task_names]
+    if m < 2:
+        raise ValueError(f"The data hold {m} task: the benchmark compares multi-task models "
+                         "with independent ones and needs at least two tasks.")
+    if not shared:
+        for t, (x, v) in enumerate(zip(Xs, ys, strict=True)):
+            if x.shape[0] != v.shape[0] or x.shape[0] == 0:
+                raise ValueError(f"Task {names[t]!r}: {x.shape[0]} rows in X and {v.shape[0]} "
+                                 "targets.")
+            if x.shape[1] != Xs[0].shape[1]:
+                raise ValueError(f"Task {names[t]!r} has {x.shape[1]} features, task "
+                                 f"{names[0]!r} {Xs[0].shape[1]}.")
+            _check_finite(x, f"X of task {names[t]!r}")
+    else:
+        _check_finite(Xs, "X")
+    columns = [ys[:, t] for t in range(m)] if shared else ys
+    for t, v in enumerate(columns):
+        if _missing(v).any():
+            raise ValueError(f"The targets of task {names[t]!r} hold a missing value (NaN): "
+                             "the benchmark needs every target observed; give the data in long "
+                             "format, one row per observed (row, task) pair.")
+    numeric = all(v.dtype.kind in "biuf" for v in columns)
+    values = np.concatenate([np.asarray(v, dtype=np.float64 if numeric else object)
+                             for v in columns])
+    kind = detect_kind(values, kind)
+    classes = None
+    if kind == "classification":
+        classes = _classes(values)
+        coded = [_encode(v, classes) for v in columns]
+        for t, v in enumerate(coded):
+            if v.min() == v.max():
+                raise ValueError(f"Task {names[t]!r} holds only the label "
+                                 f"{classes[int(v[0])]!r}: a classification task needs both "
+                                 "classes.")
+        ys = np.column_stack(coded) if shared else coded
+    else:
+        ys = ys.astype(np.float64) if shared else [v.astype(np.float64) for v in ys]
+        for t, v in enumerate(ys.T if shared else ys):
+            if not np.all(np.isfinite(v)):
+                raise ValueError(f"The targets of task {names[t]!r} hold infinite values.")
+    return BenchmarkData(name=name, X=Xs, y=ys, kind=kind, task_names=names, classes=classes,
+                         task_word=task_word)
+
+
+# ----------------------------------------------------------------------------- named sets
+def _school(data_dir) -> BenchmarkData:
+    from multitask.datasets import load_school
+
+    school = load_school()
+    return BenchmarkData(name="School", X=list(school.X), y=list(school.y), kind="regression",
+                         task_names=[str(n) for n in school.task_names],
+                         official_splits=list(school.splits), task_word="schools")
+
+
+def _loader(name: str) -> Callable[[Any], Any]:
+    import multitask.datasets as ds
+
+    return {"sarcos": ds.load_sarcos, "yeast": ds.load_yeast, "scene": ds.load_scene,
+            "letters": ds.load_letters, "newsgroups": ds.load_newsgroups}[name]
+
+
+def load_benchmark_data(name: str, data_dir: str | os.PathLike | None = None) -> BenchmarkData:
+    """Load a data set of :data:`DATASETS` by name.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`DATASETS` (any case).
+    data_dir : str or path-like, optional
+        The data folder of the data sets other than School (see
+        :func:`multitask.datasets.find_data_dir`).
+
+    Returns
+    -------
+    BenchmarkData
+
+    Raises
+    ------
+    ValueError
+        On an unknown name (listing the known ones).
+    FileNotFoundError
+        When the data folder or a file of the data set is missing.
+    """
+    key = str(name).strip().lower()
+    if key not in DATASETS:
+        raise ValueError(f"Unknown data set {name!r}: choose among {', '.join(DATASETS)}, or "
+                         "give a file with --input.")
+    if key == "school":
+        return _school(data_dir)
+    bunch = _loader(key)(data_dir)
+    Y = bunch.Y if "Y" in bunch else None
+    return make_benchmark_data(bunch.X if Y is not None else list(bunch.X),
+                               Y if Y is not None else list(bunch.y), name=key.capitalize(),
+                               task_names=list(bunch.task_names))
+
+
+# ----------------------------------------------------------------------------- tasks
+def order_tasks(data: BenchmarkData, order: Sequence[str] | str) -> BenchmarkData:
+    """The data with its tasks in time order, marked ``ordered`` (the temporal models run).
+
+    Parameters
+    ----------
+    data : BenchmarkData
+    order : sequence of str, ``"sorted"`` or ``"given"``
+        Every task name once, in time order; ``"sorted"``: the names sorted (as numbers when
+        they all are); ``"given"``: the order of the data as it is.
+
+    Returns
+    -------
+    BenchmarkData
+        A new object (``data`` is not modified); its graph, if any, is permuted alike.
+
+    Raises
+    ------
+    ValueError
+        When ``order`` misses a task, repeats one, or names a task the data do not have.
+    """
+    names = list(data.task_names)
+    if isinstance(order, str):
+        if order == "given":
+            perm = list(range(len(names)))
+        elif order == "sorted":
+            try:
+                keys: list = [float(n) for n in names]
+            except ValueError:
+                keys = names
+            perm = sorted(range(len(names)), key=lambda i: keys[i])
+        else:
+            raise ValueError(f"The task order must list the tasks, or be 'sorted' or 'given', "
+                             f"got {order!r}.")
+    else:
+        given = [str(o) for o in order]
+        where = {n: i for i, n in enumerate(names)}
+        unknown = [o for o in given if o not in where]
+        if unknown:
+            more = ", ..." if len(names) > 8 else ""
+            raise ValueError(f"The task order names {unknown[0]!r}, which is not a task of the "
+                             f"data (tasks: {', '.join(names[:8])}{more}).")
+        twice = sorted({o for o in given if given.count(o) > 1})
+        if twice:
+            raise ValueError(f"The task order names {twice[0]!r} twice.")
+        missing = [n for n in names if n not in set(given)]
+        if missing:
+            raise ValueError(f"The task order must name every task once; it misses "
+                             f"{len(missing)}, e.g. {missing[0]!r}.")
+        perm = [where[o] for o in given]
+    if data.shared:
+        X, y = data.X, data.y[:, perm]
+    else:
+        X, y = [data.X[i] for i in perm], [data.y[i] for i in perm]
+    splits = None
+    if data.official_splits is not None:
+        splits = [{k: [s[k][i] for i in perm] for k in s} for s in data.official_splits]
+    graph = None if data.graph is None else data.graph[np.ix_(perm, perm)]
+    return replace(data, X=X, y=y, task_names=[names[i] for i in perm], ordered=True,
+                   official_splits=splits, graph=graph)
+
+
+# ----------------------------------------------------------------------------- splits
+def _standardize(X_tr: Any, X_te: Any) -> tuple[Any, Any]:
+    """Scale (and, dense, center) both parts with the training part's pooled moments.
+
+    Dense: ``(x - mu) / sd`` with ``mu``, ``sd`` the mean and standard deviation of each
+    feature over the pooled training rows (``sd = 1`` for a constant feature). Sparse: ``x / sd``
+    (centering would fill the matrix).
+    """
+    lists = isinstance(X_tr, list)
+    pooled = (sp.vstack(X_tr, format="csr") if sp.issparse(X_tr[0]) else np.vstack(X_tr)) \
+        if lists else X_tr
+    if sp.issparse(pooled):
+        mean = np.asarray(pooled.mean(axis=0)).ravel()
+        sq = np.asarray(pooled.multiply(pooled).mean(axis=0)).ravel()
+        sd = np.sqrt(np.maximum(sq - mean ** 2, 0.0))
+        sd[sd == 0] = 1.0
+        scale = sp.diags(1.0 / sd)
+
+        def f(x):
+            return sp.csr_matrix(x @ scale)
+    else:
+        mu, sd = pooled.mean(axis=0), pooled.std(axis=0)
+        sd[sd == 0] = 1.0
+
+        def f(x):
+            return (x - mu) / sd
+    if lists:
+        return [f(x) for x in X_tr], [f(x) for x in X_te]
+    return f(X_tr), f(X_te)
+
+
+def _check_both_classes(y_tr: Any, names: list[str], split: int) -> None:
+    columns = y_tr.T if not isinstance(y_tr, list) else y_tr
+    for t, v in enumerate(columns):
+        if v.min() == v.max():
+            raise ValueError(f"Task {names[t]!r}: the training part of split {split + 1} holds "
+                             f"one class only; raise --train-ratio or leave the task out.")
+
+
+def benchmark_splits(data: BenchmarkData, n_splits: int, train_ratio: float | None = None,
+                     random_state: int = 0) -> list[tuple]:
+    """The train/test splits of the benchmark, features standardized.
+
+    Parameters
+    ----------
+    data : BenchmarkData
+    n_splits : int
+        Number of splits (at most the number of official splits when those are used).
+    train_ratio : float in (0, 1), optional
+        Random splits with this training fraction; default: the official splits when the
+        data have them, else :data:`DEFAULT_TRAIN_RATIO`.
+    random_state : int, default=0
+        Seed: split ``s`` is drawn with the ``s``-th integer of
+        ``numpy.random.default_rng(random_state)``.
+
+    Returns
+    -------
+    list of (X_train, y_train, X_test, y_test)
+        Per-task lists, or arrays for a shared design.
+
+    Raises
+    ------
+    ValueError
+        On a number of splits or a training fraction out of range, a task too small to split,
+        or (classification) a training part with one class.
+    """
+    if isinstance(n_splits, bool) or not isinstance(n_splits, (int, np.integer)):
+        raise ValueError(f"--splits must be an integer, got {n_splits!r}.")
+    official = data.official_splits if train_ratio is None else None
+    if official is not None and not 1 <= n_splits <= len(official):
+        raise ValueError(f"--splits must be between 1 and {len(official)} for the official "
+                         f"splits, got {n_splits}.")
+    if train_ratio is not None and not 0 < train_ratio < 1:
+        raise ValueError(f"--train-ratio must be in (0, 1), got {train_ratio}.")
+    if n_splits < 1:
+        raise ValueError(f"--splits must be at least 1, got {n_splits}.")
+    ratio = DEFAULT_TRAIN_RATIO if train_ratio is None else float(train_ratio)
+    if official is None and not data.shared:
+        small = [n for n, x in zip(data.task_names, data.X, strict=True) if x.shape[0] < 2]
+        if small:
+            raise ValueError(f"Task {small[0]!r} has one row: it cannot be split into a "
+                             "training and a test part.")
+    from multitask.datasets import split_shared, split_tasks
+
+    classification = data.kind == "classification"
+    rng = np.random.default_rng(random_state)
+    out = []
+    for s in range(int(n_splits)):
+        if official is not None:
+            sp_ = official[s]
+            X_tr = [x[i] for x, i in zip(data.X, sp_["train"], strict=True)]
+            y_tr = [v[i] for v, i in zip(data.y, sp_["train"], strict=True)]
+            X_te = [x[i] for x, i in zip(data.X, sp_["test"], strict=True)]
+            y_te = [v[i] for v, i in zip(data.y, sp_["test"], strict=True)]
+        elif data.shared:
+            X_tr, y_tr, X_te, y_te = split_shared(data.X, data.y, train_ratio=ratio,
+                                                  random_state=int(rng.integers(2**31)))
+        else:
+            X_tr, y_tr, X_te, y_te = split_tasks(data.X, data.y, train_ratio=ratio,
+                                                 random_state=int(rng.integers(2**31)),
+                                                 stratify=classification)
+            y_tr, y_te = list(y_tr), list(y_te)
+        if classification:
+            _check_both_classes(y_tr, data.task_names, s)
+        X_tr, X_te = _standardize(X_tr, X_te)
+        out.append((X_tr, y_tr, X_te, y_te))
+    return out

@@ -1,0 +1,331 @@
+"""``multitask benchmark``: the main job on School, a named data set or the user's own file.
+
+The data (one of):
+
+* a data set by name: ``school`` (shipped with the package), or ``sarcos``, ``yeast``,
+  ``scene``, ``letters``, ``newsgroups`` (read from the data folder, ``--data-dir`` or
+  ``MULTITASK_DATA``; :data:`multitask.benchmark_data.DATASETS`);
+* a CSV or Parquet file, read as ``multitask fit`` reads it (:mod:`multitask.cli_fit`): long
+  format with ``--target COL --task COL`` (one row per (task, example)), or a shared design
+  with ``--targets COL1 COL2 ...`` (one target column per task); features are ``--features``
+  or all other columns.
+
+Regression or binary classification is detected from the targets (two distinct values are a
+classification problem; ``--kind`` decides otherwise). ``--task-order`` (the tasks in time
+order) adds the temporal models, ``--graph FILE`` (edges between tasks) the graph-regularized
+model. The run prints the table and the verdict, and writes ``results.csv``, ``splits.csv``
+and ``results.png`` to ``--out`` (see :mod:`multitask.benchmark` for the protocol).
+
+Examples
+--------
+::
+
+    multitask benchmark school
+    multitask benchmark yeast --splits 5
+    multitask benchmark --input ratings.csv --target rating --task respondent
+    multitask benchmark --input sites.parquet --targets site1 site2 site3 --train-ratio 0.5
+    multitask benchmark --input visits.csv --target y --task month --task-order sorted
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["DEFAULT_BENCHMARK_OUT", "add_command", "cmd_benchmark", "read_benchmark_file",
+           "read_graph"]
+
+#: Default output folder of ``multitask benchmark school`` (relative to the current folder);
+#: other data sets write to ``results/<name>-benchmark``.
+DEFAULT_BENCHMARK_OUT = "results/school-benchmark"
+
+
+# --------------------------------------------------------------------------- reading
+def _targets(df, cols: list[str], layout: str):
+    """The target columns as given: numbers (float) where the column is numeric, else text.
+
+    A missing target is refused, naming the row and the column (a shared design with
+    missing targets must be written in long format for now).
+    """
+    import pandas as pd
+
+    from multitask.cli_fit import CLIError, _labels, _numeric, _where
+
+    path = df.attrs["multitask_path"]
+    out = []
+    for c in cols:
+        missing = np.flatnonzero(df[c].isna().to_numpy())
+        if missing.size:
+            how = ("write the file in long format, one row per observed (row, task) pair "
+                   "(--target/--task)" if layout == "wide" else "drop the row")
+            raise CLIError(f"{path}: {_where(df, int(missing[0]))}, column {c!r}: missing "
+                           f"target; the benchmark needs every target observed: {how}.")
+        s = df[c]
+        if s.dtype == bool or pd.api.types.is_numeric_dtype(s.dtype):
+            out.append(_numeric(df, [c])[:, 0])
+        else:
+            out.append(_labels(df, c, "target"))
+    return out
+
+
+def read_benchmark_file(args):
+    """The data of ``--input`` (with ``--target/--task`` or ``--targets``) as
+    :class:`~multitask.benchmark_data.BenchmarkData`; errors name the file, row and column."""
+    from multitask.benchmark_data import make_benchmark_data
+    from multitask.cli_fit import CLIError, _labels, _layout, _numeric, read_table
+
+    numeric_ids = bool(args.numeric_task_ids)
+    df = read_table(args.input, text_columns=[] if numeric_ids or not args.task
+                    else [args.task])
+    path = df.attrs["multitask_path"]
+    layout, features, target, task_col, targets = _layout(args, df)
+    if layout == "long" and not task_col:
+        raise CLIError(f"{path}: give the task column with --task COL (the benchmark compares "
+                       "models across tasks), or one target column per task with --targets.")
+    X = _numeric(df, features)
+    name = Path(path).name
+    try:
+        if layout == "long":
+            (y,) = _targets(df, [target], layout)
+            task = _labels(df, task_col, "task id")
+            return make_benchmark_data(X, y, task, name=name, kind=args.kind)
+        columns = _targets(df, targets, layout)
+        numeric = all(c.dtype.kind == "f" for c in columns)
+        Y = np.column_stack(columns) if numeric else np.column_stack(
+            [c.astype(object) for c in columns])
+        return make_benchmark_data(X, Y, name=name, task_names=targets, kind=args.kind)
+    except CLIError:
+        raise
+    except ValueError as exc:
+        raise CLIError(f"{path}: {exc}") from None
+
+
+def read_graph(path, task_names: list[str]) -> np.ndarray:
+    """A task graph from a CSV or Parquet file of edges: symmetric weights ``(m, m)``.
+
+    Each row is an edge: the first two columns name two tasks (as the data name them), an
+    optional third column is the edge's weight (a number >= 0, default 1). Weights of an edge
+    given twice add up.
+    """
+    from multitask.cli_fit import CLIError, _labels, _numeric, _where, read_table
+
+    head = read_table(path)
+    if head.shape[1] not in (2, 3):
+        raise CLIError(f"{path}: a graph file has 2 or 3 columns (task, task[, weight]), got "
+                       f"{head.shape[1]}.")
+    df = read_table(path, text_columns=list(head.columns[:2]))
+    where = {n: i for i, n in enumerate(task_names)}
+    ends = [_labels(df, c, "task id") for c in df.columns[:2]]
+    weights = _numeric(df, [df.columns[2]])[:, 0] if df.shape[1] == 3 else np.ones(len(df))
+    A = np.zeros((len(task_names), len(task_names)))
+    for i, (a, b, w) in enumerate(zip(*ends, weights, strict=True)):
+        for label, col in ((a, df.columns[0]), (b, df.columns[1])):
+            if str(label) not in where:
+                shown = ", ".join(task_names[:8]) + (", ..." if len(task_names) > 8 else "")
+                raise CLIError(f"{path}: {_where(df, i)}, column {col!r}: {label!r} is not a "
+                               f"task of the data (tasks: {shown}).")
+        if w < 0:
+            raise CLIError(f"{path}: {_where(df, i)}: the weight {w!r} is negative.")
+        s, t = where[str(a)], where[str(b)]
+        if s == t:
+            raise CLIError(f"{path}: {_where(df, i)}: an edge from task {a!r} to itself.")
+        A[s, t] += w
+        A[t, s] += w
+    if not A.any():
+        raise CLIError(f"{path}: the graph has no edge of positive weight.")
+    return A
+
+
+def _data(args):
+    """The data the command runs on: a named data set or ``--input``, ordered and with its
+    graph when the user gave them."""
+    from multitask.benchmark_data import load_benchmark_data, order_tasks
+    from multitask.cli_fit import CLIError
+
+    file_options = [o for o, v in (("--target", args.target), ("--task", args.task),
+                                   ("--targets", args.targets), ("--features", args.features))
+                    if v]
+    if args.name and args.input:
+        raise CLIError(f"give a data set name ({args.name!r}) or --input FILE, not both.")
+    if args.input:
+        data = read_benchmark_file(args)
+    elif args.name:
+        if file_options:
+            raise CLIError(f"{file_options[0]} goes with --input FILE, not with a data set "
+                           "name.")
+        data = load_benchmark_data(args.name, args.data_dir)
+        if args.kind not in ("auto", data.kind):
+            raise CLIError(f"{data.name} is a {data.kind} problem, not {args.kind}.")
+    else:
+        from multitask.benchmark_data import DATASETS
+
+        raise CLIError(f"give a data set name ({', '.join(DATASETS)}) or --input FILE "
+                       "(multitask benchmark --help).")
+    if args.task_order:
+        order = args.task_order
+        keyword = len(order) == 1 and order[0] in ("sorted", "given")
+        data = order_tasks(data, order[0] if keyword else order)
+    if args.graph:
+        from dataclasses import replace
+
+        data = replace(data, graph=read_graph(args.graph, data.task_names))
+    return data
+
+
+# --------------------------------------------------------------------------- the command
+def cmd_benchmark(args) -> int:
+    """``multitask benchmark``: run, print the table and the verdict, write results.csv,
+    splits.csv and a PNG."""
+    if args.list_datasets:
+        from multitask.benchmark_data import DATASETS
+
+        for name, what in DATASETS.items():
+            print(f"  {name:11s} {what}")
+        return 0
+    from multitask import benchmark as bench
+
+    data = _data(args)
+    res = bench.run_benchmark(data, args.splits, args.models, train_ratio=args.train_ratio,
+                              n_alphas=args.grid_size, alpha_ratio=args.grid_ratio,
+                              cv=args.cv_folds, n_jobs=args.n_jobs,
+                              random_state=args.random_state, show_progress=not args.quiet)
+    print(bench.format_table(res, cv=args.cv_folds))
+    print()
+    print(bench.format_verdict(res))
+    out = Path(args.out if args.out else _default_out(args))
+    bench.write_csv(res.rows, out / "results.csv", bench.result_columns(res.kind))
+    bench.write_csv(res.split_rows, out / "splits.csv", bench.split_columns(res.kind))
+    wrote = [out / "results.csv", out / "splits.csv"]
+    png = _save_figure(res, out / "results.png")
+    if png is not None:
+        wrote.append(png)
+    print(f"\n{len(res.rows)} models in {res.seconds:.0f} s; wrote "
+          + ", ".join(str(p) for p in wrote)
+          + ("" if png is not None else " (no figure: matplotlib is missing; pip install "
+             "matplotlib)"))
+    return 0
+
+
+def _default_out(args) -> str:
+    if args.input:
+        return f"results/{Path(args.input).name.split('.')[0] or 'data'}-benchmark"
+    return f"results/{str(args.name).strip().lower()}-benchmark"
+
+
+def _save_figure(res, path: Path) -> Path | None:
+    """Save the benchmark's figure atomically; None without matplotlib."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return None
+    from multitask import benchmark as bench
+    from multitask.persistence import atomic_write
+
+    fig = bench.plot_benchmark(res)
+    atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=120, format="png"))
+    return path
+
+
+_EPILOG = """examples:
+  multitask benchmark school
+  multitask benchmark school --splits 10 --out results/school
+  multitask benchmark school --models TraceNorm L21 IndependentLasso
+  multitask benchmark school --train-ratio 0.1 --splits 5
+  multitask benchmark yeast --splits 5                 # data folder: --data-dir or MULTITASK_DATA
+  multitask benchmark --list-datasets
+
+  # your file, long format: one row per (task, example)
+  multitask benchmark --input ratings.csv --target rating --task respondent
+  # your file, shared design: one target column per task
+  multitask benchmark --input sites.parquet --targets site1 site2 site3
+  # tasks in time order (adds the temporal models), a task graph (adds the graph model)
+  multitask benchmark --input visits.csv --target y --task month --task-order sorted
+  multitask benchmark --input sales.csv --target y --task store --graph neighbours.csv
+
+The verdict compares the best multi-task model with the best independent baseline (ridge or
+lasso per task) and the pooled baseline (one model for all tasks): the paired difference of
+nMSE (regression) or AUC (classification) over the splits, and on how many splits it holds.
+"""
+
+
+def add_command(sub) -> None:
+    """Add ``benchmark`` to the ``multitask`` command line's sub-parsers."""
+    from multitask.benchmark import (
+        DEFAULT_ALPHA_RATIO,
+        DEFAULT_CV,
+        DEFAULT_N_ALPHAS,
+        DEFAULT_SPLITS,
+    )
+    from multitask.benchmark_data import DEFAULT_TRAIN_RATIO
+
+    pb = sub.add_parser(
+        "benchmark",
+        help="the main job: every model on School, a named data set or your file",
+        description="Fit every model of the library that applies (independent and pooled "
+        "baselines included) on School, a named data set or your CSV / Parquet file, each "
+        "with its hyper-parameters chosen by cross-validation within tasks inside the "
+        "training part; print test nMSE and aMSE (regression) or AUC and accuracy (binary "
+        "classification, detected from the targets), sorted best first, and a verdict; write "
+        "results.csv, splits.csv and results.png to --out.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    pb.add_argument("name", nargs="?", metavar="DATASET",
+                    help="a data set: school, sarcos, yeast, scene, letters, newsgroups "
+                    "(--list-datasets); or give --input FILE")
+    data = pb.add_argument_group("your file (instead of DATASET)")
+    data.add_argument("--input", metavar="FILE", help="data file (.csv, .tsv or .parquet)")
+    data.add_argument("--target", metavar="COL", help="target column (long format, with --task)")
+    data.add_argument("--task", metavar="COL", help="task id column (long format); ids are "
+                      "kept as written: 01 and 1 are two tasks")
+    data.add_argument("--targets", metavar="COL", nargs="+",
+                      help="one target column per task (shared design)")
+    data.add_argument("--features", metavar="COL", nargs="+",
+                      help="feature columns (default: all columns but the target and task ones)")
+    data.add_argument("--numeric-task-ids", action="store_true",
+                      help="read the task ids as numbers (01 and 1 are then one task)")
+    data.add_argument("--kind", choices=["auto", "regression", "classification"],
+                      default="auto", help="the problem (default auto: two distinct target "
+                      "values are a binary classification, more numbers a regression)")
+    tasks = pb.add_argument_group("what you know about the tasks")
+    tasks.add_argument("--task-order", metavar="ID", nargs="+",
+                       help="the tasks in time order: every task id once, or 'sorted' (ids "
+                       "sorted, as numbers when they are) or 'given' (the order of the data); "
+                       "adds the temporal models")
+    tasks.add_argument("--graph", metavar="FILE",
+                       help="a task graph: CSV/Parquet of edges (task, task[, weight]); adds "
+                       "the graph-regularized model")
+    pb.add_argument("--data-dir", metavar="DIR", help="folder of the named data sets other "
+                    "than school (default: MULTITASK_DATA, or shared/data beside the clone)")
+    pb.add_argument("--splits", type=int, default=DEFAULT_SPLITS, metavar="N",
+                    help=f"number of train/test splits (default {DEFAULT_SPLITS}; for school "
+                    "the first official ones, at most 10)")
+    pb.add_argument("--train-ratio", type=float, default=None, metavar="P",
+                    help="random per-task splits (per row for a shared design) with this "
+                    f"training fraction (default: school's official splits, else "
+                    f"{DEFAULT_TRAIN_RATIO:g})")
+    pb.add_argument("--models", nargs="+", default=None, metavar="NAME",
+                    help="models to fit, e.g. TraceNorm L21Regressor (default: every model "
+                    "that applies)")
+    pb.add_argument("--grid-size", type=int, default=DEFAULT_N_ALPHAS, metavar="N",
+                    help=f"values of each model's default grid (default {DEFAULT_N_ALPHAS})")
+    pb.add_argument("--grid-ratio", type=float, default=DEFAULT_ALPHA_RATIO, metavar="R",
+                    help=f"smallest / largest value of each default grid (default "
+                    f"{DEFAULT_ALPHA_RATIO:g}; the path goes on past the weak end when the best "
+                    "value is there)")
+    pb.add_argument("--cv-folds", type=int, default=DEFAULT_CV, metavar="K",
+                    help=f"folds within each task inside the training part (default "
+                    f"{DEFAULT_CV})")
+    pb.add_argument("--out", default=None, metavar="DIR",
+                    help=f"folder of results.csv, splits.csv and results.png (default "
+                    f"{DEFAULT_BENCHMARK_OUT}, results/<data>-benchmark for other data)")
+    pb.add_argument("--n-jobs", type=int, default=None, metavar="N",
+                    help="parallel processes (default: every core)")
+    pb.add_argument("--random-state", type=int, default=0,
+                    help="seed of the folds and of random splits (default 0)")
+    pb.add_argument("--quiet", action="store_true", help="no progress display")
+    pb.add_argument("--list-datasets", action="store_true",
+                    help="list the data sets known by name and exit")
+    pb.set_defaults(func=cmd_benchmark)
