@@ -23,12 +23,14 @@ from numba import njit
 
 __all__ = [
     "MAX_ABS_VALUE",
+    "MISSING_TARGETS",
     "MultiTaskData",
     "as_multitask_data",
     "as_task_ids",
     "check_scalar_param",
     "check_sparse_structure",
     "check_task_column",
+    "observed_mask",
     "split_task_column",
 ]
 
@@ -101,25 +103,34 @@ def _dense_squared_pass(X, Wt, shift, y, weights, task_of_row, n_tasks, Vt, shif
 
 
 @njit(cache=True)
-def _dense_task_sq_sums(X, offt, task_of_row, n_tasks):
-    """``S[t, j] = sum_{i in t} (X[i, j] - offt[t, j])^2``, shape ``(m, d)``, in one pass."""
+def _dense_task_sq_sums(X, offt, task_of_row, n_tasks, weights):
+    """``S[t, j] = sum_{i in t} w_i (X[i, j] - offt[t, j])^2``, shape ``(m, d)``, in one pass
+    (``w_i = 1`` when ``weights`` is empty)."""
     n, d = X.shape
     S = np.zeros((n_tasks, d), dtype=np.float64)
+    with_w = weights.shape[0] == n
     for i in range(n):
         t = task_of_row[i]
-        for j in range(d):
-            v = X[i, j] - offt[t, j]
-            S[t, j] += v * v
+        if with_w:
+            wi = weights[i]
+            for j in range(d):
+                v = X[i, j] - offt[t, j]
+                S[t, j] += wi * v * v
+        else:
+            for j in range(d):
+                v = X[i, j] - offt[t, j]
+                S[t, j] += v * v
     return S
 
 
 @njit(cache=True, fastmath=_REASSOC)
-def _dense_task_sums_constant(X, offsets, yc):
+def _dense_task_sums_constant(X, offsets, yc, weights):
     """One pass over a design whose tasks are the row blocks ``offsets[t]:offsets[t + 1]``:
-    per-task column sums, whether each column is constant within the task (equal to the
-    task's first row: the sum of ``|x - first|`` is then exactly zero), and ``X_t^T yc_t``
-    when ``yc`` has one entry per row (zeros when it is empty); each of shape ``(m, d)``
-    (task-major, see above), with the first rows."""
+    per-task weighted column sums ``sum_i w_i x_i``, whether each column is constant within
+    the task (equal to the task's first row: the sum of ``|x - first|`` is then exactly
+    zero), and ``X_t^T (w_t * yc_t)`` when ``yc`` has one entry per row (zeros when it is
+    empty); each of shape ``(m, d)`` (task-major, see above), with the first rows. ``w_i = 1``
+    when ``weights`` is empty."""
     n, d = X.shape
     m = offsets.shape[0] - 1
     sums = np.zeros((m, d), dtype=np.float64)
@@ -127,6 +138,7 @@ def _dense_task_sums_constant(X, offsets, yc):
     differ = np.zeros((m, d), dtype=np.float64)
     xty = np.zeros((m, d), dtype=np.float64)
     with_y = yc.shape[0] == n
+    with_w = weights.shape[0] == n
     s = np.empty(d)
     a = np.empty(d)
     p = np.empty(d)
@@ -139,6 +151,15 @@ def _dense_task_sums_constant(X, offsets, yc):
         p[:] = 0.0
         for i in range(offsets[t], offsets[t + 1]):
             r = yc[i] if with_y else 0.0
+            if with_w:
+                wi = weights[i]
+                r = r * wi
+                for j in range(d):
+                    x = X[i, j]
+                    s[j] += wi * x
+                    a[j] += abs(x - f[j])
+                    p[j] += x * r
+                continue
             for j in range(d):
                 x = X[i, j]
                 s[j] += x
@@ -218,6 +239,15 @@ class MultiTaskData:
         With ``x_offset``: the (feature, task) cells whose column is constant within the
         task, so that the implicitly centred column is zero; :meth:`rmatvec` returns exact
         zeros there (``X_t^T r - mu_t sum(r)`` would leave rounding noise).
+    sample_weight : ndarray of shape (N,) or None
+        The weight ``w_i >= 0`` of each stacked (row, task) pair; ``None``: every pair weighs
+        1. The loss of task ``t`` is ``sum_{i in t} w_i ell_i / sum_{i in t} w_i``
+        (:attr:`row_weights`), so integer weights repeat rows and a zero weight drops one.
+        The conversion (:func:`as_multitask_data`) drops the rows of weight zero of per-task
+        and long-format data, so their weights are positive; a shared design keeps its rows,
+        and a zero weight there is a (row, task) pair that is not observed (a missing target)
+        or weighs nothing. Every quantity derived from the data (centring, Gram matrices,
+        ``X_t^T y_t``, spectral norms) is weighted alike.
     """
 
     X: np.ndarray | sp.csr_matrix
@@ -228,6 +258,7 @@ class MultiTaskData:
     x_offset: np.ndarray | None = None
     row_order: np.ndarray | None = None
     x_constant: np.ndarray | None = None
+    sample_weight: np.ndarray | None = None
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     # ----------------------------------------------------------------- sizes
@@ -263,10 +294,78 @@ class MultiTaskData:
 
     @property
     def row_weights(self) -> np.ndarray:
-        """``1 / n_t`` for each stacked row: the weights of the scaling convention."""
+        """``w_i / W_t`` for each stacked row ``i`` of task ``t``, ``W_t = sum_{i in t} w_i``
+        (:attr:`task_weight_sums`; ``1 / n_t`` without :attr:`sample_weight`): the weights of
+        the scaling convention, summing to 1 over each task. The one place where the losses
+        read the row weights; zero for a pair of a shared design that is not observed."""
         if "row_weights" not in self._cache:
-            self._cache["row_weights"] = np.repeat(1.0 / self.task_sizes, self.task_sizes)
+            if self.sample_weight is None:
+                rw = np.repeat(1.0 / self.task_sizes, self.task_sizes)
+            else:
+                rw = self.sample_weight / self.expand(self.task_weight_sums)
+            self._cache["row_weights"] = rw
         return self._cache["row_weights"]
+
+    @property
+    def task_weight_sums(self) -> np.ndarray:
+        """``W_t = sum_{i in t} w_i``, shape ``(m,)``: the total weight of each task, the
+        divisor of its loss (``n_t`` as floats without :attr:`sample_weight`)."""
+        if "task_weight_sums" not in self._cache:
+            self._cache["task_weight_sums"] = (
+                self.task_sizes.astype(np.float64) if self.sample_weight is None
+                else self.task_sum(self.sample_weight))
+        return self._cache["task_weight_sums"]
+
+    @property
+    def shares_gram(self) -> bool:
+        """Whether one Gram matrix serves every task: a shared design whose tasks weigh its
+        rows alike (no :attr:`sample_weight`, or the same weight of each row in every task;
+        a missing target makes the tasks differ)."""
+        if not self.shared:
+            return False
+        if "shares_gram" not in self._cache:
+            w = self.sample_weight
+            self._cache["shares_gram"] = w is None or self.n_tasks <= 1 or bool(
+                np.all(w.reshape(self.n_tasks, -1) == w[None, : self.X.shape[0]]))
+        return self._cache["shares_gram"]
+
+    def weigh(self, v: np.ndarray) -> np.ndarray:
+        """``w_i v_i`` for a stacked vector ``v`` of shape ``(N,)`` (``v`` itself without
+        :attr:`sample_weight`)."""
+        return v if self.sample_weight is None else self.sample_weight * v
+
+    def task_mean(self, v: np.ndarray) -> np.ndarray:
+        """Per-task weighted means ``sum_{i in t} w_i v_i / W_t`` of a stacked vector, shape
+        ``(m,)`` (plain means without :attr:`sample_weight`)."""
+        if self.sample_weight is None:
+            return self.task_sum(v) / self.task_sizes
+        return self.task_sum(self.sample_weight * v) / self.task_weight_sums
+
+    def square_sum(self) -> tuple[float, float]:
+        """``(sum_i w_i ||x_i||^2, sum_i w_i)`` over the stacked (row, task) pairs (a row of a
+        shared design once per task; ``w_i = 1`` without :attr:`sample_weight`), before any
+        implicit centring: what the root mean square of the entries needs."""
+        X = self.X
+        if self.sample_weight is None:
+            if sp.issparse(X):
+                total = float(np.sum(np.square(X.data)))
+            else:
+                Xd = np.asarray(X)
+                total = float(np.einsum("ij,ij->", Xd, Xd))  # no N x d temporary
+            if self.shared:
+                total *= self.n_tasks  # the shared rows stand once per task
+            return total, float(self.n_rows)
+        sq = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X)
+              else np.einsum("ij,ij->i", X, X))
+        w = self.sample_weight
+        total = float(w @ (np.tile(sq, self.n_tasks) if self.shared else sq))
+        return total, float(w.sum())
+
+    def task_row_weights(self, t: int) -> np.ndarray | None:
+        """The :attr:`sample_weight` of the rows of task ``t`` (None without weights)."""
+        if self.sample_weight is None:
+            return None
+        return self.sample_weight[self.offsets[t] : self.offsets[t + 1]]
 
     # ----------------------------------------------------------------- per-task views
     def task_X(self, t: int):
@@ -287,18 +386,28 @@ class MultiTaskData:
         y = np.concatenate([self.task_y(t) for t in idx]) if len(idx) else self.y[:0]
         x_off = None if self.x_offset is None else self.x_offset[:, idx].copy()
         x_const = None if self.x_constant is None else self.x_constant[:, idx].copy()
+        sw = None
+        if self.sample_weight is not None:
+            sw = (np.concatenate([self.task_row_weights(t) for t in idx]) if len(idx)
+                  else self.sample_weight[:0])
         if self.shared:
             X = self.X
         else:
             rows = np.concatenate([np.arange(self.offsets[t], self.offsets[t + 1]) for t in idx])
             X = self.X[rows]
         return MultiTaskData(X, y, offsets, self.tasks[idx], self.shared, x_off,
-                             x_constant=x_const)
+                             x_constant=x_const, sample_weight=sw)
 
     # ----------------------------------------------------------------- linear algebra
     def matvec(self, W: np.ndarray) -> np.ndarray:
-        """Stacked scores ``z_i = x_i^T w_{t(i)}``, shape ``(N,)``; ``W`` is ``(d, m)``."""
+        """Stacked scores ``z_i = x_i^T w_{t(i)}``, shape ``(N,)``; ``W`` is ``(d, m)``.
+
+        A ``W`` of another shape is a ``ValueError`` (the compiled kernels do not check
+        bounds)."""
         W = np.asarray(W, dtype=np.float64)
+        if W.shape != (self.n_features, self.n_tasks):
+            raise ValueError(f"W has shape {W.shape} but the data have {self.n_features} "
+                             f"features and {self.n_tasks} tasks.")
         if self.shared:
             if self.is_sparse:  # blocks of tasks keep the dense operand in cache
                 Zt = np.empty((W.shape[1], self.X.shape[0]))
@@ -329,8 +438,11 @@ class MultiTaskData:
         return np.ascontiguousarray(W.T), shift
 
     def rmatvec(self, R: np.ndarray) -> np.ndarray:
-        """``G[:, t] = X_t^T R_t``, shape ``(d, m)``, for stacked ``R`` of shape ``(N,)``."""
+        """``G[:, t] = X_t^T R_t``, shape ``(d, m)``, for stacked ``R`` of shape ``(N,)``
+        (another shape is a ``ValueError``: the compiled kernels do not check bounds)."""
         R = np.asarray(R, dtype=np.float64)
+        if R.shape != (self.n_rows,):
+            raise ValueError(f"R has shape {R.shape} but the data have {self.n_rows} rows.")
         m = self.n_tasks
         if self.shared:
             R2 = R.reshape(m, -1)
@@ -385,15 +497,17 @@ class MultiTaskData:
         return (*head, float(val), G)
 
     def task_column_sq_norms(self) -> np.ndarray:
-        """``||X_t[:, j] - x_offset[j, t]||^2`` for every feature ``j`` and task ``t``, shape
-        ``(d, m)``, of a dense per-task design: the diagonals of the (implicitly centred)
-        per-task Gram matrices, in one pass over the data without forming them."""
+        """``sum_{i in t} w_i (X[i, j] - x_offset[j, t])^2`` for every feature ``j`` and task
+        ``t``, shape ``(d, m)``, of a dense per-task design (``w_i = 1`` without
+        :attr:`sample_weight`): the diagonals of the (implicitly centred, weighted) per-task
+        Gram matrices, in one pass over the data without forming them."""
         if self.shared or self.is_sparse:
             raise ValueError("task_column_sq_norms needs a dense per-task design.")
         m, d = self.n_tasks, self.n_features
         offt = (np.zeros((m, d)) if self.x_offset is None
                 else np.ascontiguousarray(self.x_offset.T))
-        return np.ascontiguousarray(_dense_task_sq_sums(self.X, offt, self.task_of_row, m).T)
+        w = np.zeros(0) if self.sample_weight is None else self.sample_weight
+        return np.ascontiguousarray(_dense_task_sq_sums(self.X, offt, self.task_of_row, m, w).T)
 
     def task_sum(self, R: np.ndarray) -> np.ndarray:
         """Per-task sums of a stacked vector, shape ``(m,)``."""
@@ -407,13 +521,34 @@ class MultiTaskData:
 
     # ----------------------------------------------------------------- caches
     def gram(self) -> np.ndarray:
-        """Per-task Gram matrices ``X_t^T X_t`` (implicit centring applied).
+        """Per-task Gram matrices ``X_t^T D_t X_t`` (implicit centring applied), ``D_t`` the
+        diagonal of the task's :attr:`sample_weight` (the identity without weights).
 
-        Returns shape ``(m, d, d)``, or ``(1, d, d)`` when the design is shared and uncentred.
+        Returns shape ``(m, d, d)``, or ``(1, d, d)`` when the design is shared and its tasks
+        weigh the rows alike (:attr:`shares_gram`).
         """
         if "gram" in self._cache:
             return self._cache["gram"]
-        if self.shared and self.x_offset is not None and not sp.issparse(self.X):
+        if self.shared and not self.shares_gram:  # a Gram matrix per task, observed rows only
+            n = self.X.shape[0]
+            d, m = self.n_features, self.n_tasks
+            assert self.sample_weight is not None
+            W2 = self.sample_weight.reshape(m, n)
+            G = np.empty((m, d, d))
+            for t in range(m):
+                rows = np.flatnonzero(W2[t] > 0)
+                mu = None if self.x_offset is None else self.x_offset[:, t]
+                G[t] = _weighted_gram(self.X[rows], mu, W2[t, rows])
+        elif self.shared and self.sample_weight is not None:
+            mu = None if self.x_offset is None else self.x_offset[:, 0]
+            G = _weighted_gram(self.X, mu, self.sample_weight[: self.X.shape[0]])[None]
+        elif not self.shared and self.sample_weight is not None:
+            d, m = self.n_features, self.n_tasks
+            G = np.empty((m, d, d))
+            for t in range(m):
+                mu = None if self.x_offset is None else self.x_offset[:, t]
+                G[t] = _weighted_gram(self.task_X(t), mu, self.task_row_weights(t))
+        elif self.shared and self.x_offset is not None and not sp.issparse(self.X):
             # a dense shared design centred implicitly: centred explicitly chunk by chunk
             # (X^T X - n mu mu^T would lose features far from zero to rounding)
             mu = self.x_offset[:, 0]
@@ -450,39 +585,75 @@ class MultiTaskData:
         return G
 
     def xty(self) -> np.ndarray:
-        """``X_t^T y_t`` for every task, shape ``(d, m)``."""
+        """``X_t^T D_t y_t`` for every task, shape ``(d, m)`` (``D_t`` as in :meth:`gram`)."""
         if "xty" not in self._cache:
-            self._cache["xty"] = self.rmatvec(self.y)
+            self._cache["xty"] = self.rmatvec(self.weigh(self.y))
         return self._cache["xty"]
 
-    def task_spectral_norms_sq(self, intercept: bool = False) -> np.ndarray:
-        """``||X_t||_2^2`` per task (with a column of ones appended when ``intercept``).
+    def task_spectral_norms_sq(self, intercept: bool = False,
+                               weighted: bool = False) -> np.ndarray:
+        """``||X_t||_2^2`` per task (with a column of ones appended when ``intercept``); with
+        ``weighted``, ``||D_t^(1/2) X_t||_2^2`` (``D_t`` the diagonal of the task's
+        :attr:`sample_weight`: the norm the losses' Lipschitz constants need; the same as
+        unweighted without weights).
 
         Implicit centring (``x_offset``) is applied. Returns shape ``(m,)``; cached. A shared
         design is one matrix for every task (its offsets are the same column means, as
-        :meth:`gram` assumes): one norm, not ``m``. The largest singular value comes from
-        ``svds`` (Lanczos, a few dozen products with the matrix) for sparse designs with more
-        than 200 features and for dense ones of at least :data:`SPECTRAL_LANCZOS_ENTRIES`
-        entries, else from a dense SVD.
+        :meth:`gram` assumes): one norm, not ``m`` (weighted: when :attr:`shares_gram`). The
+        largest singular value comes from ``svds`` (Lanczos, a few dozen products with the
+        matrix) for sparse designs with more than 200 features and for dense ones of at least
+        :data:`SPECTRAL_LANCZOS_ENTRIES` entries, else from a dense SVD.
         """
-        key = ("spec", intercept)
+        weighted = bool(weighted) and self.sample_weight is not None
+        key = ("spec", intercept, weighted)
         if key in self._cache:
             return self._cache[key]
         out = np.empty(self.n_tasks)
-        for t in range(min(1, self.n_tasks) if self.shared else self.n_tasks):
-            out[t] = self._spectral_norm_sq(t, intercept)
-        if self.shared and self.n_tasks:
+        one = self.shared and (not weighted or self.shares_gram)
+        for t in range(min(1, self.n_tasks) if one else self.n_tasks):
+            out[t] = self._spectral_norm_sq(t, intercept, weighted)
+        if one and self.n_tasks:
             out[:] = out[0]
         self._cache[key] = out
         return out
 
-    def _spectral_norm_sq(self, t: int, intercept: bool) -> float:
-        """``||[X_t - 1 x_offset[:, t]^T, 1]||_2^2`` (the ones only with ``intercept``)."""
+    def _spectral_norm_sq(self, t: int, intercept: bool, weighted: bool = False) -> float:
+        """``||D^(1/2) [X_t - 1 x_offset[:, t]^T, 1]||_2^2`` (the ones only with
+        ``intercept``; ``D`` the task's weights with ``weighted``, else the identity)."""
+        Xt = self.task_X(t)
+        if weighted:
+            w = self.task_row_weights(t)
+            assert w is not None
+            rows = np.flatnonzero(w > 0)
+            if rows.size < Xt.shape[0]:
+                Xt, w = Xt[rows], w[rows]
+            root = np.sqrt(w)
+            return self._scaled_norm_sq(Xt, t, intercept, root)
+        return self._scaled_norm_sq(Xt, t, intercept, None)
+
+    def _scaled_norm_sq(self, Xt, t: int, intercept: bool, root: np.ndarray | None) -> float:
+        """``||diag(root) [Xt - 1 x_offset[:, t]^T, 1]||_2^2`` (``root`` None: no scaling)."""
         from scipy.sparse.linalg import svds
 
-        Xt = self.task_X(t)
         n_t, d = Xt.shape
         mu = None if self.x_offset is None else self.x_offset[:, t]
+        if root is not None:  # the weighted operator, from the same kinds of computations
+            if sp.issparse(Xt):
+                lanczos = d > 200
+            else:
+                lanczos = n_t * d >= SPECTRAL_LANCZOS_ENTRIES and min(n_t, d) > 2
+            if lanczos:
+                op = _centred_operator(Xt, np.zeros(d) if mu is None else mu, intercept, root)
+                if min(op.shape) - 1 >= 1:
+                    return float(svds(op, k=1, return_singular_vectors=False,
+                                      random_state=0)[0] ** 2)
+            Xd = Xt.toarray() if sp.issparse(Xt) else np.asarray(Xt)
+            if mu is not None:
+                Xd = Xd - mu[None, :]
+            if intercept:
+                Xd = np.hstack([Xd, np.ones((n_t, 1))])
+            Xd = Xd * root[:, None]
+            return float(np.linalg.norm(Xd, 2) ** 2) if Xd.size else 0.0
         if sp.issparse(Xt):
             lanczos = d > 200
         else:
@@ -506,13 +677,17 @@ class MultiTaskData:
         return float(np.linalg.norm(Xt, 2) ** 2) if Xt.size else 0.0
 
     def _dense_means(self, yc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(mu, constant, X^T yc)`` of a dense per-task design in one pass (the last zeros
-        when ``yc`` is empty); see :meth:`x_means_and_constant`."""
+        """``(mu, constant, X^T D yc)`` of a dense per-task design in one pass (the last zeros
+        when ``yc`` is empty; ``D`` the weights); see :meth:`x_means_and_constant`."""
         sizes = self.task_sizes
+        w = np.zeros(0) if self.sample_weight is None else self.sample_weight
         sums, first, const, xty = (A.T for A in _dense_task_sums_constant(
             np.ascontiguousarray(self.X, dtype=np.float64),
-            np.asarray(self.offsets, dtype=np.int64), np.asarray(yc, dtype=np.float64)))
-        x_mean = np.ascontiguousarray(sums) / np.maximum(sizes, 1)[None, :]
+            np.asarray(self.offsets, dtype=np.int64), np.asarray(yc, dtype=np.float64), w))
+        # a task of weighted data always weighs more than zero (as_multitask_data)
+        total = (np.maximum(sizes, 1) if self.sample_weight is None
+                 else self.task_weight_sums)
+        x_mean = np.ascontiguousarray(sums) / total[None, :]
         const = np.ascontiguousarray(const & (sizes > 0)[None, :])
         x_mean[const] = first[const]
         return x_mean, const, np.ascontiguousarray(xty)
@@ -527,13 +702,14 @@ class MultiTaskData:
         """
         if self.shared or self.is_sparse:
             raise ValueError("centred_implicitly needs a dense per-task design.")
-        y_mean = self.task_sum(self.y) / self.task_sizes
+        y_mean = self.y_means()
         yc = self.y - self.expand(y_mean)
         x_mean, constant, xty = self._dense_means(yc)
         data_c = MultiTaskData(self.X, yc, self.offsets, self.tasks, False, x_mean,
-                               x_constant=constant)
-        # rmatvec(yc) of the view, from the same pass: X^T yc - mu sum(yc), constant cells 0
-        xty = xty - x_mean * data_c.task_sum(yc)[None, :]
+                               x_constant=constant, sample_weight=self.sample_weight)
+        # rmatvec(D yc) of the view, from the same pass: X^T D yc - mu sum(D yc), constant
+        # cells 0
+        xty = xty - x_mean * data_c.task_sum(self.weigh(yc))[None, :]
         xty[constant] = 0.0
         data_c._cache["xty"] = xty
         return data_c, x_mean, y_mean
@@ -542,20 +718,33 @@ class MultiTaskData:
         """Per-task feature means ``(d, m)`` (:meth:`x_means_and_constant`)."""
         return self.x_means_and_constant()[0]
 
+    def y_means(self) -> np.ndarray:
+        """Per-task (weighted) target means ``sum_{i in t} w_i y_i / W_t``, shape ``(m,)``."""
+        return self.task_mean(self.y)
+
     def x_means_and_constant(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per-task feature means ``mu[:, t] = (1/n_t) sum_{i in task t} x_i``, shape ``(d, m)``.
+        """Per-task feature means ``mu[:, t] = (1/W_t) sum_{i in task t} w_i x_i``, shape
+        ``(d, m)`` (``w_i = 1``, ``W_t = n_t`` without :attr:`sample_weight`).
 
         A feature that is constant within a task gets that constant exactly (``min == max``
         of the column over the task's rows), so its centred column ``X_t[:, j] - mu_jt`` is
         exactly zero; the sum divided by ``n_t`` may miss it by an ulp, and a centred column of
         rounding noise (about ``1e-16`` of the feature's size) would let a weakly regularized
         fit grow coefficients of ``1 / 1e-16``. For a shared design the means are the
-        columns' means over all rows, repeated for every task. Returns ``(mu, constant)``,
+        columns' means over all rows, repeated for every task (per task when the tasks weigh
+        the rows differently: a missing target; a column is then constant within a task when
+        it is over the task's rows of positive weight). Returns ``(mu, constant)``,
         ``constant`` the boolean ``(d, m)`` mask of those cells.
         """
         m, d = self.n_tasks, self.n_features
+        if self.shared and not self.shares_gram:
+            return self._shared_task_means()
         if self.shared:
-            mu = np.asarray(self.X.mean(axis=0)).ravel()
+            if self.sample_weight is None:
+                mu = np.asarray(self.X.mean(axis=0)).ravel()
+            else:
+                w = self.sample_weight[: self.X.shape[0]]
+                mu = np.asarray(self.X.T @ w).ravel() / float(w.sum())
             const1 = np.zeros(d, dtype=bool)
             if self.n_rows and d:
                 X = self.X
@@ -572,7 +761,10 @@ class MultiTaskData:
         sizes = self.task_sizes
         if not sp.issparse(self.X):  # one pass: sums and constancy together
             return self._dense_means(np.zeros(0))[:2]
-        x_mean = self.rmatvec(np.ones(self.n_rows)) / np.maximum(sizes, 1)[None, :]
+        if self.sample_weight is None:
+            x_mean = self.rmatvec(np.ones(self.n_rows)) / np.maximum(sizes, 1)[None, :]
+        else:  # the rows of per-task data weigh more than zero (as_multitask_data)
+            x_mean = self.rmatvec(self.sample_weight) / self.task_weight_sums[None, :]
         if np.any(sizes > 0):  # sparse: (task, feature) cells whose n_t stored values are all equal
             coo = sp.coo_matrix(self.X)
             key = self.task_of_row[coo.row].astype(np.int64) * d + coo.col
@@ -591,6 +783,40 @@ class MultiTaskData:
             constant |= ~stored & (sizes > 0)[None, :]
         return x_mean, constant
 
+    def _shared_task_means(self) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`x_means_and_constant` of a shared design whose tasks weigh the rows
+        differently: weighted means per task from one product ``X^T W``; a column constant
+        over all rows is constant in every task, and a column whose weighted spread within a
+        task is below ``1e-8`` of its mean square is checked exactly (``min == max``) on the
+        task's rows of positive weight."""
+        X = self.X
+        n = X.shape[0]
+        m, d = self.n_tasks, self.n_features
+        assert self.sample_weight is not None
+        W2 = self.sample_weight.reshape(m, n)
+        total = W2.sum(axis=1)
+        mu = np.asarray(X.T @ W2.T) / total[None, :]
+        constant = np.zeros((d, m), dtype=bool)
+        if not (n and d):
+            return mu, constant
+        lo = np.asarray(X.min(axis=0).toarray() if sp.issparse(X) else X.min(axis=0)).ravel()
+        hi = np.asarray(X.max(axis=0).toarray() if sp.issparse(X) else X.max(axis=0)).ravel()
+        everywhere = lo == hi
+        constant[everywhere] = True
+        mu[everywhere] = lo[everywhere][:, None]
+        X2 = X.multiply(X) if sp.issparse(X) else X * X
+        mean_sq = np.asarray(X2.T @ W2.T) / total[None, :]
+        spread = mean_sq - mu * mu
+        candidate = ~everywhere[:, None] & (spread <= 1e-8 * mean_sq)
+        for t in np.flatnonzero(candidate.any(axis=0)):
+            cols = np.flatnonzero(candidate[:, t])
+            sub = X[np.flatnonzero(W2[t] > 0)][:, cols]
+            sub = sub.toarray() if sp.issparse(sub) else sub
+            same = sub.min(axis=0) == sub.max(axis=0)
+            constant[cols[same], t] = True
+            mu[cols[same], t] = sub[0, same]
+        return mu, constant
+
     def centered(self) -> tuple[MultiTaskData, np.ndarray, np.ndarray]:
         """Per-task centred copy: ``(data_c, x_mean, y_mean)``.
 
@@ -598,24 +824,27 @@ class MultiTaskData:
         centred explicitly; sparse or shared designs keep ``X`` and centre implicitly through
         ``x_offset``, so that sparsity and sharing survive.
         """
-        y_mean = self.task_sum(self.y) / self.task_sizes
+        y_mean = self.y_means()
         yc = self.y - self.expand(y_mean)
         x_mean, constant = self.x_means_and_constant()
+        sw = self.sample_weight
         if self.shared:  # one X for every task: centred through x_offset, never copied
             data_c = MultiTaskData(self.X, yc, self.offsets, self.tasks, True, x_mean,
-                                   x_constant=constant)
+                                   x_constant=constant, sample_weight=sw)
             return data_c, x_mean, y_mean
         if self.is_sparse:
             data_c = MultiTaskData(self.X, yc, self.offsets, self.tasks, False, x_mean,
-                                   x_constant=constant)
+                                   x_constant=constant, sample_weight=sw)
         else:
             Xc = self.X - x_mean.T[self.task_of_row]
-            data_c = MultiTaskData(Xc, yc, self.offsets, self.tasks, False, None)
+            data_c = MultiTaskData(Xc, yc, self.offsets, self.tasks, False, None,
+                                   sample_weight=sw)
         return data_c, x_mean, y_mean
 
 
-def _centred_operator(Xt, mu: np.ndarray, intercept: bool):
-    """``[Xt - 1 mu^T, 1]`` (the ones column only with ``intercept``) as a LinearOperator."""
+def _centred_operator(Xt, mu: np.ndarray, intercept: bool, root: np.ndarray | None = None):
+    """``diag(root) [Xt - 1 mu^T, 1]`` (the ones column only with ``intercept``; no row
+    scaling when ``root`` is None) as a LinearOperator."""
     from scipy.sparse.linalg import LinearOperator
 
     n, d = Xt.shape
@@ -623,15 +852,43 @@ def _centred_operator(Xt, mu: np.ndarray, intercept: bool):
     def matvec(v):
         v = np.ravel(v)
         z = Xt @ v[:d] - mu @ v[:d]
-        return z + v[d] if intercept else z
+        z = z + v[d] if intercept else z
+        return z if root is None else root * z
 
     def rmatvec(u):
         u = np.ravel(u)
+        if root is not None:
+            u = root * u
         g = Xt.T @ u - mu * u.sum()
         return np.append(g, u.sum()) if intercept else g
 
     return LinearOperator((n, d + int(intercept)), matvec=matvec, rmatvec=rmatvec,
                           dtype=np.float64)
+
+
+def _weighted_gram(X, mu: np.ndarray | None, w: np.ndarray) -> np.ndarray:
+    """``(X - 1 mu^T)^T diag(w) (X - 1 mu^T)``, shape ``(d, d)`` (``mu`` None: no centring).
+
+    A dense design is centred explicitly chunk by chunk (accurate for features far from
+    zero); a sparse one through ``X^T D X - mu s^T - s mu^T + (sum w) mu mu^T`` with
+    ``s = X^T w``.
+    """
+    n, d = X.shape
+    if sp.issparse(X):
+        G = X.T @ sp.csr_matrix(X.multiply(w[:, None]))
+        G = G.toarray() if sp.issparse(G) else np.asarray(G)
+        if mu is not None:
+            s = np.asarray(X.T @ w).ravel()
+            G = G - np.outer(mu, s) - np.outer(s, mu) + float(w.sum()) * np.outer(mu, mu)
+        return G
+    step = max(1, _GRAM_CHUNK_ENTRIES // max(d, 1))
+    G = np.zeros((d, d))
+    for start in range(0, n, step):
+        Xc = X[start:start + step]
+        if mu is not None:
+            Xc = Xc - mu[None, :]
+        G += Xc.T @ (Xc * w[start:start + step, None])
+    return G
 
 
 # --------------------------------------------------------------------------- validation
@@ -684,8 +941,9 @@ def _label(v) -> str:
     return repr(v.item() if isinstance(v, np.generic) else v)
 
 
-def _check_finite(A, what: str, task=None) -> None:
-    """Raise a ValueError locating the first NaN or infinity of ``A`` (and its row's task)."""
+def _check_finite(A, what: str, task=None, hint: str = "") -> None:
+    """Raise a ValueError locating the first NaN or infinity of ``A`` (and its row's task);
+    ``hint`` is appended to the message."""
     if sp.issparse(A):
         bad = np.flatnonzero(~np.isfinite(A.data))
         if not bad.size:
@@ -701,7 +959,7 @@ def _check_finite(A, what: str, task=None) -> None:
     loc = f"row {where[0]}" + (f", column {where[1]}" if len(where) > 1 else "")
     if task is not None:
         loc += f", task {_label(task[where[0]])}"
-    raise ValueError(f"{what} contains NaN or infinity (first at {loc}).")
+    raise ValueError(f"{what} contains NaN or infinity (first at {loc}).{hint}")
 
 
 def _check_scale(A, what: str, task=None) -> None:
@@ -924,7 +1182,7 @@ def _as_2d_float(X, what: str, accept_sparse: bool = True, check_finite: bool = 
     return A
 
 
-def _check_tasks(A: np.ndarray, starts: np.ndarray, whats: list[str]) -> None:
+def _check_tasks(A: np.ndarray, starts: np.ndarray, whats: list[str], hint: str = "") -> None:
     """:func:`_check_finite` and :func:`_check_scale` on the rows of every task of the dense
     float stack ``A`` (task ``t``'s rows start at ``starts[t]``; every task has rows), in one
     pass over ``A``; only when a task fails do the per-task checks run, to raise their message
@@ -936,18 +1194,24 @@ def _check_tasks(A: np.ndarray, starts: np.ndarray, whats: list[str]) -> None:
     if ((top <= MAX_ABS_VALUE) & ~((top > 0.0) & (top < MIN_MAX_ABS_VALUE))).all():
         return
     for A_t, what in zip(np.split(A, starts[1:]), whats, strict=True):
-        _check_finite(A_t, what)
+        _check_finite(A_t, what, hint=hint)
         _check_scale(A_t, what)
 
 
-def _as_1d_target(y, what: str, classification: bool, task=None, check: bool = True):
+def _as_1d_target(y, what: str, classification: bool, task=None, check: bool = True,
+                  hint: str = ""):
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.ravel()
     if y.ndim != 1:
         raise ValueError(f"{what} must be 1-D, got shape {y.shape}.")
     if classification:
-        y = _as_labels(y, what)
+        try:
+            y = _as_labels(y, what)
+        except ValueError as exc:  # a missing label (None): say how to mark it as such
+            if hint and _missing_mask(y) is not None:
+                raise ValueError(f"{exc}{hint}") from None
+            raise
     elif y.dtype.kind == "O":
         y = _real_from_object(y, what)
     else:
@@ -955,10 +1219,160 @@ def _as_1d_target(y, what: str, classification: bool, task=None, check: bool = T
             raise _dtype_error(what, y.dtype, " for regression targets")
         y = y.astype(np.float64)
     if check:
-        _check_finite(y, what, task)
+        _check_finite(y, what, task, hint)
         if not classification:
             _check_scale(y, what, task)
     return y
+
+
+# --------------------------------------------------------------------------- missing targets
+#: The values of the ``missing_targets`` option: a NaN target is an error (``"error"``) or a
+#: target that was not observed (``"ignore"``: the (row, task) pair weighs zero).
+MISSING_TARGETS = ("error", "ignore")
+
+_MISSING_HINT = (" If NaN marks a target that was not observed, pass missing_targets='ignore' "
+                 "(the row then counts only for the tasks whose target is observed).")
+
+
+def _is_missing(v) -> bool:
+    """Whether a target value marks a missing target: NaN, None, pandas' NA or NaT."""
+    if v is None:
+        return True
+    if isinstance(v, (float, np.floating)):
+        return bool(np.isnan(v))
+    return type(v).__name__ in ("NAType", "NaTType")
+
+
+def _missing_mask(y) -> np.ndarray | None:
+    """The entries of ``y`` that are missing (:func:`_is_missing`), or None when none is."""
+    a = np.asarray(y)
+    if a.dtype.kind == "f":
+        miss = np.isnan(a)
+    elif a.dtype.kind == "O":
+        miss = np.fromiter((_is_missing(v) for v in a.ravel().tolist()), dtype=bool,
+                           count=a.size).reshape(a.shape)
+    else:
+        return None
+    return miss if miss.any() else None
+
+
+def observed_mask(y) -> np.ndarray:
+    """The observed entries of targets ``y`` (any shape): ``False`` where an entry is missing
+    (NaN, ``None``, pandas' NA), the meaning ``missing_targets="ignore"`` gives it.
+
+    Parameters
+    ----------
+    y : array-like
+
+    Returns
+    -------
+    ndarray of bool, the shape of ``y``
+    """
+    miss = _missing_mask(y)
+    return np.ones(np.shape(y), dtype=bool) if miss is None else ~miss
+
+
+def _observed_targets(y, allow: bool):
+    """``(y, observed)``: with ``allow`` and missing entries, ``y`` with each missing entry
+    replaced by the first observed value (a placeholder the weights of zero ignore) and the
+    1-D mask of the observed entries; else ``(y, None)``."""
+    if not allow:
+        return y, None
+    miss = _missing_mask(y)
+    if miss is None:
+        return y, None
+    a = np.array(y, copy=True)
+    seen = a[~miss]
+    a[miss] = seen[0] if seen.size else 0.0
+    return a, ~miss.reshape(-1)
+
+
+# --------------------------------------------------------------------------- row weights
+def _weight_values(sample_weight, what: str = "sample_weight") -> np.ndarray:
+    """``sample_weight`` as a float64 array (real numbers only, any shape; not checked)."""
+    try:
+        A = np.asarray(sample_weight)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{what} must be an array of numbers: {exc}") from None
+    if A.dtype.kind == "O":
+        A = _real_from_object(A, what)
+    elif A.dtype.kind not in _REAL_KINDS:
+        raise _dtype_error(what, A.dtype)
+    return A.astype(np.float64)
+
+
+def _check_weight_values(w: np.ndarray, locate) -> None:
+    """Raise a ValueError naming the first NaN, infinite or negative weight of ``w`` (any
+    shape) and where it is: ``locate(index)`` gives the place of a position of ``w``."""
+    bad = np.argwhere(~np.isfinite(w))
+    if bad.size:
+        where = tuple(int(i) for i in bad[0])
+        kind = "NaN" if np.isnan(w[where]) else "an infinite weight"
+        raise ValueError(f"sample_weight contains {kind} (first at {locate(where)}): weights "
+                         "must be finite numbers >= 0.")
+    bad = np.argwhere(w < 0)
+    if bad.size:
+        where = tuple(int(i) for i in bad[0])
+        raise ValueError(f"sample_weight has a negative weight {w[where]:g} (first at "
+                         f"{locate(where)}): weights must be >= 0.")
+
+
+def _list_weights(sample_weight, sizes: np.ndarray) -> np.ndarray:
+    """Stacked weights of per-task lists: a list of one array per task, or one array of
+    ``N = sum_t n_t`` weights in the stacked order."""
+    m = len(sizes)
+    if isinstance(sample_weight, (list, tuple)) and len(sample_weight) == m and all(
+            np.ndim(v) == 1 for v in sample_weight):
+        parts = [_weight_values(v, f"sample_weight of task {t}")
+                 for t, v in enumerate(sample_weight)]
+        for t, (v, n_t) in enumerate(zip(parts, sizes, strict=True)):
+            if v.shape != (n_t,):
+                raise ValueError(f"sample_weight of task {t} has {v.size} weights but the task "
+                                 f"has {n_t} rows: give one weight per row.")
+            _check_weight_values(v, lambda k, t=t: f"row {k[0]} of task {t}")
+        return np.concatenate(parts)
+    w = _weight_values(sample_weight)
+    N = int(np.sum(sizes))
+    if w.shape != (N,):
+        raise ValueError(f"sample_weight has shape {w.shape}; with per-task lists give a list "
+                         f"of {m} per-task arrays of weights, or one array of {N} weights (the "
+                         "rows of all tasks in order).")
+    starts = np.cumsum(sizes)
+
+    def locate(k):
+        t = int(np.searchsorted(starts, k[0], side="right"))
+        return f"row {k[0] - (starts[t - 1] if t else 0)} of task {t}"
+
+    _check_weight_values(w, locate)
+    return w
+
+
+def _long_weights(sample_weight, n: int, task) -> np.ndarray:
+    """The ``(n,)`` weights of long-format rows (user order), checked."""
+    w = _weight_values(sample_weight)
+    if w.shape != (n,):
+        raise ValueError(f"sample_weight has shape {w.shape} but X has {n} rows: give one "
+                         f"weight per row, shape ({n},).")
+    _check_weight_values(w, lambda k: f"row {k[0]}" + (
+        f", task {_label(task[k[0]])}" if task is not None else ""))
+    return w
+
+
+def _shared_weights(sample_weight, n: int, m: int, labels) -> np.ndarray:
+    """The stacked (task-major) weights of a shared design from ``(n,)`` (every task) or
+    ``(n, m)`` (one per row and task) weights, checked."""
+    w = _weight_values(sample_weight)
+    if w.ndim == 2 and w.shape[1] == 1 and m == 1:
+        w = w[:, 0]
+    if w.shape == (n,):
+        _check_weight_values(w, lambda k: f"row {k[0]}")
+        return np.tile(w, m)
+    if w.shape == (n, m):
+        _check_weight_values(w, lambda k: f"row {k[0]}, task {_label(labels[k[1]])}")
+        return np.ascontiguousarray(w.T).ravel()
+    raise ValueError(f"sample_weight has shape {w.shape}; with a shared design of {n} rows and "
+                     f"{m} tasks give one weight per row, shape ({n},), or one per row and "
+                     f"task, shape ({n}, {m}).")
 
 
 def _python_kind(v) -> str | None:
@@ -1129,6 +1543,8 @@ def as_multitask_data(
     classes: np.ndarray | None = None,
     known_tasks: np.ndarray | None = None,
     n_features: int | None = None,
+    sample_weight=None,
+    missing_targets: str | None = None,
 ) -> tuple[MultiTaskData, np.ndarray | None]:
     """Convert any of the three user formats into :class:`MultiTaskData`, validating it.
 
@@ -1152,6 +1568,20 @@ def as_multitask_data(
         the internal order follows ``known_tasks``.
     n_features : int, optional
         Expected number of features (predict time).
+    sample_weight : array-like, optional
+        Non-negative finite weights of the training rows (scikit-learn's ``sample_weight``):
+        shape ``(n,)`` in long format (user order); for a shared design ``(n,)`` (each row
+        weighs the same in every task) or ``(n, m)`` (one weight per row and task); for
+        per-task lists a list of per-task arrays or one array of all rows in order. The loss
+        of task ``t`` becomes ``sum_{i in t} w_i ell_i / sum_{i in t} w_i``: integer weights
+        repeat rows, a zero weight drops one (:class:`MultiTaskData`); weights that are all
+        equal change nothing and are not stored.
+    missing_targets : {"error", "ignore"} or None, default=None
+        What a missing target (NaN, ``None``) means: an error (``"error"``, whose message says
+        how to mark it as missing; ``None``: the same error without that advice, for callers
+        that offer no option) or a target that was not observed (``"ignore"``): the pair
+        (row, task) then weighs zero, so the row counts only for the tasks whose target is
+        observed (in long format and per-task lists the row is dropped).
 
     Returns
     -------
@@ -1164,9 +1594,16 @@ def as_multitask_data(
     ValueError
         With a message naming the problem and the task: NaN or infinity, mismatched lengths, a
         task with no rows, a classification task with one class, a wrong number of features,
-        an unknown task id.
+        an unknown task id; a weight that is negative, NaN, infinite or of the wrong shape, a
+        task whose rows all weigh zero or whose targets are all missing.
     """
     predicting = y is None
+    if missing_targets not in (None, *MISSING_TARGETS):
+        raise ValueError(f"missing_targets must be 'error' or 'ignore', got {missing_targets!r}.")
+    allow_missing = missing_targets == "ignore" and not predicting
+    hint = _MISSING_HINT if missing_targets == "error" else ""
+    weights = None  # stacked user weights (checked), or None
+    observed = None  # stacked mask of the observed targets, or None
     # ---------------------------------------------------------------- format (b): lists
     if isinstance(X, (list, tuple)) and (
         len(X) == 0 or all(sp.issparse(x) or np.ndim(x) == 2 for x in X)
@@ -1195,8 +1632,15 @@ def as_multitask_data(
                     f"{len(Xs)} per-task targets."
                 )
             # regression targets are checked together once stacked (below)
-            ys = [_as_1d_target(yt, f"y of task {t}", classification, check=classification)
-                  for t, yt in enumerate(y)]
+            ys, seen = [], []
+            for t, yt in enumerate(y):
+                yt, obs_t = _observed_targets(yt, allow_missing)
+                ys.append(_as_1d_target(yt, f"y of task {t}", classification,
+                                        check=classification, hint=hint))
+                seen.append(obs_t)
+            if any(o is not None for o in seen):
+                observed = np.concatenate([np.ones(len(yt), dtype=bool) if o is None else o
+                                           for yt, o in zip(ys, seen, strict=True)])
             for t, (Xt, yt) in enumerate(zip(Xs, ys, strict=True)):
                 if Xt.shape[0] != len(yt):
                     raise ValueError(
@@ -1219,7 +1663,9 @@ def as_multitask_data(
         else:
             yall = np.concatenate(ys)
             if not classification:
-                _check_tasks(yall, starts, [f"y of task {t}" for t in range(len(ys))])
+                _check_tasks(yall, starts, [f"y of task {t}" for t in range(len(ys))], hint)
+            if sample_weight is not None:
+                weights = _list_weights(sample_weight, sizes)
         order = None
         shared = False
     else:
@@ -1247,8 +1693,14 @@ def as_multitask_data(
             shared = True
             if y2d is not None:
                 m = y2d.shape[1]
-                cols = [_as_1d_target(y2d[:, t], f"y of task {t}", classification)
-                        for t in range(m)]
+                cols, seen = [], []
+                for t in range(m):
+                    col, obs_t = _observed_targets(y2d[:, t], allow_missing)
+                    cols.append(_as_1d_target(col, f"y of task {t}", classification,
+                                              hint=hint))
+                    seen.append(np.ones(n, dtype=bool) if obs_t is None else obs_t)
+                if allow_missing:
+                    observed = np.concatenate(seen)
             else:
                 assert known_tasks is not None
                 m = len(known_tasks)
@@ -1264,6 +1716,8 @@ def as_multitask_data(
             Xall = Xa
             ys = cols
             yall = np.concatenate(cols) if not predicting else np.zeros(n * m)
+            if not predicting and sample_weight is not None:
+                weights = _shared_weights(sample_weight, n, m, task_labels)
             order = None
         else:
             # ------------------------------------------------------ format (c): long format
@@ -1301,7 +1755,12 @@ def as_multitask_data(
             order = np.argsort(inv, kind="stable")
             sizes = np.bincount(inv, minlength=len(task_labels)).astype(np.int64)
             if not predicting:
-                y1 = _as_1d_target(np.asarray(y), "y", classification, task)
+                y_raw, obs_long = _observed_targets(np.asarray(y), allow_missing)
+                y1 = _as_1d_target(y_raw, "y", classification, task, hint=hint)
+                if obs_long is not None:
+                    observed = obs_long[order]
+                if sample_weight is not None:
+                    weights = _long_weights(sample_weight, n, task)[order]
                 empty = np.flatnonzero(sizes == 0)
                 if empty.size:
                     raise ValueError(f"Task {_label(task_labels[empty[0]])} has no rows.")
@@ -1317,6 +1776,10 @@ def as_multitask_data(
     if n_features is not None and d != n_features:
         raise ValueError(f"X has {d} features, but the model was fitted with {n_features}.")
 
+    if not predicting and (weights is not None or observed is not None):
+        Xall, yall, ys, sizes, order, weights = _apply_weights(
+            Xall, yall, ys, sizes, order, weights, observed, shared, task_labels)
+
     if classification and not predicting:
         allv = np.concatenate([np.asarray(v) for v in ys])
         if classes is None:
@@ -1330,7 +1793,10 @@ def as_multitask_data(
                 raise ValueError(
                     f"y has one class only ({classes.tolist()}): need two classes."
                 )
+        cuts = _offsets_of(sizes)
         for t, yt in enumerate(ys):
+            if weights is not None:  # the class of a pair of weight zero does not count
+                yt = yt[weights[cuts[t]:cuts[t + 1]] > 0]
             if len(np.unique(yt)) < 2:
                 raise ValueError(
                     f"Task {_label(task_labels[t])} has one class only ({np.unique(yt).tolist()}): "
@@ -1338,10 +1804,68 @@ def as_multitask_data(
                 )
         yall, classes = _encode_binary(allv, "y", classes)
 
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    offsets = _offsets_of(sizes)
     data = MultiTaskData(Xall, np.asarray(yall, dtype=np.float64), offsets,
-                         np.asarray(task_labels), shared, row_order=order)
+                         np.asarray(task_labels), shared, row_order=order,
+                         sample_weight=weights)
     return data, (classes if classification else None)
+
+
+def _offsets_of(sizes: np.ndarray) -> np.ndarray:
+    """Task offsets ``[0, n_0, n_0 + n_1, ...]`` (int64) from the task sizes."""
+    return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+
+
+def _apply_weights(X, y, ys, sizes, order, weights, observed, shared: bool, labels):
+    """Combine the user's weights and the observed targets into the stacked weights of the
+    data; drop what weighs zero everywhere; check that every task weighs something.
+
+    Returns ``(X, y, ys, sizes, order, weights)`` with ``weights`` None when every pair
+    weighs the same (that changes nothing). Per-task and long-format rows of
+    weight zero are dropped (the same data as without them); a shared design drops the rows
+    that weigh zero in every task and keeps the other zeros (pairs not observed).
+    """
+    N = int(np.sum(sizes))
+    w = np.ones(N) if weights is None else np.asarray(weights, dtype=np.float64)
+    if observed is not None:
+        w = np.where(observed, w, 0.0)
+    offsets = _offsets_of(sizes)
+    totals = np.add.reduceat(w, offsets[:-1]) if N else np.zeros(len(sizes))
+    empty = np.flatnonzero(~(totals > 0))
+    if empty.size:
+        t = int(empty[0])
+        if observed is not None and not observed[offsets[t]:offsets[t + 1]].any():
+            raise ValueError(f"Task {_label(labels[t])} has no observed target: every target "
+                             "of the task is missing (NaN), so there is nothing to fit.")
+        raise ValueError(f"sample_weight is zero on every row of task {_label(labels[t])}: "
+                         "the task has nothing to fit (drop it, or give a row a positive "
+                         "weight).")
+    m = len(sizes)
+    if shared:
+        n = X.shape[0]
+        W2 = w.reshape(m, n)
+        keep = W2.max(axis=0) > 0
+        if not keep.all():
+            X = X[np.flatnonzero(keep)]
+            W2 = W2[:, keep]
+            ys = [v[keep] for v in ys]
+            sizes = np.full(m, int(keep.sum()), dtype=np.int64)
+            y = np.concatenate(ys)
+        w = W2.ravel()
+    else:
+        keep = w > 0
+        if not keep.all():
+            task_of = np.repeat(np.arange(m), sizes)[keep]
+            rows = np.flatnonzero(keep)
+            X = X[rows]
+            y = y[keep]
+            w = w[keep]
+            order = None if order is None else order[keep]
+            sizes = np.bincount(task_of, minlength=m).astype(np.int64)
+            ys = np.split(y, np.cumsum(sizes)[:-1])
+    if np.all(w == w[0]):  # one weight for every pair: the same model as no weights
+        return X, y, ys, sizes, order, None
+    return X, y, ys, sizes, order, w
 
 
 def unstack_predictions(data: MultiTaskData, z: np.ndarray) -> np.ndarray:

@@ -21,6 +21,17 @@ centring each task (``b_t = mean(y_t) - mean(X_t) w_t``), the other losses keep 
 variables of the solver (``center=True`` centres the features of each task first, which keeps
 first-order methods well conditioned; the model is the same).
 
+Row weights (``sample_weight``, and the pairs of a shared design whose target is missing)
+generalize the convention: with ``w_i >= 0`` the weight of row ``i`` and ``W_t = sum_{i in t}
+w_i`` the loss of task ``t`` is ``(1 / W_t) sum_{i in t} w_i ell(y_i, x_i^T w_t + b_t)``, and
+every datafit reads the normalized weights ``w_i / W_t`` from one place,
+:attr:`~multitask.data.MultiTaskData.row_weights` (``1 / n_t`` without weights). Repeating row
+``i`` ``k_i`` times gives ``n_t' = sum_{i in t} k_i`` rows and the loss ``(1 / n_t') sum_i k_i
+ell_i``: exactly the weighted loss with ``w_i = k_i``; a zero weight drops the row; weights
+that are constant within a task change nothing (the penalty keeps its scale). Everything the
+datafits derive from the data is weighted alike (centring, Gram matrices, ``X_t^T y_t``,
+Lipschitz constants, the scales of the optimality measure, the starting intercepts).
+
 Every datafit declares what it offers in :attr:`Datafit.capabilities` (see
 :data:`DATAFIT_CAPABILITIES`); solvers check those declarations, never the class.
 """
@@ -93,7 +104,8 @@ class Datafit:
             # centred features, original targets
             self.data = MultiTaskData(data_c.X, data.y, data.offsets, data.tasks, data.shared,
                                       data_c.x_offset, data.row_order,
-                                      x_constant=data_c.x_constant)
+                                      x_constant=data_c.x_constant,
+                                      sample_weight=data.sample_weight)
         else:
             self.data = data
             self.x_mean = np.zeros((data.n_features, data.n_tasks))
@@ -237,7 +249,7 @@ class Datafit:
         a shared design). Computed once and cached.
         """
         if self._bound_hessian is None:
-            n = self.data.task_sizes.astype(np.float64)
+            n = self.data.task_weight_sums
             if not self.has_intercept_variable:
                 G, mu = self.data.gram(), None
             elif _is_dense_per_task(self.data):  # centred chunk by chunk, no centred copy
@@ -258,8 +270,9 @@ class Datafit:
         ``L = curvature * max_t ||[X_t, 1]||_2^2 / n_t + alpha_l2`` (the Hessian is block
         diagonal over tasks).
         """
-        s = self.data.task_spectral_norms_sq(intercept=self.has_intercept_variable)
-        return float(self.curvature() * np.max(s / self.data.task_sizes)) + self.alpha_l2
+        s = self.data.task_spectral_norms_sq(intercept=self.has_intercept_variable,
+                                             weighted=True)
+        return float(self.curvature() * np.max(s / self.data.task_weight_sums)) + self.alpha_l2
 
     def grad_at_zero(self) -> np.ndarray:
         """Gradient with respect to ``W`` at ``W = 0`` and the best intercepts, ``(d, m)``.
@@ -299,8 +312,8 @@ class Datafit:
         """
         if getattr(self, "_measure", None) is None:
             if self.has_intercept_variable:
-                norms = self.data.task_spectral_norms_sq(intercept=False)
-                L_W = float(self.curvature() * np.max(norms / self.data.task_sizes))
+                norms = self.data.task_spectral_norms_sq(intercept=False, weighted=True)
+                L_W = float(self.curvature() * np.max(norms / self.data.task_weight_sums))
                 L_W += self.alpha_l2
             else:
                 L_W = float(self.lipschitz())
@@ -379,10 +392,13 @@ def _gram_chunks(data: MultiTaskData, x_mean: np.ndarray, small_side: bool = Fal
     zero-padded to the chunk's largest ``n_t`` when that is below ``d`` (same nonzero
     eigenvalues, smaller matrices). Each task is centred explicitly in a chunk-sized
     temporary (accurate when the features are far from zero, unlike ``X^T X - n mu mu^T``);
-    tasks of equal sizes are batched; chunks hold about ``_CHUNK_ENTRIES`` numbers.
+    tasks of equal sizes are batched; chunks hold about ``_CHUNK_ENTRIES`` numbers. With
+    :attr:`~multitask.data.MultiTaskData.sample_weight`, the rows of ``Xc_t`` are scaled by
+    the square roots of their weights (``G`` is then ``Xc_t^T D_t Xc_t``).
     """
     m, d = data.n_tasks, data.n_features
     off = data.offsets
+    root = None if data.sample_weight is None else np.sqrt(data.sample_weight)
     sizes = data.task_sizes
     start = 0
     while start < m:
@@ -403,6 +419,8 @@ def _gram_chunks(data: MultiTaskData, x_mean: np.ndarray, small_side: bool = Fal
         if np.all(sizes[tasks] == n_max):
             Xc = data.X[off[start] : off[stop]].reshape(len(tasks), n_max, d)
             Xc = Xc - x_mean[:, tasks].T[:, None, :]
+            if root is not None:
+                Xc *= root[off[start] : off[stop]].reshape(len(tasks), n_max, 1)
             if q == d:
                 np.matmul(Xc.transpose(0, 2, 1), Xc, out=G)
             else:
@@ -410,6 +428,8 @@ def _gram_chunks(data: MultiTaskData, x_mean: np.ndarray, small_side: bool = Fal
         else:
             for i, t in enumerate(tasks):
                 Xt = data.X[off[t] : off[t + 1]] - x_mean[:, t][None, :]
+                if root is not None:
+                    Xt *= root[off[t] : off[t + 1], None]
                 if q == d:
                     G[i] = Xt.T @ Xt
                 else:
@@ -523,7 +543,7 @@ class Squared(Datafit):
         per_task = not (self.data.shared or self.data.is_sparse)
         if use_gram is None:
             mean_rows = self.data.n_rows / max(m, 1)
-            n_mats = 1 if self.data.shared else m
+            n_mats = 1 if self.data.shares_gram else m
             quadratic = mean_rows >= d and n_mats * d * d <= 5e7
             if sp.issparse(self.data.X):  # stored entries per Gram matrix against its d^2
                 nnz = self.data.X.nnz / max(n_mats, 1)  # type: ignore[union-attr]
@@ -570,21 +590,24 @@ class Squared(Datafit):
         return (np.asarray(v, dtype=np.float64) + sw * self.data.y) / (1.0 + sw)
 
     def _grams(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(G, c, yy)``: per-task ``X_t^T X_t`` ``(m or 1, d, d)``, ``X_t^T y_t`` ``(d, m)``
-        and ``y_t^T y_t`` ``(m,)``, computed once."""
+        """``(G, c, yy)``: per-task ``X_t^T D_t X_t`` ``(m or 1, d, d)``, ``X_t^T D_t y_t``
+        ``(d, m)`` and ``y_t^T D_t y_t`` ``(m,)`` (``D_t`` the diagonal of the task's row
+        weights, the identity without them), computed once."""
         if self._gram is None:
             y = self.data.y
             G = (_task_grams(self.raw, self.x_mean) if _is_dense_per_task(self.raw)
                  else self.data.gram())
-            self._gram = (G, self.data.xty(), self.data.task_sum(y * y))
+            self._gram = (G, self.data.xty(), self.data.task_sum(self.data.weigh(y) * y))
         return self._gram
 
     def quadratic_form(self):
-        """``(H, C)``: ``H_t = X_t^T X_t / n_t + alpha_l2 I`` (shape ``(m, d, d)``, or
-        ``(1, d, d)`` for a shared design) and ``C = X_t^T y_t / n_t`` ``(d, m)``, so that
-        ``F(W) = sum_t 0.5 w_t^T H_t w_t - C_t^T w_t + const``."""
+        """``(H, C)``: ``H_t = X_t^T D_t X_t / W_t + alpha_l2 I`` (shape ``(m, d, d)``, or
+        ``(1, d, d)`` for a shared design whose tasks weigh the rows alike) and ``C = X_t^T
+        D_t y_t / W_t`` ``(d, m)`` (``D_t``, ``W_t``: the task's row weights and their sum;
+        ``I`` and ``n_t`` without weights), so that ``F(W) = sum_t 0.5 w_t^T H_t w_t -
+        C_t^T w_t + const``."""
         G, c, _ = self._grams()
-        n = self.data.task_sizes.astype(np.float64)
+        n = self.data.task_weight_sums
         H = G / n[0] if G.shape[0] == 1 else G / n[:, None, None]
         if self.alpha_l2:
             H = H + self.alpha_l2 * np.eye(H.shape[1])[None]
@@ -599,8 +622,8 @@ class Squared(Datafit):
     def quadratic_diagonal(self) -> np.ndarray:
         """``diag(H_t) = diag(X_t^T X_t) / n_t + alpha_l2``, shape ``(m, d)`` (``(1, d)`` when
         shared): one pass over a dense per-task design when no Gram matrix is cached, else read
-        from the cached ones (no copy of them)."""
-        n = self.data.task_sizes.astype(np.float64)
+        from the cached ones (no copy of them). Weighted as :meth:`quadratic_form`."""
+        n = self.data.task_weight_sums
         if self._gram is None and self._one_pass:
             return self.data.task_column_sq_norms().T / n[:, None] + self.alpha_l2
         G = self._grams()[0]
@@ -615,7 +638,7 @@ class Squared(Datafit):
             val, G = self.data.squared_residual_pass(W, self.data.y, self.data.row_weights)
             return val, G, None
         G, c, yy = self._grams()
-        n = self.data.task_sizes
+        n = self.data.task_weight_sums
         GW = G[0] @ W if G.shape[0] == 1 else np.matmul(G, W.T[:, :, None])[:, :, 0].T
         wGw = np.einsum("jt,jt->t", W, GW)
         wc = np.einsum("jt,jt->t", W, c)
@@ -654,7 +677,7 @@ class Squared(Datafit):
         eigenvalue (a relative ``1e-12`` added for rounding) is used instead.
         """
         if self._lipschitz is None:
-            n = self.data.task_sizes
+            n = self.data.task_weight_sums  # n_t without row weights (``W_t`` with them)
             if self._quadratic_eigen is not None:
                 top = float(self._quadratic_eigen[0].max()) - self.alpha_l2
                 lip = max(top, 0.0) * (1.0 + 1e-12)
@@ -669,14 +692,15 @@ class Squared(Datafit):
                 for tasks, Gc in _gram_chunks(self.raw, self.x_mean, small_side=True):
                     lip = max(lip, max_scaled_eigenvalue(Gc, 1.0 / n[tasks]))
             else:
-                lip = float(np.max(self.data.task_spectral_norms_sq(False) / n))
+                lip = float(np.max(self.data.task_spectral_norms_sq(False, weighted=True) / n))
             self._lipschitz = lip
         return self._lipschitz + self.alpha_l2
 
     def grad_at_zero(self):
-        """``-X_t^T (y_t - mean(y_t)) / n_t``: one pass over the data (no Gram matrix, no
-        centred copy of ``X``)."""
-        return -self.data.xty() / self.data.task_sizes[None, :]
+        """``-X_t^T D_t (y_t - mean(y_t)) / W_t`` (``D_t``, ``W_t``: the task's row weights and
+        their sum; ``I`` and ``n_t`` without weights): one pass over the data (no Gram matrix,
+        no centred copy of ``X``)."""
+        return -self.data.xty() / self.data.task_weight_sums[None, :]
 
 
 class Logistic(Datafit):
@@ -694,7 +718,7 @@ class Logistic(Datafit):
         return vals, dz
 
     def optimal_intercept_at_zero(self):
-        p = self.data.task_sum((self.data.y > 0).astype(float)) / self.data.task_sizes
+        p = self.data.task_mean((self.data.y > 0).astype(float))  # (weighted) class share
         p = np.clip(p, 1e-12, 1 - 1e-12)
         return np.log(p) - log1p(-p)
 
@@ -722,7 +746,7 @@ class SquaredHinge(Datafit):
         return y * (1.0 - u)
 
     def optimal_intercept_at_zero(self):
-        p = self.data.task_sum((self.data.y > 0).astype(float)) / self.data.task_sizes
+        p = self.data.task_mean((self.data.y > 0).astype(float))  # (weighted) class share
         return 2.0 * p - 1.0
 
 
@@ -753,25 +777,19 @@ class Hinge(Datafit):
         return -self.data.y.copy(), np.ones(self.data.n_rows)
 
     def optimal_intercept_at_zero(self):
-        p = self.data.task_sum((self.data.y > 0).astype(float)) / self.data.task_sizes
+        p = self.data.task_mean((self.data.y > 0).astype(float))  # (weighted) class share
         return np.where(p >= 0.5, 1.0, -1.0)
 
 
 def _rms_entry(data: MultiTaskData) -> float:
     """Root mean square of the entries of the stacked design (with its implicit centring), or
-    1 for an all-zero design."""
-    X = data.X
-    N, d = data.n_rows, data.n_features
-    if sp.issparse(X):
-        total = float(np.sum(np.square(X.data)))
-    else:
-        Xd = np.asarray(X)
-        total = float(np.einsum("ij,ij->", Xd, Xd))  # no N x d temporary
-    if data.shared:
-        total *= data.n_tasks  # the shared rows stand once per task in the stacked design
+    1 for an all-zero design; with row weights ``w_i``, ``sqrt(sum_i w_i ||x_i - mu_t||^2 /
+    (d sum_i w_i))``."""
+    d = data.n_features
+    total, N = data.square_sum()  # N: the number of stacked rows (their total weight)
     if data.x_offset is not None:  # sum_i ||x_i - mu_t||^2 = sum_i ||x_i||^2 - n_t ||mu_t||^2
-        total -= float(np.sum(data.task_sizes * np.sum(np.square(data.x_offset), axis=0)))
-    mean = max(total, 0.0) / max(N * d, 1)
+        total -= float(np.sum(data.task_weight_sums * np.sum(np.square(data.x_offset), axis=0)))
+    mean = max(total, 0.0) / (N * d) if N * d > 0 else 0.0
     return float(np.sqrt(mean)) if mean > 0 else 1.0
 
 

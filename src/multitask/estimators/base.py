@@ -48,9 +48,11 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from multitask.data import (
+    MISSING_TARGETS,
     MultiTaskData,
     as_multitask_data,
     check_sparse_structure,
+    observed_mask,
     unstack_predictions,
 )
 from multitask.losses import Datafit, get_datafit
@@ -122,6 +124,7 @@ def _common_params(classifier: bool) -> dict[str, Param]:
         "tol": Param(DEFAULT_TOL, [positive]),
         "warm_start": Param(False, ["boolean"]),
         "task_column": Param(None, [Integral, None]),
+        "missing_targets": Param("error", [StrOptions(set(MISSING_TARGETS))]),
     }
 
 
@@ -145,7 +148,14 @@ COMMON_PARAMETERS_DOC = """fit_intercept : bool, default=True
         Start from the previous solution when refitting on the same tasks (paths).
     task_column : int, optional
         Column of ``X`` holding the task id of each row (long format for scikit-learn
-        tools)."""
+        tools).
+    missing_targets : {"error", "ignore"}, default="error"
+        What a missing target (NaN or ``None`` in ``y``) means in ``fit`` and ``score``: an
+        error (the default), or a target that was not observed (``"ignore"``): in a shared
+        design the row then counts only for the tasks whose target is observed (that (row,
+        task) pair weighs zero; the row still counts for the other tasks), in long format and
+        per-task lists the row is left out. A task with no observed target is an error. A
+        parameter, not a fit argument, so that cross-validation and grid searches keep it."""
 
 
 def _make_init(params: dict[str, Param], classifier: bool):
@@ -315,18 +325,24 @@ class MultiTaskEstimator(BaseEstimator):
         return validate_data(self, X, reset=reset, accept_sparse="csr", dtype=np.float64,
                              ensure_min_samples=1, ensure_all_finite=False)
 
-    def _convert(self, X, y, task):
-        """``(data, classes, format)`` for training input in any of the three formats."""
+    def _convert(self, X, y, task, sample_weight=None):
+        """``(data, classes, format)`` for training input in any of the three formats, with
+        the row weights and the missing targets (``missing_targets``) in the data."""
+        missing = getattr(self, "missing_targets", None)
         if self._is_classifier and y is not None and not isinstance(y, (list, tuple)):
-            _check_classification_targets(y)
+            _check_classification_targets(y, missing == "ignore")
         if is_task_list(X):
-            data, classes = as_multitask_data(X, y, task, classification=self._is_classifier)
+            data, classes = as_multitask_data(X, y, task, classification=self._is_classifier,
+                                              sample_weight=sample_weight,
+                                              missing_targets=missing)
             self.n_features_in_ = data.n_features
             fmt = "list"
         else:
             X = self._validate_X(X, reset=True)
             data, classes = as_multitask_data(X, y, task, task_column=self.task_column,
-                                              classification=self._is_classifier)
+                                              classification=self._is_classifier,
+                                              sample_weight=sample_weight,
+                                              missing_targets=missing)
             fmt = "shared" if data.shared else "long"
         return data, classes, fmt
 
@@ -340,7 +356,7 @@ class MultiTaskEstimator(BaseEstimator):
         return self.coef_variable_, self.intercept_variable_
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X, y, task=None):
+    def fit(self, X, y, task=None, sample_weight=None):
         """Fit the model.
 
         Parameters
@@ -350,8 +366,18 @@ class MultiTaskEstimator(BaseEstimator):
             or a list of per-task designs with a list of per-task targets.
         y : array-like (n,), (n, m), or list of arrays
             Targets (class labels for classifiers: two classes, both present in each task).
+            NaN marks a missing target with ``missing_targets="ignore"``.
         task : array-like (n,), optional
             Task id of each row (long format).
+        sample_weight : array-like, optional
+            Finite weights ``w_i >= 0`` of the rows (scikit-learn's convention): shape
+            ``(n,)``; for a shared design also ``(n, m)``, one weight per row and task; for
+            per-task lists a list of per-task arrays. The loss of task ``t`` becomes
+            ``sum_{i in t} w_i ell_i / sum_{i in t} w_i``: integer weights give the model of
+            the repeated rows, zero weights that of the data without those rows; weights
+            that are constant within each task change nothing but for the pooled baselines,
+            whose one task holds every row (see :mod:`multitask.losses`). Not supported with
+            Dask collections or ``TaskBlocks``.
 
         Returns
         -------
@@ -359,8 +385,9 @@ class MultiTaskEstimator(BaseEstimator):
         """
         self._validate_params()
         if _is_distributed(X):  # Dask collections or TaskBlocks (docs/distributed.md)
+            _refuse_distributed_weights(sample_weight)
             return _distributed().estimator_fit(self, X, y, task)
-        data, classes, fmt = self._convert(X, y, task)
+        data, classes, fmt = self._convert(X, y, task, sample_weight)
         datafit = self._make_datafit(data)
         penalty = self._make_penalty(datafit)
         solver = self._make_solver(datafit, penalty)
@@ -393,16 +420,18 @@ class MultiTaskEstimator(BaseEstimator):
         self.solver_result_ = result
 
     # ------------------------------------------------------------------ regularization scale
-    def alpha_max(self, X, y, task=None) -> float:
+    def alpha_max(self, X, y, task=None, sample_weight=None) -> float:
         """Smallest value of the path parameter at which ``coef_`` is zero.
 
         Computed from one gradient of the loss at ``W = 0`` (with the best intercepts) by the
         penalty's ``alpha_max``; ``inf`` where no finite value gives zero (ridge, balls).
+        ``sample_weight`` weighs the rows as in :meth:`fit`.
         """
         self._validate_params()
         if _is_distributed(X):
+            _refuse_distributed_weights(sample_weight)
             return _distributed().estimator_alpha_max(self, X, y, task)
-        data, _, _ = self._convert(X, y, task)
+        data, _, _ = self._convert(X, y, task, sample_weight)
         datafit = self._make_datafit(data)
         return float(self._make_penalty(datafit).alpha_max(datafit.grad_at_zero()))
 
@@ -411,7 +440,7 @@ class MultiTaskEstimator(BaseEstimator):
         parameter first (see :meth:`default_grid`); ``None`` for one path parameter."""
         return None
 
-    def default_grid(self, X, y, task=None, *, n_alphas: int = 10,
+    def default_grid(self, X, y, task=None, *, sample_weight=None, n_alphas: int = 10,
                      alpha_ratio: float = 1e-3) -> dict[str, np.ndarray]:
         """The default grid on ``(X, y)``, strongest regularization first.
 
@@ -423,6 +452,7 @@ class MultiTaskEstimator(BaseEstimator):
         values of the path parameter from its top down over ``factor * log10(1 /
         alpha_ratio)`` decades, and ``max(1, round(n_alphas / 3))`` values of each other
         strength over its range (cross-validation runs the path inside a loop over them).
+        ``sample_weight`` weighs the rows as in :meth:`fit`.
         """
         name = self._path_param
         if name is None or name not in self.get_params(deep=False):
@@ -435,7 +465,7 @@ class MultiTaskEstimator(BaseEstimator):
             raise ValueError(f"alpha_ratio must be in (0, 1), got {alpha_ratio!r}.")
         decades = -np.log10(float(alpha_ratio))
         self._validate_params()
-        data, _, _ = self._convert(X, y, task)
+        data, _, _ = self._convert(X, y, task, sample_weight)
         datafit = self._make_datafit(data)
         penalty = self._make_penalty(datafit)
         tops = self._grid_tops(datafit, penalty)
@@ -516,14 +546,23 @@ class MultiTaskRegressorBase(RegressorMixin, MultiTaskEstimator):
         """Coefficient of determination R^2 of the pooled predictions.
 
         For shared-design data, R^2 is averaged uniformly over tasks (scikit-learn's
-        multi-output convention).
+        multi-output convention). ``sample_weight`` weighs the rows as in :meth:`fit` (for a
+        shared design ``(n,)`` or ``(n, m)``; for per-task lists a list of arrays); with
+        ``missing_targets="ignore"`` the missing targets are left out (each task of a shared
+        design is scored on its observed rows).
         """
         if _is_distributed(X):
+            _refuse_distributed_weights(sample_weight)
             return _distributed().estimator_score(self, X, y, task)
         pred = self.predict(X, task)
+        ignore = getattr(self, "missing_targets", "error") == "ignore"
         if isinstance(pred, list):
-            return r2_score(np.concatenate(y), np.concatenate(pred))
-        return r2_score(y, pred, sample_weight=sample_weight)
+            return _r2(*_flat_scored(y, pred, sample_weight, ignore))
+        pred = np.asarray(pred)
+        if pred.ndim == 2 and (ignore or np.ndim(sample_weight) == 2):
+            return float(np.mean([_r2(*part) for part in
+                                  _column_scored(y, pred, sample_weight, ignore)]))
+        return _r2(*_flat_scored(y, pred, sample_weight, ignore, keep_shape=True))
 
 
 class MultiTaskClassifierBase(ClassifierMixin, MultiTaskEstimator):
@@ -567,20 +606,87 @@ class MultiTaskClassifierBase(ClassifierMixin, MultiTaskEstimator):
         return _map_output(scores, proba)
 
     def score(self, X, y, task=None, sample_weight=None):
-        """Mean accuracy over all (row, task) predictions."""
+        """Mean accuracy over all (row, task) predictions, weighted by ``sample_weight`` (as in
+        :meth:`fit`; a weight per row counts for each of its tasks); with
+        ``missing_targets="ignore"`` over the observed targets only."""
         if _is_distributed(X):
+            _refuse_distributed_weights(sample_weight)
             return _distributed().estimator_score(self, X, y, task)
         pred = self.predict(X, task)
-        if isinstance(pred, list):
-            return accuracy_score(np.concatenate(y), np.concatenate(pred))
-        y = np.asarray(y)
-        return accuracy_score(y.ravel(), np.asarray(pred).ravel(), sample_weight=sample_weight)
+        ignore = getattr(self, "missing_targets", "error") == "ignore"
+        yt, pt, w = _flat_scored(y, pred, sample_weight, ignore)
+        return accuracy_score(yt, pt, sample_weight=w)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
         tags.target_tags.multi_output = True
         return tags
+
+
+def _r2(y, pred, w) -> float:
+    return float(r2_score(y, pred, sample_weight=w))
+
+
+def _score_weights(sample_weight, shape: tuple[int, ...]) -> np.ndarray | None:
+    """Weights of scored targets of ``shape`` (``(n,)`` or ``(n, m)``): ``(n,)`` weights apply
+    to every task of a row; ``(n, m)`` ones to one (row, task) pair each. None without."""
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if len(shape) == 2 and w.shape == shape[:1]:
+        w = np.repeat(w[:, None], shape[1], axis=1)
+    if w.shape != shape:
+        raise ValueError(f"sample_weight has shape {w.shape} but the targets have shape "
+                         f"{shape}.")
+    return w
+
+
+def _flat_scored(y, pred, sample_weight, ignore_missing: bool, keep_shape: bool = False):
+    """``(y, pred, w)`` of the scored (row, task) pairs, flattened (per-task lists
+    concatenated), the missing targets left out with ``ignore_missing``. With ``keep_shape``
+    and no missing target the arrays keep their shape (scikit-learn's multi-output
+    metrics)."""
+    if isinstance(pred, list):
+        yt = np.concatenate([np.ravel(v) for v in y])
+        pt = np.concatenate([np.ravel(v) for v in pred])
+        w = None
+        if sample_weight is not None:
+            w = (np.concatenate([np.ravel(v) for v in sample_weight])
+                 if isinstance(sample_weight, (list, tuple)) else np.ravel(sample_weight))
+            w = _score_weights(w, yt.shape)
+    else:
+        yt, pt = np.asarray(y), np.asarray(pred)
+        if yt.ndim == 2 and yt.shape[1] == 1 and pt.ndim == 1:
+            yt = yt[:, 0]
+        w = _score_weights(sample_weight, yt.shape)
+    seen = observed_mask(yt) if ignore_missing else None
+    if seen is not None and not seen.all():
+        return yt[seen], pt[seen], None if w is None else w[seen]
+    if keep_shape:  # (n,) weights of an (n, m) table: scikit-learn repeats them per column
+        return yt, pt, None if w is None else (w[:, 0] if w.ndim == 2 else w)
+    return yt.ravel(), pt.ravel(), None if w is None else w.ravel()
+
+
+def _column_scored(y, pred, sample_weight, ignore_missing: bool):
+    """``(y_t, pred_t, w_t)`` per task (column) of a shared design, each on its observed
+    rows with ``ignore_missing``."""
+    Y, P = np.asarray(y), np.asarray(pred)
+    w = _score_weights(sample_weight, Y.shape)
+    seen = observed_mask(Y) if ignore_missing else np.ones(Y.shape, dtype=bool)
+    out = []
+    for t in range(Y.shape[1]):
+        rows = seen[:, t]
+        out.append((Y[rows, t].astype(np.float64), P[rows, t],
+                    None if w is None else w[rows, t]))
+    return out
+
+
+def _refuse_distributed_weights(sample_weight) -> None:
+    """Row weights are not supported on distributed input: a clear error (not ignored)."""
+    if sample_weight is not None:
+        raise ValueError("sample_weight is not supported with Dask collections or TaskBlocks: "
+                         "fit in memory, or repeat the rows to weight them.")
 
 
 def _is_distributed(X) -> bool:
@@ -604,13 +710,18 @@ def is_task_list(X) -> bool:
     )
 
 
-def _check_classification_targets(y) -> None:
-    """Raise the scikit-learn style error for continuous or multi-class targets."""
+def _check_classification_targets(y, skip_missing: bool = False) -> None:
+    """Raise the scikit-learn style error for continuous or multi-class targets (of the
+    observed ones with ``skip_missing``)."""
     from sklearn.utils.multiclass import type_of_target
 
     y = np.asarray(y)
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         return  # left to the data layer, which names the row and its task
+    if skip_missing and y.dtype.kind == "O":
+        seen = observed_mask(y)
+        if not seen.all():
+            return  # the observed labels are checked by the data layer
     kind = type_of_target(y)
     if kind in ("continuous", "continuous-multioutput"):
         raise ValueError(

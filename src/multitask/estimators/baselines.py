@@ -243,15 +243,20 @@ class IndependentRidgeClassifier(_Ridge, MultiTaskClassifierBase):
 
 # ----------------------------------------------------------------------------- pooled
 def _pooled_data(data: MultiTaskData) -> MultiTaskData:
-    """All rows of all tasks as one task (a shared design is repeated once per task)."""
+    """All rows of all tasks as one task (a shared design is repeated once per task), with
+    their row weights (the pairs of weight zero of a shared design left out)."""
     X = data.X
     if data.shared:
         import scipy.sparse as sp
 
         X = sp.vstack([X] * data.n_tasks, format="csr") if sp.issparse(X) else np.tile(
             X, (data.n_tasks, 1))
-    return MultiTaskData(X, data.y, np.array([0, data.n_rows], dtype=np.int64),
-                         np.array([0]), False)
+    y, w = data.y, data.sample_weight
+    if w is not None and not np.all(w > 0):
+        keep = np.flatnonzero(w > 0)
+        X, y, w = X[keep], y[keep], w[keep]
+    return MultiTaskData(X, y, np.array([0, len(y)], dtype=np.int64), np.array([0]), False,
+                         sample_weight=w)
 
 
 class _Pooled(_NormModel):

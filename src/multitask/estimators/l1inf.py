@@ -138,11 +138,11 @@ class _L1Inf:
             return "lp"
         return "subgradient"
 
-    def alpha_max(self, X, y, task=None) -> float:
+    def alpha_max(self, X, y, task=None, sample_weight=None) -> float:
         """The radius is a constraint: no finite radius forces ``coef_ = 0`` (``inf``)."""
         return float("inf")
 
-    def default_grid(self, X, y, task=None, *, n_alphas: int = 10,
+    def default_grid(self, X, y, task=None, *, sample_weight=None, n_alphas: int = 10,
                      alpha_ratio: float = 1e-3) -> dict[str, np.ndarray]:
         """Radii from ``1e-3 R`` up to ``R = ||W_ls||`` (smallest ball first), where ``W_ls``
         is the solution of the unconstrained loss with a light ridge: beyond ``R`` the
@@ -154,10 +154,11 @@ class _L1Inf:
 
         ridge_cls = IndependentRidgeClassifier if self._is_classifier else \
             IndependentRidgeRegressor
-        ridge = ridge_cls(alpha=1e-6, task_column=self.task_column)
+        ridge = ridge_cls(alpha=1e-6, task_column=self.task_column,
+                          missing_targets=self.missing_targets)
         if self._is_classifier:
             ridge.set_params(loss="logistic")
-        ridge.fit(X, y, task) if task is not None else ridge.fit(X, y)
+        ridge.fit(X, y, task, sample_weight=sample_weight)
         top = float(np.max(np.atleast_1d(constraint_norm(ridge.coef_.T, self.constraint))))
         top = top if np.isfinite(top) and top > 0 else 1.0
         return {"radius": top * np.logspace(np.log10(float(alpha_ratio)), 0, int(n_alphas))}

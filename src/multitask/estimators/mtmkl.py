@@ -162,7 +162,7 @@ class MultiTaskKernelClassifier(MultiTaskClassifierBase):
         self.random_state = random_state
         self.task_column = task_column
 
-    def default_grid(self, X, y, task=None, *, n_alphas: int = 10,
+    def default_grid(self, X, y, task=None, *, sample_weight=None, n_alphas: int = 10,
                      alpha_ratio: float = 1e-3) -> dict[str, np.ndarray]:
         """``alpha`` (``= 1 / C``) log-spaced from 10 down to ``10 * alpha_ratio``."""
         return {"alpha": 10.0 * np.logspace(0, np.log10(float(alpha_ratio)), int(n_alphas))}
