@@ -400,15 +400,17 @@ def test_alpha_max_and_default_grids(classification):
     tgl = mt.TemporalGroupLassoClassifier if classification else mt.TemporalGroupLassoRegressor
     fsgl = (mt.FusedSparseGroupLassoClassifier if classification
             else mt.FusedSparseGroupLassoRegressor)
-    for est, other in ((tgl(alpha_smooth=0.5), "alpha_smooth"),
-                       (fsgl(alpha_fused=0.02, alpha_l1=0.01), "alpha_fused")):
+    # every strength is searched: cFSGL's alpha_l1 too (it stayed at its set value)
+    for est, others in ((tgl(alpha_smooth=0.5), ["alpha_smooth"]),
+                        (fsgl(alpha_fused=0.02, alpha_l1=0.01), ["alpha_fused", "alpha_l1"])):
         top = est.alpha_max(Xs, ys)
         at = est.set_params(alpha_group=top * (1 + 1e-9), tol=1e-10).fit(Xs, ys)
         assert np.all(at.coef_ == 0)
         assert np.any(est.set_params(alpha_group=0.9 * top).fit(Xs, ys).coef_ != 0)
         grid = est.default_grid(Xs, ys, n_alphas=6)
-        assert list(grid) == ["alpha_group", other]
-        assert grid["alpha_group"][0] == pytest.approx(top) and len(grid[other]) == 2
+        assert list(grid) == ["alpha_group", *others]
+        assert grid["alpha_group"][0] == pytest.approx(top)
+        assert all(len(grid[o]) == 2 for o in others)
 
 
 def test_warm_started_path_and_multitask_cv_on_long_format(datagen):

@@ -141,6 +141,77 @@ def per_task(
     return pairs
 
 
+def _task_weights(sample_weight: Layout, y_true: Layout, task, n_pairs: int) -> list[np.ndarray]:
+    """``sample_weight`` split like :func:`per_task` splits ``y_true``: one array per task.
+
+    The layouts: a list of per-task arrays (per-task lists), ``(n,)`` with 1-D ``y_true`` (and
+    ``task``), ``(n,)`` (a weight per row, for every task) or ``(n, m)`` (one per row and task)
+    with 2-D ``y_true``. Weights must be finite and non-negative.
+    """
+    if isinstance(y_true, (list, tuple)):
+        if isinstance(sample_weight, (list, tuple)):
+            parts = [np.asarray(w, dtype=np.float64).ravel() for w in sample_weight]
+        else:
+            w = np.asarray(sample_weight, dtype=np.float64).ravel()
+            cuts = np.cumsum([len(np.ravel(a)) for a in y_true])[:-1]
+            parts = np.split(w, cuts) if w.size == (cuts[-1] if len(cuts) else 0) + len(
+                np.ravel(y_true[-1])) else [w]
+    else:
+        yt = np.asarray(y_true)
+        w = np.asarray(sample_weight, dtype=np.float64)
+        if yt.ndim == 2 and w.shape == yt.shape[:1]:
+            parts = [w] * yt.shape[1]
+        elif yt.ndim == 2 and w.shape == yt.shape:
+            parts = [w[:, t] for t in range(yt.shape[1])]
+        elif yt.ndim == 1 and w.shape == yt.shape:
+            parts = ([w] if task is None else
+                     [w[np.asarray(task) == t] for t in np.unique(np.asarray(task))])
+        else:
+            raise ValueError(f"sample_weight has shape {w.shape} but y_true has shape "
+                             f"{yt.shape}: give one weight per row (or, for 2-D y_true, one per "
+                             "row and task).")
+    if len(parts) != n_pairs:
+        raise ValueError(f"sample_weight holds {len(parts)} tasks but y_true {n_pairs}.")
+    for t, w in enumerate(parts):
+        if not np.all(np.isfinite(w)) or np.any(w < 0):
+            raise ValueError(f"sample_weight of task {t} holds a negative, NaN or infinite "
+                             "weight: weights must be finite numbers >= 0.")
+    return parts
+
+
+def _weighted_pairs(y_true: Layout, y_pred: Layout, task, sample_weight):
+    """:func:`per_task` pairs with their weights, ``[(y_t, f_t, w_t)]`` (``w_t`` None without
+    ``sample_weight``); with weights, the entries of weight zero are left out (a missing
+    target of a scorer), and a task left without any is left out."""
+    pairs = per_task(y_true, y_pred, task)
+    if sample_weight is None:
+        return [(a, b, None) for a, b in pairs]
+    out = []
+    for (a, b), w in zip(pairs, _task_weights(sample_weight, y_true, task, len(pairs)),
+                         strict=True):
+        if len(w) != len(a):
+            raise ValueError(f"sample_weight has {len(w)} weights for a task of {len(a)} rows.")
+        keep = w > 0
+        if keep.any():
+            out.append((a[keep], b[keep], w[keep]))
+    if not out:
+        raise ValueError("sample_weight is zero everywhere: there is nothing to score.")
+    return out
+
+
+def _wmean(v: np.ndarray, w: np.ndarray | None) -> float:
+    """``mean(v)``, or ``sum_i w_i v_i / sum_i w_i``."""
+    return float(np.mean(v)) if w is None else float(np.average(v, weights=w))
+
+
+def _wvar(v: np.ndarray, w: np.ndarray | None) -> float:
+    """``var(v)``, or the weighted variance ``sum_i w_i (v_i - mean_w)^2 / sum_i w_i``."""
+    if w is None:
+        return float(np.var(v))
+    v = np.asarray(v, dtype=np.float64)
+    return _wmean((v - _wmean(v, w)) ** 2, w)
+
+
 def _matrix_pair(y_true: Layout, y_pred: Layout, what: str) -> tuple[np.ndarray, np.ndarray]:
     """The 2-D ``(n, m)`` arrays needed by example-based metrics, or a clear error."""
     if isinstance(y_true, (list, tuple)) or isinstance(y_pred, (list, tuple)):
@@ -195,62 +266,120 @@ def _scores(s: ArrayLike) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- regression
-def mse(y_true: Layout, y_pred: Layout, task: ArrayLike | None = None) -> float:
+def mse(y_true: Layout, y_pred: Layout, task: ArrayLike | None = None, *,
+        sample_weight: Layout | None = None) -> float:
     """Pooled mean squared error ``(1/N) sum_t ||y_t - f_t||^2``.
+
+    With ``sample_weight``, ``sum_t sum_i w_i (y_i - f_i)^2 / sum_t sum_i w_i`` (integer
+    weights give the error of the repeated rows, zero weights leave pairs out).
 
     Parameters
     ----------
     y_true, y_pred : array (n, m), array (n,) with ``task``, or lists of per-task arrays
     task : array (n,), optional
+    sample_weight : the layout of ``y_true`` (or ``(n,)`` for 2-D ``y_true``), optional
+        Non-negative weights (see :func:`nmse`).
 
     Returns
     -------
     float
     """
+    if sample_weight is not None:
+        trip = _weighted_pairs(y_true, y_pred, task, sample_weight)
+        return (sum(float(w @ (a - b) ** 2) for a, b, w in trip)
+                / sum(float(w.sum()) for _, _, w in trip))
     pairs = per_task(y_true, y_pred, task)
     sse = sum(float(np.sum((a - b) ** 2)) for a, b in pairs)
     return sse / sum(len(a) for a, _ in pairs)
 
 
-def rmse(y_true: Layout, y_pred: Layout, task: ArrayLike | None = None) -> float:
-    """Pooled root mean squared error ``sqrt((1/N) sum_t ||y_t - f_t||^2)``."""
-    return float(np.sqrt(mse(y_true, y_pred, task)))
+def rmse(y_true: Layout, y_pred: Layout, task: ArrayLike | None = None, *,
+         sample_weight: Layout | None = None) -> float:
+    """Pooled root mean squared error ``sqrt((1/N) sum_t ||y_t - f_t||^2)`` (weighted as
+    :func:`mse`)."""
+    return float(np.sqrt(mse(y_true, y_pred, task, sample_weight=sample_weight)))
 
 
 def nmse(
-    y_true: Layout, y_pred: Layout, task: ArrayLike | None = None, *, average: str = "pooled"
+    y_true: Layout, y_pred: Layout, task: ArrayLike | None = None, *, average: str = "pooled",
+    skip_undefined: bool = False, sample_weight: Layout | None = None,
 ) -> float:
     """Normalized mean squared error.
 
     ``average="pooled"``: ``mse / Var(y)``, the pooled MSE over the variance of all test
     targets pooled. ``average="task"``: ``(1/m) sum_t MSE_t / Var(y_t)`` (see :func:`amse`).
 
+    Parameters
+    ----------
+    y_true, y_pred : array (n, m), array (n,) with ``task``, or lists of per-task arrays
+    task : array (n,), optional
+    average : {"pooled", "task"}, default="pooled"
+    skip_undefined : bool, default=False
+        ``average="task"``: leave out the tasks whose test targets are constant
+        (``Var(y_t) = 0``: their term is undefined) and average over the others, with a
+        ``UserWarning`` saying how many and which were left out (``m`` is then the number
+        of tasks kept). Default: such a task raises.
+    sample_weight : the layout of ``y_true``, optional
+        Non-negative weights of the (row, task) pairs: ``(n,)`` with 1-D ``y_true``; ``(n,)``
+        (a weight per row, for every task) or ``(n, m)`` with 2-D ``y_true``; a list of
+        per-task arrays with lists. Means and variances become weighted (``sum_i w_i v_i /
+        sum_i w_i``): integer weights give the figure of the repeated rows; pairs of weight
+        zero are left out (the scorers pass the missing targets that way).
+
     Raises
     ------
     ValueError
-        When the variance in the denominator is 0 (constant targets).
+        When the variance in the denominator is 0 (constant targets; with
+        ``skip_undefined``, when every task's targets are constant).
     """
-    pairs = per_task(y_true, y_pred, task)
+    trip = _weighted_pairs(y_true, y_pred, task, sample_weight)
+    pairs = [(a, b) for a, b, _ in trip]
     if average == "pooled":
         allv = np.concatenate([a for a, _ in pairs])
-        var = float(np.var(allv))
+        allw = None if sample_weight is None else np.concatenate([w for _, _, w in trip])
+        var = _wvar(allv, allw)
         if var == 0:
             raise ValueError("The test targets are constant: nMSE is undefined.")
-        return mse(y_true, y_pred, task) / var
+        if sample_weight is None:
+            return mse(y_true, y_pred, task) / var
+        return _wmean(np.concatenate([(a - b) ** 2 for a, b in pairs]), allw) / var
     if average == "task":
-        vals = []
-        for t, (a, b) in enumerate(pairs):
-            v = float(np.var(a))
+        vals, skipped = [], []
+        for t, (a, b, w) in enumerate(trip):
+            v = _wvar(a, w)
             if v == 0:
-                raise ValueError(f"Task {t} has constant test targets: its nMSE is undefined.")
-            vals.append(float(np.mean((a - b) ** 2)) / v)
+                if skip_undefined:
+                    skipped.append(t)
+                    continue
+                raise ValueError(f"Task {t} has constant test targets: its nMSE is undefined "
+                                 "(skip_undefined=True leaves such tasks out).")
+            vals.append(_wmean((a - b) ** 2, w) / v)
+        if skipped:
+            _say_skipped("nMSE", skipped, len(pairs), "constant test targets")
         return float(np.mean(vals))
     raise ValueError(f"average must be 'pooled' or 'task', got {average!r}.")
 
 
-def amse(y_true: Layout, y_pred: Layout, task: ArrayLike | None = None) -> float:
-    """Task-averaged normalized MSE ``(1/m) sum_t MSE_t / Var(y_t)``."""
-    return nmse(y_true, y_pred, task, average="task")
+def amse(y_true: Layout, y_pred: Layout, task: ArrayLike | None = None, *,
+         skip_undefined: bool = False, sample_weight: Layout | None = None) -> float:
+    """Task-averaged normalized MSE ``(1/m) sum_t MSE_t / Var(y_t)``.
+
+    ``skip_undefined=True`` leaves out the tasks whose test targets are constant (with a
+    ``UserWarning`` giving their number); by default such a task raises a ValueError. See
+    :func:`nmse` (also for ``sample_weight``).
+    """
+    return nmse(y_true, y_pred, task, average="task", skip_undefined=skip_undefined,
+                sample_weight=sample_weight)
+
+
+def _say_skipped(metric: str, skipped: list[int], n_tasks: int, why: str) -> None:
+    """One warning: ``len(skipped)`` of ``n_tasks`` tasks were left out of ``metric``."""
+    if len(skipped) == n_tasks:
+        raise ValueError(f"Every task has {why}: the {metric} is undefined.")
+    shown = ", ".join(map(str, skipped[:10])) + (", ..." if len(skipped) > 10 else "")
+    warnings.warn(f"{metric}: {len(skipped)} of {n_tasks} tasks left out ({why}): task(s) "
+                  f"{shown} (positions in task order); averaged over the "
+                  f"{n_tasks - len(skipped)} others.", UserWarning, stacklevel=3)
 
 
 def _check_weights(W_true: ArrayLike, W: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -313,7 +442,7 @@ def design_mse(
 # ----------------------------------------------------------------------------- ranking
 def roc_auc(
     y_true: Layout, y_score: Layout, task: ArrayLike | None = None, *,
-    average: str | None = "macro", pos_label: Any = 1,
+    average: str | None = "macro", pos_label: Any = 1, skip_undefined: bool = True,
 ) -> float | np.ndarray:
     """ROC AUC of multi-task scores: per task, pooled or per example.
 
@@ -339,6 +468,10 @@ def roc_auc(
     task : array (n,), optional
     average : {"macro", "micro", "samples"} or None, default="macro"
     pos_label : default=1
+    skip_undefined : bool, default=True
+        ``average="macro"``: leave out the tasks whose labels hold one class (their AUC is
+        undefined), with a ``UserWarning`` naming them and the number of tasks averaged;
+        ``False`` raises a ValueError naming the first such task instead.
 
     Returns
     -------
@@ -377,6 +510,9 @@ def roc_auc(
     if average is None:
         return vals
     skipped = np.flatnonzero(np.isnan(vals)).tolist()
+    if skipped and not skip_undefined:
+        raise ValueError(f"Task {skipped[0]} holds one class only in y_true: its AUC is "
+                         "undefined (skip_undefined=True leaves such tasks out).")
     if skipped:
         warnings.warn(
             f"AUC undefined for task(s) {skipped} (one class in y_true); averaged over "

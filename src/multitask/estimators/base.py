@@ -34,6 +34,7 @@ of per-task designs predicts a list of per-task arrays.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 from typing import Any, ClassVar
@@ -63,8 +64,11 @@ from multitask.solvers.result import SolverResult
 __all__ = [
     "MultiTaskClassifierBase",
     "MultiTaskEstimator",
+    "GridSpan",
     "MultiTaskRegressorBase",
     "Param",
+    "RenamedParameterError",
+    "TaskStructureWarning",
     "is_task_list",
     "nonnegative",
     "positive",
@@ -112,6 +116,62 @@ class Param:
 
 #: Largest accepted ``max_iter`` (the compiled kernels and HiGHS count iterations in 32 bits).
 MAX_ITER_LIMIT = 2**31 - 1
+
+
+class RenamedParameterError(TypeError, ValueError):
+    """A parameter passed under the name it had in an earlier version of the library; the
+    message names the parameter that replaced it. A ``TypeError`` (Python's error for an
+    unexpected keyword) and a ``ValueError`` (scikit-learn's for an invalid parameter)."""
+
+
+def check_renamed(cls: type, names, renamed: dict[str, str]) -> None:
+    """Raise :class:`RenamedParameterError` for the first of ``names`` that ``renamed`` (old
+    name -> what replaced it) lists."""
+    for name in names:
+        if name in renamed:
+            raise RenamedParameterError(
+                f"{cls.__name__} has no parameter {name!r} any more: {renamed[name]}.")
+
+
+class TaskStructureWarning(UserWarning):
+    """A model that needs a structure of the tasks (a time order, a task graph) was fitted
+    with one the library chose, not one the user gave."""
+
+
+@dataclass(frozen=True)
+class GridSpan:
+    """Values of a secondary parameter of a default grid, log-spaced from ``first`` to
+    ``last`` (see :meth:`MultiTaskEstimator._grid_tops`).
+
+    ``n`` values are ``first * (last / first) ** (k / (n - 1))``, ``k = 0 .. n - 1``, with
+    ``endpoint=True``; with ``endpoint=False`` the span is cut in ``n`` equal log steps and
+    ``last`` itself left out (``k / n``); with ``interior=True`` both ends are left out
+    (``(k + 1) / (n + 1)``): for ranges whose ends are degenerate models. A repeated value
+    is given once (``first == last``); ``integer=True`` rounds to distinct integers.
+    """
+
+    first: float
+    last: float
+    endpoint: bool = True
+    interior: bool = False
+    integer: bool = False
+
+    def values(self, n: int) -> np.ndarray:
+        """The ``n`` values, in the order from ``first`` to ``last``."""
+        first, last = float(self.first), float(self.last)
+        if not (np.isfinite(first) and np.isfinite(last) and first > 0 and last > 0):
+            raise ValueError(f"A grid span needs finite positive ends, got {first!r} and "
+                             f"{last!r}.")
+        if self.interior:
+            steps = np.arange(1, n + 1) / (n + 1)
+        elif self.endpoint:
+            steps = np.arange(n) / max(n - 1, 1)
+        else:
+            steps = np.arange(n) / n
+        out = first * (last / first) ** steps
+        if self.integer:
+            return np.asarray(list(dict.fromkeys(int(round(v)) for v in out)), dtype=np.int64)
+        return np.asarray(list(dict.fromkeys(out.tolist())), dtype=np.float64)
 
 
 def _common_params(classifier: bool) -> dict[str, Param]:
@@ -190,6 +250,21 @@ class MultiTaskEstimator(BaseEstimator):
     _max_iter: ClassVar[int] = 5000
     #: The path parameter of the default grid (strongest regularization first).
     _path_param: ClassVar[str | None] = "alpha"
+    #: Parameters that change the fitted model but that the default grid leaves at their set
+    #: value, with the reason (``MultiTaskCV`` says so once per model and process).
+    _grid_held: ClassVar[dict[str, str]] = {}
+    #: Parameter names of earlier versions -> what replaced them (refused with that message).
+    _renamed: ClassVar[dict[str, str]] = {}
+
+    def __new__(cls, *args, **kwargs):
+        # before __init__, whose unexpected keyword would give a bare TypeError
+        check_renamed(cls, kwargs, cls._renamed)
+        return super().__new__(cls)
+
+    def set_params(self, **params):
+        """scikit-learn's ``set_params``; a renamed parameter is refused naming its new name."""
+        check_renamed(type(self), params, self._renamed)
+        return super().set_params(**params)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -312,6 +387,13 @@ class MultiTaskEstimator(BaseEstimator):
     def _check_params(self) -> None:
         """Checks across parameters (override; single parameters are declared)."""
 
+    def _structure_note(self, tasks: np.ndarray) -> str | None:
+        """Why the structure of the tasks this model relies on (a time order, a graph) was
+        not given but defaulted, for the task labels ``tasks`` (in the order of ``tasks_``);
+        ``None`` when it was given or the model needs none. ``fit`` warns with it
+        (:class:`TaskStructureWarning`)."""
+        return None
+
     # ------------------------------------------------------------------ input handling
     def _validate_X(self, X, reset: bool):
         """Run scikit-learn's checks on a single matrix (sets n_features_in_ and names).
@@ -388,6 +470,9 @@ class MultiTaskEstimator(BaseEstimator):
             _refuse_distributed_weights(sample_weight)
             return _distributed().estimator_fit(self, X, y, task)
         data, classes, fmt = self._convert(X, y, task, sample_weight)
+        note = self._structure_note(data.tasks)
+        if note is not None:
+            warnings.warn(note, TaskStructureWarning, stacklevel=2)
         datafit = self._make_datafit(data)
         penalty = self._make_penalty(datafit)
         solver = self._make_solver(datafit, penalty)
@@ -437,7 +522,9 @@ class MultiTaskEstimator(BaseEstimator):
 
     def _grid_tops(self, datafit: Datafit, penalty: Penalty) -> dict | None:
         """Models with several strengths: ``{name: (top, decades_factor)}``, the path
-        parameter first (see :meth:`default_grid`); ``None`` for one path parameter."""
+        parameter first (see :meth:`default_grid`); a secondary parameter may instead give
+        a :class:`GridSpan` (its values then do not follow ``alpha_ratio``); ``None`` for one
+        path parameter."""
         return None
 
     def default_grid(self, X, y, task=None, *, sample_weight=None, n_alphas: int = 10,
@@ -451,7 +538,8 @@ class MultiTaskEstimator(BaseEstimator):
         for the squared loss). Models with several strengths (``_grid_tops``): ``n_alphas``
         values of the path parameter from its top down over ``factor * log10(1 /
         alpha_ratio)`` decades, and ``max(1, round(n_alphas / 3))`` values of each other
-        strength over its range (cross-validation runs the path inside a loop over them).
+        strength over its range (cross-validation runs the path inside a loop over them),
+        or over its :class:`GridSpan`.
         ``sample_weight`` weighs the rows as in :meth:`fit`.
         """
         name = self._path_param
@@ -471,8 +559,12 @@ class MultiTaskEstimator(BaseEstimator):
         tops = self._grid_tops(datafit, penalty)
         if tops is not None:
             out = {}
-            for i, (pname, (ptop, factor)) in enumerate(tops.items()):
+            for i, (pname, spec) in enumerate(tops.items()):
                 n = n_alphas if i == 0 else max(1, round(n_alphas / 3))
+                if isinstance(spec, GridSpan):
+                    out[pname] = spec.values(n)
+                    continue
+                ptop, factor = spec
                 ptop = float(ptop) if np.isfinite(ptop) and ptop > 0 else 1.0
                 out[pname] = ptop * np.logspace(0, -factor * decades, n)
             return out

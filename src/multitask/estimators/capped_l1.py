@@ -27,7 +27,9 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
+from multitask.estimators._grid_scales import SPAN_DECADES, free_weights
 from multitask.estimators.base import (
+    GridSpan,
     MultiTaskClassifierBase,
     MultiTaskRegressorBase,
     Param,
@@ -51,6 +53,19 @@ class _CappedL1:
 
     def _make_penalty(self, datafit: Datafit):
         return CappedL1(float(self.alpha), float(self.theta))
+
+    def _grid_tops(self, datafit, penalty):
+        """``alpha`` (the path, from ``max |G|``: the first stage, the lasso, is then zero)
+        and ``theta`` inside the two decades below the largest l1 norm of a feature row of the
+        free fit (:func:`~multitask.estimators._grid_scales.free_weights`): a cap above every
+        row leaves the lasso, a cap near 0 leaves the later stages unpenalized."""
+        grad = datafit.grad_at_zero()
+        top = float(np.max(np.abs(grad))) if grad.size else 0.0
+        W = free_weights(datafit)
+        r = float(np.abs(W).sum(axis=1).max()) if W.size else 0.0
+        r = r if np.isfinite(r) and r > 0 else 1.0
+        return {"alpha": (top, 1.0),
+                "theta": GridSpan(r, r * 10.0 ** -SPAN_DECADES, interior=True)}
 
     def _solver_settings(self, name: str) -> dict:
         return {**super()._solver_settings(name), "n_stages": int(self.n_stages)}

@@ -25,7 +25,9 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from multitask.estimators._grid_scales import SPAN_DECADES, free_weights
 from multitask.estimators.base import (
+    GridSpan,
     MultiTaskClassifierBase,
     MultiTaskRegressorBase,
     Param,
@@ -50,6 +52,19 @@ class _CappedTrace:
 
     def _make_penalty(self, datafit):
         return CappedTraceNorm(float(self.alpha), float(self.tau))
+
+    def _grid_tops(self, datafit, penalty):
+        """``alpha`` (the path, from ``||G||_2``: the first stage is then zero) and ``tau``
+        inside the two decades below ``s_1``, the largest singular value of the free fit
+        (:func:`~multitask.estimators._grid_scales.free_weights`): a cap above the singular
+        values of every stage leaves the trace-norm model, a cap near 0 leaves the later
+        stages unpenalized."""
+        grad = datafit.grad_at_zero()
+        top = float(np.linalg.norm(grad, 2)) if grad.size else 0.0
+        s = singular_values(free_weights(datafit))
+        s1 = float(s[0]) if s.size and np.isfinite(s[0]) and s[0] > 0 else 1.0
+        return {"alpha": (top, 1.0), "tau": GridSpan(s1, s1 * 10.0 ** -SPAN_DECADES,
+                                                      interior=True)}
 
     def _solver_settings(self, name: str) -> dict:
         return {**super()._solver_settings(name), "n_stages": int(self.n_stages),

@@ -38,6 +38,7 @@ from sklearn.cluster import KMeans
 from sklearn.utils._param_validation import Interval
 
 from multitask.estimators.base import (
+    GridSpan,
     MultiTaskClassifierBase,
     MultiTaskRegressorBase,
     Param,
@@ -105,6 +106,21 @@ class _Structure:
     _solvers = ("fista",)
     _max_iter = 5000
     _penalty_class: type = ClusterRelaxation
+    #: Parameters the default grid leaves at their set value, and why (MultiTaskCV notes it).
+    _grid_held = {"k": "the number of clusters (CMTL) or the subspace dimension (cASO) is the "
+                       "size of the structure, not a strength; each value multiplies the "
+                       "cost of cross-validation and larger values converge more slowly"}
+
+    def _grid_tops(self, datafit, penalty):
+        """``alpha`` (the path: a ridge-type strength, from ``10 L`` down over twice the
+        decades, ``L`` the Lipschitz constant of the loss gradient) and ``eta`` inside
+        ``[1e-3, 10]``: ``eta`` is a ratio (directions chosen by ``M`` cost ``alpha eta``,
+        the others ``alpha (1 + eta)``), without a unit to take from the data; at 10 the
+        structure costs within 10% of a ridge (the model is independent ridge), at 1e-3 the
+        chosen directions are a thousand times cheaper than the others."""
+        L = float(datafit.lipschitz())
+        top = 10.0 * L if np.isfinite(L) and L > 0 else 1.0
+        return {"alpha": (top, 2.0), "eta": GridSpan(10.0, 1e-3, interior=True)}
 
     def _make_penalty(self, datafit: Datafit):
         penalty = self._penalty_class(float(self.alpha), float(self.eta), float(self.k))
@@ -150,6 +166,8 @@ class _ClusteredMTL(_Structure):
         "k": Param(1, [Interval(Integral, 1, None, closed="left")]),
     }
     _penalty_class = ClusterRelaxation
+    _renamed = {"n_clusters": "it is now 'k' (tr M, the number of task clusters)"}
+
 
     def _store_extra(self, result, penalty, datafit) -> None:
         basis, gamma, leftover = self._structure(result.W)
@@ -232,6 +250,8 @@ class _ConvexASO(_Structure):
         "k": Param(1, [Interval(Integral, 1, None, closed="left")]),
     }
     _penalty_class = SubspaceRelaxation
+    _renamed = {"n_components": "it is now 'k' (tr M, the dimension of the shared subspace)"}
+
 
     def _store_extra(self, result, penalty, datafit) -> None:
         basis, gamma, leftover = self._structure(result.W)

@@ -177,6 +177,16 @@ class _Graph:
         L = task_graph_laplacian(self.graph, data.n_tasks, data.tasks, self.graph_type)
         return GraphRegularization(float(self.alpha), L, float(self.alpha_l1))
 
+    def _structure_note(self, tasks):
+        if self.graph is not None or len(tasks) < 2:
+            return None
+        return (f"{type(self).__name__} was fitted without a task graph (graph=None): every "
+                "pair of tasks is joined with the same weight (the mean-regularized graph, "
+                "L = I - 11^T / m), a structure nobody gave. Pass graph= (an adjacency "
+                "matrix, a Laplacian or edges between task labels), or use "
+                "MeanRegularizedRegressor / MeanRegularizedClassifier for that model on "
+                "purpose.")
+
     def _grid_tops(self, datafit, penalty):
         grad = datafit.grad_at_zero()
         top_l1 = float(np.abs(grad).max()) if grad.size else 0.0

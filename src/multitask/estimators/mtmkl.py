@@ -123,6 +123,11 @@ class MultiTaskKernelClassifier(MultiTaskClassifierBase):
     """
 
     _default_loss = "hinge"
+    _renamed = {"C": "it is now 'alpha' = 1 / C (the strength of the regularizer)"}
+    _grid_held = {
+        "p": "the norm of the kernel-weight constraint is a choice of how the task kernels "
+             "combine (p = 1 selects kernels, large p averages them), not a strength",
+    }
 
     def __init__(
         self,

@@ -32,6 +32,7 @@ import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from multitask.estimators.base import (
+    GridSpan,
     MultiTaskClassifierBase,
     MultiTaskRegressorBase,
     Param,
@@ -74,6 +75,9 @@ class _Robust:
     }
     _solvers = ("ladm", "fista")
     _max_iter = 10000
+    _renamed = {"mode": "the schedule of linearized ADMM is a setting of the solver: "
+                        "mode='exact' is the default solver='ladm', mode='paper' is "
+                        "solver=LinearizedADMM(schedule='paper') (multitask.solvers)"}
 
     def _formulation(self) -> str:
         return getattr(self, "formulation", "penalized")
@@ -89,6 +93,18 @@ class _Robust:
     def _make_penalty(self, datafit: Datafit):
         alpha = 1.0 if self._formulation() == "constrained" else float(self.alpha)
         return LowRankOutlier(alpha, float(self.lam))
+
+    def _grid_tops(self, datafit, penalty):
+        """``alpha`` (the path) and ``lam``: for ``lam >= 1`` the outlier part is zero (a
+        column norm of the gradient never exceeds its spectral norm: the trace-norm model),
+        for ``lam <= 1 / sqrt(m)`` the low-rank part is (the Frobenius norm, at most ``sqrt(m)``
+        times the largest column norm, bounds the spectral norm), so ``lam`` runs from 1 down
+        that span, its lower end left out. The path starts at ``alpha_max`` of the smallest
+        ``lam``, where every candidate's fit is zero."""
+        low = 1.0 / np.sqrt(max(datafit.data.n_tasks, 1))
+        grad = datafit.grad_at_zero()
+        top = LowRankOutlier(1.0, low).alpha_max(grad) if grad.size else 0.0
+        return {"alpha": (top, 1.0), "lam": GridSpan(1.0, low, endpoint=False)}
 
     def _solver_settings(self, name: str) -> dict:
         settings = super()._solver_settings(name)

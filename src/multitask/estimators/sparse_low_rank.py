@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from multitask.estimators._grid_scales import SPAN_DECADES, free_weights
 from multitask.estimators.base import (
+    GridSpan,
     MultiTaskClassifierBase,
     MultiTaskRegressorBase,
     Param,
@@ -52,9 +54,30 @@ class _SparseLowRank:
     }
     _solvers = ("fista", "pg")
     _max_iter = 10000
+    _renamed = {
+        "gamma": "it is now 'alpha' (the same weight of ||P||_1, the paper's gamma)",
+        "tau": "it is now 'radius' (the same radius of the trace-norm ball, the paper's tau)",
+        "algorithm": "it is now 'solver' (algorithm='ag' is solver='fista', 'pg' is "
+                     "solver='pg')",
+        "line_search": "the solvers always search the step (from a secant estimate)",
+        "criterion": "every model stops on 'tol', its relative optimality measure",
+        "tol_type": "every model stops on 'tol', its relative optimality measure",
+    }
 
     def _make_penalty(self, datafit: Datafit):
         return SparseLowRank(float(self.alpha), float(self.radius))
+
+    def _grid_tops(self, datafit, penalty):
+        """``alpha`` (the path, from ``||G||_inf``, ``G`` the loss gradient at zero) and
+        ``radius`` inside the two decades below ``R``, the trace norm of the free fit
+        (:func:`~multitask.estimators._grid_scales.free_weights`): from ``R`` on the ball no
+        longer binds (the fit is the free one), near 0 the model is the independent lasso."""
+        grad = datafit.grad_at_zero()
+        top_l1 = float(np.max(np.abs(grad))) if grad.size else 0.0
+        R = float(np.sum(singular_values(free_weights(datafit))))
+        R = R if np.isfinite(R) and R > 0 else 1.0
+        return {"alpha": (top_l1, 1.0),
+                "radius": GridSpan(R, R * 10.0 ** -SPAN_DECADES, interior=True)}
 
     def _solver_settings(self, name: str) -> dict:
         return {**super()._solver_settings(name), "restart": False,

@@ -48,6 +48,19 @@ class _Temporal:
     def _store_extra(self, result, penalty, datafit) -> None:
         self.selected_features_ = np.flatnonzero(np.linalg.norm(result.W, axis=1) > 0)
 
+    def _structure_note(self, tasks):
+        # lists and shared designs give the order of their tasks, numbers (months, stages)
+        # sort in time; text labels sort alphabetically, an order nobody gave
+        tasks = np.asarray(tasks)
+        if len(tasks) < 3 or tasks.dtype.kind not in "USO":
+            return None
+        shown = ", ".join(repr(str(t)) for t in tasks[:4]) + (", ..." if len(tasks) > 4 else "")
+        return (f"{type(self).__name__} ties each task to its neighbours in the order of "
+                f"tasks_ ({shown}), here the alphabetical order of text task labels: an order "
+                "nobody gave. Use number labels that sort in time (months, stages) or per-task "
+                "lists in time order; tasks without an order need another model (graph, "
+                "clustered, low-rank).")
+
 
 class _TGL(_Temporal):
     _params = {
@@ -85,7 +98,8 @@ class _FSGL(_Temporal):
     def _grid_tops(self, datafit, penalty):
         grad = datafit.grad_at_zero()
         top = float(np.abs(grad).max()) if grad.size else 0.0
-        return {"alpha_group": (penalty.alpha_max(grad), 1.0), "alpha_fused": (top, 1.0)}
+        return {"alpha_group": (penalty.alpha_max(grad), 1.0), "alpha_fused": (top, 1.0),
+                "alpha_l1": (top, 1.0)}
 
 
 _ATTRS = """

@@ -18,6 +18,8 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import Bunch
 
+from multitask.estimators.base import TaskStructureWarning
+
 __all__ = ["PATH_PARAMETERS", "default_param_grid", "log_grid", "order_path",
            "regularization_path", "relative_grid"]
 
@@ -102,6 +104,8 @@ def fit_path(estimator, X, y, points: Sequence[dict], *, task=None, warm: bool =
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
+                # said once by the caller (MultiTaskCV), not once per fit
+                warnings.simplefilter("ignore", TaskStructureWarning)
                 est.set_params(**point)
                 est.fit(X, y, task) if task is not None else est.fit(X, y)
             seconds = time.perf_counter() - t0

@@ -47,7 +47,7 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
-from sklearn.exceptions import FitFailedWarning
+from sklearn.exceptions import ConvergenceWarning, FitFailedWarning
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils import Bunch
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
@@ -55,6 +55,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from multitask.data import split_task_column
+from multitask.estimators.base import TaskStructureWarning, check_renamed
 from multitask.model_selection._path import PATH_PARAMETERS, default_param_grid, fit_path
 from multitask.model_selection._scoring import get_scorer, pooled_metric
 from multitask.model_selection._split import TaskKFold
@@ -317,7 +318,10 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
         if self.refit:
             t1 = time.perf_counter()
             est = clone(self.estimator).set_params(**self.best_params_)
-            self.best_estimator_ = est.fit(X, y, task) if task is not None else est.fit(X, y)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", TaskStructureWarning)  # said by the engine
+                self.best_estimator_ = (est.fit(X, y, task) if task is not None
+                                        else est.fit(X, y))
             self.refit_time_ = time.perf_counter() - t1
             for attr in ("n_features_in_", "feature_names_in_"):
                 if hasattr(self.best_estimator_, attr):
@@ -417,7 +421,13 @@ def cross_validate_grid(estimator, X, y, task=None, *, param_grid=None, cv=None,
             raise ValueError("Unknown label type: the targets of a classifier must be class "
                              "labels.")
     grids, default = _grids(estimator, X, y, task, param_grid, n_alphas, alpha_ratio)
+    if default:
+        _note_held_parameters(estimator, grids[0])
     Xcv, ycv, groups, est_cv, layout = _cv_view(estimator, X, y, task)
+    labels = _task_labels(X, y, task, groups, layout)
+    note = getattr(clone(estimator), "_structure_note", lambda tasks: None)(labels)
+    if note is not None:
+        warnings.warn(note, TaskStructureWarning, stacklevel=3)
     scorer = get_scorer(scoring, estimator)
     rule = _selection_rule(selection, cv, scorer, groups, layout, ycv)
     if rule == "loo":
@@ -425,6 +435,8 @@ def cross_validate_grid(estimator, X, y, task=None, *, param_grid=None, cv=None,
                              SMALL_TASK_ROWS if selection == "auto" else None)
     else:
         splits = _splits(cv, Xcv, ycv, groups, layout, estimator, random_state)
+    if is_classifier(estimator):
+        _warn_one_class_parts(splits, ycv, groups, layout, labels)
     pooled = pooled_metric(scorer) if rule == "loo" else None
     warm = "warm_start" in est_cv.get_params(deep=False)
     for grid in grids:  # invalid values fail here, with the parameter's name
@@ -481,6 +493,7 @@ def cross_validate_grid(estimator, X, y, task=None, *, param_grid=None, cv=None,
             break
         results = results + runner.run(new_jobs)
         n_widened += 1
+    _warn_unconverged(estimator, results, candidates)
     return Bunch(candidates=candidates, scores=scores, mean_scores=mean, fit_times=fit_times,
                  not_converged=not_conv, path_param=path_param, n_widened=n_widened,
                  splits=splits, selection=rule)
@@ -744,6 +757,7 @@ def _grids(estimator, X, y, task, pg, n_alphas, alpha_ratio) -> tuple[list[dict]
         clean = {}
         for name, values in g.items():
             if name not in valid:
+                check_renamed(type(estimator), [name], getattr(estimator, "_renamed", {}))
                 raise ValueError(f"param_grid names {name!r}, which is not a parameter of "
                                  f"{type(estimator).__name__}.")
             if isinstance(values, str) or not isinstance(values, (Sequence, np.ndarray)):
@@ -944,6 +958,105 @@ def _known_task_rows(est, X, y):
     if known.all():
         return X, y
     return X[np.flatnonzero(known)], y[known]
+
+
+#: Models whose default grid was noted as holding parameters (once per model and process).
+_HELD_NOTED: set[str] = set()
+
+
+def _note_held_parameters(estimator, grid: dict) -> None:
+    """Say once per model class and process which parameters that change the fitted model
+    the default grid leaves at their set value (the estimator's ``_grid_held``), and why."""
+    held = getattr(estimator, "_grid_held", {}) or {}
+    name = type(estimator).__name__
+    params = estimator.get_params(deep=False)
+    held = {k: why for k, why in held.items() if k in params and k not in grid}
+    if not held or name in _HELD_NOTED:
+        return
+    _HELD_NOTED.add(name)
+    parts = "; ".join(f"{k}={params[k]!r} ({why})" for k, why in held.items())
+    warnings.warn(f"The default grid of {name} searches {', '.join(grid)} and holds {parts}. "
+                  "Pass param_grid to search them too (said once per model).", UserWarning,
+                  stacklevel=4)
+
+
+def _task_labels(X, y, task, groups, layout: str) -> np.ndarray:
+    """The task labels in the order of the fitted model's ``tasks_``."""
+    if is_task_list(X):
+        return np.arange(len(X))
+    if task is not None:
+        return np.unique(np.asarray(task))
+    if layout == "long":
+        return np.unique(np.asarray(groups))
+    y = np.asarray(y)
+    return np.arange(y.shape[1] if y.ndim == 2 else 1)
+
+
+def _warn_one_class_parts(splits, y, groups, layout: str, labels) -> None:
+    """One warning when some task holds a single class in a training or test part of a fold:
+    its fit fails (training) or its per-task score is undefined and left out (test)."""
+    y = np.asarray(y)
+    if layout == "long":
+        _, pos = np.unique(np.asarray(groups), return_inverse=True)
+        columns = None
+    else:
+        pos = None
+        columns = y.reshape(y.shape[0], -1)
+    n_tasks = len(labels)
+    found = {"training": [], "test": []}
+    for k, (train, test) in enumerate(splits):
+        for part, rows in (("training", train), ("test", test)):
+            for t in range(n_tasks):
+                if columns is None:
+                    vals = y[rows[pos[rows] == t]]
+                else:
+                    vals = columns[rows, t]
+                if vals.shape[0] and np.unique(vals).shape[0] < 2:
+                    found[part].append((k, t))
+    if not found["training"] and not found["test"]:
+        return
+    said = []
+    for part, what in (("test", "its per-task score (ROC AUC) is undefined and the task is "
+                                 "left out of that fold's score"),
+                       ("training", "those fits fail")):
+        hits = found[part]
+        if hits:
+            k, t = hits[0]
+            label = np.asarray(labels)[t].item()
+            said.append(f"{len(hits)} {part} parts (first: task {label!r} in fold {k}): "
+                        f"{what}")
+    warnings.warn(f"Some tasks hold one class only in a part of a cross-validation fold "
+                  f"({len(splits)} folds x {n_tasks} tasks): " + "; ".join(said)
+                  + ". Use fewer folds (cv=) or gather more rows of the rare class.",
+                  UserWarning, stacklevel=4)
+
+
+def _warn_unconverged(estimator, results, candidates) -> None:
+    """One :class:`ConvergenceWarning` with the counts of CV fits whose ``converged_`` is
+    False (failed fits apart: they give a ``FitFailedWarning``)."""
+    n_fits = n_bad = 0
+    bad_cand: set[int] = set()
+    for _, cand, out in results:
+        for i, (_, _, conv, err) in zip(cand, out, strict=True):
+            if err is not None:
+                continue
+            n_fits += 1
+            if not conv:
+                n_bad += 1
+                bad_cand.add(i)
+    if not n_bad:
+        return
+    name = type(estimator).__name__
+    params = estimator.get_params(deep=False)
+    budget = f"max_iter={params['max_iter']!r}" if "max_iter" in params else "its budget"
+    first = ", ".join(f"{k}={v:.3g}" if isinstance(v, (float, np.floating)) else f"{k}={v!r}"
+                      for k, v in candidates[min(bad_cand)].items())
+    warnings.warn(
+        f"{n_bad} of {n_fits} cross-validation fits of {name} did not converge (converged_ "
+        f"is False: the solver's stopping rule at tol was not met within {budget}), in "
+        f"{len(bad_cand)} of {len(candidates)} candidates (first: {first}); their scores may "
+        "be off. Raise max_iter or tol; cv_results_['n_not_converged'] counts them per "
+        "candidate.", ConvergenceWarning, stacklevel=3)
 
 
 def _results(candidates, scores, fit_times, not_conv, mean=None) -> dict:
