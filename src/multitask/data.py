@@ -28,6 +28,7 @@ __all__ = [
     "as_multitask_data",
     "as_task_ids",
     "check_scalar_param",
+    "check_not_complex",
     "check_sparse_structure",
     "check_task_column",
     "observed_mask",
@@ -999,9 +1000,52 @@ def _check_scale(A, what: str, task=None) -> None:
 
 
 def _dtype_error(what: str, dtype, hint: str = "") -> ValueError:
+    if dtype.kind == "c":
+        return _complex_error(what, f"complex dtype {dtype}", hint)
     kind = _KIND_NAMES.get(dtype.kind, "unsupported")
     return ValueError(f"{what} has {kind} dtype {dtype}: only real numbers (float, int or bool) "
                       f"are accepted{hint}.")
+
+
+def _complex_error(what: str, detail: str, hint: str = "") -> ValueError:
+    """The one message for complex input, whether a complex array or a complex number inside
+    an object array or a list."""
+    return ValueError(f"{what} holds complex numbers ({detail}): only real numbers (float, int "
+                      f"or bool) are accepted{hint}.")
+
+
+def check_not_complex(X, what: str = "X") -> None:
+    """Refuse complex values in one design matrix before anything converts it.
+
+    A complex dtype, complex numbers inside an object array or a pandas column of objects,
+    or in nested lists, are refused with the message of every other complex input (scikit-
+    learn's conversion would raise a ``TypeError``, or print the whole array). Sparse
+    matrices and real arrays pass at the cost of a dtype test; object arrays are scanned.
+    """
+    if sp.issparse(X):
+        return
+    if isinstance(X, (list, tuple)):
+        try:
+            X = np.asarray(X)
+        except (ValueError, TypeError):
+            return  # ragged input: left to the conversion's own message
+    columns = getattr(X, "dtypes", None)
+    if columns is not None and hasattr(X, "columns"):  # a DataFrame, column by column
+        for name, dtype in zip(X.columns, columns, strict=True):
+            kind = getattr(dtype, "kind", "O")
+            if kind in "cO":
+                check_not_complex(np.asarray(X[name]), f"{what} column {name!r}")
+        return
+    dtype = getattr(X, "dtype", None)
+    if dtype is None or not isinstance(X, np.ndarray):
+        return
+    if dtype.kind == "c":
+        raise _dtype_error(what, dtype)
+    if dtype.kind == "O":
+        for k, v in enumerate(X.ravel().tolist()):
+            if isinstance(v, (complex, np.complexfloating)):
+                pos = ", ".join(map(str, np.unravel_index(k, X.shape)))
+                raise _complex_error(what, f"object dtype: {v!r} at position ({pos})")
 
 
 def _real_from_object(A: np.ndarray, what: str) -> np.ndarray:
@@ -1014,6 +1058,8 @@ def _real_from_object(A: np.ndarray, what: str) -> np.ndarray:
     for k, v in enumerate(flat.tolist()):
         if _python_kind(v) not in ("int", "float", "bool"):
             pos = ", ".join(map(str, np.unravel_index(k, A.shape)))
+            if isinstance(v, (complex, np.complexfloating)):
+                raise _complex_error(what, f"object dtype: {v!r} at position ({pos})")
             raise ValueError(f"{what} has object dtype and holds {v!r} ({type(v).__name__}) "
                              f"at position ({pos}): only real numbers (float, int or bool) "
                              "are accepted.")

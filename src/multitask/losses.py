@@ -38,17 +38,20 @@ Every datafit declares what it offers in :attr:`Datafit.capabilities` (see
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import expit, log1p
+from scipy.special import expit, log1p, xlogy
 
 from multitask.data import MultiTaskData
 
 __all__ = [
     "DATAFIT_CAPABILITIES",
     "Datafit",
+    "DualPoint",
     "Hinge",
     "Logistic",
     "Squared",
@@ -68,7 +71,42 @@ __all__ = [
 #: * ``"max_affine"``: :meth:`Datafit.max_affine_pieces` (piecewise-linear losses, for linear
 #:   programs).
 DATAFIT_CAPABILITIES = frozenset({"gradient", "quadratic", "prox_scores", "subgradient",
-                                  "max_affine"})
+                                  "max_affine", "dual"})
+
+
+@dataclass(frozen=True)
+class DualPoint:
+    """A feasible point of the dual of the loss, made from a primal point (``"dual"``).
+
+    Attributes
+    ----------
+    loss : float
+        The loss ``F(W, b)`` at the primal point, without the ridge term.
+    grad : ndarray of shape (n_features, n_tasks)
+        ``G = X^T theta`` for the dual point ``theta`` (the loss gradient with respect to
+        ``W`` when ``theta`` is the score gradient itself).
+    conjugate : callable
+        ``s -> F^*(s theta)`` for ``0 <= s <= 1`` (and beyond where the domain allows).
+    quadratic : tuple of float, optional
+        ``(A, B)`` with ``F^*(s theta) = A s^2 + B s`` for every ``s`` (the squared loss),
+        which gives the best ``s`` in closed form.
+    """
+
+    loss: float
+    grad: np.ndarray
+    conjugate: Callable[[float], float]
+    quadratic: tuple[float, float] | None = None
+
+
+def _balance_per_task(data: MultiTaskData, theta: np.ndarray) -> np.ndarray:
+    """``theta`` with, in each task, the larger of its positive and negative parts scaled down
+    so that the task's sum is zero (a new array)."""
+    pos = data.task_sum(np.maximum(theta, 0.0))
+    neg = data.task_sum(np.maximum(-theta, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale_pos = np.where(pos > neg, neg / np.where(pos > 0, pos, 1.0), 1.0)
+        scale_neg = np.where(neg > pos, pos / np.where(neg > 0, neg, 1.0), 1.0)
+    return np.where(theta > 0, theta * data.expand(scale_pos), theta * data.expand(scale_neg))
 
 
 class Datafit:
@@ -89,7 +127,7 @@ class Datafit:
 
     name: ClassVar[str] = "base"
     #: The capabilities offered (see :data:`DATAFIT_CAPABILITIES`).
-    capabilities: frozenset[str] = frozenset({"gradient", "subgradient"})
+    capabilities: frozenset[str] = frozenset({"gradient", "subgradient", "dual"})
 
     def __init__(self, data: MultiTaskData, fit_intercept: bool = True, alpha_l2: float = 0.0,
                  center: bool = False):
@@ -291,7 +329,12 @@ class Datafit:
         when that is zero too.
         """
         if self._grad_scale is None:
-            scale = float(np.linalg.norm(self.grad_at_zero()))
+            with np.errstate(over="ignore", under="ignore"):  # checked below
+                scale = float(np.linalg.norm(self.grad_at_zero()))
+            if not (np.isfinite(scale) and scale > 1e-140):  # squares out of range: scaled
+                import scipy.linalg  # (BLAS nrm2, for data near the ends of [1e-100, 1e100])
+
+                scale = float(scipy.linalg.norm(np.ravel(self.grad_at_zero())))
             if not scale > 0:
                 W0 = np.zeros((self.data.n_features, self.data.n_tasks))
                 _, gW, gb = self._loss_value_and_grad(W0, self.init_intercept())
@@ -346,6 +389,42 @@ class Datafit:
     def max_affine_pieces(self):
         """``"max_affine"``: ``(a, c)`` with ``ell(y_i, z) = max(0, a_i z + c_i)``."""
         raise NotImplementedError(f"The {self.name} loss is not piecewise linear.")
+
+    # ------------------------------------------------------------------ the dual (certificate)
+    def _score_conjugate(self, a: np.ndarray) -> np.ndarray:
+        """``ell_i^*(a_i)`` row by row: the convex conjugate of ``z -> ell(y_i, z)`` at the
+        score derivatives ``a`` of a dual point (which lie in its domain)."""
+        raise NotImplementedError(f"The {self.name} loss has no conjugate.")
+
+    def dual_point(self, W: np.ndarray, b: np.ndarray | None = None) -> DualPoint:
+        """A feasible dual point of the loss built from ``(W, b)`` (``"dual"``).
+
+        With the stacked scores ``z = x_i^T w_t + b_t``, the loss is ``F(z) = sum_i w_i
+        ell(y_i, z_i)`` (``w_i`` = :attr:`~multitask.data.MultiTaskData.row_weights`) and its
+        conjugate ``F^*(theta) = sum_i w_i ell^*(theta_i / w_i)``. The dual point is the score
+        gradient ``theta_i = w_i a_i``, ``a_i = ell'(y_i, z_i)``; with an intercept variable
+        the dual must also satisfy ``sum_{i in t} theta_i = 0`` in every task, which it does
+        at the optimal intercepts only: the larger of the positive and the negative parts of
+        each task is then scaled down to balance the other (for the classification losses
+        ``-y_i a_i`` lies in an interval ``[0, c]``, so the scaled point stays in the domain of
+        ``ell^*``). Returns the loss at ``(W, b)`` (without the ridge term), ``G = X^T theta``
+        (shape ``(d, m)``, the gradient of the loss at ``(W, b)`` when no balancing was
+        needed) and ``F^*(s theta)`` as a function of ``s >= 0``.
+        """
+        z = self.scores(W, b)
+        vals, a = self._dloss(z)
+        w = self.data.row_weights
+        loss = float(vals @ w)
+        if b is not None and self.has_intercept_variable:
+            a = _balance_per_task(self.data, a * w) / np.where(w > 0, w, 1.0)
+        theta = a * w
+        G = self.data.rmatvec(theta)
+        rows = w > 0
+
+        def conjugate(s: float) -> float:
+            return float(w[rows] @ self._score_conjugate(s * a)[rows])
+
+        return DualPoint(loss=loss, grad=G, conjugate=conjugate)
 
 
 # --------------------------------------------------------------------------- caches of Squared
@@ -526,7 +605,7 @@ class Squared(Datafit):
     """
 
     name = "squared"
-    capabilities = frozenset({"gradient", "subgradient", "quadratic", "prox_scores"})
+    capabilities = frozenset({"gradient", "subgradient", "quadratic", "prox_scores", "dual"})
 
     def __init__(self, data: MultiTaskData, fit_intercept: bool = True, alpha_l2: float = 0.0,
                  center: bool = True, use_gram: bool | None = None):
@@ -665,6 +744,21 @@ class Squared(Datafit):
     def value(self, W, b=None):
         return super().value(W, None)
 
+    def dual_point(self, W, b=None):
+        """The residual dual point ``theta_i = w_i (z_i - y_i)`` (centred data: the intercepts
+        are eliminated, so no balancing is needed).
+
+        ``F^*(s theta) = sum_i w_i (s^2 r_i^2 / 2 + s r_i y_i) = A s^2 + B s`` with ``A`` the
+        loss and ``B = sum_i w_i r_i y_i = <G, W> - 2 A`` (since ``sum_i theta_i z_i =
+        <X^T theta, W>``): both from the loss and its gradient, through the cached Gram
+        matrices where the loss uses them (no pass over the data).
+        """
+        loss, G, _ = self._loss_value_and_grad(W, None)
+        A = float(loss)
+        B = float(np.vdot(G, W)) - 2.0 * A
+        return DualPoint(loss=A, grad=G, conjugate=lambda s: A * s * s + B * s,
+                         quadratic=(A, B))
+
     def lipschitz(self) -> float:
         """``max_t ||X_t - 1 mean(X_t)||_2^2 / n_t + alpha_l2``: a certified upper bound.
 
@@ -722,12 +816,19 @@ class Logistic(Datafit):
         p = np.clip(p, 1e-12, 1 - 1e-12)
         return np.log(p) - log1p(-p)
 
+    def _score_conjugate(self, a):
+        """``q log q + (1 - q) log(1 - q)`` with ``q = -y a`` in ``[0, 1]`` (``inf`` outside)."""
+        q = -self.data.y * a
+        with np.errstate(invalid="ignore"):
+            out = xlogy(q, q) + xlogy(1.0 - q, 1.0 - q)
+        return np.where((q >= 0.0) & (q <= 1.0), out, np.inf)
+
 
 class SquaredHinge(Datafit):
     """Squared hinge ``sum_t (1 / n_t) sum_i max(0, 1 - y_i z_i)^2``, labels -1/+1."""
 
     name = "squared_hinge"
-    capabilities = frozenset({"gradient", "subgradient", "prox_scores"})
+    capabilities = frozenset({"gradient", "subgradient", "prox_scores", "dual"})
 
     def curvature(self) -> float:
         return 2.0
@@ -749,6 +850,11 @@ class SquaredHinge(Datafit):
         p = self.data.task_mean((self.data.y > 0).astype(float))  # (weighted) class share
         return 2.0 * p - 1.0
 
+    def _score_conjugate(self, a):
+        """``-c + c^2 / 4`` with ``c = -y a >= 0`` (``inf`` for ``c < 0``)."""
+        c = -self.data.y * a
+        return np.where(c >= 0.0, -c + 0.25 * c * c, np.inf)
+
 
 class Hinge(Datafit):
     """Hinge ``sum_t (1 / n_t) sum_i max(0, 1 - y_i z_i)``: value and a subgradient.
@@ -758,7 +864,7 @@ class Hinge(Datafit):
     """
 
     name = "hinge"
-    capabilities = frozenset({"subgradient", "max_affine"})
+    capabilities = frozenset({"subgradient", "max_affine", "dual"})
 
     def _dloss(self, z):
         y = self.data.y
@@ -779,6 +885,12 @@ class Hinge(Datafit):
     def optimal_intercept_at_zero(self):
         p = self.data.task_mean((self.data.y > 0).astype(float))  # (weighted) class share
         return np.where(p >= 0.5, 1.0, -1.0)
+
+    def _score_conjugate(self, a):
+        """``-c`` with ``c = -y a`` in ``[0, 1]`` (``inf`` outside): the subgradient
+        ``a = -y`` on the rows inside the margin, ``0`` outside."""
+        c = -self.data.y * a
+        return np.where((c >= 0.0) & (c <= 1.0), -c, np.inf)
 
 
 def _rms_entry(data: MultiTaskData) -> float:

@@ -52,12 +52,22 @@ from multitask.data import (
     MISSING_TARGETS,
     MultiTaskData,
     as_multitask_data,
+    check_not_complex,
     check_sparse_structure,
     observed_mask,
     unstack_predictions,
 )
+from multitask.estimators import new_tasks as _new_tasks
+from multitask.estimators.fitted_state import (
+    Fitted,
+    FittedStateError,
+    fitted_declaration,
+    matches_coef,
+    solver_result_check,
+)
 from multitask.losses import Datafit, get_datafit
 from multitask.penalties.base import Penalty
+from multitask.penalties.new_task import ColumnPrior, new_task_prior
 from multitask.solvers import SOLVERS, Solver, make_solver
 from multitask.solvers.result import SolverResult
 
@@ -235,6 +245,37 @@ def _make_init(params: dict[str, Param], classifier: bool):
     return namespace["__init__"]
 
 
+def _has_tasks(est, tasks, sizes) -> str | None:
+    return None if len(tasks) >= 1 else "a fitted model has at least one task"
+
+
+#: The fitted state every model has (see :mod:`multitask.estimators.fitted_state`; ``"m"``
+#: tasks, ``"d"`` features). The classifier base adds ``classes_``, each family its own.
+FITTED_STATE: dict[str, Fitted] = {
+    "n_features_in_": Fitted("int", nonnegative=True, bind="d"),
+    "feature_names_in_": Fitted("names", shape=("d",), required=False),
+    "input_format_": Fitted("str", choices=("shared", "long", "list")),
+    "tasks_": Fitted("labels", shape=("m",), check=_has_tasks),
+    "coef_": Fitted("array", shape=("m", "d")),
+    "intercept_": Fitted("array", shape=("m",)),
+    "n_iter_": Fitted("int", nonnegative=True),
+    "objective_": Fitted("array", shape=(None,)),
+    "converged_": Fitted("bool"),
+    "optimality_": Fitted("float", nan=True, nonnegative=True),
+    "certified_": Fitted("bool", required=False),  # absent from files of earlier versions
+    "solver_": Fitted("object", types=(Solver,)),
+    "coef_variable_": Fitted("array", shape=("d", "m"),
+                             check=matches_coef(lambda V, _: V.T, "coef_ is its transpose")),
+    "intercept_variable_": Fitted("array", shape=("m",), optional=True),
+    "solver_info_": Fitted("dict"),
+    "solver_result_": Fitted("object", types=(SolverResult,), check=solver_result_check),
+    # the sizes of the tasks of fit (rows, or weight sums), the first len() rows of coef_;
+    # rows after them were added by fit_new_tasks (None after a distributed fit)
+    "fit_task_sizes_": Fitted("array", shape=(None,), nonnegative=True, optional=True,
+                              required=False),
+}
+
+
 class MultiTaskEstimator(BaseEstimator):
     """Base of every multi-task model (not used directly; see the module docstring)."""
 
@@ -250,11 +291,17 @@ class MultiTaskEstimator(BaseEstimator):
     _max_iter: ClassVar[int] = 5000
     #: The path parameter of the default grid (strongest regularization first).
     _path_param: ClassVar[str | None] = "alpha"
+    #: What the fitted state must look like; merged with the bases' along the MRO
+    #: (:func:`~multitask.estimators.fitted_state.fitted_declaration`).
+    _fitted_state: ClassVar[dict[str, Fitted | None]] = FITTED_STATE
     #: Parameters that change the fitted model but that the default grid leaves at their set
     #: value, with the reason (``MultiTaskCV`` says so once per model and process).
     _grid_held: ClassVar[dict[str, str]] = {}
     #: Parameter names of earlier versions -> what replaced them (refused with that message).
     _renamed: ClassVar[dict[str, str]] = {}
+    #: Per-task components of a split model, in the order of the parts of ``coef_variable_``
+    #: (``fit_new_tasks`` appends the new tasks' parts to them).
+    _task_components: ClassVar[tuple[str, ...]] = ()
 
     def __new__(cls, *args, **kwargs):
         # before __init__, whose unexpected keyword would give a bare TypeError
@@ -400,10 +447,13 @@ class MultiTaskEstimator(BaseEstimator):
 
         NaN and infinity are left to :func:`~multitask.data.as_multitask_data`, whose message
         names the row and its task. A sparse matrix first gets the data layer's full structural
-        check (before any conversion can read a broken index).
+        check (before any conversion can read a broken index); complex values are refused with
+        the data layer's message (:func:`~multitask.data.check_not_complex`).
         """
         if sp.issparse(X):
             X = check_sparse_structure(X)
+        else:
+            check_not_complex(X)
         return validate_data(self, X, reset=reset, accept_sparse="csr", dtype=np.float64,
                              ensure_min_samples=1, ensure_all_finite=False)
 
@@ -497,12 +547,16 @@ class MultiTaskEstimator(BaseEstimator):
         self.objective_ = np.asarray(result.objective)
         self.converged_ = bool(result.converged)
         self.optimality_ = float(result.optimality)
+        self.certified_ = bool(result.info.get("certified", False))
         self.solver_ = solver
         self.coef_variable_ = np.array(result.coef, copy=True)
         self.intercept_variable_ = (None if result.intercept_variable is None
                                     else np.array(result.intercept_variable, copy=True))
         self.solver_info_ = result.info
         self.solver_result_ = result
+        sizes = getattr(data, "task_sizes", None)
+        self.fit_task_sizes_ = (None if sizes is None or not isinstance(data, MultiTaskData)
+                                else _new_tasks.task_sizes(data))
 
     # ------------------------------------------------------------------ regularization scale
     def alpha_max(self, X, y, task=None, sample_weight=None) -> float:
@@ -539,8 +593,7 @@ class MultiTaskEstimator(BaseEstimator):
         values of the path parameter from its top down over ``factor * log10(1 /
         alpha_ratio)`` decades, and ``max(1, round(n_alphas / 3))`` values of each other
         strength over its range (cross-validation runs the path inside a loop over them),
-        or over its :class:`GridSpan`.
-        ``sample_weight`` weighs the rows as in :meth:`fit`.
+        or over its :class:`GridSpan`. ``sample_weight`` weighs the rows as in :meth:`fit`.
         """
         name = self._path_param
         if name is None or name not in self.get_params(deep=False):
@@ -578,6 +631,133 @@ class MultiTaskEstimator(BaseEstimator):
         scale = scale if np.isfinite(scale) and scale > 0 else 1.0
         return {name: scale * np.logspace(0, -2 * decades, n_alphas)}
 
+    # ------------------------------------------------------------------ new tasks
+    def fit_new_tasks(self, X, y, task=None, sample_weight=None, *, strength="scaled"):
+        """Learn tasks the model has not seen from their rows; the fitted tasks are unchanged.
+
+        Each new task ``t`` solves, alone, the small problem its fitted structure gives it
+        (:mod:`multitask.estimators.new_tasks`)::
+
+            min_{w, b}  (1 / n_t) sum_{i in t} ell(y_i, x_i^T w + b)
+                        + c_t [(alpha_l2 / 2) ||w||^2 + R(w)]
+
+        where ``R`` is the new-task prior of the model's penalty at the fitted weights
+        (:func:`multitask.penalties.new_task.new_task_prior`: the learned subspace of the
+        low-rank models, the shared support and feature weights of the joint-sparsity models,
+        the mean task of the mean-regularized and graph models, the nearest cluster of
+        clustered MTL, the learned task covariance of MTRL; the pooled model gives every new
+        task its population model) and ``b`` is unpenalized, as in ``fit``. The new tasks are
+        appended: ``tasks_``, ``coef_``, ``intercept_`` (and ``coef_variable_``, the
+        components of split models, the arrays of ``solver_result_``) gain one entry per new
+        task, and the rows of the fitted tasks stay bitwise equal. Attributes that describe
+        the learned structure (``M_``, ``laplacian_``, ``task_covariance_``, ranks, ...) keep
+        describing the tasks of fit, whose sizes are ``fit_task_sizes_``; the structure of a
+        later call is that of the tasks of fit, never of tasks added since.
+
+        Why not ``partial_fit``: scikit-learn's ``partial_fit`` continues training on more
+        rows of the same problem (and meta-estimators call it that way); this method never
+        changes a fitted task and refuses a task id the model has, so it has its own name.
+        It works in place and returns ``self``, as ``fit`` and ``partial_fit`` do (copy the
+        model first, ``copy.deepcopy(model)``, to keep the original).
+
+        Parameters
+        ----------
+        X : array-like (n, d), sparse matrix, or list of per-task arrays
+            The new tasks' rows, in any of ``fit``'s formats, with the fitted features.
+        y : array-like (n,), (n, m_new), or list of arrays
+            Their targets (for classifiers, labels among ``classes_``, both classes in each
+            new task).
+        task : array-like (n,), optional
+            Task id of each row (long format): ids the model does not have, of the type of
+            ``tasks_``. Without it (per-task lists, a shared design's target columns, or one
+            task's rows) the new tasks are numbered after the model's largest integer id.
+        sample_weight : array-like, optional
+            Row weights, as in ``fit``.
+        strength : {"scaled", "fitted", "cv"} or float, default="scaled"
+            ``c_t``: ``"scaled"`` is ``nbar / n_t`` (``nbar`` the mean size of the fitted
+            tasks: the prior weighs against the new task's rows as it did against a typical
+            fitted task's, so a task with few rows is shrunk more towards the structure);
+            ``"fitted"`` is 1 (the fitted objective's own conditional on the new column);
+            ``"cv"`` multiplies ``"scaled"`` by the factor of
+            :data:`~multitask.estimators.new_tasks.CV_GRID` with the lowest held-out loss in
+            a cross-validation on the new rows, pooled over the new tasks (each needs
+            :data:`~multitask.estimators.new_tasks.CV_MIN_ROWS` rows); a number is ``c_t``
+            itself. Constraint sets (the l1,inf and per-task balls) have no strength.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            A task id the model has, ids of another type than ``tasks_``, the wrong number of
+            features, labels outside ``classes_``, an unknown ``strength``, or input that
+            ``fit`` would refuse.
+        NotImplementedError
+            For a model whose penalty has no new-task rule (the temporal models).
+        """
+        self._check_linear_structure("fit_new_tasks")
+        check_is_fitted(self, "coef_")
+        self._validate_params()
+        if _is_distributed(X):
+            raise ValueError("fit_new_tasks takes in-memory data (the new tasks' rows), not Dask "
+                             "collections or TaskBlocks.")
+        rule = _new_tasks._check_strength(strength)
+        prior = self._new_task_prior()
+        nbar = _new_tasks.fitted_mean_size(self)
+        data, positional = _new_tasks.convert_new_rows(self, X, y, task, sample_weight)
+        labels = _new_tasks.new_task_labels(self, data, positional)
+        fit = _new_tasks.fit_new_task_columns(self, data, prior, rule, nbar)
+        _new_tasks.append_new_tasks(self, labels, fit)
+        return self
+
+    def _check_linear_structure(self, what: str) -> None:
+        """Refuse ``what`` (new tasks, the population model) for a model without a penalty on
+        linear weights (the kernel model)."""
+        cls = type(self)
+        if (cls._make_penalty is MultiTaskEstimator._make_penalty
+                and cls._new_task_prior is MultiTaskEstimator._new_task_prior):
+            raise NotImplementedError(
+                f"{cls.__name__} has no penalty on linear task weights: {what} is not "
+                "available for it (refit with the new tasks' rows).")
+
+    def _new_task_prior(self) -> ColumnPrior:
+        """The prior a new task gets from the fitted structure: the penalty's rule
+        (:func:`~multitask.penalties.new_task.new_task_prior`) at the fitted variable of the
+        tasks of fit, with :meth:`_new_task_context`."""
+        m = _new_tasks.n_fit_tasks(self)
+        V = np.asarray(self.coef_variable_)[..., :m]
+        return new_task_prior(self._fitted_penalty(), V, **self._new_task_context())
+
+    def _new_task_context(self) -> dict:
+        """What the penalty's new-task rule needs besides the fitted variable (see
+        :func:`~multitask.penalties.new_task.new_task_prior`); nothing by default."""
+        return {}
+
+    def _fitted_penalty(self) -> Penalty:
+        """The model's penalty for the tasks of fit, rebuilt from the hyper-parameters (as
+        ``fit`` built it from the data: only the tasks' number and labels and the number of
+        features are read, so a placeholder data set of that shape stands in)."""
+        m = _new_tasks.n_fit_tasks(self)
+        d = int(self.n_features_in_)
+        shape = MultiTaskData(np.zeros((m, d)), np.zeros(m), np.arange(m + 1, dtype=np.int64),
+                              np.asarray(self.tasks_)[:m], False)
+        return self._make_penalty(get_datafit("squared", shape, False))
+
+    def _scores_or_population(self, X, task, unknown_tasks):
+        """``_scores``, or, with ``unknown_tasks="population"``, rows of tasks the model has
+        not seen scored by the population model (:func:`~multitask.estimators.new_tasks.
+        population_model`)."""
+        if _new_tasks.check_unknown_tasks(unknown_tasks) == "error":
+            return self._scores(X, task)
+        self._check_linear_structure("unknown_tasks='population'")
+        check_is_fitted(self, "coef_")
+        if _is_distributed(X):
+            raise ValueError("unknown_tasks='population' is not supported with Dask "
+                             "collections or TaskBlocks.")
+        return _new_tasks.population_scores(self, X, task)
+
     # ------------------------------------------------------------------ predict
     def _scores(self, X, task=None):
         check_is_fitted(self, "coef_")
@@ -595,10 +775,40 @@ class MultiTaskEstimator(BaseEstimator):
                     "This model was fitted on long-format data with several tasks: pass the "
                     "task id of each row as task=, or use task_column."
                 )
-            data, _ = as_multitask_data(X, None, task, task_column=self.task_column,
-                                        known_tasks=self.tasks_)
+            try:
+                data, _ = as_multitask_data(X, None, task, task_column=self.task_column,
+                                            known_tasks=self.tasks_)
+            except ValueError as exc:
+                if str(exc).startswith("Unknown task id"):
+                    raise ValueError(str(exc) + _new_tasks.UNKNOWN_TASK_HINT) from None
+                raise
+        self._check_prediction_state(data)
         z = data.matvec(self.coef_.T) + data.expand(self.intercept_)
         return self._user_layout(X, data, z)
+
+    def _check_prediction_state(self, data: MultiTaskData) -> None:
+        """The shapes prediction relies on, checked on every call (a few comparisons):
+        ``coef_`` of shape ``(m, d)`` and ``intercept_`` of shape ``(m,)``, real numbers, for
+        the ``m`` tasks and ``d`` features of ``data``. A model whose attributes were edited in
+        memory gets this ``ValueError`` rather than an out-of-bounds read in a compiled
+        kernel (files are checked whole when loaded: :mod:`multitask.estimators.fitted_state`).
+        """
+        for name, shape in (("coef_", (data.n_tasks, data.n_features)),
+                            ("intercept_", (data.n_tasks,))):
+            a = getattr(self, name, None)
+            if not isinstance(a, np.ndarray) or a.shape != shape or a.dtype.kind not in "fiub":
+                got = (f"shape {a.shape} and dtype {a.dtype}" if isinstance(a, np.ndarray)
+                       else type(a).__name__)
+                raise FittedStateError(
+                    f"{type(self).__name__}.{name} must be an array of shape {shape} for its "
+                    f"{data.n_tasks} task(s) and {data.n_features} feature(s), got {got}: the "
+                    "fitted attributes are inconsistent.")
+
+    @classmethod
+    def _fitted_declaration(cls) -> dict[str, Fitted]:
+        """The declared fitted state of the class (:attr:`_fitted_state` of the class and its
+        bases, merged)."""
+        return fitted_declaration(cls)
 
     @staticmethod
     def _user_layout(X, data: MultiTaskData, z: np.ndarray):
@@ -630,9 +840,13 @@ class MultiTaskRegressorBase(RegressorMixin, MultiTaskEstimator):
     _abstract = True
     _is_classifier = False
 
-    def predict(self, X, task=None):
-        """Predicted targets, in the layout of the training input (see module doc)."""
-        return self._scores(X, task)
+    def predict(self, X, task=None, *, unknown_tasks="error"):
+        """Predicted targets, in the layout of the training input (see module doc).
+
+        ``unknown_tasks="population"`` scores the rows (long format) of a task the model has
+        not seen with the population model, the mean of the fitted tasks' models; the
+        default, ``"error"``, refuses them (learn such a task with :meth:`fit_new_tasks`)."""
+        return self._scores_or_population(X, task, unknown_tasks)
 
     def score(self, X, y, task=None, sample_weight=None):
         """Coefficient of determination R^2 of the pooled predictions.
@@ -662,32 +876,38 @@ class MultiTaskClassifierBase(ClassifierMixin, MultiTaskEstimator):
 
     _abstract = True
     _is_classifier = True
+    _fitted_state = {"classes_": Fitted("labels", shape=(2,))}
 
-    def decision_function(self, X, task=None):
-        """Scores ``x^T w_t + b_t``; positive means ``classes_[1]``."""
-        return self._scores(X, task)
+    def decision_function(self, X, task=None, *, unknown_tasks="error"):
+        """Scores ``x^T w_t + b_t``; positive means ``classes_[1]``.
 
-    def predict(self, X, task=None):
-        """Predicted class labels, in the layout of the training input."""
-        if _is_distributed(X):
+        ``unknown_tasks="population"`` scores the rows (long format) of a task the model has
+        not seen with the population model, the mean of the fitted tasks' models; the
+        default, ``"error"``, refuses them (learn such a task with :meth:`fit_new_tasks`)."""
+        return self._scores_or_population(X, task, unknown_tasks)
+
+    def predict(self, X, task=None, *, unknown_tasks="error"):
+        """Predicted class labels, in the layout of the training input (``unknown_tasks`` as
+        in :meth:`decision_function`)."""
+        if _is_distributed(X) and unknown_tasks == "error":
             return _distributed().estimator_predict(self, "predict", X, task)
-        scores = self.decision_function(X, task)
+        scores = self.decision_function(X, task, unknown_tasks=unknown_tasks)
         return _map_output(scores, lambda s: self.classes_[(s > 0).astype(int)])
 
     def _has_proba(self) -> bool:
         return self._loss_name() == "logistic"
 
     @available_if(_has_proba)
-    def predict_proba(self, X, task=None):
+    def predict_proba(self, X, task=None, *, unknown_tasks="error"):
         """Class probabilities ``[1 - p, p]`` with ``p = sigmoid(score)`` (logistic loss only).
 
         Shape ``(n, 2)`` for long format (a list of those for per-task lists); for a shared
         design, shape ``(n, m)`` holding ``P(classes_[1])`` per task (scikit-learn's multilabel
-        convention).
+        convention). ``unknown_tasks`` as in :meth:`decision_function`.
         """
-        if _is_distributed(X):
+        if _is_distributed(X) and unknown_tasks == "error":
             return _distributed().estimator_predict(self, "predict_proba", X, task)
-        scores = self.decision_function(X, task)
+        scores = self.decision_function(X, task, unknown_tasks=unknown_tasks)
 
         def proba(s):
             p = expit(s)

@@ -29,12 +29,23 @@ import scipy.sparse as sp
 from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.utils.validation import check_is_fitted
 
-from multitask.data import as_multitask_data, check_scalar_param
+from multitask.data import as_multitask_data, check_not_complex, check_scalar_param
 from multitask.estimators.base import MAX_ITER_LIMIT, MultiTaskClassifierBase, is_task_list
-from multitask.kernels.task_similarity import make_task_kernels
+from multitask.estimators.fitted_state import Fitted, in_range
+from multitask.kernels.task_similarity import check_similarity_params, make_task_kernels
 from multitask.solvers.dcd import mtmkl_dcd, mtmkl_kernel
 
 __all__ = ["MultiTaskKernelClassifier", "MultitaskKernelClassifier"]
+
+
+def _precomputed(est) -> bool:
+    return isinstance(est.kernel, str) and est.kernel == "precomputed"
+
+
+def _permutation(est, value, sizes) -> str | None:
+    if not np.array_equal(np.sort(value), np.arange(len(value))):
+        return "must be a permutation of the training rows"
+    return None
 
 
 class MultiTaskKernelClassifier(MultiTaskClassifierBase):
@@ -59,7 +70,9 @@ class MultiTaskKernelClassifier(MultiTaskClassifierBase):
         task labels and returns kernel(s).
     similarity_params : dict, optional
         Preset parameters (``rho``, ``lam``, ``adjacency``, ``adjacencies``, ``laplacian``,
-        ``convention``, ``tree``, ``nodes``, ``kind``, ``clusters``, ``distances``, ``sigmas``).
+        ``convention``, ``pinv``, ``tree``, ``nodes``, ``kind``, ``clusters``, ``distances``,
+        ``sigmas``, ``project``): only the keys the chosen preset reads; any other key (or any
+        key with task kernels given as matrices or a callable) is a ``ValueError`` naming it.
     theta : array-like (M,), optional
         Fixed task-kernel weights (no weight learning).
     kernel : {"linear", "precomputed", "rbf", "poly", "sigmoid", "cosine", "laplacian", ...}
@@ -123,6 +136,27 @@ class MultiTaskKernelClassifier(MultiTaskClassifierBase):
     """
 
     _default_loss = "hinge"
+    #: The kernel-dual stack's fitted state (no solver variables of the generic base).
+    _fitted_state = {
+        "coef_variable_": None,
+        "intercept_variable_": None,
+        "solver_info_": None,
+        "coef_": Fitted("array", shape=("m", "d"), when=lambda est: est._is_linear()),
+        "solver_": Fitted("str", choices=("dcd", "svc")),
+        "theta_": Fitted("array", shape=("p",), nonnegative=True),
+        "task_kernels_": Fitted("list", shape=("p",), item=Fitted("array", shape=("m", "m"))),
+        "task_similarity_": Fitted("array", shape=("m", "m")),
+        "alpha_": Fitted("array", shape=("n",)),
+        "duality_gap_": Fitted("float", nan=True),
+        "history_": Fitted("dict"),
+        "_X_fit": Fitted("sparse_or_array", shape=("n", "d"), when=lambda est: not (
+            est._is_linear() or _precomputed(est))),
+        "_fit_order": Fitted("array", shape=("n",), dtype="iu", optional=True,
+                             check=_permutation, when=_precomputed),
+        "_dual_coef": Fitted("array", shape=("n",), when=lambda est: not est._is_linear()),
+        "_task_fit": Fitted("array", shape=("n",), dtype="iu", check=in_range("m"),
+                            when=lambda est: not est._is_linear()),
+    }
     _renamed = {"C": "it is now 'alpha' = 1 / C (the strength of the regularizer)"}
     _grid_held = {
         "p": "the norm of the kernel-weight constraint is a choice of how the task kernels "
@@ -215,6 +249,7 @@ class MultiTaskKernelClassifier(MultiTaskClassifierBase):
                 raise ValueError(f"kernel_params[{key!r}] must be finite, got {v!r}.")
         if self.similarity_params is not None and not isinstance(self.similarity_params, dict):
             raise ValueError(f"similarity_params must be a dict, got {self.similarity_params!r}.")
+        check_similarity_params(self.task_similarity, self.similarity_params)
 
     def _is_linear(self) -> bool:
         return isinstance(self.kernel, str) and self.kernel == "linear" and self.solver != "svc"
@@ -223,6 +258,7 @@ class MultiTaskKernelClassifier(MultiTaskClassifierBase):
         # non-finite values are reported per task by _check_finite below
         from sklearn.utils.validation import validate_data
 
+        check_not_complex(X)
         return validate_data(
             self,
             X,

@@ -41,7 +41,9 @@ import numpy as np
 
 __all__ = [
     "PRESETS",
+    "PRESET_PARAMETERS",
     "balanced_binary_tree",
+    "check_similarity_params",
     "check_task_kernel",
     "cluster_task_kernel",
     "feda_task_kernel",
@@ -587,6 +589,48 @@ PRESETS: dict[str, Callable] = {
 }
 """Preset name -> ``f(tasks, params) -> list of task kernels``."""
 
+#: The ``similarity_params`` keys each preset reads (any other key is refused).
+PRESET_PARAMETERS: dict[str, tuple[str, ...]] = {
+    "individual": (),
+    "union": (),
+    "feda": (),
+    "regularized": ("rho",),
+    "shared-individual": (),
+    "clustering": ("clusters", "rho", "lam"),
+    "graph": ("adjacency", "laplacian", "lam", "convention", "pinv"),
+    "multigraph": ("adjacencies", "lam", "convention"),
+    "hierarchical": ("tree", "nodes", "kind", "rho"),
+    "smooth": ("distances", "sigmas", "project"),
+}
+
+
+def check_similarity_params(task_similarity, params: dict | None) -> None:
+    """Refuse ``similarity_params`` keys that the chosen ``task_similarity`` does not read.
+
+    A preset reads the keys of :data:`PRESET_PARAMETERS`; task kernels given as matrices or
+    by a callable read none. A key that would be ignored (a typing error such as ``"lamda"``,
+    or a parameter of another preset) is a ``ValueError`` naming it and the accepted keys.
+    """
+    if params is None:
+        return
+    if not isinstance(params, dict):
+        raise ValueError(f"similarity_params must be a dict, got {params!r}.")
+    if isinstance(task_similarity, str):
+        key = task_similarity.lower().replace("_", "-")
+        accepted = PRESET_PARAMETERS.get(key)
+        if accepted is None:
+            return  # an unknown preset: refused by make_task_kernels, naming the presets
+        what = f"task_similarity={task_similarity!r}"
+    else:
+        accepted = ()
+        what = "task kernels given as matrices or by a callable"
+    unknown = [k for k in params if k not in accepted]
+    if unknown:
+        takes = (f"it accepts {', '.join(map(repr, accepted))}" if accepted
+                 else "it accepts none")
+        raise ValueError(f"similarity_params has the key {unknown[0]!r}, which is not used "
+                         f"with {what} ({takes}).")
+
 
 def make_task_kernels(task_similarity, tasks: Sequence, params: dict | None = None):
     """Resolve an estimator's ``task_similarity`` into a validated list of task kernels.
@@ -601,13 +645,16 @@ def make_task_kernels(task_similarity, tasks: Sequence, params: dict | None = No
     params : dict, optional
         Preset parameters (``rho``, ``lam``, ``adjacency``, ``laplacian``, ``adjacencies``,
         ``convention``, ``pinv``, ``tree``, ``nodes``, ``kind``, ``clusters``, ``distances``,
-        ``sigmas``, ``project``).
+        ``sigmas``, ``project``): only the keys the preset reads
+        (:data:`PRESET_PARAMETERS`); any other key is a ``ValueError``
+        (:func:`check_similarity_params`).
 
     Returns
     -------
     list of ndarray (T, T)
         Symmetric positive semidefinite task kernels.
     """
+    check_similarity_params(task_similarity, params)
     params = dict(params or {})
     T = len(tasks)
     if isinstance(task_similarity, str):

@@ -11,7 +11,12 @@ import scipy.sparse as sp
 
 from multitask.penalties._l1ball_numba import column_l1ball_thresholds
 from multitask.penalties.base import Constraint
-from multitask.penalties.prox import project_l1_ball, project_trace_ball, soft_threshold
+from multitask.penalties.prox import (
+    _rescaling,
+    project_l1_ball,
+    project_trace_ball,
+    soft_threshold,
+)
 
 __all__ = ["ColumnL1Balls", "ColumnL2Balls", "L1Ball", "TraceBall"]
 
@@ -34,6 +39,10 @@ class L1Ball(Constraint):
     def norm(self, W):
         return float(np.abs(W).sum())
 
+    def support(self, G):
+        """``radius ||G||_inf``."""
+        return self.radius * float(np.abs(G).max()) if G.size else 0.0
+
     def project(self, V):
         return project_l1_ball(V, self.radius)
 
@@ -49,6 +58,10 @@ class TraceBall(Constraint):
 
     def norm(self, W):
         return float(np.linalg.svd(W, compute_uv=False).sum()) if W.size else 0.0
+
+    def support(self, G):
+        """``radius ||G||_2`` (the spectral norm)."""
+        return self.radius * float(np.linalg.norm(G, 2)) if G.size else 0.0
 
     def project(self, V):
         return project_trace_ball(V, self.radius)
@@ -74,6 +87,15 @@ class _ColumnBalls(Constraint):
 
     def _column_norms(self, W) -> np.ndarray:
         raise NotImplementedError
+
+    def _dual_column_norms(self, G) -> np.ndarray:
+        raise NotImplementedError
+
+    def support(self, G):
+        """``sum_t radius_t Omega^*(G_.t)``."""
+        if G.size == 0:
+            return 0.0
+        return float(self._radii(G.shape[1]) @ self._dual_column_norms(G))
 
     def norm(self, W):
         """``max_t Omega(W_.t) / radius_t`` (``<= 1`` on the set; the largest norm when all
@@ -109,9 +131,21 @@ class ColumnL1Balls(_ColumnBalls):
     def _column_norms(self, W):
         return np.abs(W).sum(axis=0)
 
+    def _dual_column_norms(self, G):
+        return np.abs(G).max(axis=0)
+
     def project(self, V):
         V = np.asarray(V, dtype=np.float64)
-        theta = column_l1ball_thresholds(V, self._radii(V.shape[1]))
+        # positively homogeneous: entries outside the safe band are rescaled by a power of
+        # two first (prox.SAFE_EXPONENT), so that the compiled sums neither overflow nor vanish
+        c = _rescaling(V, "ColumnL1Balls.project")
+        if c != 1.0:
+            return self._project_radii(V * c, self._radii(V.shape[1]) * c) / c
+        return self._project_radii(V, self._radii(V.shape[1]))
+
+    @staticmethod
+    def _project_radii(V, radii):
+        theta = column_l1ball_thresholds(V, radii)
         return soft_threshold(V, theta[None, :])
 
     def lp_constraints(self, d: int, m: int):
@@ -136,6 +170,9 @@ class ColumnL2Balls(_ColumnBalls):
 
     def _column_norms(self, W):
         return np.linalg.norm(W, axis=0)
+
+    def _dual_column_norms(self, G):
+        return np.linalg.norm(G, axis=0)
 
     def project(self, V):
         V = np.asarray(V, dtype=np.float64)

@@ -63,6 +63,31 @@ WIDE_RATIO = 2.0
 GRAM_RTOL = 1e-4
 #: Width ratio from which the ``R``-factor route beats the thin SVD (measured, one core).
 QR_RATIO = 4.0
+#: Entries of largest magnitude outside ``[2**-SAFE_EXPONENT, 2**SAFE_EXPONENT]`` (about
+#: ``1e-90`` to ``1e90``) are first rescaled by a power of two (exact): the Gram route squares
+#: the entries and the l1-ball threshold sums them, which overflow (or lose every digit to
+#: underflow) far inside the ``[1e-100, 1e100]`` range of data the estimators accept, whose
+#: gradients reach ``1e200``. Inside the band nothing is rescaled (bitwise the same results).
+SAFE_EXPONENT = 300
+
+
+def _rescaling(V: np.ndarray, what: str) -> float:
+    """``2**-k`` with ``2**k`` near ``max |V|`` when that is outside the safe band, else ``1.0``.
+
+    Multiplying by a power of two is exact (no rounding), so ``f(V) = f(V c) / c`` holds to the
+    last bit for the positively homogeneous operations here.
+
+    Raises
+    ------
+    ValueError
+        When ``V`` holds NaN or infinity (``what`` names the routine).
+    """
+    top = float(np.max(np.abs(V))) if V.size else 0.0
+    if not np.isfinite(top):
+        raise ValueError(f"{what}: the input holds NaN or infinity.")
+    if top == 0.0 or 2.0**-SAFE_EXPONENT <= top <= 2.0**SAFE_EXPONENT:
+        return 1.0
+    return float(2.0 ** -np.frexp(top)[1])
 
 
 def soft_threshold(V: np.ndarray, thresh: float) -> np.ndarray:
@@ -181,6 +206,10 @@ def spectral_shrink(V: np.ndarray, shrink: Callable[[np.ndarray], np.ndarray], *
         ``"qr"`` when the matrix is at least ``QR_RATIO`` times wider than high (or higher
         than wide), else to ``"svd"``. See the module docstring.
 
+    Entries beyond about ``1e90`` in magnitude (or all below ``1e-90``) are rescaled by a
+    power of two first (:data:`SAFE_EXPONENT`); ``shrink`` still sees the true singular
+    values. NaN or infinity in ``V`` is a ``ValueError``.
+
     Returns
     -------
     out : ndarray of shape (d, m)
@@ -194,6 +223,11 @@ def spectral_shrink(V: np.ndarray, shrink: Callable[[np.ndarray], np.ndarray], *
         raise ValueError(f"method must be 'auto', 'gram', 'qr' or 'svd', got {method!r}.")
     if V.size == 0:
         return V.copy(), np.zeros(0)
+    c = _rescaling(V, "spectral_shrink")
+    if c != 1.0:  # shrink sees the true singular values: s -> shrink(s / c) c
+        out, s_new = spectral_shrink(
+            V * c, lambda s: np.asarray(shrink(s / c), dtype=np.float64) * c, method=method)
+        return out / c, s_new / c
     d, m = V.shape
     if d > m:  # work on the small side
         out, s_new = spectral_shrink(V.T, shrink, method=method)
@@ -229,10 +263,13 @@ def trace_norm(V: np.ndarray) -> float:
 def spectral_norm(V: np.ndarray) -> float:
     """``||V||_2 = sigma_max(V)``; for wide (or tall) matrices from the top eigenvalue of the
     small Gram matrix (relative accuracy ``eps``: squaring hurts only the small singular
-    values)."""
+    values; entries outside the safe band are rescaled first, see :data:`SAFE_EXPONENT`)."""
     V = np.asarray(V, dtype=np.float64)
     if V.size == 0:
         return 0.0
+    c = _rescaling(V, "spectral_norm")
+    if c != 1.0:
+        return spectral_norm(V * c) / c
     d, m = V.shape
     if max(d, m) >= WIDE_RATIO * min(d, m):
         C = V @ V.T if d <= m else V.T @ V
@@ -263,15 +300,21 @@ def project_l1_ball(v: np.ndarray, radius: float, *, seed: int = 0) -> np.ndarra
     ``x = sign(v) * max(|v| - theta, 0)`` with ``theta >= 0`` the smallest value making
     ``||x||_1 <= radius``; ``theta`` is found by randomized pivoting in expected linear time
     (Duchi, Shalev-Shwartz, Singer & Chandra, "Efficient projections onto the l1-ball for
-    learning in high dimensions").
+    learning in high dimensions"). The projection is positively homogeneous,
+    ``P_r(v) = P_(r c)(v c) / c``: entries outside the safe band (:data:`SAFE_EXPONENT`) are
+    rescaled by a power of two first, so that the sums of the threshold search neither
+    overflow nor vanish. NaN or infinity in ``v`` is a ``ValueError``.
     """
     v = np.asarray(v, dtype=np.float64)
     if radius < 0 or not np.isfinite(radius):
         raise ValueError(f"radius must be finite and >= 0, got {radius!r}.")
     if radius == 0:
         return np.zeros_like(v)
-    if np.abs(v).sum() <= radius:
+    c = _rescaling(v, "project_l1_ball")
+    if np.abs(v).sum() <= radius:  # an overflowing sum (inf) is outside
         return v.copy()
+    if c != 1.0:  # outside the ball: radius * c < sum |v c|, no overflow
+        return project_l1_ball(v * c, float(radius) * c, seed=seed) / c
     theta = l1ball_threshold(v.ravel(), float(radius), seed)
     return soft_threshold(v, theta)
 

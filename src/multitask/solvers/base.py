@@ -6,30 +6,37 @@ needs of them in :attr:`Solver.datafit_requires` and :attr:`Solver.penalty_requi
 capabilities of :data:`multitask.losses.DATAFIT_CAPABILITIES` and
 :data:`multitask.penalties.CAPABILITIES`) and never looks at their classes.
 
-The optimality measure
-----------------------
-Every solver of a model ``min_{V, b} f(A(V), b) + h(V)`` (smooth loss ``f``, penalty or
-constraint ``h``, linear map ``A``) reports, and stops on, the same relative measure::
+The stopping rule
+-----------------
+Every solver stops on, and reports, the same relative measure, :func:`optimality`: for the
+convex models it is the **certified relative duality gap** of
+:func:`multitask.solvers.certificate.duality_gap`, ``(P - D) / P`` with ``P`` the objective at
+the point and ``D`` the value of a dual point built from it, so that ``tol`` bounds the relative
+distance to the optimal objective, ``(P - P*) / P <= tol``, whatever the model, the solver or
+the scale of the data. Solvers with a cheaper internal criterion (objective change, ADMM
+residuals, coordinate changes) use it only to decide when to compute the certificate.
+:func:`finish` computes it once more at the returned point, and the result is ``converged``
+only when it is at most ``tol`` there.
 
-    optimality(V, b) = || ( L (V - prox_{h/L}(V - A^T grad_W f / L)),  s grad_b f ) ||_F
-                       / || A^T grad_W f(0, b_0) ||_F
+Where no dual is available (non-convex penalties, whose stage problems are certified instead
+when they are convex; a classification loss with directions that the penalty leaves entirely
+free, such as the mean of the tasks in mean regularization without a ridge term; solvers
+computing on task blocks held apart), the measure is the prox-gradient residual of
+:func:`kkt_residual`, and the result says it is not certified (``info["certified"]``)::
+
+    kkt(V, b) = || ( L (V - prox_{h/L}(V - A^T grad_W f / L)),  s grad_b f ) ||_F
+                / || A^T grad_W f(0, b_0) ||_F
 
 with ``L = L_W * ||A||^2`` (``L_W`` the datafit's Lipschitz constant with respect to ``W``),
 ``s`` the root mean square of the (centred) feature entries (the intercept block measured as
 the weight of a constant feature of the features' typical scale), ``b_0`` the best intercepts
-at ``W = 0``, and the gradients taken at ``(A(V), b)``. (A penalty with a
-``"smooth"`` part ``g`` counts it with the loss: ``grad g`` is added to the gradient, its
-Lipschitz constant to ``L``, and ``prox`` is that of the rest. When the gradient at zero
-vanishes, a degenerate design where no feature carries signal, the denominator is the norm of
-the full gradient at ``(0, 0)``, or 1.) The numerator is the norm
-of the prox-gradient mapping (for a constraint set, of the projected-gradient mapping); it is
-zero exactly at the minimizers (at the stationary points of a non-convex penalty with an exact
-prox). The point ``V+ = prox_{h/L}(V - A^T grad f / L)`` then satisfies
-``dist(0, dF(V+)) <= 2 * optimality(V, b) * ||A^T grad f(0, b_0)||``. The denominator makes
-the measure scale-free: multiplying the targets, the features or the loss by a constant does
-not change it, and ``tol`` means the same accuracy for every model. Solvers with a cheaper
-internal criterion (objective change, ADMM residuals, coordinate changes) use it only to decide
-when to compute the measure; they stop when the measure is at most ``tol``.
+at ``W = 0``, and the gradients taken at ``(A(V), b)``. (A penalty with a ``"smooth"`` part
+``g`` counts it with the loss: ``grad g`` is added to the gradient, its Lipschitz constant to
+``L``, and ``prox`` is that of the rest. When the gradient at zero vanishes, a degenerate
+design where no feature carries signal, the denominator is the norm of the full gradient at
+``(0, 0)``, or 1.) The numerator is the norm of the prox-gradient mapping; it is zero exactly
+at the minimizers (at the stationary points of a non-convex penalty with an exact prox), and
+bounds the distance of a nearby point to the subdifferential, not the objective gap.
 """
 
 from __future__ import annotations
@@ -54,6 +61,8 @@ __all__ = [
     "finish",
     "initial_point",
     "apply_per_task",
+    "certify",
+    "kkt_residual",
     "lipschitz_bound",
     "measure_lipschitz",
     "optimality",
@@ -257,9 +266,29 @@ def measure_lipschitz(datafit: Datafit, penalty: Penalty) -> float:
     return L if np.isfinite(L) and L > 0 else 1.0
 
 
+def certify(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.ndarray | None,
+            L: float | None = None) -> tuple[float, bool]:
+    """``(measure, certified)`` at ``(V, b)``: the certified relative duality gap where the
+    model has a dual (:func:`multitask.solvers.certificate.duality_gap`), else the
+    prox-gradient residual of :func:`kkt_residual` (``certified`` False)."""
+    from multitask.solvers.certificate import duality_gap
+
+    cert = duality_gap(datafit, penalty, V, b)
+    if cert is not None:
+        return cert.relative_gap, True
+    return kkt_residual(datafit, penalty, V, b, L), False
+
+
 def optimality(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.ndarray | None,
                L: float | None = None) -> float:
-    """The relative optimality measure of the module docstring at ``(V, b)``.
+    """The measure every solver stops on (module docstring): the certified relative duality
+    gap, or the prox-gradient residual where the model has no dual (:func:`certify`)."""
+    return certify(datafit, penalty, V, b, L)[0]
+
+
+def kkt_residual(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.ndarray | None,
+                 L: float | None = None) -> float:
+    """The relative prox-gradient residual of the module docstring at ``(V, b)``.
 
     ``L`` defaults to :func:`measure_lipschitz` (pass it only to save its computation).
     Returns NaN for a loss without gradient (hinge) or a penalty without prox (the
@@ -272,27 +301,64 @@ def optimality(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.ndarray 
     _, G, gb = smooth_value_and_grad(datafit, penalty, V, b)
     step = V - penalty.prox(V - G / L, 1.0 / L)
     num = L * L * float(np.vdot(step, step))
+    s = datafit.measure_constants()[1] if gb is not None else 0.0
     if gb is not None:
-        s = datafit.measure_constants()[1]
         num += s * s * float(np.vdot(gb, gb))
     scale = datafit.gradient_scale() * np.sqrt(A.norm_sq)
+    if not (np.isfinite(num) and (num > 1e-280 or (num == 0 and not np.any(step)))):
+        # the squares overflowed or underflowed (gradients beyond about 1e150 or below
+        # 1e-140: data near the ends of the accepted [1e-100, 1e100] range): the same
+        # measure from norms computed with scaling (BLAS nrm2)
+        parts = [L * _safe_norm(step)] + ([s * _safe_norm(gb)] if gb is not None else [])
+        return float(_safe_norm(np.asarray(parts)) / max(scale, np.finfo(float).tiny))
     return float(np.sqrt(num) / max(scale, np.finfo(float).tiny))
+
+
+def _safe_norm(a) -> float:
+    """``||a||_2`` of all entries without overflow or underflow of the squares (BLAS nrm2)."""
+    import scipy.linalg
+
+    a = np.ascontiguousarray(a, dtype=np.float64).ravel()
+    return float(scipy.linalg.norm(a)) if a.size else 0.0
 
 
 def finish(solver: Solver, datafit: Datafit, penalty: Penalty, V: np.ndarray,
            b: np.ndarray | None, *, n_iter: int, objective, times, converged: bool, t0: float,
            measure: float | None = None, info: dict | None = None,
-           what: str = "", exhausted: bool | None = None) -> SolverResult:
-    """The result record of a run, with the measure and the shared convergence warning.
+           what: str = "", exhausted: bool | None = None,
+           certified: bool | None = None) -> SolverResult:
+    """The result record of a run, with the certificate and the shared convergence warning.
 
-    ``measure`` is computed at ``(V, b)`` when not given. When the run used its whole budget
-    without converging (``exhausted``, by default ``not converged and n_iter >=
-    solver.max_iter``) and ``solver.warn`` is set, warns with ``ConvergenceWarning`` naming the
-    solver, the budget, the measure reached and the tolerance (``what`` adds a solver-specific
-    detail).
+    The certified gap is computed at the returned ``(V, b)`` (:func:`certify`); the run is
+    ``converged`` only when the solver says so and, for a certified model, the gap there is at
+    most ``solver.tol``. Where the model has no dual, ``measure`` (computed at ``(V, b)`` when
+    not given) is reported, with ``certified`` (default False) saying whether the caller's
+    measure is itself a certificate (the last stage of a multi-stage run). When the run used
+    its whole budget without converging (``exhausted``, by default ``not converged and n_iter
+    >= solver.max_iter``) and ``solver.warn`` is set, warns with ``ConvergenceWarning`` naming
+    the solver, the budget, the measure reached and the tolerance (``what`` adds a
+    solver-specific detail).
     """
-    if measure is None:
-        measure = optimality(datafit, penalty, V, b)
+    from multitask.solvers.certificate import duality_gap
+
+    cert = duality_gap(datafit, penalty, V, b)
+    if cert is not None:
+        measure, certified = cert.relative_gap, True
+        if converged and cert.relative_gap > solver.tol:
+            converged = False
+            if solver.warn:
+                warnings.warn(
+                    f"Solver {solver.label!r} stopped on its own criterion at a relative "
+                    f"duality gap of {cert.relative_gap:.2e} > tol={solver.tol:g}: the result "
+                    "is not certified to the tolerance (converged_ is False). Decrease the "
+                    "solver's inner tolerance or use another solver.",
+                    ConvergenceWarning,
+                    stacklevel=3,
+                )
+    else:
+        if measure is None:
+            measure = kkt_residual(datafit, penalty, V, b)
+        certified = bool(certified)
     W = np.array(penalty.linear_map.forward(V), copy=True)
     if exhausted is None:
         exhausted = not converged and n_iter >= solver.max_iter
@@ -300,13 +366,17 @@ def finish(solver: Solver, datafit: Datafit, penalty: Penalty, V: np.ndarray,
         detail = f" ({what})" if what else ""
         warnings.warn(
             f"Solver {solver.label!r} did not converge in max_iter={solver.max_iter} "
-            f"iterations{detail}: optimality measure {measure:.2e}, tol={solver.tol:g}. "
+            f"iterations{detail}: {'relative duality gap' if certified else 'optimality measure'}"
+            f" {measure:.2e}, tol={solver.tol:g}. "
             "Increase max_iter or tol.",
             ConvergenceWarning,
             stacklevel=3,
         )
     info = dict(info or {})
     info.setdefault("solver", solver.label)
+    info["certified"] = certified
+    if cert is not None:
+        info["primal"], info["dual"] = cert.primal, cert.dual
     return SolverResult(
         coef=V,
         W=W,
