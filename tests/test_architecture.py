@@ -24,9 +24,9 @@ SOLVERS = sorted((PACKAGE / "solvers").glob("*.py"))
 #: result record and plain functions (prox operators), never a concrete class.
 ALLOWED_FROM = {
     "multitask.data": {"MultiTaskData", "check_scalar_param"},
-    "multitask.losses": {"Datafit"},
+    "multitask.losses": {"Datafit", "DualPoint"},
     "multitask.penalties.base": {"Penalty", "Constraint", "LinearMap", "IdentityMap", "SumMap",
-                                 "CAPABILITIES"},
+                                 "CAPABILITIES", "DualBound"},
     "multitask.penalties.prox": None,  # plain functions: any public name
 }
 FORBIDDEN_PREFIXES = ("multitask.estimators", "multitask.kernels", "multitask.model_selection",

@@ -1,9 +1,11 @@
-"""The relative optimality measure of the solvers (``multitask.solvers.optimality``).
+"""The prox-gradient residual (``multitask.solvers.base.kkt_residual``), the measure of the
+models without a certified duality gap.
 
-``optimality(V, b) = ||(L (V - prox_{h/L}(V - A^T grad f / L)), grad_b f)|| /
-||A^T grad_W f(0, b_0)||``: zero exactly at the minimizers, free of the scale of the data, and
-the one stopping rule of every solver. Checked here against cvxpy's optima (it vanishes there,
-and not at nearby points), under rescaling of the targets and features, and through warm starts.
+``kkt(V, b) = ||(L (V - prox_{h/L}(V - A^T grad f / L)), grad_b f)|| /
+||A^T grad_W f(0, b_0)||``: zero exactly at the minimizers and free of the scale of the data.
+Checked here against cvxpy's optima (it vanishes there, and not at nearby points), under
+rescaling of the targets and features, and through warm starts (where the solvers stop on the
+certified gap of ``tests/test_certificate.py``, which is below ``tol`` at the returned point).
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from multitask.penalties import (
     TraceBall,
     TraceNorm,
 )
-from multitask.solvers import BlockCoordinateDescent, ProximalGradient, optimality
+from multitask.solvers import BlockCoordinateDescent, ProximalGradient
+from multitask.solvers.base import kkt_residual as optimality
 
 cp = pytest.importorskip("cvxpy")
 
@@ -220,8 +223,10 @@ def test_warm_start_along_a_path_iterates_until_the_measure_is_met(regression_li
     warm = solver.solve(df, new, coef_init=prev.coef)
     cold = solver.solve(df, new)
     assert warm.converged and warm.optimality <= 1e-8
-    assert 1 < warm.n_iter < cold.n_iter
-    np.testing.assert_allclose(warm.W, cold.W, atol=1e-6 * np.abs(cold.W).max())
+    assert 1 < warm.n_iter <= cold.n_iter
+    # both certified to 1e-8 in objective: the same objective, weights close
+    assert warm.final_objective == pytest.approx(cold.final_objective, rel=2e-8)
+    np.testing.assert_allclose(warm.W, cold.W, atol=1e-4 * np.abs(cold.W).max())
 
 
 @pytest.mark.parametrize("solver", [ProximalGradient, BlockCoordinateDescent])

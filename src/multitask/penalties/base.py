@@ -22,6 +22,7 @@ it is zero exactly at the minimizers (at the stationary points of a non-convex p
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -29,6 +30,7 @@ import numpy as np
 __all__ = [
     "CAPABILITIES",
     "Constraint",
+    "DualBound",
     "IdentityMap",
     "LinearMap",
     "Penalty",
@@ -61,6 +63,75 @@ __all__ = [
 #:   combine); others override them.
 CAPABILITIES = frozenset({"row_prox", "blocks", "stages", "lp", "low_rank", "smooth",
                           "majorant", "blockwise"})
+
+
+@dataclass(frozen=True)
+class DualBound:
+    """The penalty's conjugate along the dual ray ``U = -s G`` (``"dual"`` capability).
+
+    For the prox part ``r`` of a penalty and the gradient ``G`` of the smooth part of a model
+    at a primal point, ``r^*(-s G) = c1 s + c2 s^2`` for ``0 <= s <= s_max`` (``r^*`` is
+    ``+inf`` beyond ``s_max``). A norm ``alpha Omega`` has ``r^* = 0`` on its dual ball, so
+    ``s_max = alpha / Omega^*(G)`` and ``c1 = c2 = 0``; the indicator of a ball
+    ``{Omega <= C}`` has ``r^*(U) = C Omega^*(U)``: ``s_max = inf`` and ``c1 = C
+    Omega^*(G)``; a quadratic-type penalty (ridge, squared trace norm) has ``c2 > 0``.
+    """
+
+    s_max: float
+    c1: float = 0.0
+    c2: float = 0.0
+
+    def __add__(self, other: DualBound) -> DualBound:
+        """The bound of the sum of two conjugates at the same ``U`` (a sum of parts)."""
+        return DualBound(min(self.s_max, other.s_max), self.c1 + other.c1, self.c2 + other.c2)
+
+
+def norm_bound(alpha: float, dual_norm: float) -> DualBound:
+    """:class:`DualBound` of ``alpha Omega`` at ``G`` with ``Omega^*(G) = dual_norm``:
+    ``s_max = alpha / dual_norm`` (``inf`` when ``dual_norm = 0``; ``0`` when ``alpha = 0``
+    and ``G != 0``)."""
+    dual_norm = float(dual_norm)
+    if not dual_norm > 0:
+        return DualBound(float("inf"))
+    return DualBound(float(alpha) / dual_norm)
+
+
+def gauge_by_prox(penalty: Penalty, G: np.ndarray, rtol: float = 1e-12) -> float:
+    """``gamma(G) = min {t >= 0 : G in t * dh(0)}`` for a positively homogeneous penalty ``h``
+    with an exact prox, by bisection: ``prox_{t h}(G) = 0`` exactly when ``G in t dh(0)``.
+
+    The returned value is an upper end of the bisection interval (a relative ``rtol``), so
+    that ``-G / gamma`` is dual feasible. ``0`` when ``G = 0``.
+    """
+    G = np.asarray(G, dtype=np.float64)
+    if not G.size or not np.any(G):
+        return 0.0
+
+    def zero_at(t: float) -> bool:
+        return not np.any(penalty.prox(G, t))
+
+    hi = 1.0
+    if zero_at(hi):
+        lo = 0.0
+        while True:  # shrink until prox is non-zero
+            t = hi * 0.5
+            if t < 1e-300 or not zero_at(t):
+                lo = t
+                break
+            hi = t
+    else:
+        lo = hi
+        while not zero_at(hi):
+            lo, hi = hi, hi * 2.0
+            if hi > 1e300:
+                return float("inf")
+    while hi - lo > rtol * hi:
+        mid = 0.5 * (lo + hi)
+        if zero_at(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 def check_strength(value, name: str = "alpha") -> float:
@@ -276,6 +347,13 @@ class Penalty(ABC):
         """``"blockwise"``: :meth:`alpha_max` from the combined :meth:`block_alpha_stats`."""
         return float(stats) if stats is not None else 0.0
 
+    def dual_bound(self, G: np.ndarray) -> DualBound | None:
+        """``"dual"``: the conjugate of the prox part ``r`` along ``U = -s G``
+        (:class:`DualBound`), for the certified duality gap
+        (:func:`multitask.solvers.certificate.duality_gap`); ``None`` where the penalty has no
+        computable conjugate (non-convex penalties)."""
+        return None
+
     def lp_constraints(self, d: int, m: int):
         """``"lp"``: the set as linear inequalities ``A_w vec(W) + A_u u <= c``, ``u >= 0``.
 
@@ -315,6 +393,20 @@ class Constraint(Penalty):
     @abstractmethod
     def project(self, V: np.ndarray) -> np.ndarray:
         """Return the Euclidean projection of ``V`` onto the set (a new array)."""
+
+    def support(self, G: np.ndarray) -> float:
+        """``sigma(G) = max_{W in set} <G, W>`` (the conjugate of the indicator: ``radius
+        Omega^*(G)`` for a ball); subclasses implement it for the certificate."""
+        raise NotImplementedError
+
+    def dual_bound(self, G: np.ndarray) -> DualBound | None:
+        """The indicator's conjugate is the support function, positively homogeneous and
+        finite: ``r^*(-s G) = s sigma(-G) = s sigma(G)`` (symmetric sets), ``s_max = inf``."""
+        try:
+            c1 = float(self.support(G))
+        except NotImplementedError:
+            return None
+        return DualBound(float("inf"), c1, 0.0)
 
     def value(self, V: np.ndarray) -> float:
         return 0.0 if self.norm(V) <= float(np.max(self.radius)) * (1 + 1e-9) + 1e-12 else np.inf

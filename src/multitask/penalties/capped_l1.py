@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from multitask.penalties.base import Penalty
+from multitask.penalties.base import DualBound, Penalty
 
 __all__ = ["CappedL1", "RowWeightedL1"]
 
@@ -75,6 +75,25 @@ class RowWeightedL1(Penalty):
             return float("inf")
         ratio = g[~free] / self.weights[~free]
         return float(ratio.max()) if ratio.size else 0.0
+
+    def dual_bound(self, G):
+        """``s_max = min_j c_j / ||G_j.||_inf``; a row with ``c_j = 0`` (not penalized)
+        needs ``G_j. = 0`` (else ``s_max = 0``: the certificate then re-optimizes those rows
+        first, see :meth:`free_directions`)."""
+        self._check(G)
+        g = np.max(np.abs(G), axis=1) if G.size else np.zeros(self.weights.size)
+        free = self.weights == 0
+        if np.any(g[free] > 0):
+            return DualBound(0.0)
+        pos = (~free) & (g > 0)
+        return DualBound(float(np.min(self.weights[pos] / g[pos])) if pos.any()
+                         else float("inf"))
+
+    def free_directions(self, shape: tuple[int, ...], ridge: float = 0.0):
+        """``(rows, None)``: the rows the penalty leaves free (weight 0), every entry of them
+        (``None``: each task on its own); ``None`` when every row is penalized."""
+        free = self.weights == 0
+        return (free, None) if free.any() else None
 
 
 class CappedL1(Penalty):

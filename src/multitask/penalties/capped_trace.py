@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from multitask.penalties.base import Penalty, check_strength
+from multitask.penalties.base import DualBound, Penalty, check_strength
 from multitask.penalties.prox import safe_svd
 
 __all__ = [
@@ -289,3 +289,25 @@ class LinearizedTruncatedTraceNorm(_SpectralPenalty):
         out, s = _psvt_with_values(V + mu * self.P, mu, 0)
         self._remember(out, s)
         return out
+
+    def dual_bound(self, G):
+        """``h^*(U)`` is the indicator of ``{||U + alpha P||_2 <= alpha}`` (a shifted ball),
+        so the ray ``U = -s G`` is feasible on an interval ``[0, s_max]`` (``s = 0`` is:
+        ``||P||_2 <= 1``), found by bisection on ``[0, 1]`` (``s_max = 1`` when feasible)."""
+        G = np.asarray(G, dtype=np.float64)
+        a = self.alpha
+        if not G.size or not np.any(G):
+            return DualBound(float("inf"))
+
+        def feasible(s: float) -> bool:
+            return float(np.linalg.norm(a * self.P - s * G, 2)) <= a * (1.0 + 1e-12)
+
+        if feasible(1.0):
+            return DualBound(1.0)
+        if not feasible(0.0):
+            return DualBound(0.0)
+        lo, hi = 0.0, 1.0
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if feasible(mid) else (lo, mid)
+        return DualBound(lo)

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from multitask.penalties.base import Penalty
+from multitask.penalties.base import DualBound, Penalty
 from multitask.penalties.prox import safe_svd
 
 __all__ = [
@@ -205,6 +205,25 @@ class _StructureRelaxation(Penalty):
         """``inf``: the penalty is at least ``alpha eta ||W||_F^2`` (a ridge), so no finite
         strength makes ``W = 0`` optimal unless the gradient vanishes."""
         return float("inf")
+
+    def dual_bound(self, G):
+        """The conjugate in closed form: ``c tr(W A^{-1} W^T)`` with ``A = eta I + M`` has
+        conjugate ``tr(U A U^T) / (4 c)``, and the conjugate of the minimum over ``M`` is the
+        maximum of the conjugates: ``h^*(U) = (eta ||U||_F^2 + sum of the k largest
+        sigma_i(U)^2) / (4 c)`` (``tr(U M U^T)`` over ``tr M = k``, ``0 <= M <= I``, is at
+        most the sum of the ``k`` largest eigenvalues of ``U^T U``, a fractional ``k`` taking
+        that share of the next one), ``c = alpha eta (1 + eta)``. Quadratic along the ray:
+        ``c2 = h^*(G)``."""
+        G = np.asarray(G, dtype=np.float64)
+        sq = float(np.vdot(G, G))
+        if self.alpha == 0:
+            return DualBound(float("inf") if sq == 0 else 0.0)
+        s2 = np.linalg.svd(G, compute_uv=False) ** 2 if G.size else np.zeros(0)
+        whole = int(np.floor(self.k))
+        top = float(s2[:whole].sum())
+        if whole < s2.size:
+            top += (self.k - whole) * float(s2[whole])
+        return DualBound(float("inf"), 0.0, (self.eta * sq + top) / (4.0 * self.scale))
 
     def structure_matrix(self, W: np.ndarray) -> np.ndarray:
         """The optimal ``M`` at ``W``: ``Q diag(gamma) Q^T + g0 (I - Q Q^T)``.

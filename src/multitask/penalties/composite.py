@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from multitask.penalties.balls import TraceBall
-from multitask.penalties.base import LinearMap, Penalty, SumMap, check_strength
+from multitask.penalties.base import DualBound, LinearMap, Penalty, SumMap, check_strength
 from multitask.penalties.norms import L1, ColumnL2, TraceNorm
 from multitask.penalties.prox import spectral_norm
 
@@ -63,6 +63,18 @@ class SumOfParts(Penalty):
 
     def prox(self, V, step):
         return np.stack([p.prox(V[i], step) for i, p in enumerate(self.parts)])
+
+    def dual_bound(self, G):
+        """The conjugate of the infimal convolution ``min_{sum V_i = W} sum_i h_i(V_i)`` is
+        ``sum_i h_i^*``, each at the same ``U = -s G`` (``G`` in the shape of ``W``): the
+        parts' bounds added (the smallest ``s_max``)."""
+        total: DualBound | None = None
+        for p in self.parts:
+            b = p.dual_bound(G)
+            if b is None:
+                return None
+            total = b if total is None else total + b
+        return total
 
     # "blockwise" (when every part is): the parts' reductions side by side
     def block_stats(self, V):

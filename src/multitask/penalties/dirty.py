@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from multitask.penalties.balls import ColumnL1Balls
-from multitask.penalties.base import Penalty
+from multitask.penalties.base import Penalty, norm_bound
 from multitask.penalties.composite import SumOfParts
 from multitask.penalties.norms import L1, L21, ColumnL2
 
@@ -76,6 +76,10 @@ class L1InfNorm(Penalty):
 
     def alpha_max(self, grad: np.ndarray) -> float:
         return float(np.abs(grad).sum(axis=1).max()) if grad.size else 0.0
+
+    def dual_bound(self, G):
+        """``s_max = alpha / max_j ||G_j.||_1`` (the dual of l1,inf is l_inf,1)."""
+        return norm_bound(self.alpha, self.alpha_max(G))
 
 
 def _group_norm(q) -> float:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from multitask.penalties.base import Penalty
+from multitask.penalties.base import Penalty, norm_bound
 from multitask.penalties.prox import soft_threshold
 
 __all__ = ["GraphRegularization", "MeanRegularization", "check_task_matrix",
@@ -156,6 +156,59 @@ class GraphRegularization(Penalty):
 
     def alpha_max(self, grad: np.ndarray) -> float:
         return float(np.max(np.abs(grad))) if grad.size else 0.0
+
+    def dual_bound(self, G):
+        """Of the prox part ``alpha_l1 ||W||_1``: ``s_max = alpha_l1 / ||G||_inf`` (the
+        smooth part enters the certificate through its gradient, which ``G`` includes)."""
+        return norm_bound(self.alpha_l1, float(np.max(np.abs(G))) if G.size else 0.0)
+
+    # the certificate of a purely quadratic penalty (no prox part)
+    def prox_part_is_zero(self) -> bool:
+        """Whether the prox part ``r`` vanishes (``alpha_l1 = 0``): the penalty is then the
+        quadratic ``g`` alone and the certificate uses :meth:`smooth_conjugate`."""
+        return self.alpha_l1 == 0
+
+    def _eigen(self) -> tuple[np.ndarray, np.ndarray]:
+        cached = getattr(self, "_eig", None)
+        if cached is None:
+            lam, Q = np.linalg.eigh(self.laplacian) if self.laplacian.size else (
+                np.zeros(0), np.zeros((0, 0)))
+            cached = (np.maximum(lam, 0.0), Q)
+            self._eig = cached
+        return cached
+
+    def _curvatures(self, ridge: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(curv, Q, free)``: the curvatures ``2 alpha lambda_i + ridge`` of ``q(W) = alpha
+        tr(W M W^T) + (ridge / 2) ||W||_F^2`` along the eigenvectors ``q_i`` of ``M`` (columns
+        of ``Q``), and the mask of the zero ones (free directions ``W + v q_i^T``)."""
+        lam, Q = self._eigen()
+        curv = 2.0 * self.alpha * lam + float(ridge)
+        top = float(curv.max()) if curv.size else 0.0
+        free = curv <= 1e-12 * top if top > 0 else np.ones(curv.shape, dtype=bool)
+        return curv, Q, free
+
+    def smooth_conjugate(self, U: np.ndarray, ridge: float = 0.0) -> tuple[float, float]:
+        """``(q^*(U) on the curved directions, ||U q_i||^2 summed over the free ones)`` for
+        ``q(W) = alpha tr(W M W^T) + (ridge / 2) ||W||_F^2``: ``q^*(U) = sum_i ||U q_i||^2 /
+        (2 (2 alpha lambda_i + ridge))`` when ``U`` has no component along a free direction
+        (``+inf`` otherwise)."""
+        curv, Q, free = self._curvatures(ridge)
+        C = np.asarray(U, dtype=np.float64) @ Q
+        sq = np.einsum("jt,jt->t", C, C)
+        val = float(np.sum(sq[~free] / (2.0 * curv[~free])))
+        return val, float(sq[free].sum())
+
+    def free_directions(self, shape: tuple[int, ...], ridge: float = 0.0):
+        """``(rows, B)``: the directions ``W + E_rows Z B^T`` along which the penalty (with a
+        ridge term ``ridge``) is constant, when its prox part vanishes: every row, with ``B``
+        the eigenvectors of ``M`` of zero curvature (the mean of the tasks for a connected
+        graph); ``None`` when there are none."""
+        if not self.prox_part_is_zero():
+            return None
+        _, Q, free = self._curvatures(ridge)
+        if not free.any():
+            return None
+        return np.ones(shape[0], dtype=bool), Q[:, free]
 
 
 class MeanRegularization(GraphRegularization):

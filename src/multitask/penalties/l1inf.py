@@ -273,6 +273,12 @@ class L1InfBall(Constraint):
         """Return ``||W||_{1,inf} = sum_j max_k |W_jk|``."""
         return l1inf_norm(W)
 
+    def support(self, G: np.ndarray) -> float:
+        """``radius max_j ||G_j.||_1`` (the dual of l1,inf is l_inf,1)."""
+        if G.size == 0:
+            return 0.0
+        return self.radius * float(np.abs(G).sum(axis=1).max())
+
     def project(self, V: np.ndarray) -> np.ndarray:
         """Return the Euclidean projection of ``V`` (shape ``(n_features, n_tasks)``)."""
         return project_l1inf_ball(V, self.radius, self.method)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from multitask.penalties.base import Penalty, check_strength
+from multitask.penalties.base import DualBound, Penalty, check_strength, norm_bound
 from multitask.penalties.prox import (
     group_soft_threshold,
     r_factor,
@@ -51,6 +51,10 @@ class L1(_Scaled):
     def alpha_max(self, grad):
         return float(np.max(np.abs(grad))) if grad.size else 0.0
 
+    def dual_bound(self, G):
+        """``s_max = alpha / ||G||_inf`` (the dual norm of l1)."""
+        return norm_bound(self.alpha, self.alpha_max(G))
+
     def row_prox_params(self):
         return (self.alpha, 0.0, 0.0)
 
@@ -73,6 +77,10 @@ class L21(_Scaled):
 
     def alpha_max(self, grad):
         return float(np.max(np.linalg.norm(grad, axis=1))) if grad.size else 0.0
+
+    def dual_bound(self, G):
+        """``s_max = alpha / max_j ||G_j.||_2`` (the dual norm of l2,1)."""
+        return norm_bound(self.alpha, self.alpha_max(G))
 
     def row_prox_params(self):
         return (0.0, self.alpha, 0.0)
@@ -128,6 +136,10 @@ class ColumnL2(_Scaled):
     def alpha_max(self, grad):
         return float(np.max(np.linalg.norm(grad, axis=0))) if grad.size else 0.0
 
+    def dual_bound(self, G):
+        """``s_max = alpha / max_t ||G_.t||_2``."""
+        return norm_bound(self.alpha, self.alpha_max(G))
+
 
 class TraceNorm(_Scaled):
     """``alpha * ||W||_* = alpha * sum_i sigma_i(W)``; prox: singular value thresholding.
@@ -164,6 +176,10 @@ class TraceNorm(_Scaled):
 
     def alpha_max(self, grad):
         return spectral_norm(grad) if grad.size else 0.0
+
+    def dual_bound(self, G):
+        """``s_max = alpha / ||G||_2`` (the spectral norm, dual of the trace norm)."""
+        return norm_bound(self.alpha, self.alpha_max(G))
 
     # "blockwise": the R factor of V^T (R^T R = V V^T, d(d+1)/2 numbers) is combined over the
     # task blocks; the prox is then V -> M V with a d x d matrix M, whatever the number of tasks
@@ -214,6 +230,18 @@ class Ridge(_Scaled):
     def prox(self, V, step):
         return V / (1.0 + step * self.alpha)
 
+    def dual_bound(self, G):
+        """``r^*(U) = ||U||_F^2 / (2 alpha)``: ``c2 = ||G||_F^2 / (2 alpha)`` (for
+        ``alpha = 0`` the indicator of ``{0}``)."""
+        sq = float(np.vdot(G, G))
+        if self.alpha == 0:
+            return DualBound(float("inf") if sq == 0 else 0.0)
+        return DualBound(float("inf"), 0.0, sq / (2.0 * self.alpha))
+
+    def free_directions(self, shape, ridge: float = 0.0):
+        """Every entry is free when ``alpha = 0`` (least squares)."""
+        return (np.ones(shape[0], dtype=bool), None) if self.alpha == 0 else None
+
     def row_prox_params(self):
         return (0.0, 0.0, self.alpha)
 
@@ -232,6 +260,15 @@ class NoPenalty(Penalty):
 
     def alpha_max(self, grad):
         return 0.0
+
+    def dual_bound(self, G):
+        """The conjugate of zero is the indicator of ``{0}``: ``s_max = 0`` unless
+        ``G = 0``."""
+        return DualBound(0.0 if np.any(G) else float("inf"))
+
+    def free_directions(self, shape, ridge: float = 0.0):
+        """Every entry is free."""
+        return np.ones(shape[0], dtype=bool), None
 
     def row_prox_params(self):
         return (0.0, 0.0, 0.0)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from multitask.penalties.base import Penalty
+from multitask.penalties.base import DualBound, Penalty
 from multitask.penalties.prox import safe_svd
 
 __all__ = ["TaskRelationship", "prox_squared_l1", "task_correlation", "task_covariance"]
@@ -161,6 +161,14 @@ class TaskRelationship(Penalty):
 
     def alpha_max(self, grad):
         return float("inf")
+
+    def dual_bound(self, G):
+        """``((alpha/2) ||.||_*^2)^*(U) = ||U||_2^2 / (2 alpha)`` (the squared spectral norm):
+        ``c2 = ||G||_2^2 / (2 alpha)``."""
+        spec = float(np.linalg.norm(G, 2)) if G.size else 0.0
+        if self.alpha == 0:
+            return DualBound(float("inf") if spec == 0 else 0.0)
+        return DualBound(float("inf"), 0.0, spec * spec / (2.0 * self.alpha))
 
     @staticmethod
     def task_covariance(W: np.ndarray) -> np.ndarray:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from multitask.penalties.base import Penalty
+from multitask.penalties.base import Penalty, gauge_by_prox, norm_bound
 from multitask.penalties.graph import GraphRegularization
 from multitask.penalties.prox import group_soft_threshold, soft_threshold
 
@@ -293,6 +293,14 @@ class TemporalGroupLasso(GraphRegularization):
     def alpha_max(self, grad: np.ndarray) -> float:
         return float(np.linalg.norm(grad, axis=1).max()) if grad.size else 0.0
 
+    def dual_bound(self, G):
+        """Of the prox part ``alpha_group sum_j ||W_j.||_2``: ``s_max = alpha_group / max_j
+        ||G_j.||_2`` (``G`` includes the smooth part's gradient)."""
+        return norm_bound(self.alpha_group, self.alpha_max(G))
+
+    def prox_part_is_zero(self) -> bool:
+        return self.alpha_group == 0
+
 
 class FusedSparseGroupLasso(Penalty):
     """``alpha_l1 ||W||_1 + alpha_fused ||W H||_1 + alpha_group sum_j ||W_j.||_2``.
@@ -344,3 +352,10 @@ class FusedSparseGroupLasso(Penalty):
             return 0.0
         inner = prox_fused_sparse_group_lasso(grad, self.alpha_l1, self.alpha_fused, 0.0)
         return float(np.linalg.norm(inner, axis=1).max())
+
+    def dual_bound(self, G):
+        """The penalty is a norm (positively homogeneous), whose conjugate is the indicator of
+        ``dh(0)``: ``s_max = 1 / gamma(G)`` with the gauge ``gamma`` of that set, found by
+        bisection on the exact prox (:func:`~multitask.penalties.base.gauge_by_prox`)."""
+        gamma = gauge_by_prox(self, G)
+        return norm_bound(1.0, gamma)

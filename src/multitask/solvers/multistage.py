@@ -28,7 +28,10 @@ Stage solvers (``stage_solver``):
 
 Stages stop when the stage key repeats (the next stage would be the same problem), when ``F``
 stops decreasing (relative decrease below ``stage_tol``), or after ``n_stages`` stages. The
-reported optimality measure is that of the last stage problem at the returned point.
+reported optimality measure is that of the last stage problem at the returned point: its
+certified relative duality gap where the stage problem is convex and has a dual (the
+weighted-l1 stages of the capped l1 penalty; ``info["certified"]``), else the prox-gradient
+residual of the stage (the truncated trace norm's stages are not convex).
 """
 
 from __future__ import annotations
@@ -194,6 +197,8 @@ class Multistage(Solver):
                 "best_objective": objectives[-1]}
         if self.keep_stages:
             info["stage_coefs"] = stage_coefs
+        info["stage_certified"] = bool(res.info.get("certified", False))
         return finish(self, datafit, penalty, W, b, n_iter=int(sum(iters)),
                       objective=objectives, times=times, converged=converged and last_ok,
-                      t0=t0, measure=res.optimality, exhausted=False, info=info)
+                      t0=t0, measure=res.optimality, exhausted=False, info=info,
+                      certified=bool(res.info.get("certified", False)))

@@ -1,0 +1,384 @@
+"""The certified stopping rule: a duality gap for every convex model.
+
+A model minimizes ``P(V, b) = F(X A(V) + b) + q(W) + r(V)`` over the solver's variable ``V``
+and the intercepts ``b``, with ``W = A(V)`` the weights, ``F`` the loss as a function of the
+stacked scores (:class:`multitask.losses.Datafit`), ``q`` the homogeneous quadratic terms (the
+datafit's ridge ``(alpha_l2 / 2) ||W||_F^2`` and a penalty's ``"smooth"`` part, such as the
+graph term ``alpha tr(W M W^T)``) and ``r`` the prox part of the penalty (a norm, a constraint
+set, a sum of parts for the split models ``W = P + Q``). Fenchel duality gives, for every dual
+point ``theta`` (one value per stacked row, summing to zero within each task when the
+intercepts are variables) and every ``U``,
+
+    P(V, b) >= P* >= D(theta, U) = -F^*(theta) - q^*(U) - r^*(-X^T theta - U).
+
+The certificate builds the dual point from the primal one: ``theta = s theta_0`` with
+``theta_0`` the score gradient of the loss (:meth:`Datafit.dual_point`, balanced per task
+when the intercepts are variables), ``U = s grad q(W)`` (for a homogeneous quadratic
+``q^*(s grad q(W)) = s^2 q(W)``), so that the argument of ``r^*`` is ``-s G`` with ``G`` the
+gradient of the smooth part of the model; the penalty gives ``r^*(-s G) = c1 s + c2 s^2`` on
+``[0, s_max]`` (:meth:`Penalty.dual_bound`), and ``s`` maximizes ``D`` over that interval
+(in closed form for the squared loss, ``s = min(1, s_max)`` otherwise). At a minimizer ``s = 1``
+is feasible and the gap ``P - D`` is zero (strong duality), so it vanishes as the iterates
+converge. When the penalty leaves some directions entirely free (rows with weight zero in a
+capped-l1 stage, the mean of the tasks in mean regularization, no penalty at all), a dual
+point must make the loss gradient vanish there: with the squared loss the certificate first
+minimizes the loss exactly along those directions (conjugate gradients on an exact quadratic),
+which can only lower ``P``, and certifies the original point with the dual point of the
+corrected one.
+
+``tol`` means: the relative gap ``(P - D) / P`` is at most ``tol`` (every loss and penalty is
+non-negative, so ``P >= 0``), which bounds the relative distance to the optimal objective:
+``(P - P*) / P <= tol``. Where no dual is available (a non-convex penalty, a classification
+loss with free directions) the certificate says so and the solvers fall back to the
+prox-gradient residual of :func:`multitask.solvers.base.kkt_residual`, not certified.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from multitask.losses import Datafit, DualPoint
+from multitask.penalties.base import DualBound, Penalty
+
+__all__ = ["Certificate", "duality_gap", "has_dual"]
+
+_TINY = np.finfo(float).tiny
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """A certified bound on the sub-optimality of a primal point.
+
+    Attributes
+    ----------
+    primal : float
+        ``P`` at the point.
+    dual : float
+        ``D`` at the dual point built from it (``P* >= D``).
+    gap : float
+        ``max(P - D, 0) >= P - P*``.
+    relative_gap : float
+        ``gap / max(P, tiny)``: the quantity ``tol`` bounds.
+    scale : float
+        The ``s`` of the dual point.
+    corrected : bool
+        Whether free directions were re-optimized before building the dual point.
+    """
+
+    primal: float
+    dual: float
+    gap: float
+    relative_gap: float
+    scale: float
+    corrected: bool = False
+
+
+def _smooth_terms(datafit: Datafit, penalty: Penalty, W: np.ndarray, dp: DualPoint):
+    """``(G, Q)``: the gradient of the smooth part of the model at ``W`` (in the shape of
+    ``W``) for the dual point ``dp``, and the homogeneous quadratic terms ``q(W)``."""
+    G = np.array(dp.grad, dtype=np.float64, copy=True)
+    Q = 0.0
+    a2 = float(getattr(datafit, "alpha_l2", 0.0) or 0.0)
+    if a2:
+        G += a2 * W
+        Q += 0.5 * a2 * float(np.vdot(W, W))
+    if "smooth" in penalty.capabilities:
+        g, gg = penalty.smooth_value_and_grad(W)
+        G += gg
+        Q += float(g)
+    return G, Q
+
+
+def _best_scale(dp: DualPoint, Q: float, bound: DualBound) -> float:
+    """The ``s`` in ``[0, s_max]`` maximizing ``D(s) = -F^*(s theta) - s^2 Q - c1 s - c2
+    s^2`` (closed form when ``F^*`` is quadratic along the ray, else ``min(1, s_max)``)."""
+    s_max = bound.s_max
+    if dp.quadratic is not None:
+        A, B = dp.quadratic
+        curv = A + Q + bound.c2
+        if curv > 0:
+            s = -(B + bound.c1) / (2.0 * curv)
+            return float(min(max(s, 0.0), s_max))
+        return float(min(1.0, s_max))
+    return float(min(1.0, s_max))
+
+
+def _dual_value(dp: DualPoint, Q: float, bound: DualBound, s: float) -> float:
+    if s <= 0.0:
+        return -float(dp.conjugate(0.0))
+    return -float(dp.conjugate(s)) - s * s * (Q + bound.c2) - s * bound.c1
+
+
+def duality_gap(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.ndarray | None,
+                *, correct_free: bool = True) -> Certificate | None:
+    """The certified duality gap at ``(V, b)`` (module docstring).
+
+    Parameters
+    ----------
+    datafit : Datafit
+        The loss on the training data (``"dual"`` capability).
+    penalty : Penalty
+        The penalty or constraint set on ``V`` (:meth:`Penalty.dual_bound`).
+    V : ndarray
+        The solver's variable (``W = penalty.linear_map.forward(V)``).
+    b : ndarray of shape (n_tasks,) or None
+        The intercept variable, when the datafit has one.
+    correct_free : bool, default=True
+        Re-optimize the free directions of the penalty first where the dual needs it
+        (squared loss only).
+
+    Returns
+    -------
+    Certificate or None
+        ``None`` when the model has no computable dual (a non-convex penalty, a loss without
+        a conjugate, free directions with a loss other than the squared one).
+    """
+    if "dual" not in datafit.capabilities or not penalty.is_convex:
+        return None
+    if not has_dual(penalty):
+        return None
+    W = np.asarray(penalty.linear_map.forward(V), dtype=np.float64)
+    primal = float(datafit.value(W, b)) + float(penalty.value(V))
+    if not np.isfinite(primal):
+        return Certificate(primal, -np.inf, np.inf, np.inf, 0.0)
+    ridge = float(getattr(datafit, "alpha_l2", 0.0) or 0.0)
+    if _quadratic_only(penalty):
+        return _quadratic_gap(datafit, penalty, W, b, primal, ridge, correct_free)
+    dp = datafit.dual_point(W, b)
+    G, Q = _smooth_terms(datafit, penalty, W, dp)
+    bound = penalty.dual_bound(G)
+    if bound is None:
+        return None
+    corrected = False
+    if bound.s_max <= 0.0 and np.any(G):
+        if not correct_free:
+            return None
+        fixed = _free_direction_point(datafit, penalty, W, ridge)
+        if fixed is None:
+            return None
+        Wc, rows, B = fixed
+        ref_scale = max(_free_scale(G), datafit.gradient_scale())
+        dp = datafit.dual_point(Wc, b)
+        G, Q = _smooth_terms(datafit, penalty, Wc, dp)
+        if not _project_out(G, rows, B, ref_scale):
+            return None
+        bound = penalty.dual_bound(G)
+        if bound is None or (bound.s_max <= 0.0 and np.any(G)):
+            return None
+        corrected = True
+    s = _best_scale(dp, Q, bound)
+    return _finish(primal, dp, Q, bound, s, corrected)
+
+
+def has_dual(penalty: Penalty) -> bool:
+    """Whether the certificate applies to ``penalty`` (it implements
+    :meth:`Penalty.dual_bound`, or is a quadratic with :meth:`smooth_conjugate`; a sum of
+    parts when every part does)."""
+    from multitask.penalties.base import Constraint
+
+    if not penalty.is_convex:
+        return False
+    if _quadratic_only(penalty):
+        return True
+    if penalty.parts:
+        return all(has_dual(p) for p in penalty.parts)
+    if isinstance(penalty, Constraint):
+        return type(penalty).support is not Constraint.support
+    return type(penalty).dual_bound is not Penalty.dual_bound
+
+
+def _finish(primal: float, dp: DualPoint, Q: float, bound: DualBound, s: float,
+            corrected: bool) -> Certificate:
+    dual = _dual_value(dp, Q, bound, s)
+    if not np.isfinite(dual):
+        dual, s = -float(dp.conjugate(0.0)), 0.0
+    gap = max(primal - dual, 0.0)
+    rel = gap / max(abs(primal), _TINY) if gap > 0 else 0.0
+    return Certificate(primal, dual, gap, float(rel), s, corrected)
+
+
+def _quadratic_only(penalty: Penalty) -> bool:
+    """Whether the penalty is a homogeneous quadratic alone (a ``"smooth"`` part with a
+    vanishing prox part and a :meth:`smooth_conjugate`): mean regularization, a graph or
+    temporal term without its sparsity term."""
+    return ("smooth" in penalty.capabilities
+            and bool(getattr(penalty, "prox_part_is_zero", lambda: False)())
+            and hasattr(penalty, "smooth_conjugate"))
+
+
+def _quadratic_gap(datafit: Datafit, penalty: Penalty, W: np.ndarray, b, primal: float,
+                   ridge: float, correct_free: bool) -> Certificate | None:
+    """The gap of ``F + q`` with a homogeneous quadratic ``q`` and no prox part: the dual
+    point ``(s theta_0, U = -s X^T theta_0)``, ``D(s) = -F^*(s theta_0) - s^2 q^*(X^T
+    theta_0)`` (``q^*`` is finite on the range of ``q``'s curvature only: the free
+    directions, such as the mean of the tasks, are re-optimized first where it is not)."""
+    dp = datafit.dual_point(W, b)
+    conj, free_sq = penalty.smooth_conjugate(dp.grad, ridge)  # type: ignore[attr-defined]
+    corrected = False
+    if free_sq > 0.0:
+        if not correct_free:
+            return None
+        fixed = _free_direction_point(datafit, penalty, W, ridge)
+        if fixed is None:
+            return None
+        Wc, rows, B = fixed
+        ref_scale = max(_free_scale(dp.grad), datafit.gradient_scale())
+        dp = datafit.dual_point(Wc, b)
+        G = np.array(dp.grad, copy=True)
+        if not _project_out(G, rows, B, ref_scale):
+            return None
+        conj, _ = penalty.smooth_conjugate(G, ridge)  # type: ignore[attr-defined]
+        dp = DualPoint(dp.loss, G, dp.conjugate, dp.quadratic)
+        corrected = True
+    bound = DualBound(float("inf"), 0.0, 0.0)
+    s = _best_scale(dp, conj, bound)
+    return _finish(primal, dp, conj, bound, s, corrected)
+
+
+#: Largest gradient left along the free directions after their exact re-optimization,
+#: relative to the larger of the gradient's largest entry before it and the loss gradient's
+#: norm at zero, that is treated as rounding (and removed).
+FREE_ROUNDING = 1e-9
+
+
+def _free_scale(G: np.ndarray) -> float:
+    return float(np.max(np.abs(G))) if G.size else 0.0
+
+
+def _project_out(G: np.ndarray, rows: np.ndarray, B: np.ndarray | None, scale: float) -> bool:
+    """Remove from ``G`` (in place) its component along the free directions ``E_rows Z B^T``
+    when it is rounding (at most :data:`FREE_ROUNDING` times ``scale``); False when it is
+    larger (the re-optimization did not reach the exact minimizer)."""
+    if B is None:
+        part = G[rows]
+        if part.size and float(np.max(np.abs(part))) > FREE_ROUNDING * max(scale, _TINY):
+            return False
+        G[rows] = 0.0
+        return True
+    C = G[rows] @ B
+    comp = C @ B.T
+    if comp.size and float(np.max(np.abs(comp))) > FREE_ROUNDING * max(scale, _TINY):
+        return False
+    G[rows] -= comp
+    return True
+
+
+# --------------------------------------------------------------------------- free directions
+#: Largest dimension of the free subspace (per task, or in all) whose Hessian is formed and
+#: solved exactly; beyond it, conjugate gradients.
+FREE_DIRECT_MAX = 256
+
+
+def _free_direction_point(datafit: Datafit, penalty: Penalty, W: np.ndarray, ridge: float):
+    """``(W + Delta, rows, basis)`` with ``Delta`` minimizing the loss (and the quadratic
+    terms) along the directions the penalty leaves free, ``W + E_rows Z B^T``
+    (``penalty.free_directions(shape, ridge)``: the rows and a task basis ``B``, ``None`` for
+    every task on its own), for the squared loss: an exact quadratic, so the minimization is
+    a linear system. Its Hessian is formed from Hessian-vector products (gradient
+    differences, exact for a quadratic) when the subspace has at most
+    :data:`FREE_DIRECT_MAX` dimensions (per task when the tasks are apart) and solved by a
+    symmetric eigendecomposition (least squares where singular), with two refinement
+    steps; else by conjugate gradients. ``None`` where this is not available."""
+    if datafit.name != "squared" or not penalty.is_convex:
+        return None
+    spec = getattr(penalty, "free_directions", None)
+    if spec is None:
+        return None
+    free = spec(W.shape, ridge)
+    if free is None:
+        return None
+    rows, basis = free
+    rows = np.asarray(rows, dtype=bool)
+    if not rows.any():
+        return None
+    m = W.shape[1]
+    per_task = basis is None
+    B = np.eye(m) if per_task else np.asarray(basis, dtype=np.float64)
+    idx = np.flatnonzero(rows)
+    k = B.shape[1]
+
+    def grad(Wc: np.ndarray) -> np.ndarray:
+        dpc = datafit.dual_point(Wc, None)
+        Gc, _ = _smooth_terms(datafit, penalty, Wc, dpc)
+        return Gc
+
+    def restrict(M: np.ndarray) -> np.ndarray:
+        return M[rows] @ B
+
+    def expand(Z: np.ndarray) -> np.ndarray:
+        out = np.zeros_like(W)
+        out[rows] = Z @ B.T
+        return out
+
+    g0 = grad(W)
+    dim = len(idx) if per_task else len(idx) * k
+    if dim <= FREE_DIRECT_MAX:
+        # the Hessian on the subspace, one Hessian-vector product per free row (per task:
+        # a direction in every task at once, the tasks being independent) or per (row, basis
+        # vector) pair
+        Z = np.zeros((len(idx), k))
+        for _ in range(3):  # the solve, then two refinements of the residual
+            g = grad(W + expand(Z))
+            r = -restrict(g)
+            if per_task:
+                H = np.empty((m, len(idx), len(idx)))
+                for a, j in enumerate(idx):
+                    E = np.zeros_like(W)
+                    E[j] = 1.0
+                    H[:, :, a] = (grad(W + E) - g0)[idx].T  # column a of every task's block
+                dz = np.stack([_sym_solve(H[t], r[:, t]) for t in range(m)], axis=1)
+            else:
+                H2 = np.empty((dim, dim))
+                for a in range(dim):
+                    e = np.zeros(dim)
+                    e[a] = 1.0
+                    H2[:, a] = restrict(grad(W + expand(e.reshape(len(idx), k))) - g0).ravel()
+                dz = _sym_solve(H2, r.ravel()).reshape(len(idx), k)
+            Z = Z + dz
+        return W + expand(Z), rows, basis
+    # conjugate gradients (per task: a step size per column, the blocks being independent)
+    r = -restrict(g0)
+    Z = np.zeros_like(r)
+    p = r.copy()
+    rs = np.einsum("ij,ij->j", r, r) if per_task else np.asarray(float(np.vdot(r, r)))
+    rs0 = rs
+    for _ in range(4 * (r.shape[0] if per_task else r.size) + 10):
+        Hp = restrict(grad(W + expand(p)) - g0)
+        if per_task:
+            pHp = np.einsum("ij,ij->j", p, Hp)
+            step = np.where(pHp > 0, rs / np.where(pHp > 0, pHp, 1.0), 0.0)
+            Z += p * step
+            r = r - Hp * step
+            rs_new = np.einsum("ij,ij->j", r, r)
+            if np.all(rs_new <= 1e-30 * np.maximum(rs0, _TINY)):
+                break
+            beta = np.where(rs > 0, rs_new / np.where(rs > 0, rs, 1.0), 0.0)
+            p = r + p * beta
+        else:
+            pHp = float(np.vdot(p, Hp))
+            if not pHp > 0:
+                break
+            step_s = float(rs) / pHp
+            Z += step_s * p
+            r = r - step_s * Hp
+            rs_new = np.asarray(float(np.vdot(r, r)))
+            if float(rs_new) <= 1e-30 * max(float(rs0), _TINY):
+                break
+            p = r + (float(rs_new) / float(rs)) * p
+        rs = rs_new
+    return W + expand(Z), rows, basis
+
+
+def _sym_solve(H: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """A least-squares solution of ``H z = r`` for a symmetric positive semi-definite ``H``
+    (eigenvalues below ``1e-13`` of the largest treated as zero)."""
+    H = 0.5 * (H + H.T)
+    lam, Q = np.linalg.eigh(H)
+    top = float(lam.max()) if lam.size else 0.0
+    keep = lam > 1e-13 * top if top > 0 else np.zeros(lam.shape, dtype=bool)
+    c = Q.T @ r
+    c[keep] /= lam[keep]
+    c[~keep] = 0.0
+    return Q @ c
