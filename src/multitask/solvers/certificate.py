@@ -315,28 +315,13 @@ def _free_direction_point(datafit: Datafit, penalty: Penalty, W: np.ndarray, rid
     g0 = grad(W)
     dim = len(idx) if per_task else len(idx) * k
     if dim <= FREE_DIRECT_MAX:
-        # the Hessian on the subspace, one Hessian-vector product per free row (per task:
-        # a direction in every task at once, the tasks being independent) or per (row, basis
-        # vector) pair
+        solve = _free_hessian_solver(datafit, W, g0, grad, restrict, expand, idx, per_task, B,
+                                     basis)
         Z = np.zeros((len(idx), k))
+        g = g0
         for _ in range(3):  # the solve, then two refinements of the residual
+            Z = Z + solve(-restrict(g))
             g = grad(W + expand(Z))
-            r = -restrict(g)
-            if per_task:
-                H = np.empty((m, len(idx), len(idx)))
-                for a, j in enumerate(idx):
-                    E = np.zeros_like(W)
-                    E[j] = 1.0
-                    H[:, :, a] = (grad(W + E) - g0)[idx].T  # column a of every task's block
-                dz = np.stack([_sym_solve(H[t], r[:, t]) for t in range(m)], axis=1)
-            else:
-                H2 = np.empty((dim, dim))
-                for a in range(dim):
-                    e = np.zeros(dim)
-                    e[a] = 1.0
-                    H2[:, a] = restrict(grad(W + expand(e.reshape(len(idx), k))) - g0).ravel()
-                dz = _sym_solve(H2, r.ravel()).reshape(len(idx), k)
-            Z = Z + dz
         return W + expand(Z), rows, basis
     # conjugate gradients (per task: a step size per column, the blocks being independent)
     r = -restrict(g0)
@@ -371,14 +356,52 @@ def _free_direction_point(datafit: Datafit, penalty: Penalty, W: np.ndarray, rid
     return W + expand(Z), rows, basis
 
 
-def _sym_solve(H: np.ndarray, r: np.ndarray) -> np.ndarray:
-    """A least-squares solution of ``H z = r`` for a symmetric positive semi-definite ``H``
-    (eigenvalues below ``1e-13`` of the largest treated as zero)."""
-    H = 0.5 * (H + H.T)
-    lam, Q = np.linalg.eigh(H)
+def _free_hessian_solver(datafit, W, g0, grad, restrict, expand, idx, per_task, B, basis):
+    """A function ``r -> Z`` solving the loss's Hessian on the free subspace (least squares
+    where singular). The Hessian of the squared loss (with its ridge term) is constant: it is
+    formed once from Hessian-vector products, one per free row (per task: a direction in
+    every task at once, the tasks being independent) or per (row, basis vector) pair, then
+    eigendecomposed, and cached on the datafit for the subspace."""
+    m = W.shape[1]
+    key = (idx.tobytes(), None if basis is None else np.asarray(basis).tobytes())
+    cache = datafit.__dict__.setdefault("_free_hessians", {})
+    eig = cache.get(key)
+    if eig is None:
+        if per_task:
+            H = np.empty((m, len(idx), len(idx)))
+            for a, j in enumerate(idx):
+                E = np.zeros_like(W)
+                E[j] = 1.0
+                H[:, :, a] = (grad(W + E) - g0)[idx].T  # column a of every task's block
+            eig = [_sym_eig(H[t]) for t in range(m)]
+        else:
+            k = B.shape[1]
+            dim = len(idx) * k
+            H2 = np.empty((dim, dim))
+            for a in range(dim):
+                e = np.zeros(dim)
+                e[a] = 1.0
+                H2[:, a] = restrict(grad(W + expand(e.reshape(len(idx), k))) - g0).ravel()
+            eig = _sym_eig(H2)
+        if len(cache) > 16:
+            cache.clear()
+        cache[key] = eig
+    if per_task:
+        return lambda r: np.stack([_eig_solve(eig[t], r[:, t]) for t in range(m)], axis=1)
+    return lambda r: _eig_solve(eig, r.ravel()).reshape(r.shape)
+
+
+def _sym_eig(H: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(1 / lambda (0 where lambda is below 1e-13 of the largest), Q)`` of a symmetric
+    positive semi-definite ``H``."""
+    lam, Q = np.linalg.eigh(0.5 * (H + H.T))
     top = float(lam.max()) if lam.size else 0.0
     keep = lam > 1e-13 * top if top > 0 else np.zeros(lam.shape, dtype=bool)
-    c = Q.T @ r
-    c[keep] /= lam[keep]
-    c[~keep] = 0.0
-    return Q @ c
+    inv = np.zeros_like(lam)
+    inv[keep] = 1.0 / lam[keep]
+    return inv, Q
+
+
+def _eig_solve(eig: tuple[np.ndarray, np.ndarray], r: np.ndarray) -> np.ndarray:
+    inv, Q = eig
+    return Q @ (inv * (Q.T @ r))
