@@ -8,6 +8,13 @@ per task), 1-D arrays with ``task`` ids (long format; tasks in the order of the 
 ids), or lists of per-task arrays. Example-based (``average="samples"``) metrics need the 2-D
 layout: one row per example, one column per task (label).
 
+Row weights: :func:`mse`, :func:`rmse`, :func:`nmse`, :func:`amse`, :func:`roc_auc`,
+:func:`mean_task_auc`, :func:`f1` and :func:`error_rate` take ``sample_weight`` in the layout of
+``y_true`` (for 2-D ``y_true`` also ``(n,)``, one weight per row for every task): sums,
+means and variances become weighted, so integer weights give the figure of the repeated rows
+and pairs of weight zero are left out (how the scorers of :mod:`multitask.model_selection` skip
+missing targets).
+
 Notation: ``T`` = the tasks, ``m = |T|``, ``n_t`` test rows of task ``t``,
 ``N = sum_t n_t``; ``y_t`` targets or labels and ``f_t`` predictions or scores of task ``t``.
 
@@ -153,9 +160,11 @@ def _task_weights(sample_weight: Layout, y_true: Layout, task, n_pairs: int) -> 
             parts = [np.asarray(w, dtype=np.float64).ravel() for w in sample_weight]
         else:
             w = np.asarray(sample_weight, dtype=np.float64).ravel()
-            cuts = np.cumsum([len(np.ravel(a)) for a in y_true])[:-1]
-            parts = np.split(w, cuts) if w.size == (cuts[-1] if len(cuts) else 0) + len(
-                np.ravel(y_true[-1])) else [w]
+            sizes = [len(np.ravel(a)) for a in y_true]
+            if w.size != sum(sizes):
+                raise ValueError(f"sample_weight has {w.size} weights but the {len(sizes)} "
+                                 f"tasks of y_true hold {sum(sizes)} targets.")
+            parts = np.split(w, np.cumsum(sizes)[:-1])
     else:
         yt = np.asarray(y_true)
         w = np.asarray(sample_weight, dtype=np.float64)
@@ -179,10 +188,12 @@ def _task_weights(sample_weight: Layout, y_true: Layout, task, n_pairs: int) -> 
     return parts
 
 
-def _weighted_pairs(y_true: Layout, y_pred: Layout, task, sample_weight):
+def _weighted_pairs(y_true: Layout, y_pred: Layout, task, sample_weight,
+                    drop_empty: bool = True):
     """:func:`per_task` pairs with their weights, ``[(y_t, f_t, w_t)]`` (``w_t`` None without
     ``sample_weight``); with weights, the entries of weight zero are left out (a missing
-    target of a scorer), and a task left without any is left out."""
+    target of a scorer), and a task left without any is left out (kept, empty, when not
+    ``drop_empty``)."""
     pairs = per_task(y_true, y_pred, task)
     if sample_weight is None:
         return [(a, b, None) for a, b in pairs]
@@ -192,9 +203,9 @@ def _weighted_pairs(y_true: Layout, y_pred: Layout, task, sample_weight):
         if len(w) != len(a):
             raise ValueError(f"sample_weight has {len(w)} weights for a task of {len(a)} rows.")
         keep = w > 0
-        if keep.any():
+        if keep.any() or not drop_empty:
             out.append((a[keep], b[keep], w[keep]))
-    if not out:
+    if not any(len(a) for a, _, _ in out):
         raise ValueError("sample_weight is zero everywhere: there is nothing to score.")
     return out
 
@@ -443,6 +454,7 @@ def design_mse(
 def roc_auc(
     y_true: Layout, y_score: Layout, task: ArrayLike | None = None, *,
     average: str | None = "macro", pos_label: Any = 1, skip_undefined: bool = True,
+    sample_weight: Layout | None = None,
 ) -> float | np.ndarray:
     """ROC AUC of multi-task scores: per task, pooled or per example.
 
@@ -472,6 +484,10 @@ def roc_auc(
         ``average="macro"``: leave out the tasks whose labels hold one class (their AUC is
         undefined), with a ``UserWarning`` naming them and the number of tasks averaged;
         ``False`` raises a ValueError naming the first such task instead.
+    sample_weight : the layout of ``y_true``, optional
+        Non-negative weights of the (row, task) pairs, as in :func:`nmse` (scikit-learn's
+        weighted ROC AUC; pairs of weight zero are left out); ``(n,)``, one per row, for
+        ``average="samples"``.
 
     Returns
     -------
@@ -496,17 +512,29 @@ def roc_auc(
         if not np.all(keep):
             warnings.warn(f"Example-based AUC: {int(np.sum(~keep))} of {len(keep)} rows hold "
                           "one class only and are left out.", UserWarning, stacklevel=2)
-        return float(roc_auc_score(P[keep].astype(np.int64), S[keep], average="samples"))
-    pairs = [(a == pos_label, _scores(b)) for a, b in per_task(y_true, y_score, task)]
+        w = None
+        if sample_weight is not None:
+            w = np.asarray(sample_weight, dtype=np.float64)
+            if w.shape != (Yt.shape[0],):
+                raise ValueError(f'average="samples" takes one weight per row ({Yt.shape[0]}), '
+                                 f"got sample_weight of shape {w.shape}.")
+            w = w[keep]
+        return float(roc_auc_score(P[keep].astype(np.int64), S[keep], average="samples",
+                                   sample_weight=w))
+    trip = [(a == pos_label, _scores(b), w) for a, b, w in
+            _weighted_pairs(y_true, y_score, task, sample_weight, drop_empty=False)]
+    pairs = [(a, b) for a, b, _ in trip]
     if average == "micro":
         pos = np.concatenate([a for a, _ in pairs])
         if pos.all() or not pos.any():
             raise ValueError("y_true holds one class only: the pooled AUC is undefined.")
-        return float(roc_auc_score(pos, np.concatenate([b for _, b in pairs])))
+        allw = None if sample_weight is None else np.concatenate([w for _, _, w in trip])
+        return float(roc_auc_score(pos, np.concatenate([b for _, b in pairs]),
+                                   sample_weight=allw))
     vals = np.full(len(pairs), np.nan)
-    for t, (a, b) in enumerate(pairs):
+    for t, (a, b, w) in enumerate(trip):
         if a.any() and not a.all():
-            vals[t] = roc_auc_score(a, b)
+            vals[t] = roc_auc_score(a, b, sample_weight=w)
     if average is None:
         return vals
     skipped = np.flatnonzero(np.isnan(vals)).tolist()
@@ -525,14 +553,15 @@ def roc_auc(
     return float(np.nanmean(vals))
 
 
-def mean_task_auc(y_true: Layout, scores: Layout, task: ArrayLike | None = None) -> float:
+def mean_task_auc(y_true: Layout, scores: Layout, task: ArrayLike | None = None, *,
+                  sample_weight: Layout | None = None) -> float:
     """Mean over tasks of the ROC AUC of each task's scores: ``roc_auc(average="macro")``.
 
     Tasks whose test labels hold a single class have no AUC: they are left out with a
     ``UserWarning`` naming them; if no task is left a ValueError is raised. The positive
-    class is the label 1.
+    class is the label 1. ``sample_weight`` as in :func:`roc_auc`.
     """
-    return roc_auc(y_true, scores, task, average="macro")
+    return roc_auc(y_true, scores, task, average="macro", sample_weight=sample_weight)
 
 
 # ----------------------------------------------------------------------------- F1
@@ -620,7 +649,7 @@ def tune_thresholds(
 def f1(
     y_true: Layout, y_pred: Layout, task: ArrayLike | None = None, *,
     average: str | None = "macro", threshold: ArrayLike | None = None, pos_label: Any = 1,
-    zero_division: float = 0.0,
+    zero_division: float = 0.0, sample_weight: Layout | None = None,
 ) -> float | np.ndarray:
     """F1 score of multi-task binary predictions: per task, pooled or per example.
 
@@ -654,6 +683,10 @@ def f1(
     zero_division : float, default=0.0
         The F1 of a task (macro) or row (samples) without true or predicted positives, and
         the micro F1 without any.
+    sample_weight : the layout of ``y_true``, optional
+        Non-negative weights of the (row, task) pairs, as in :func:`nmse` (the counts ``TP``,
+        ``FP``, ``FN`` become sums of weights); ``(n,)``, one per row, for
+        ``average="samples"``.
 
     Returns
     -------
@@ -667,14 +700,19 @@ def f1(
         pairs = _binary_pairs(Yt, Yp, None, pos_label, threshold)
         T = np.column_stack([a for a, _ in pairs]).astype(np.int64)
         P = np.column_stack([b for _, b in pairs]).astype(np.int64)
-        return float(f1_score(T, P, average="samples", zero_division=zero_division))
+        return float(f1_score(T, P, average="samples", zero_division=zero_division,
+                              sample_weight=sample_weight))
     pairs = _binary_pairs(y_true, y_pred, task, pos_label, threshold)
+    ws = ([None] * len(pairs) if sample_weight is None
+          else _task_weights(sample_weight, y_true, task, len(pairs)))
     if average == "micro":
         return float(f1_score(np.concatenate([a for a, _ in pairs]),
                               np.concatenate([b for _, b in pairs]),
-                              zero_division=zero_division))
-    vals = np.array([f1_score(a, b, zero_division=zero_division) for a, b in pairs],
-                    dtype=np.float64)
+                              zero_division=zero_division,
+                              sample_weight=None if sample_weight is None
+                              else np.concatenate(ws)))
+    vals = np.array([f1_score(a, b, zero_division=zero_division, sample_weight=w)
+                     for (a, b), w in zip(pairs, ws, strict=True)], dtype=np.float64)
     return vals if average is None else float(np.mean(vals))
 
 
@@ -751,6 +789,7 @@ def multilabel_scores(
 def error_rate(
     y_true: Layout, y_pred: Layout, task: ArrayLike | None = None, *, average: str = "micro",
     threshold: ArrayLike | None = None, pos_label: Any = 1,
+    sample_weight: Layout | None = None,
 ) -> float:
     """Misclassification rate.
 
@@ -771,6 +810,9 @@ def error_rate(
     threshold : None, float or array-like of shape (m,), default=None
     pos_label : default=1
         Used with ``threshold`` only.
+    sample_weight : the layout of ``y_true``, optional
+        Non-negative weights of the (row, task) pairs, as in :func:`nmse`: the fractions
+        become weighted (``sum w_i [y_i != f_i] / sum w_i``).
 
     Returns
     -------
@@ -781,6 +823,14 @@ def error_rate(
         wrong = [a != b for a, b in per_task(y_true, y_pred, task)]
     else:
         wrong = [a != b for a, b in _binary_pairs(y_true, y_pred, task, pos_label, threshold)]
+    if sample_weight is not None:
+        ws = _task_weights(sample_weight, y_true, task, len(wrong))
+        kept = [(v, w) for v, w in zip(wrong, ws, strict=True) if w.sum() > 0]
+        if not kept:
+            raise ValueError("sample_weight is zero everywhere: there is nothing to score.")
+        if average == "macro":
+            return float(np.mean([_wmean(v, w) for v, w in kept]))
+        return (sum(float(w @ v) for v, w in kept) / sum(float(w.sum()) for _, w in kept))
     if average == "macro":
         return float(np.mean([np.mean(w) for w in wrong]))
     return sum(int(np.sum(w)) for w in wrong) / sum(len(w) for w in wrong)

@@ -59,7 +59,7 @@ def order_path(name: str, values: Sequence) -> list:
 
 
 def default_param_grid(estimator, X, y, task=None, *, n_alphas: int = 10,
-                       alpha_ratio: float = 1e-3) -> dict[str, np.ndarray]:
+                       alpha_ratio: float = 1e-3, sample_weight=None) -> dict[str, np.ndarray]:
     """The default one-parameter grid of ``estimator`` on ``(X, y)``, in path order.
 
     Delegates to the estimator's ``default_grid`` (see
@@ -67,7 +67,7 @@ def default_param_grid(estimator, X, y, task=None, *, n_alphas: int = 10,
     log-spaced from ``alpha_max`` (the smallest strength with ``coef_ = 0``) down to
     ``alpha_ratio * alpha_max`` for the norm penalties, a wider grid from the loss's
     Lipschitz constant for ridge-type strengths, radii up to the unconstrained solution's norm
-    for balls.
+    for balls. ``sample_weight`` (row weights, as in ``fit``) is passed on when given.
 
     Raises
     ------
@@ -78,17 +78,20 @@ def default_param_grid(estimator, X, y, task=None, *, n_alphas: int = 10,
     if fn is None:
         raise ValueError(f"{type(estimator).__name__} has no default grid: pass param_grid, "
                          "e.g. {'C': np.logspace(-2, 2, 5)}.")
-    return clone(estimator).default_grid(X, y, task, n_alphas=n_alphas, alpha_ratio=alpha_ratio)
+    weights = {} if sample_weight is None else {"sample_weight": sample_weight}
+    return clone(estimator).default_grid(X, y, task, n_alphas=n_alphas, alpha_ratio=alpha_ratio,
+                                         **weights)
 
 
 def fit_path(estimator, X, y, points: Sequence[dict], *, task=None, warm: bool = True,
-             on_fit: Callable | None = None) -> list[tuple[object | None, float, bool, str | None]]:
+             on_fit: Callable | None = None, sample_weight=None,
+             ) -> list[tuple[object | None, float, bool, str | None]]:
     """Fit a clone of ``estimator`` at each parameter setting of ``points``, in order.
 
     With ``warm``, each fit starts from the previous solution (``warm_start=True``); a failed
     fit is recorded and the next one starts cold. ``on_fit(estimator, point)`` is called after
     each successful fit (scoring in cross-validation; it must not keep the estimator, which is
-    refitted in place).
+    refitted in place). ``sample_weight`` is passed to every fit when given.
 
     Returns
     -------
@@ -107,7 +110,8 @@ def fit_path(estimator, X, y, points: Sequence[dict], *, task=None, warm: bool =
                 # said once by the caller (MultiTaskCV), not once per fit
                 warnings.simplefilter("ignore", TaskStructureWarning)
                 est.set_params(**point)
-                est.fit(X, y, task) if task is not None else est.fit(X, y)
+                est.fit(X, y, *(() if task is None else (task,)),
+                        **({} if sample_weight is None else {"sample_weight": sample_weight}))
             seconds = time.perf_counter() - t0
             value = on_fit(est, point) if on_fit is not None else None
             out.append((value, seconds, bool(getattr(est, "converged_", True)), None))

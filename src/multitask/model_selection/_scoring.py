@@ -1,13 +1,20 @@
-"""Scorers of multi-task models (greater is better), by name or callable."""
+"""Scorers of multi-task models (greater is better), by name or callable.
+
+Every scorer takes ``sample_weight`` (scikit-learn's ``scorer(estimator, X, y,
+sample_weight=...)``; the layouts of :mod:`multitask.metrics`), and skips the missing targets
+(NaN) of a model fitted with ``missing_targets="ignore"``: each task is scored on its observed
+rows.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from multitask.data import split_task_column
+from multitask.data import observed_mask, split_task_column
 from multitask.metrics import mean_task_auc, nmse
 
-__all__ = ["amse_scorer", "get_scorer", "mean_auc_scorer", "nmse_scorer", "pooled_metric"]
+__all__ = ["amse_scorer", "get_scorer", "ignores_missing", "mean_auc_scorer", "nmse_scorer",
+           "pooled_metric", "scored_weights"]
 
 
 def _task_ids(estimator, X):
@@ -25,17 +32,60 @@ def _task_ids(estimator, X):
     return split_task_column(X, tc)[1]
 
 
-def nmse_scorer(estimator, X, y, *, average="pooled") -> float:
-    """Scorer (greater is better): ``-nMSE`` of the estimator's predictions."""
+def _final_estimator(estimator):
+    while hasattr(estimator, "steps"):  # Pipeline: the multi-task model is the last step
+        estimator = estimator.steps[-1][1]
+    return estimator
+
+
+def ignores_missing(estimator) -> bool:
+    """Whether the model (the last step of a Pipeline) reads NaN targets as not observed
+    (``missing_targets="ignore"``)."""
+    return getattr(_final_estimator(estimator), "missing_targets", "error") == "ignore"
+
+
+def scored_weights(estimator, y, sample_weight=None):
+    """The weights a scorer gives the targets ``y``: ``sample_weight`` (or 1) with zeros at the
+    missing targets of a model fitted with ``missing_targets="ignore"``; ``None`` when there
+    are neither weights nor missing targets. The layout of ``y`` (a list of per-task arrays,
+    or an array; an ``(n,)`` weight per row is repeated for the tasks of an ``(n, m)`` ``y``)."""
+    if isinstance(y, (list, tuple)):
+        seen = [observed_mask(np.ravel(v)) for v in y] if ignores_missing(estimator) else None
+        if seen is not None and all(s.all() for s in seen):
+            seen = None
+        if seen is None:
+            return sample_weight
+        ws = ([np.ones(len(s)) for s in seen] if sample_weight is None else
+              [np.asarray(w, dtype=np.float64).ravel() for w in sample_weight])
+        return [np.where(s, w, 0.0) for s, w in zip(seen, ws, strict=True)]
+    y = np.asarray(y)
+    seen = observed_mask(y) if ignores_missing(estimator) else None
+    if seen is None or seen.all():
+        return sample_weight
+    w = np.ones(y.shape) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    if y.ndim == 2 and w.shape == y.shape[:1]:
+        w = np.repeat(w[:, None], y.shape[1], axis=1)
+    if w.shape != y.shape:
+        raise ValueError(f"sample_weight has shape {w.shape} but y has shape {y.shape}.")
+    return np.where(seen, w, 0.0)
+
+
+def nmse_scorer(estimator, X, y, *, average="pooled", sample_weight=None) -> float:
+    """Scorer (greater is better): ``-nMSE`` of the estimator's predictions (weighted by
+    ``sample_weight``, the missing targets left out with ``missing_targets="ignore"``)."""
     pred = estimator.predict(X)
-    return -nmse(y, pred, _task_ids(estimator, X), average=average)
+    return -nmse(y, pred, _task_ids(estimator, X), average=average,
+                 sample_weight=scored_weights(estimator, y, sample_weight))
 
 
-def mean_auc_scorer(estimator, X, y) -> float:
-    """Scorer: mean per-task ROC AUC of ``decision_function`` (shared or long format)."""
+def mean_auc_scorer(estimator, X, y, *, sample_weight=None) -> float:
+    """Scorer: mean per-task ROC AUC of ``decision_function`` (shared or long format;
+    weighted by ``sample_weight``, the missing targets left out with
+    ``missing_targets="ignore"``)."""
     import warnings
 
     scores = estimator.decision_function(X)
+    w = scored_weights(estimator, y, sample_weight)
     y = np.asarray(y)
     if y.ndim == 2:
         y_bin = (y == estimator.classes_[1]).astype(int)
@@ -43,15 +93,15 @@ def mean_auc_scorer(estimator, X, y) -> float:
         y_bin = (y == estimator.classes_[1]).astype(int)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        return mean_task_auc(y_bin, scores, _task_ids(estimator, X))
+        return mean_task_auc(y_bin, scores, _task_ids(estimator, X), sample_weight=w)
 
 
-def amse_scorer(estimator, X, y) -> float:
+def amse_scorer(estimator, X, y, *, sample_weight=None) -> float:
     """Scorer (greater is better): ``-aMSE``, the task-averaged nMSE (see :mod:`multitask.metrics`).
 
     Tasks whose held-out targets are constant make it undefined (a ValueError).
     """
-    return nmse_scorer(estimator, X, y, average="task")
+    return nmse_scorer(estimator, X, y, average="task", sample_weight=sample_weight)
 
 
 _NAMED_SCORERS = {
@@ -89,7 +139,8 @@ def get_scorer(scoring, estimator):
         if scoring in _NAMED_SCORERS:
             return _NAMED_SCORERS[scoring]
         try:
-            return sk_get_scorer(scoring)
+            sk = sk_get_scorer(scoring)
+            return _ObservedRows(sk, scoring) if ignores_missing(estimator) else sk
         except ValueError:
             raise ValueError(
                 f"Unknown scoring {scoring!r}: use one of {sorted(_NAMED_SCORERS)} or a "
@@ -99,12 +150,36 @@ def get_scorer(scoring, estimator):
 
 
 # ----------------------------------------------------------------------------- pooled scores
-def _neg_nmse(y, pred, task) -> float:
-    return -nmse(y, pred, task)
+class _ObservedRows:
+    """A scikit-learn scorer on the rows whose target is observed (one target per row: long
+    format or a single task), for a model fitted with ``missing_targets="ignore"``. A 2-D
+    target with a missing entry cannot lose a row for one task only: that is an error naming
+    the scorers that can."""
+
+    def __init__(self, scorer, name: str):
+        self.scorer, self.name = scorer, name
+
+    def __call__(self, estimator, X, y, sample_weight=None):
+        y = np.asarray(y)
+        seen = observed_mask(y)
+        if seen.all():
+            return self.scorer(estimator, X, y, sample_weight=sample_weight)
+        if y.ndim != 1:
+            raise ValueError(f"scoring={self.name!r} cannot leave out the missing targets of "
+                             "one task of a shared design: use scoring None, 'nmse', 'amse' or "
+                             "'auc' (each task scored on its observed rows), or the model's "
+                             "score.")
+        rows = np.flatnonzero(seen)
+        w = None if sample_weight is None else np.asarray(sample_weight)[rows]
+        return self.scorer(estimator, X[rows], y[rows], sample_weight=w)
 
 
-def _neg_amse(y, pred, task) -> float:
-    return -nmse(y, pred, task, average="task")
+def _neg_nmse(y, pred, task, sample_weight=None) -> float:
+    return -nmse(y, pred, task, sample_weight=sample_weight)
+
+
+def _neg_amse(y, pred, task, sample_weight=None) -> float:
+    return -nmse(y, pred, task, average="task", sample_weight=sample_weight)
 
 
 _POOLED = {
@@ -133,7 +208,8 @@ def pooled_metric(scorer):
     -------
     tuple or None
         ``(method, metric)``: the estimator's method giving the values to pool
-        (``"predict"``) and ``metric(y, values, task) -> float`` (greater is better) for
+        (``"predict"``) and ``metric(y, values, task, sample_weight=None) -> float`` (greater
+        is better; ``sample_weight`` as :func:`scored_weights` gives it) for
         :func:`nmse_scorer` and :func:`amse_scorer`; ``None`` for any other scorer.
     """
     return _POOLED.get(scorer)

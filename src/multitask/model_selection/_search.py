@@ -54,11 +54,16 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from multitask.data import split_task_column
+from multitask.data import observed_mask, split_task_column
 from multitask.estimators.base import TaskStructureWarning, check_renamed
 from multitask.model_selection._path import PATH_PARAMETERS, default_param_grid, fit_path
-from multitask.model_selection._scoring import get_scorer, pooled_metric
-from multitask.model_selection._split import TaskKFold
+from multitask.model_selection._scoring import (
+    get_scorer,
+    ignores_missing,
+    pooled_metric,
+    scored_weights,
+)
+from multitask.model_selection._split import TaskKFold, label_codes
 
 __all__ = ["SELECTION_RULES", "SMALL_TASK_ROWS", "MultiTaskCV", "cross_validate_grid"]
 
@@ -270,7 +275,7 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
         return tags
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X, y, task=None):
+    def fit(self, X, y, task=None, sample_weight=None):
         """Cross-validate every candidate, choose the best, refit it on all the data.
 
         Parameters
@@ -279,8 +284,15 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
             Any of the three formats (with ``task`` or ``estimator.task_column`` for long
             format).
         y : array-like (n,), (n, m), or list of per-task arrays
+            With ``estimator.missing_targets="ignore"``, NaN marks a target that was not
+            observed: the folds split the rows, and each fold scores every task on its
+            observed test rows.
         task : array-like (n,), optional
             Task id of each row (long format).
+        sample_weight : array-like, optional
+            Row weights in the layouts of the estimator's ``fit``: each fold's training rows
+            are fitted with theirs and its test rows scored with theirs (the scorer gets
+            ``sample_weight=``), the default grid and the refit use them all.
 
         Returns
         -------
@@ -302,7 +314,7 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
             scoring=self.scoring, n_alphas=self.n_alphas, alpha_ratio=self.alpha_ratio,
             n_jobs=self.n_jobs, client=self.client, error_score=self.error_score,
             random_state=self.random_state, widen=self.widen, callback=report,
-            selection=self.selection)
+            selection=self.selection, sample_weight=sample_weight)
         mean = res.mean_scores
         best = int(np.argmax(np.where(np.isnan(mean), -np.inf, mean)))
         self.scores_ = res.scores
@@ -320,8 +332,8 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
             est = clone(self.estimator).set_params(**self.best_params_)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", TaskStructureWarning)  # said by the engine
-                self.best_estimator_ = (est.fit(X, y, task) if task is not None
-                                        else est.fit(X, y))
+                self.best_estimator_ = est.fit(X, y, *(() if task is None else (task,)),
+                                               **_weight_kw(sample_weight))
             self.refit_time_ = time.perf_counter() - t1
             for attr in ("n_features_in_", "feature_names_in_"):
                 if hasattr(self.best_estimator_, attr):
@@ -351,10 +363,10 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
         est = self._check()
         return est.predict_proba(X, task) if task is not None else est.predict_proba(X)
 
-    def score(self, X, y, task=None):
+    def score(self, X, y, task=None, sample_weight=None):
         """``best_estimator_.score`` (R^2 for regressors, accuracy for classifiers)."""
         est = self._check()
-        return est.score(X, y, task) if task is not None else est.score(X, y)
+        return est.score(X, y, *(() if task is None else (task,)), **_weight_kw(sample_weight))
 
     @property
     def coef_(self):
@@ -381,10 +393,11 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
 def cross_validate_grid(estimator, X, y, task=None, *, param_grid=None, cv=None, scoring=None,
                         n_alphas: int = 10, alpha_ratio: float = 1e-3, n_jobs=None,
                         client=None, error_score=np.nan, random_state=0, widen: int = 2,
-                        callback=None, selection: str = "auto") -> Bunch:
+                        callback=None, selection: str = "auto", sample_weight=None) -> Bunch:
     """Score every candidate of a grid on every fold, paths warm-started (the CV engine).
 
-    Parameters are those of :class:`MultiTaskCV` (``callback(done, total)`` after each job).
+    Parameters are those of :class:`MultiTaskCV` (``callback(done, total)`` after each job;
+    ``sample_weight`` as in :meth:`MultiTaskCV.fit`).
 
     Returns
     -------
@@ -416,14 +429,19 @@ def cross_validate_grid(estimator, X, y, task=None, *, param_grid=None, cv=None,
     if is_classifier(estimator) and not isinstance(y, (list, tuple)):
         from sklearn.utils.multiclass import type_of_target
 
-        kind = type_of_target(np.asarray(y))
+        y_seen = np.asarray(y)
+        if ignores_missing(estimator):  # the labels of the observed targets
+            y_seen = y_seen[observed_mask(y_seen)]
+        kind = type_of_target(y_seen)
         if kind == "unknown":
             raise ValueError("Unknown label type: the targets of a classifier must be class "
                              "labels.")
-    grids, default = _grids(estimator, X, y, task, param_grid, n_alphas, alpha_ratio)
+    grids, default = _grids(estimator, X, y, task, param_grid, n_alphas, alpha_ratio,
+                            sample_weight)
     if default:
         _note_held_parameters(estimator, grids[0])
     Xcv, ycv, groups, est_cv, layout = _cv_view(estimator, X, y, task)
+    wcv = _cv_weights(sample_weight, X, ycv)
     labels = _task_labels(X, y, task, groups, layout)
     note = getattr(clone(estimator), "_structure_note", lambda tasks: None)(labels)
     if note is not None:
@@ -470,7 +488,7 @@ def cross_validate_grid(estimator, X, y, task=None, *, param_grid=None, cv=None,
     n_splits = len(splits)
     score_how = scorer if pooled is None else _Pooled(pooled[0])
     runner = _Runner(est_cv, Xcv, ycv, splits, score_how, warm, error_score, n_jobs, client,
-                     callback)
+                     callback, wcv)
     results = runner.run([(k, c, pts, False) for k, c, pts in jobs])
     n_widened = 0
     while True:
@@ -502,8 +520,10 @@ def cross_validate_grid(estimator, X, y, task=None, *, param_grid=None, cv=None,
 class _Runner:
     """Runs jobs (one fold, a list of candidates fitted in order) with joblib or Dask."""
 
-    def __init__(self, est, X, y, splits, scorer, warm, error_score, n_jobs, client, callback):
+    def __init__(self, est, X, y, splits, scorer, warm, error_score, n_jobs, client, callback,
+                 weights=None):
         self.args = (est, X, y, splits, scorer, warm, error_score)
+        self.weights = weights
         self.n_jobs = n_jobs
         self.client = client
         self.callback = callback
@@ -520,7 +540,8 @@ class _Runner:
             blas = None if n_jobs == 1 else max(1, (os.cpu_count() or 1) // n_jobs)
             par = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
             tasks = (delayed(_job)(k, cand, est, X, y, splits[k], points, scorer, warm,
-                                   error_score, blas, skip) for k, cand, points, skip in jobs)
+                                   error_score, blas, skip, self.weights)
+                     for k, cand, points, skip in jobs)
             gen = par(tasks)
             ctx = None
         else:
@@ -530,7 +551,8 @@ class _Runner:
             par = Parallel(n_jobs=-1 if self.n_jobs is None else self.n_jobs,
                            return_as="generator_unordered")
             gen = par(delayed(_job)(k, cand, est, X, y, splits[k], points, scorer, warm,
-                                    error_score, blas, skip) for k, cand, points, skip in jobs)
+                                    error_score, blas, skip, self.weights)
+                      for k, cand, points, skip in jobs)
         out = []
         try:
             for item in gen:
@@ -560,19 +582,22 @@ def _collect(results, n_splits: int, n_cand: int):
 
 class _Pooled:
     """What a job keeps of each fit for pooled scoring: the out-of-fold values of ``method``
-    on the test rows whose task the model knows, and their targets."""
+    on the test rows whose task the model knows, their targets and their weights (with the
+    missing targets at zero; None without weights or missing targets)."""
 
     def __init__(self, method: str):
         self.method = method
 
-    def values(self, fitted, X, y):
+    def values(self, fitted, X, y, w=None):
         known = _known_mask(fitted, X)
         if known is not None:
             idx = np.flatnonzero(known)
             X, y = X[idx], y[idx]
+            w = None if w is None else w[idx]
+        w = scored_weights(fitted, y, w)
         if y.shape[0] == 0:
-            return known, np.zeros(0), y
-        return known, np.asarray(getattr(fitted, self.method)(X), dtype=np.float64), y
+            return known, np.zeros(0), y, w
+        return known, np.asarray(getattr(fitted, self.method)(X), dtype=np.float64), y, w
 
 
 def _collect_pooled(results, splits, groups, layout: str, n_cand: int, metric, error_score):
@@ -600,11 +625,11 @@ def _collect_pooled(results, splits, groups, layout: str, n_cand: int, metric, e
                 scores[k, i] = float(error_score)
                 failed[i] = True
                 continue
-            known, vals, ys = kept
+            known, vals, ys, ws = kept
             rows = test if known is None else test[np.asarray(known, dtype=bool)]
             task = groups[rows] if layout == "long" else None
-            parts[i].append((vals, ys, task))
-            scores[k, i] = _safe_metric(metric, ys, vals, task)
+            parts[i].append((vals, ys, task, ws))
+            scores[k, i] = _safe_metric(metric, ys, vals, task, ws)
     pooled = np.full(n_cand, np.nan)
     for i, got in enumerate(parts):
         if failed[i] and not np.isnan(float(error_score)):
@@ -613,18 +638,23 @@ def _collect_pooled(results, splits, groups, layout: str, n_cand: int, metric, e
             vals = np.concatenate([g[0] for g in got])
             ys = np.concatenate([g[1] for g in got])
             task = None if layout != "long" else np.concatenate([g[2] for g in got])
-            pooled[i] = _safe_metric(metric, ys, vals, task)
+            ws = None
+            if any(g[3] is not None for g in got):  # weights (or missing targets) somewhere
+                ws = np.concatenate([np.ones(np.shape(g[1])) if g[3] is None else g[3]
+                                     for g in got])
+            pooled[i] = _safe_metric(metric, ys, vals, task, ws)
     return scores, pooled, fit_times, not_conv
 
 
-def _safe_metric(metric, y, values, task) -> float:
-    """``metric(y, values, task)``, NaN where it is undefined (too few rows or classes)."""
+def _safe_metric(metric, y, values, task, w=None) -> float:
+    """``metric(y, values, task, sample_weight=w)``, NaN where it is undefined (too few rows
+    or classes)."""
     if y.shape[0] == 0:
         return np.nan
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            value = float(metric(y, values, task))
+            value = float(metric(y, values, task, sample_weight=w))
     except (ValueError, ZeroDivisionError, FloatingPointError):
         return np.nan
     return value if np.isfinite(value) else np.nan
@@ -743,10 +773,11 @@ def _validate_candidates(est, grid: dict) -> None:
                     from None
 
 
-def _grids(estimator, X, y, task, pg, n_alphas, alpha_ratio) -> tuple[list[dict], bool]:
+def _grids(estimator, X, y, task, pg, n_alphas, alpha_ratio,
+           sample_weight=None) -> tuple[list[dict], bool]:
     if pg is None:
         grid = default_param_grid(estimator, X, y, task, n_alphas=n_alphas,
-                                  alpha_ratio=alpha_ratio)
+                                  alpha_ratio=alpha_ratio, sample_weight=sample_weight)
         return [{k: list(v) for k, v in grid.items()}], True
     grids = [pg] if isinstance(pg, Mapping) else list(pg)
     if not grids or not all(isinstance(g, Mapping) for g in grids):
@@ -785,7 +816,8 @@ def _splits(cv, X, y, groups, layout: str, base, random_state):
         else:
             cv = KFold(int(cv), shuffle=True, random_state=random_state)
     if hasattr(cv, "split"):
-        splits = list(cv.split(X, y, groups))
+        missing = classifier and np.ndim(y) == 1 and not observed_mask(y).all()
+        splits = list(cv.split(X, label_codes(y) if missing else y, groups))  # NaN: a stratum
     else:
         try:
             splits = list(cv)
@@ -896,27 +928,36 @@ def _client_blas_threads(client) -> int:
     return max(1, cores // max(workers, 1))
 
 
-def _job(k, cand, est, X, y, split, points, scorer, warm, error_score, blas, skip_first):
+def _job(k, cand, est, X, y, split, points, scorer, warm, error_score, blas, skip_first,
+         w=None):
     """One job: the path of fold ``k`` over the candidates ``cand``; returns them tagged.
 
     With ``skip_first`` the first candidate (a widening anchor, already scored) is refitted
-    only to warm-start the others and left out of the result.
+    only to warm-start the others and left out of the result. ``w``: the row weights of the
+    engine's view of the data (None without), split with the rows.
     """
     from threadpoolctl import threadpool_limits
 
     train, test = split
     Xtr, Xte = _rows(X, train), _rows(X, test)
     ytr, yte = y[train], y[test]
+    wtr, wte = (None, None) if w is None else (w[train], w[test])
 
     def score(fitted, point):
         if isinstance(scorer, _Pooled):
-            return scorer.values(fitted, Xte, yte)
-        Xs, ys = _known_task_rows(fitted, Xte, yte)
-        return float(scorer(fitted, Xs, ys)) if ys.shape[0] else np.nan
+            return scorer.values(fitted, Xte, yte, wte)
+        known = _known_mask(fitted, Xte)
+        Xs, ys, ws = Xte, yte, wte
+        if known is not None:
+            rows = np.flatnonzero(known)
+            Xs, ys, ws = Xte[rows], yte[rows], None if wte is None else wte[rows]
+        if not ys.shape[0]:
+            return np.nan
+        return float(scorer(fitted, Xs, ys, **_weight_kw(ws)))
 
     limiter = threadpool_limits(blas) if blas is not None else None
     try:
-        fits = fit_path(est, Xtr, ytr, points, warm=warm, on_fit=score)
+        fits = fit_path(est, Xtr, ytr, points, warm=warm, on_fit=score, sample_weight=wtr)
     finally:
         if limiter is not None:
             limiter.restore_original_limits()
@@ -938,6 +979,30 @@ def _rows(X, idx):
     return X[idx]
 
 
+def _weight_kw(sample_weight) -> dict:
+    """``{"sample_weight": w}``, or nothing without weights (callables and estimators that
+    take none keep working)."""
+    return {} if sample_weight is None else {"sample_weight": sample_weight}
+
+
+def _cv_weights(sample_weight, X, ycv):
+    """The row weights in the engine's view of the data (:func:`_cv_view`): per-task lists
+    stacked like their rows (a list of per-task arrays, or one array of all rows); otherwise
+    as given, one weight per row (or, for a shared design, per row and task). None without.
+    """
+    if sample_weight is None:
+        return None
+    if is_task_list(X) and isinstance(sample_weight, (list, tuple)):
+        w = np.concatenate([np.asarray(v, dtype=np.float64).ravel() for v in sample_weight])
+    else:
+        w = np.asarray(sample_weight, dtype=np.float64)
+    n = np.shape(ycv)[0]
+    if w.shape[:1] != (n,):
+        raise ValueError(f"sample_weight has shape {w.shape} but the data have {n} rows: give "
+                         "one weight per row (a shared design: per row, or per row and task).")
+    return w
+
+
 def _known_mask(est, X):
     """Boolean mask of the rows of ``X`` whose task the fitted ``est`` knows (None: all)."""
     tc = getattr(est, "task_column", None)
@@ -946,18 +1011,6 @@ def _known_mask(est, X):
     _, tids = split_task_column(X, tc)
     known = np.isin(tids, np.asarray(est.tasks_))
     return None if known.all() else known
-
-
-def _known_task_rows(est, X, y):
-    """Rows of ``X, y`` whose task the fitted ``est`` knows (long format with task_column)."""
-    tc = getattr(est, "task_column", None)
-    if tc is None or not hasattr(est, "tasks_"):
-        return X, y
-    _, tids = split_task_column(X, tc)
-    known = np.isin(tids, np.asarray(est.tasks_))
-    if known.all():
-        return X, y
-    return X[np.flatnonzero(known)], y[known]
 
 
 #: Models whose default grid was noted as holding parameters (once per model and process).
@@ -1011,6 +1064,7 @@ def _warn_one_class_parts(splits, y, groups, layout: str, labels) -> None:
                     vals = y[rows[pos[rows] == t]]
                 else:
                     vals = columns[rows, t]
+                vals = vals[observed_mask(vals)]  # a missing target is no class
                 if vals.shape[0] and np.unique(vals).shape[0] < 2:
                     found[part].append((k, t))
     if not found["training"] and not found["test"]:

@@ -12,9 +12,24 @@ import numpy as np
 from sklearn.model_selection import BaseCrossValidator, KFold
 from sklearn.utils import check_random_state
 
-from multitask.data import split_task_column
+from multitask.data import observed_mask, split_task_column
 
-__all__ = ["SharedKFold", "TaskKFold", "to_long_format"]
+__all__ = ["SharedKFold", "TaskKFold", "label_codes", "to_long_format"]
+
+
+def label_codes(y):
+    """Class labels as integer codes for stratified folds: the rank of each label among the
+    sorted observed labels, ``-1`` for a missing target (NaN or None, its own stratum). The
+    same strata, in the same order, as the labels themselves when none is missing; an
+    array of more than one dimension (a shared design) is returned as it is."""
+    y = np.asarray(y)
+    if y.ndim != 1:
+        return y
+    seen = observed_mask(y)
+    codes = np.full(y.shape[0], -1, dtype=np.int64)
+    if seen.any():
+        codes[seen] = np.unique(y[seen], return_inverse=True)[1]
+    return codes
 
 
 def to_long_format(X_list, y_list, *, task_column: int = -1):
@@ -73,7 +88,7 @@ class TaskKFold(BaseCrossValidator):
         for g in np.unique(groups):
             idx = np.flatnonzero(groups == g)
             if self.stratify and y is not None:
-                labels = np.asarray(y)[idx]
+                labels = label_codes(np.asarray(y)[idx])
                 # deal rows of each class round-robin after a shuffle
                 pos = np.empty(len(idx), dtype=np.int64)
                 start = rng.randint(self.n_splits) if self.shuffle else carry

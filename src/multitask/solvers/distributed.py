@@ -482,7 +482,7 @@ class TaskBlockWorker:
                 else:
                     L_W, s = float(df.lipschitz()), 1.0
                 lip_w = max(lip_w, float(L_W))
-                n = int(df.data.n_rows)
+                n = float(np.sum(df.data.task_weight_sums))  # n_rows (the rows' weights)
                 ss += float(s) ** 2 * n
                 rows += n
                 g = df.grad_at_zero()
@@ -794,7 +794,7 @@ class DistributedDatafit:
                 "lipschitz": max(p["lipschitz"] for p in parts),
                 "lipschitz_w": max(p["lipschitz_w"] for p in parts),
                 "s": float(np.sqrt(sum(p["ss"] for p in parts)
-                                   / max(sum(p["rows"] for p in parts), 1))),
+                                   / (sum(p["rows"] for p in parts) or 1))),
                 "g0": sum(p["g0"] for p in parts),
                 "gfull": sum(p["gfull"] for p in parts),
             }

@@ -85,7 +85,7 @@ def prefer_majorized(datafit: Datafit, penalty: Penalty,
         return False
     data = datafit.data
     d, m = data.n_features, data.n_tasks
-    if data.n_rows < d * m or (1 if data.shared else m) * d * d > MAX_BOUND_ENTRIES:
+    if data.n_rows < d * m or (1 if data.shares_gram else m) * d * d > MAX_BOUND_ENTRIES:
         return False
     if data.shared or data.is_sparse:  # one d x d matrix (or a rare sparse per-task design)
         return bound_condition_number(datafit) >= threshold
@@ -101,7 +101,7 @@ def _condition_estimate(datafit: Datafit) -> float:
     data = datafit.data
     if datafit.has_intercept_variable and data.x_offset is None:
         data = data.centred_implicitly()[0]
-    n = data.task_sizes.astype(np.float64)
+    n = data.task_weight_sums  # n_t (the tasks' total row weights)
     diag = (datafit.curvature() * data.task_column_sq_norms() / n[None, :]
             + datafit.alpha_l2)
     return curvature_ratio(float(datafit.measure_constants()[0]), diag)

@@ -63,10 +63,10 @@ def default_eta0(datafit: Datafit, constraint: Penalty, max_iter: int) -> float:
 
     ``D = sup_{W in K} ||W||_F`` (``C sqrt(m)`` for the l1,inf ball and for per-task balls of
     radius ``C``) bounds the distance from ``W = 0`` to a minimizer, and
-    ``G = sqrt(sum_t R_t^2)``, ``R_t = max_{i in t} ||(x_i, 1)||_2`` (the 1 only with an
-    intercept variable), bounds the norm of the subgradient of the hinge and logistic losses
-    (``|ell'| <= 1``). For unit-norm inputs without intercept this is the specification's
-    ``C / sqrt(1 + ln T)``. Returns 1.0 when ``D`` or ``G`` is 0.
+    ``G = sqrt(sum_t R_t^2)``, ``R_t = max_{i in t} ||(x_i, 1)||_2`` over the rows of positive
+    weight (the 1 only with an intercept variable), bounds the norm of the subgradient of the
+    hinge and logistic losses (``|ell'| <= 1``). For unit-norm inputs without intercept this
+    is the specification's ``C / sqrt(1 + ln T)``. Returns 1.0 when ``D`` or ``G`` is 0.
     """
     data = datafit.data
     X = data.X
@@ -78,6 +78,7 @@ def default_eta0(datafit: Datafit, constraint: Penalty, max_iter: int) -> float:
         sq = np.tile(sq, data.n_tasks)
     if datafit.has_intercept_variable:
         sq = sq + 1.0
+    sq = np.where(data.row_weights > 0, sq, 0.0)  # a pair of weight zero adds no subgradient
     R2 = np.array([sq[data.offsets[t] : data.offsets[t + 1]].max(initial=0.0)
                    for t in range(data.n_tasks)])
     G = float(np.sqrt(R2.sum()))
