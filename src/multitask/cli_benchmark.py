@@ -124,13 +124,13 @@ def read_graph(path, task_names: list[str]) -> np.ndarray:
         for label, col in ((a, df.columns[0]), (b, df.columns[1])):
             if str(label) not in where:
                 shown = ", ".join(task_names[:8]) + (", ..." if len(task_names) > 8 else "")
-                raise CLIError(f"{path}: {_where(df, i)}, column {col!r}: {label!r} is not a "
+                raise CLIError(f"{path}: {_where(df, i)}, column {col!r}: {str(label)!r} is not a "
                                f"task of the data (tasks: {shown}).")
         if w < 0:
             raise CLIError(f"{path}: {_where(df, i)}: the weight {w!r} is negative.")
         s, t = where[str(a)], where[str(b)]
         if s == t:
-            raise CLIError(f"{path}: {_where(df, i)}: an edge from task {a!r} to itself.")
+            raise CLIError(f"{path}: {_where(df, i)}: an edge from task {str(a)!r} to itself.")
         A[s, t] += w
         A[t, s] += w
     if not A.any():

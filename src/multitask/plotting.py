@@ -1,4 +1,4 @@
-"""Plots (optional extra ``multitask[plot]``, needs matplotlib).
+"""Plots with matplotlib (part of the base install).
 
 Every function returns a matplotlib ``Figure`` and never shows it; pass ``ax=`` to draw into
 an existing axes (the function then returns that axes' figure). Figures made here are not
