@@ -66,15 +66,23 @@ def admm_step(data: MultiTaskData, has_b: bool, rule: str = "max") -> float:
 
     ``rule="max"``: ``||K||^2 = max_t ||[X_t, 1]||_2^2`` (the map is block diagonal over
     tasks); ``"stacked"``: the spectral norm of all tasks' rows stacked (plus ``max_t n_t``
-    with intercepts), the paper's literal rule.
+    with intercepts), the paper's literal rule. With row weights ``w``
+    (:attr:`~multitask.data.MultiTaskData.sample_weight`) the score space has the metric
+    ``diag(w)`` (:class:`LinearizedADMM`): the norms are those of ``diag(sqrt(w)) K`` (and
+    ``max_t W_t`` replaces ``max_t n_t``), what the repeated rows of integer weights give.
     """
-    norms = data.task_spectral_norms_sq(intercept=has_b)
+    w = data.sample_weight
+    norms = data.task_spectral_norms_sq(intercept=has_b, weighted=True)
     if rule == "max":
         lip = float(np.max(norms)) if norms.size else 1.0
-    elif data.shared:
+    elif data.shared and w is None:
         lip = float(norms[0]) * data.n_tasks
     else:
         X = data.X
+        if w is not None:  # rows scaled by the root of their weight (summed over the tasks)
+            root = np.sqrt(w.reshape(data.n_tasks, -1).sum(axis=0) if data.shared else w)
+            X = (sp.csr_matrix(X.multiply(root[:, None])) if sp.issparse(X)
+                 else X * root[:, None])
         if sp.issparse(X):
             from scipy.sparse.linalg import svds
 
@@ -84,10 +92,23 @@ def admm_step(data: MultiTaskData, has_b: bool, rule: str = "max") -> float:
         else:
             lip = float(np.linalg.norm(X, 2)) ** 2 if X.size else 1.0
         if has_b:
-            lip += float(np.max(data.task_sizes))
+            lip += float(np.max(data.task_weight_sums))
     if not np.isfinite(lip) or lip <= 0:
         lip = 1.0
     return 1.0 / (1.02 * lip)
+
+
+def _norm(v: np.ndarray, w: np.ndarray | None) -> float:
+    """``||v||`` in the metric of score space: ``sqrt(sum_i w_i v_i^2)`` with row weights."""
+    return float(np.linalg.norm(v)) if w is None else float(np.sqrt(w @ (v * v)))
+
+
+def _prox_step(mu: float, w: np.ndarray | None):
+    """The step of the loss's prox in score space, ``1 / mu``, per row ``1 / (mu w_i)`` in the
+    metric ``diag(w)`` (0 where ``w_i = 0``: such a pair, a missing target, keeps its score)."""
+    if w is None:
+        return 1.0 / mu
+    return np.divide(1.0, mu * w, out=np.zeros_like(w), where=w > 0)
 
 
 def _forward(data: MultiTaskData, M: np.ndarray) -> np.ndarray:
@@ -198,7 +219,10 @@ class LinearizedADMM(Solver):
         rho = self.rho if self.rho is not None else consts["rho"]
         unit = float(getattr(penalty, "alpha", 1.0) or 1.0)
         y = data.y
-        ynorm = max(1.0, float(np.linalg.norm(y)))
+        # the metric of score space: diag(w) with row weights (a row of weight k counts as k
+        # copies, so integer weights take the iterates of the repeated rows), else the identity
+        cw = data.sample_weight
+        ynorm = max(1.0, _norm(y, cw))
         mu0 = self.mu0 if self.mu0 is not None else consts.get("mu0", 1.0 / ynorm)
         mu = unit * mu0
         mu_max = unit * (self.mu_max if self.mu_max is not None else consts["mu_max"])
@@ -227,13 +251,15 @@ class LinearizedADMM(Solver):
         for k in range(1, self.max_iter + 1):
             n_iter = k
             cm = c / mu
-            z = y if self.constrained else datafit.prox_scores(s + cm, 1.0 / mu)
+            z = y if self.constrained else datafit.prox_scores(s + cm, _prox_step(mu, cw))
             old = [B for B in blocks]
             b_old = b
             s_old = s
             dx2 = 0.0
             for i, p in enumerate(parts):
                 r = s - z + cm
+                if cw is not None:
+                    r = cw * r
                 G = data.rmatvec(r)
                 new = p.prox(blocks[i] - step * G, step / mu)
                 if i == 0 and has_b:
@@ -247,12 +273,12 @@ class LinearizedADMM(Solver):
                 dx2 += float(np.sum((b - b_old) ** 2))
             res = s - z
             c = c + mu * res
-            rp_abs = float(np.linalg.norm(res))
-            znorm = ynorm if self.constrained else float(np.linalg.norm(z))
-            rp = rp_abs / max(1.0, znorm, float(np.linalg.norm(s)))
+            rp_abs = _norm(res, cw)
+            znorm = ynorm if self.constrained else _norm(z, cw)
+            rp = rp_abs / max(1.0, znorm, _norm(s, cw))
             # dual residual: a bound of the distance of -K^T c to the subdifferentials, from
             # the optimality conditions of the linearized steps; scale ||K^T c|| ~ ||mu G||
-            ds = float(np.linalg.norm(s - s_old))
+            ds = _norm(s - s_old, cw)
             rd = ((mu / step) * np.sqrt(dx2) + mu * ds / np.sqrt(step)) / max(
                 1.0, mu * float(np.linalg.norm(G)))
             F_k = objective(s)
@@ -309,7 +335,7 @@ class LinearizedADMM(Solver):
             self, datafit, penalty, Vout, b, n_iter=n_iter, objective=history, times=times,
             converged=converged, t0=t0, measure=measure,
             what=f"relative primal residual {rp:.2e}, dual residual {rd:.2e}",
-            info={"multiplier": c, "multiplier_grad": data.rmatvec(c), "mu": mu,
+            info={"multiplier": c, "multiplier_grad": data.rmatvec(data.weigh(c)), "mu": mu,
                   "step": step, "primal_residual": rp, "dual_residual": rd,
                   "primal_history": np.asarray(primal_hist), "schedule": self.schedule,
                   "constrained": self.constrained, "best_objective": F_out},
