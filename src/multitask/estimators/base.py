@@ -62,7 +62,9 @@ from multitask.estimators.fitted_state import (
     Fitted,
     FittedStateError,
     fitted_declaration,
+    fitted_task_count,
     matches_coef,
+    solver_named_in_info,
     solver_result_check,
 )
 from multitask.losses import Datafit, get_datafit
@@ -267,12 +269,12 @@ FITTED_STATE: dict[str, Fitted] = {
     "coef_variable_": Fitted("array", shape=("d", "m"),
                              check=matches_coef(lambda V, _: V.T, "coef_ is its transpose")),
     "intercept_variable_": Fitted("array", shape=("m",), optional=True),
-    "solver_info_": Fitted("dict"),
+    "solver_info_": Fitted("dict", check=solver_named_in_info),
     "solver_result_": Fitted("object", types=(SolverResult,), check=solver_result_check),
     # the sizes of the tasks of fit (rows, or weight sums), the first len() rows of coef_;
     # rows after them were added by fit_new_tasks (None after a distributed fit)
     "fit_task_sizes_": Fitted("array", shape=(None,), nonnegative=True, optional=True,
-                              required=False),
+                              required=False, check=fitted_task_count),
 }
 
 
@@ -632,7 +634,7 @@ class MultiTaskEstimator(BaseEstimator):
         return {name: scale * np.logspace(0, -2 * decades, n_alphas)}
 
     # ------------------------------------------------------------------ new tasks
-    def fit_new_tasks(self, X, y, task=None, sample_weight=None, *, strength="scaled"):
+    def fit_new_tasks(self, X, y, task=None, sample_weight=None, *, strength="auto"):
         """Learn tasks the model has not seen from their rows; the fitted tasks are unchanged.
 
         Each new task ``t`` solves, alone, the small problem its fitted structure gives it
@@ -673,7 +675,7 @@ class MultiTaskEstimator(BaseEstimator):
             task's rows) the new tasks are numbered after the model's largest integer id.
         sample_weight : array-like, optional
             Row weights, as in ``fit``.
-        strength : {"scaled", "fitted", "cv"} or float, default="scaled"
+        strength : {"auto", "scaled", "fitted", "cv"} or float, default="auto"
             ``c_t``: ``"scaled"`` is ``nbar / n_t`` (``nbar`` the mean size of the fitted
             tasks: the prior weighs against the new task's rows as it did against a typical
             fitted task's, so a task with few rows is shrunk more towards the structure);
@@ -681,8 +683,12 @@ class MultiTaskEstimator(BaseEstimator):
             ``"cv"`` multiplies ``"scaled"`` by the factor of
             :data:`~multitask.estimators.new_tasks.CV_GRID` with the lowest held-out loss in
             a cross-validation on the new rows, pooled over the new tasks (each needs
-            :data:`~multitask.estimators.new_tasks.CV_MIN_ROWS` rows); a number is ``c_t``
-            itself. Constraint sets (the l1,inf and per-task balls) have no strength.
+            :data:`~multitask.estimators.new_tasks.CV_MIN_ROWS` rows); ``"auto"`` is ``"cv"``
+            where the new-task problem has a closed form (the squared loss with a Gaussian
+            prior: ridge, mean-regularized, trace norm, capped trace, l2,1, MTRL, cASO) and
+            the rows allow it (:func:`~multitask.estimators.new_tasks.cv_applies`), else
+            ``"scaled"``; a number is ``c_t`` itself. Constraint sets (the l1,inf and
+            per-task balls) have no strength.
 
         Returns
         -------

@@ -32,6 +32,7 @@ from multitask.estimators.base import (
     Param,
     nonnegative,
 )
+from multitask.estimators.fitted_state import Fitted, at_most, matches_coef, variable_part
 from multitask.losses import Datafit
 from multitask.penalties import SparseLowRank
 from multitask.penalties.capped_trace import singular_values
@@ -53,6 +54,7 @@ class _SparseLowRank:
         "radius": Param(1.0, [nonnegative], keyword_only=False),
     }
     _solvers = ("fista", "pg")
+    _task_components = ("sparse_component_", "low_rank_component_")
     _max_iter = 10000
     _renamed = {
         "gamma": "it is now 'alpha' (the same weight of ||P||_1, the paper's gamma)",
@@ -83,6 +85,15 @@ class _SparseLowRank:
         return {**super()._solver_settings(name), "restart": False,
                 "lipschitz_init": "secant"}
 
+    _fitted_state = {
+        "coef_variable_": Fitted("array", shape=(2, "d", "m"), check=matches_coef(
+            lambda V, _: V.sum(axis=0).T, "coef_ is the sum of the parts, transposed")),
+        "sparse_component_": Fitted("array", shape=("m", "d"), check=variable_part(0)),
+        "low_rank_component_": Fitted("array", shape=("m", "d"), check=variable_part(1)),
+        "rank_": Fitted("int", nonnegative=True, check=at_most(("d", "t"))),
+        "kkt_": Fitted("dict"),
+    }
+
     def _store_extra(self, result, penalty, datafit) -> None:
         P, Q = result.coef[0], result.coef[1]
         self.sparse_component_ = np.ascontiguousarray(P.T)
@@ -91,7 +102,14 @@ class _SparseLowRank:
         f, G, gb = datafit.value_and_grad(P + Q, result.intercept_variable)
         kkt = penalty.certificate(result.coef, G, f)
         kkt["intercept_gradient"] = float(np.max(np.abs(gb))) if gb is not None else 0.0
+        # ||G||_2: the trace ball's Lagrange multiplier (the strength of a new task's
+        # low-rank part, see fit_new_tasks)
+        kkt["grad_spectral_norm"] = float(np.linalg.norm(G, 2)) if G.size else 0.0
         self.kkt_ = kkt
+
+    def _new_task_context(self) -> dict:
+        multiplier = getattr(self, "kkt_", {}).get("grad_spectral_norm")
+        return {"parts": ({}, {"multiplier": multiplier})}
 
 
 class SparseLowRankRegressor(_SparseLowRank, MultiTaskRegressorBase):

@@ -37,6 +37,7 @@ from multitask.penalties.graph import (
     mean_laplacian,
 )
 from multitask.penalties.l1inf import L1InfBall, l1inf_norm, project_l1inf_ball
+from multitask.penalties.new_task import ColumnPrior, GaussianPrior, new_task_prior
 from multitask.penalties.norms import L1, L21, ColumnL2, NoPenalty, Ridge, TraceNorm
 from multitask.penalties.prox import (
     group_soft_threshold,
@@ -71,9 +72,11 @@ __all__ = [
     "ColumnL1Balls",
     "ColumnL2",
     "ColumnL2Balls",
+    "ColumnPrior",
     "Constraint",
     "DirtyModel",
     "FusedSparseGroupLasso",
+    "GaussianPrior",
     "GraphRegularization",
     "IdentityMap",
     "L1Ball",
@@ -103,6 +106,7 @@ __all__ = [
     "group_soft_threshold",
     "l1inf_norm",
     "mean_laplacian",
+    "new_task_prior",
     "project_l1_ball",
     "project_l1inf_ball",
     "project_trace_ball",

@@ -1,0 +1,271 @@
+"""New tasks after fit on School: the new-task fit against independent ridge and a full refit.
+
+Protocol, for each of ``--repeats`` seeded draws:
+
+* School's 139 schools are shuffled: ``--n-fit`` (100) are the tasks of fit, the other 39 the
+  new tasks. The rows of each new school are shuffled: its first 16 rows are its pool of
+  training rows (the first ``k`` are used for ``k`` in ``--sizes``, 2 4 8 16), the rows after
+  the 16th its test rows (the same test rows for every ``k``).
+* Features are standardized with the pooled mean and standard deviation of the fit schools.
+* Each model's hyper-parameters are chosen by :class:`~multitask.MultiTaskCV` on the fit
+  schools (3 folds within schools, the model's default grid of 7 values over two decades, as
+  in ``multitask benchmark school``) and the model is refitted on them.
+* **new-task fit**: a copy of that model learns the 39 new schools from their ``k`` rows each
+  (``fit_new_tasks``, strength ``--strength``, default ``"auto"``: cross-validated on the new
+  rows where the problem has a closed form and every new school has at least 3 rows, the
+  ``"scaled"`` rule otherwise);
+* **independent ridge**: ``IndependentRidgeRegressor``, chosen the same way on the fit schools,
+  learns the new schools from the same rows with the same strength rule (its new-task prior is
+  its own ridge: each new school alone);
+* **full refit**: the model with the same hyper-parameters fitted on all 139 schools (the fit
+  schools' rows and the new schools' ``k`` rows).
+
+Scores: pooled test nMSE over the new schools' test rows (test MSE over the variance of those
+targets), mean ± standard deviation over the draws. Times: CPU seconds (one BLAS thread) of
+the new-task fit (after a warm-up call; the median of ``NEW_TASK_TIMINGS`` calls, each on a
+fresh copy of the fitted model, since one call lasts about a millisecond) and of the full
+refit (one call), and the ratio of their medians over the draws.
+
+Acceptance (issue 24): at 2, 4 and 8 rows, the new-task fit of the low-rank and
+mean-regularized families beats independent ridge (mean nMSE), is within 5% of the full refit
+(mean nMSE at most 1.05 times the refit's) and at least 20 times faster (median CPU time).
+
+Usage::
+
+    python benchmarks/bench_new_tasks.py [--repeats 10] [--sizes 2 4 8 16]
+                                         [--models TraceNorm MeanRegularized ...]
+                                         [--strength auto] [--n-jobs 1]
+                                         [--out results/new-tasks]
+
+The default run covers every School-capable regressor (``multitask.benchmark``); the table of
+the run quoted in the user guide came from this command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import csv
+import os
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.base import clone
+
+import multitask
+from multitask.benchmark import school_regressors
+from multitask.datasets import load_school
+from multitask.metrics import nmse
+
+N_FIT = 100
+POOL = 16
+#: Calls of the new-task fit timed per draw and size (the median is kept).
+NEW_TASK_TIMINGS = 5
+SIZES = (2, 4, 8, 16)
+RIDGE = "IndependentRidgeRegressor"
+
+#: Model families of the acceptance (the others are reported too).
+FAMILIES = {
+    "low rank": ("TraceNormRegressor", "CappedTraceRegressor", "SparseLowRankRegressor",
+                 "RobustMTLRegressor", "ConvexASORegressor"),
+    "mean-regularized": ("MeanRegularizedRegressor", "GraphRegularizedRegressor"),
+    "clustered": ("ClusteredMTLRegressor",),
+    "task relationship": ("TaskRelationshipRegressor",),
+    "joint sparsity": ("L21Regressor", "L1InfRegressor", "DirtyModelRegressor",
+                       "RobustFeatureLearningRegressor", "CappedL1Regressor"),
+    "baseline": ("IndependentRidgeRegressor", "IndependentLassoRegressor", "PooledRegressor"),
+}
+ACCEPTANCE = ("low rank", "mean-regularized")
+ACCEPT_SIZES = (2, 4, 8)
+WITHIN, FASTER = 1.05, 20.0
+
+
+def family(model: str) -> str:
+    for name, members in FAMILIES.items():
+        if model in members:
+            return name
+    return "other"
+
+
+def cpu_time(fn):
+    """CPU seconds of ``fn()`` and its result."""
+    t0 = time.process_time()
+    out = fn()
+    return time.process_time() - t0, out
+
+
+def draw(repeat: int, n_fit: int = N_FIT):
+    """One draw: long-format arrays of the fit schools, and per new school its pool of 16
+    training rows and its test rows, features standardized on the fit schools."""
+    school = load_school()
+    rng = np.random.default_rng([repeat, 24])
+    order = rng.permutation(len(school.X))
+    fit, new = order[:n_fit], order[n_fit:]
+    X_fit = np.vstack([school.X[t] for t in fit])
+    mu, sd = X_fit.mean(axis=0), X_fit.std(axis=0)
+    sd[sd == 0] = 1.0
+    out = {"X_fit": (X_fit - mu) / sd, "y_fit": np.concatenate([school.y[t] for t in fit]),
+           "task_fit": np.concatenate([np.full(len(school.y[t]), t) for t in fit]),
+           "pool": [], "test": []}
+    for t in new:
+        rows = rng.permutation(len(school.y[t]))
+        Xt = (school.X[t] - mu) / sd
+        out["pool"].append((t, Xt[rows[:POOL]], school.y[t][rows[:POOL]]))
+        out["test"].append((t, Xt[rows[POOL:]], school.y[t][rows[POOL:]]))
+    return out
+
+
+def new_rows(data, k: int):
+    """The first ``k`` pool rows of every new school, long format."""
+    X = np.vstack([Xp[:k] for _, Xp, _ in data["pool"]])
+    y = np.concatenate([yp[:k] for _, _, yp in data["pool"]])
+    task = np.concatenate([np.full(k, t) for t, _, _ in data["pool"]])
+    return X, y, task
+
+
+def test_rows(data):
+    X = np.vstack([Xt for _, Xt, _ in data["test"]])
+    y = np.concatenate([yt for _, _, yt in data["test"]])
+    task = np.concatenate([np.full(len(yt), t) for t, _, yt in data["test"]])
+    return X, y, task
+
+
+def run_model(model: str, repeat: int, sizes, strength, cv: int = 3, n_alphas: int = 7,
+              alpha_ratio: float = 1e-2) -> list[dict]:
+    """One model on one draw: its CV on the fit schools, then per size the new-task fit and
+    the full refit."""
+    from threadpoolctl import threadpool_limits
+
+    data = draw(repeat)
+    X_te, y_te, t_te = test_rows(data)
+    rows = []
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # convergence notes of grid points far from the best
+        search = multitask.MultiTaskCV(getattr(multitask, model)(), cv=cv, n_alphas=n_alphas,
+                                       alpha_ratio=alpha_ratio, random_state=repeat)
+        search.fit(data["X_fit"], data["y_fit"], data["task_fit"])
+        base = search.best_estimator_
+        X2, y2, t2 = new_rows(data, min(sizes))
+        copy.deepcopy(base).fit_new_tasks(X2, y2, t2, strength=strength)  # warm-up
+        for k in sizes:
+            Xk, yk, tk = new_rows(data, k)
+            times = []
+            for _ in range(NEW_TASK_TIMINGS):
+                est = copy.deepcopy(base)
+                times.append(cpu_time(lambda est=est, Xk=Xk, yk=yk, tk=tk: est.fit_new_tasks(
+                    Xk, yk, tk, strength=strength))[0])
+            t_new = float(np.median(times))
+            p_new = est.predict(X_te, t_te)
+            assert np.array_equal(est.coef_[: len(base.tasks_)], base.coef_)
+            full = clone(base)
+            X_all = np.vstack([data["X_fit"], Xk])
+            y_all = np.concatenate([data["y_fit"], yk])
+            t_all = np.concatenate([data["task_fit"], tk])
+            t_full, _ = cpu_time(lambda full=full, X=X_all, y=y_all, t=t_all: full.fit(X, y, t))
+            p_full = full.predict(X_te, t_te)
+            rows.append({"model": model, "repeat": repeat, "rows": k,
+                         "nmse_new": float(nmse(y_te, p_new)),
+                         "nmse_refit": float(nmse(y_te, p_full)),
+                         "cpu_new": t_new, "cpu_refit": t_full,
+                         "params": {p: float(v) for p, v in search.best_params_.items()}})
+    return rows
+
+
+def summarize(results: list[dict], models, sizes) -> list[str]:
+    """The table and the acceptance lines."""
+    def cell(model, k, key):
+        return np.array([r[key] for r in results if r["model"] == model and r["rows"] == k])
+
+    lines = [f"{'model':31s} {'family':17s} {'rows':>4s}  {'new-task nMSE':>15s}  "
+             f"{'ridge nMSE':>15s}  {'refit nMSE':>15s}  {'new/refit':>9s}  "
+             f"{'new ms':>7s}  {'refit ms':>8s}  {'speed-up':>8s}",
+             "-" * 148]
+    verdict = []
+    for model in models:
+        for k in sizes:
+            new, ridge = cell(model, k, "nmse_new"), cell(RIDGE, k, "nmse_new")
+            refit = cell(model, k, "nmse_refit")
+            t_new, t_ref = np.median(cell(model, k, "cpu_new")), np.median(
+                cell(model, k, "cpu_refit"))
+            speed = t_ref / max(t_new, 1e-9)
+            lines.append(f"{model:31s} {family(model):17s} {k:4d}  "
+                         f"{new.mean():.4f} ± {new.std():.4f}  "
+                         f"{ridge.mean():.4f} ± {ridge.std():.4f}  "
+                         f"{refit.mean():.4f} ± {refit.std():.4f}  "
+                         f"{new.mean() / refit.mean():9.3f}  {1e3 * t_new:7.1f}  "
+                         f"{1e3 * t_ref:8.1f}  {speed:7.0f}x")
+        lines.append("")
+        if family(model) in ACCEPTANCE:
+            for k in (s for s in ACCEPT_SIZES if s in sizes):
+                new, ridge = cell(model, k, "nmse_new").mean(), cell(RIDGE, k, "nmse_new").mean()
+                refit = cell(model, k, "nmse_refit").mean()
+                speed = np.median(cell(model, k, "cpu_refit")) / max(
+                    np.median(cell(model, k, "cpu_new")), 1e-9)
+                ok = new < ridge and new <= WITHIN * refit and speed >= FASTER
+                verdict.append(
+                    f"{'PASS' if ok else 'MISS'} {model}, {k} rows: new-task nMSE {new:.4f} "
+                    f"vs ridge {ridge:.4f} ({'beats' if new < ridge else 'does not beat'} it, "
+                    f"{new - ridge:+.4f}), vs refit {refit:.4f} ({100 * (new / refit - 1):+.1f}%"
+                    f", limit +{100 * (WITHIN - 1):.0f}%), {speed:.0f}x faster (limit "
+                    f"{FASTER:.0f}x)")
+    return lines + verdict
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
+    parser.add_argument("--models", nargs="+", default=None,
+                        help="models (TraceNorm or TraceNormRegressor); default: every "
+                             "School-capable regressor")
+    parser.add_argument("--strength", default="auto",
+                        help="fit_new_tasks strength: auto, scaled, fitted, cv or a number")
+    parser.add_argument("--n-jobs", type=int, default=1)
+    parser.add_argument("--out", default="results/new-tasks")
+    args = parser.parse_args(argv)
+    if max(args.sizes) > POOL or min(args.sizes) < 1:
+        parser.error(f"--sizes must lie in 1..{POOL}")
+    available = school_regressors()
+    models = list(available) if args.models is None else [
+        m if m.endswith("Regressor") else m + "Regressor" for m in args.models]
+    unknown = [m for m in models if not hasattr(multitask, m)]
+    if unknown:
+        parser.error(f"unknown models {unknown}")
+    if RIDGE not in models:
+        models.insert(0, RIDGE)
+    try:
+        strength = float(args.strength)
+    except ValueError:
+        strength = args.strength
+    jobs = [(m, r) for r in range(args.repeats) for m in models]
+    t0 = time.perf_counter()
+    if args.n_jobs == 1:
+        parts = [run_model(m, r, args.sizes, strength) for m, r in jobs]
+    else:
+        from joblib import Parallel, delayed
+
+        parts = Parallel(n_jobs=args.n_jobs)(
+            delayed(run_model)(m, r, args.sizes, strength) for m, r in jobs)
+    results = [row for part in parts for row in part]
+    wall = time.perf_counter() - t0
+    print(f"School, new tasks after fit: {N_FIT} schools fitted, {139 - N_FIT} new schools "
+          f"with {', '.join(map(str, args.sizes))} training rows each, {args.repeats} draws; "
+          f"strength={args.strength!r}; nMSE on the new schools' test rows (rows after the "
+          f"{POOL}th), mean ± std over draws; CPU ms: medians over draws (one BLAS thread); "
+          f"speed-up = median refit / median new-task fit")
+    print()
+    for line in summarize(results, models, args.sizes):
+        print(line)
+    print(f"\n{wall:.0f} s wall")
+    out = Path(args.out)
+    os.makedirs(out, exist_ok=True)
+    with open(out / "results.csv", "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(results[0]))
+        writer.writeheader()
+        writer.writerows(results)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,509 @@
+"""New tasks after fit: ``fit_new_tasks``, the new-task priors, ``unknown_tasks``.
+
+Each new-task fit is compared with the small problem the documentation states, written here
+independently (from the fitted ``coef_`` and the hyper-parameters) and solved by cvxpy, or by
+the closed form of the ridge-type problems: to 1e-6 on the weights for the closed forms and
+1e-4 for the problems solved iteratively (the estimators run at ``tol=1e-10`` there).
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+
+import cvxpy as cp
+import numpy as np
+import pytest
+
+import multitask
+from multitask.benchmark import school_regressors
+from multitask.estimators.new_tasks import CV_GRID, CV_MIN_ROWS
+from multitask.penalties import L1InfNorm, MeanRegularization, TraceNorm
+from multitask.penalties.new_task import (
+    ElementwisePrior,
+    GaussianPrior,
+    new_task_prior,
+)
+
+D, M = 5, 6
+
+
+def _data(seed=0, m=M, new=2, d=D, sizes=None):
+    """Fitted tasks (lists) and new tasks (lists) with low-rank weights and intercepts."""
+    rng = np.random.default_rng(seed)
+    W = rng.standard_normal((d, 2)) @ rng.standard_normal((2, m + new))
+    sizes = sizes or [int(s) for s in rng.integers(20, 40, m)] + [7, 10][:new]
+    Xs = [rng.standard_normal((n, d)) + 0.3 for n in sizes]
+    ys = [X @ W[:, t] + 0.5 * t + 0.4 * rng.standard_normal(len(X)) for t, X in enumerate(Xs)]
+    return Xs[:m], ys[:m], Xs[m:], ys[m:]
+
+
+def _fit(est, Xs, ys):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return est.fit(Xs, ys)
+
+
+def _scale(Xs, n_new):
+    """The "scaled" strength: mean rows of the fitted tasks over the new task's rows."""
+    return np.mean([len(x) for x in Xs]) / n_new
+
+
+def _solve_cvx(X, y, prior_expr, parts, loss="squared"):
+    """``min (1/n) sum loss(x_i^T w + b, y_i) + prior`` with ``w`` the sum of ``parts``."""
+    n = X.shape[0]
+    b = cp.Variable()
+    w = sum(parts)
+    z = X @ w + b
+    if loss == "squared":
+        data = cp.sum_squares(z - y) / (2 * n)
+    else:
+        data = cp.sum(cp.logistic(-cp.multiply(y, z))) / n
+    cp.Problem(cp.Minimize(data + prior_expr)).solve(solver="CLARABEL")
+    return np.asarray(w.value).ravel(), float(b.value)
+
+
+# ----------------------------------------------------------------------------- unchanged
+REGRESSORS = sorted(school_regressors()) + ["GraphRegularizedRegressor"]
+
+
+@pytest.mark.parametrize("name", REGRESSORS)
+def test_fitted_tasks_are_bitwise_unchanged_and_new_ones_appended(name):
+    Xs, ys, Xn, yn = _data()
+    est = _fit(getattr(multitask, name)(), Xs, ys)
+    before = {k: copy.deepcopy(getattr(est, k)) for k in
+              ("coef_", "intercept_", "tasks_", "coef_variable_", "fit_task_sizes_")}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = est.fit_new_tasks(Xn, yn)
+    assert out is est
+    assert np.array_equal(est.coef_[:M], before["coef_"])
+    assert np.array_equal(est.intercept_[:M], before["intercept_"])
+    assert est.coef_.shape == (M + 2, D) and np.all(np.isfinite(est.coef_))
+    assert list(est.tasks_) == list(range(M + 2))
+    assert np.array_equal(est.fit_task_sizes_, before["fit_task_sizes_"])
+    V = est.coef_variable_
+    if before["coef_variable_"].shape[-1] == M:  # one variable column per task
+        assert np.array_equal(V[..., :M], before["coef_variable_"])
+        assert V.shape[-1] == M + 2
+    for i, comp in enumerate(type(est)._task_components):
+        assert np.allclose(getattr(est, comp), V[i].T)
+    pred = est.predict(Xs + Xn)
+    assert len(pred) == M + 2
+    for t in range(M):
+        assert np.array_equal(pred[t], est.coef_[t] @ Xs[t].T + est.intercept_[t]) or \
+            np.allclose(pred[t], Xs[t] @ est.coef_[t] + est.intercept_[t], rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["TraceNormClassifier", "MeanRegularizedClassifier",
+                                  "L21Classifier", "DirtyModelClassifier"])
+@pytest.mark.parametrize("loss", ["logistic", "squared_hinge"])
+def test_classifiers_learn_new_tasks(name, loss, datagen):
+    Xs, ys = datagen.classification_lists(sizes=(40, 55, 35, 30, 12), seed=4)
+    est = _fit(getattr(multitask, name)(loss=loss), Xs[:4], ys[:4])
+    coef = est.coef_.copy()
+    est.fit_new_tasks(Xs[4:], ys[4:])
+    assert np.array_equal(est.coef_[:4], coef)
+    labels = est.predict(Xs)[4]
+    assert set(np.unique(labels)) <= set(est.classes_)
+    assert np.all(np.isfinite(est.coef_[4])) and np.isfinite(est.intercept_[4])
+    scores = est.decision_function(Xs)[4]
+    assert np.allclose(scores, Xs[4] @ est.coef_[4] + est.intercept_[4])
+
+
+# ----------------------------------------------------------------------------- the problems
+def test_trace_norm_new_task_is_the_subspace_ridge():
+    Xs, ys, Xn, yn = _data()
+    alpha = 2.0
+    est = _fit(multitask.TraceNormRegressor(alpha=alpha), Xs, ys)
+    U, s, _ = np.linalg.svd(est.coef_.T, full_matrices=False)
+    keep = s > 1e-6 * s[0]
+    U, s = U[:, keep], s[keep]
+    assert 1 <= U.shape[1] < D  # a learned subspace
+    est.fit_new_tasks(Xn, yn)
+    for j, (X, y) in enumerate(zip(Xn, yn, strict=True)):
+        c = _scale(Xs, len(y))
+        a = cp.Variable(U.shape[1])
+        w, b = _solve_cvx(X, y, c * alpha / 2 * cp.sum(cp.multiply(1 / s, a ** 2)), [U @ a])
+        assert np.allclose(est.coef_[M + j], w, atol=1e-6)
+        assert np.isclose(est.intercept_[M + j], b, atol=1e-6)
+
+
+def test_mean_regularized_new_task_is_pulled_to_the_mean_task():
+    Xs, ys, Xn, yn = _data(seed=1)
+    alpha = 0.5
+    est = _fit(multitask.MeanRegularizedRegressor(alpha=alpha, tol=1e-10), Xs, ys)
+    wbar = est.coef_.mean(axis=0)
+    est.fit_new_tasks(Xn, yn, strength="fitted")
+    for j, (X, y) in enumerate(zip(Xn, yn, strict=True)):
+        w = cp.Variable(D)
+        ref, b = _solve_cvx(X, y, alpha * M / (M + 1) * cp.sum_squares(w - wbar), [w])
+        assert np.allclose(est.coef_[M + j], ref, atol=1e-6)
+        assert np.isclose(est.intercept_[M + j], b, atol=1e-6)
+
+
+def test_mean_regularization_rule_is_the_exact_conditional():
+    rng = np.random.default_rng(2)
+    W = rng.standard_normal((D, M))
+    pen = MeanRegularization(0.7, M + 1)
+    prior = new_task_prior(MeanRegularization(0.7, M), W)
+    for _ in range(3):
+        w = rng.standard_normal(D)
+        exact = pen.value(np.column_stack([W, w])) - pen.value(np.column_stack([W, 0 * w]))
+        # the prior and the conditional differ by a constant independent of w
+        assert np.isclose(prior.value(w[:, None]) - prior.value(np.zeros((D, 1))), exact)
+
+
+def test_trace_rule_majorizes_the_conditional_and_is_tight_at_zero():
+    rng = np.random.default_rng(3)
+    W = rng.standard_normal((D, 2)) @ rng.standard_normal((2, M))
+    pen = TraceNorm(1.3)
+    prior = new_task_prior(pen, W)
+    base = pen.value(W)
+    assert prior.value(np.zeros((D, 1))) == 0.0
+    for _ in range(5):
+        w = prior.basis @ rng.standard_normal(prior.basis.shape[1])
+        exact = pen.value(np.column_stack([W, w])) - base
+        assert prior.value(w[:, None]) >= exact - 1e-9
+    outside = rng.standard_normal(D)
+    outside -= prior.basis @ (prior.basis.T @ outside)
+    assert prior.value(outside[:, None]) == np.inf
+
+
+def test_l1inf_rule_is_the_exact_conditional():
+    rng = np.random.default_rng(4)
+    W = rng.standard_normal((D, M))
+    pen = L1InfNorm(0.9)
+    prior = new_task_prior(pen, W)
+    for _ in range(5):
+        w = 3 * rng.standard_normal(D)
+        exact = pen.value(np.column_stack([W, w])) - pen.value(W)
+        assert np.isclose(prior.value(w[:, None]), exact)
+
+
+@pytest.mark.parametrize("name", ["IndependentRidgeRegressor", "L21Regressor",
+                                  "ConvexASORegressor", "TaskRelationshipRegressor"])
+def test_gaussian_priors_match_their_closed_forms(name):
+    Xs, ys, Xn, yn = _data(seed=5)
+    est = _fit(getattr(multitask, name)(tol=1e-10), Xs, ys)
+    W = est.coef_.T
+    alpha = est.alpha
+    if name == "IndependentRidgeRegressor":
+        P, basis = alpha * np.eye(D), np.eye(D)
+    elif name == "L21Regressor":
+        norms = np.linalg.norm(W, axis=1)
+        basis = np.eye(D)[:, norms > 1e-9 * norms.max()]
+        P = np.diag(alpha / np.where(norms > 0, norms, 1.0))
+    elif name == "TaskRelationshipRegressor":
+        U, s, _ = np.linalg.svd(W, full_matrices=False)
+        basis = U[:, s > 1e-7 * s[0]]
+        s = s[s > 1e-7 * s[0]]
+        P = alpha * s.sum() * (basis / s) @ basis.T
+    else:  # cASO: 2 alpha eta (1 + eta) (eta I + M)^{-1} with the fitted feature structure
+        from multitask.penalties.clustered import structure_eigenvalues
+
+        U, s, _ = np.linalg.svd(W, full_matrices=False)
+        gamma = structure_eigenvalues(s, est.eta, est.k, D)
+        Mf = (U * gamma) @ U.T
+        P = 2 * alpha * est.eta * (1 + est.eta) * np.linalg.inv(est.eta * np.eye(D) + Mf)
+        basis = np.eye(D)
+    est.fit_new_tasks(Xn, yn)
+    for j, (X, y) in enumerate(zip(Xn, yn, strict=True)):
+        c = _scale(Xs, len(y))
+        Xc, yc = X - X.mean(axis=0), y - y.mean()
+        Pb = basis.T @ P @ basis
+        a = np.linalg.solve(basis.T @ (Xc.T @ Xc / len(y)) @ basis + c * Pb,
+                            basis.T @ Xc.T @ yc / len(y))
+        w = basis @ a
+        assert np.allclose(est.coef_[M + j], w, atol=1e-6)
+        assert np.isclose(est.intercept_[M + j], y.mean() - X.mean(axis=0) @ w, atol=1e-6)
+
+
+def test_graph_new_task_with_l1_matches_cvxpy():
+    Xs, ys, Xn, yn = _data(seed=6)
+    adj = np.ones((M, M)) - np.eye(M)
+    est = _fit(multitask.GraphRegularizedRegressor(adj, alpha=0.2, alpha_l1=0.05, tol=1e-10),
+               Xs, ys)
+    wbar = est.coef_.mean(axis=0)
+    dbar = (M - 1.0)  # the mean degree, tr(L) / m, of the complete graph of weight 1
+    est.fit_new_tasks(Xn, yn)
+    for j, (X, y) in enumerate(zip(Xn, yn, strict=True)):
+        c = _scale(Xs, len(y))
+        w = cp.Variable(D)
+        prior = c * (0.2 * dbar * cp.sum_squares(w - wbar) + 0.05 * cp.norm1(w))
+        ref, b = _solve_cvx(X, y, prior, [w])
+        assert np.allclose(est.coef_[M + j], ref, atol=1e-4)
+        assert np.isclose(est.intercept_[M + j], b, atol=1e-4)
+
+
+def test_dirty_model_new_task_matches_cvxpy():
+    Xs, ys, Xn, yn = _data(seed=7)
+    ag, al = 0.3, 0.2
+    est = _fit(multitask.DirtyModelRegressor(ag, al, tol=1e-10), Xs, ys)
+    free = np.abs(est.group_component_).max(axis=0)  # max_t |P_jt| per feature
+    est.fit_new_tasks(Xn, yn)
+    for j, (X, y) in enumerate(zip(Xn, yn, strict=True)):
+        c = _scale(Xs, len(y))
+        p, q = cp.Variable(D), cp.Variable(D)
+        prior = c * (ag * cp.sum(cp.pos(cp.abs(p) - free)) + al * cp.norm1(q))
+        ref, b = _solve_cvx(X, y, prior, [p, q])
+        assert np.allclose(est.coef_[M + j], ref, atol=1e-4)
+        assert np.isclose(est.intercept_[M + j], b, atol=1e-4)
+        assert np.allclose(est.group_component_[M + j] + est.sparse_component_[M + j],
+                           est.coef_[M + j])
+
+
+def test_robust_mtl_new_task_matches_cvxpy():
+    Xs, ys, Xn, yn = _data(seed=8)
+    est = _fit(multitask.RobustMTLRegressor(alpha=0.5, lam=0.8, solver="fista", tol=1e-10),
+               Xs, ys)
+    U, s, _ = np.linalg.svd(est.low_rank_component_.T, full_matrices=False)
+    keep = s > 1e-7 * s[0]
+    U, s = U[:, keep], s[keep]
+    est.fit_new_tasks(Xn, yn)
+    for j, (X, y) in enumerate(zip(Xn, yn, strict=True)):
+        c = _scale(Xs, len(y))
+        a, e = cp.Variable(U.shape[1]), cp.Variable(D)
+        prior = c * (0.5 / 2 * cp.sum(cp.multiply(1 / s, a ** 2)) + 0.5 * 0.8 * cp.norm2(e))
+        ref, b = _solve_cvx(X, y, prior, [U @ a, e])
+        assert np.allclose(est.coef_[M + j], ref, atol=1e-4)
+        assert np.isclose(est.intercept_[M + j], b, atol=1e-4)
+
+
+def test_clustered_new_task_takes_the_best_cluster():
+    Xs, ys, Xn, yn = _data(seed=9, m=8)
+    alpha, eta = 0.5, 0.2
+    est = _fit(multitask.ClusteredMTLRegressor(alpha=alpha, eta=eta, k=2), Xs, ys)
+    W, labels = est.coef_.T, est.labels_
+    est.fit_new_tasks(Xn, yn)
+    for j, (X, y) in enumerate(zip(Xn, yn, strict=True)):
+        c = _scale(Xs, len(y))
+        best = None
+        for lab in np.unique(labels):
+            n_c = np.sum(labels == lab)
+            rho = n_c / (n_c + 1.0)
+            wc = W[:, labels == lab].mean(axis=1)
+            w = cp.Variable(D)
+            prior = c * alpha * (eta * cp.sum_squares(w) + rho * cp.sum_squares(w - wc))
+            ref, b = _solve_cvx(X, y, prior, [w])
+            value = (np.mean((X @ ref + b - y) ** 2) / 2
+                     + c * alpha * (eta * ref @ ref + rho * np.sum((ref - wc) ** 2)))
+            if best is None or value < best[0]:
+                best = (value, ref, b)
+        assert np.allclose(est.coef_[M + 2 + j], best[1], atol=1e-6)
+        assert np.isclose(est.intercept_[M + 2 + j], best[2], atol=1e-6)
+
+
+def test_logistic_new_task_matches_cvxpy(datagen):
+    Xs, ys = datagen.classification_lists(sizes=(40, 55, 35, 30, 25), seed=5)
+    est = _fit(multitask.TraceNormClassifier(alpha=0.02, tol=1e-10), Xs[:4], ys[:4])
+    U, s, _ = np.linalg.svd(est.coef_.T, full_matrices=False)
+    keep = s > 1e-7 * s[0]
+    U, s = U[:, keep], s[keep]
+    est.fit_new_tasks(Xs[4:], ys[4:], strength=3.0)
+    yy = np.where(ys[4] == est.classes_[1], 1.0, -1.0)
+    a = cp.Variable(U.shape[1])
+    ref, b = _solve_cvx(Xs[4], yy, 3.0 * 0.02 / 2 * cp.sum(cp.multiply(1 / s, a ** 2)),
+                        [U @ a], loss="logistic")
+    assert np.allclose(est.coef_[4], ref, atol=1e-4)
+    assert np.isclose(est.intercept_[4], b, atol=1e-4)
+
+
+def test_pooled_new_task_is_the_population_model(regression_lists):
+    Xs, ys = regression_lists
+    est = multitask.PooledRegressor().fit(Xs[:2], ys[:2])
+    est.fit_new_tasks(Xs[2:], ys[2:])
+    assert np.array_equal(est.coef_[2], est.coef_[0])
+    assert est.intercept_[2] == est.intercept_[0]
+
+
+def test_priors_have_exact_proxes():
+    rng = np.random.default_rng(10)
+    Q, _ = np.linalg.qr(rng.standard_normal((D, 2)))
+    priors = [GaussianPrior(rng.standard_normal(D), Q, [0.5, 2.0], 0.7),
+              GaussianPrior(rng.standard_normal(D), Q, [0.5, 2.0]),
+              ElementwisePrior(D, rng.standard_normal(D), 0.3, [0.2, np.inf, 0.0, 1.0, 0.5],
+                               [0.1, 0.4, 0.0, 0.0, 0.3])]
+    v, step = rng.standard_normal((D, 1)), 0.8
+    for prior in priors:
+        u = prior.prox(v, step)
+        obj = 0.5 * np.sum((u - v) ** 2) + step * prior.value(u)
+        assert np.isfinite(obj)
+        for _ in range(200):  # no feasible neighbour does better
+            z = u + 1e-3 * rng.standard_normal(u.shape)
+            if isinstance(prior, GaussianPrior) and prior.confined:
+                z = prior.prox(z, 0.0)
+            assert obj <= 0.5 * np.sum((z - v) ** 2) + step * prior.value(z) + 1e-12
+
+
+# ----------------------------------------------------------------------------- strength
+def test_strength_rules(regression_lists):
+    Xs, ys, Xn, yn = _data(seed=11)
+    est = _fit(multitask.IndependentRidgeRegressor(alpha=0.3), Xs, ys)
+
+    def new_coef(strength):
+        e = copy.deepcopy(est).fit_new_tasks(Xn, yn, strength=strength)
+        return e.coef_[M:]
+
+    scaled = new_coef("scaled")
+    for j, y in enumerate(yn):
+        c = _scale(Xs, len(y))
+        e = copy.deepcopy(est).fit_new_tasks([Xn[j]], [y], strength=c)
+        assert np.allclose(e.coef_[M], scaled[j], rtol=1e-12, atol=1e-14)
+    assert np.allclose(new_coef("fitted"), new_coef(1.0), rtol=1e-12)
+    assert not np.allclose(new_coef("fitted"), scaled)
+
+
+def test_strength_cv_picks_a_grid_value_and_needs_rows():
+    Xs, ys, Xn, yn = _data(seed=12, sizes=[30] * M + [9, 12])
+    est = _fit(multitask.TraceNormRegressor(alpha=1.0), Xs, ys)
+    e1 = copy.deepcopy(est).fit_new_tasks(Xn, yn, strength="cv")
+    e2 = copy.deepcopy(est).fit_new_tasks(Xn, yn, strength="cv")
+    assert np.array_equal(e1.coef_, e2.coef_)  # deterministic folds
+    # the chosen multiplier g of the "scaled" strength is one value of the grid, common to
+    # the new tasks
+    chosen = [g for g in CV_GRID if all(
+        np.allclose(copy.deepcopy(est).fit_new_tasks([X], [y], strength=g * _scale(Xs, len(y)))
+                    .coef_[M], e1.coef_[M + j], rtol=1e-10, atol=1e-12)
+        for j, (X, y) in enumerate(zip(Xn, yn, strict=True)))]
+    assert len(chosen) == 1
+    short = [x[: CV_MIN_ROWS - 1] for x in Xn]
+    with pytest.raises(ValueError, match="strength='cv' needs at least"):
+        copy.deepcopy(est).fit_new_tasks(short, [y[: CV_MIN_ROWS - 1] for y in yn],
+                                         strength="cv")
+
+
+@pytest.mark.parametrize("strength", ["strong", 0, -1.0, np.nan, True])
+def test_bad_strength_is_refused(strength):
+    Xs, ys, Xn, yn = _data()
+    est = _fit(multitask.TraceNormRegressor(), Xs, ys)
+    with pytest.raises(ValueError, match="strength must be"):
+        est.fit_new_tasks(Xn, yn, strength=strength)
+
+
+# ----------------------------------------------------------------------------- formats
+def test_long_format_with_string_ids_and_prediction(datagen):
+    Xs, ys, Xn, yn = _data(seed=13)
+    X, y, task = datagen.lists_to_long(Xs, ys, labels=[f"s{t}" for t in range(M)])
+    est = multitask.TraceNormRegressor().fit(X, y, task)
+    Xnew, ynew, tnew = datagen.lists_to_long(Xn, yn, labels=["new_a", "new_b"])
+    est.fit_new_tasks(Xnew, ynew, tnew)
+    assert list(est.tasks_[-2:]) == ["new_a", "new_b"]
+    pred = est.predict(Xn[0], task=["new_a"] * len(yn[0]))
+    assert np.allclose(pred, Xn[0] @ est.coef_[M] + est.intercept_[M])
+    with pytest.raises(ValueError, match="already a task of the model"):
+        est.fit_new_tasks(Xnew, ynew, tnew)
+    with pytest.raises(ValueError, match="already a task of the model"):
+        est.fit_new_tasks(X[:5], y[:5], task[:5])
+    with pytest.raises(ValueError, match="ids are numeric"):
+        est.fit_new_tasks(Xnew, ynew, np.where(tnew == "new_a", 100, 101))
+    with pytest.raises(ValueError, match="give the new tasks' ids with task="):
+        est.fit_new_tasks(Xn, yn)
+
+
+def test_shared_design_new_task_columns(shared_regression):
+    X, Y = shared_regression
+    est = multitask.TraceNormRegressor(alpha=0.5).fit(X, Y[:, :3])
+    coef = est.coef_.copy()
+    est.fit_new_tasks(X[:12], Y[:12, 3])
+    assert list(est.tasks_) == [0, 1, 2, 3]
+    assert np.array_equal(est.coef_[:3], coef)
+    assert est.predict(X).shape == (X.shape[0], 4)
+
+
+def test_wrong_number_of_features_and_classes_are_refused(regression_lists,
+                                                          classification_lists):
+    Xs, ys = regression_lists
+    est = multitask.TraceNormRegressor().fit(Xs, ys)
+    with pytest.raises(ValueError, match="features"):
+        est.fit_new_tasks([Xs[0][:, :-1]], [ys[0]])
+    with pytest.raises(ValueError, match="features"):
+        est.fit_new_tasks(Xs[0][:, :-1], ys[0], task=np.full(len(ys[0]), 9))
+    Xc, yc = classification_lists
+    clf = multitask.TraceNormClassifier().fit(Xc, yc)
+    with pytest.raises(ValueError, match="not among the model's classes"):
+        clf.fit_new_tasks([Xc[0]], [yc[0] + 5])
+    with pytest.raises(ValueError, match="one class only"):
+        clf.fit_new_tasks([Xc[0]], [np.zeros(len(yc[0]), dtype=int)])
+
+
+def test_models_without_a_rule_say_so(datagen):
+    Xs, ys, Xn, yn = _data(seed=14)
+    est = _fit(multitask.TemporalGroupLassoRegressor(), Xs, ys)
+    with pytest.raises(NotImplementedError, match="time"):
+        est.fit_new_tasks(Xn, yn)
+    Xc, yc = datagen.classification_lists()
+    kern = multitask.MultiTaskKernelClassifier().fit(Xc, yc)
+    with pytest.raises(NotImplementedError, match="new tasks|fit_new_tasks"):
+        kern.fit_new_tasks(Xc[:1], yc[:1])
+
+
+def test_unfitted_model_is_refused():
+    from sklearn.exceptions import NotFittedError
+
+    Xs, ys, Xn, yn = _data()
+    with pytest.raises(NotFittedError):
+        multitask.TraceNormRegressor().fit_new_tasks(Xn, yn)
+
+
+def test_the_structure_is_that_of_the_tasks_of_fit():
+    Xs, ys, Xn, yn = _data(seed=15)
+    est = _fit(multitask.MeanRegularizedRegressor(), Xs, ys)
+    one = copy.deepcopy(est).fit_new_tasks([Xn[1]], [yn[1]])
+    two = copy.deepcopy(est).fit_new_tasks([Xn[0]], [yn[0]]).fit_new_tasks([Xn[1]], [yn[1]])
+    assert np.array_equal(one.coef_[M], two.coef_[M + 1])
+
+
+def test_saved_model_with_new_tasks_loads(tmp_path):
+    from multitask.persistence import load_model, save_model
+
+    Xs, ys, Xn, yn = _data(seed=16)
+    est = multitask.TraceNormRegressor().fit(Xs, ys).fit_new_tasks(Xn, yn)
+    path = tmp_path / "model.skops"
+    save_model(est, path)
+    back = load_model(path)
+    assert np.array_equal(back.coef_, est.coef_)
+    assert np.allclose(back.predict(Xs + Xn)[M], est.predict(Xs + Xn)[M])
+
+
+# ----------------------------------------------------------------------------- population
+def test_unknown_task_error_says_how_to_predict(datagen):
+    Xs, ys, _, _ = _data(seed=17)
+    X, y, task = datagen.lists_to_long(Xs, ys)
+    est = multitask.TraceNormRegressor().fit(X, y, task)
+    with pytest.raises(ValueError, match="Unknown task id 99.*fit_new_tasks.*population"):
+        est.predict(X[:3], task=[0, 99, 1])
+
+
+def test_population_prediction_only_when_asked(datagen):
+    Xs, ys, _, _ = _data(seed=18)
+    X, y, task = datagen.lists_to_long(Xs, ys)
+    est = multitask.MeanRegularizedRegressor().fit(X, y, task)
+    rows = np.array([0, 1, 2, 3])
+    ids = np.array([task[0], 99, task[2], 98])
+    with pytest.raises(ValueError, match="Unknown task id"):
+        est.predict(X[rows], task=ids)
+    pred = est.predict(X[rows], task=ids, unknown_tasks="population")
+    known = est.predict(X[rows[[0, 2]]], task=ids[[0, 2]])
+    assert np.array_equal(pred[[0, 2]], known)
+    w, b = est.coef_.mean(axis=0), est.intercept_.mean()
+    assert np.allclose(pred[[1, 3]], X[rows[[1, 3]]] @ w + b)
+    with pytest.raises(ValueError, match="unknown_tasks must be one of"):
+        est.predict(X[rows], task=ids, unknown_tasks="mean")
+    with pytest.raises(ValueError, match="ids are string"):
+        est.predict(X[rows], task=ids.astype(str), unknown_tasks="population")
+
+
+def test_population_probabilities_and_task_column(datagen):
+    Xc, yc = datagen.classification_lists()
+    X, y, task = datagen.lists_to_long(Xc, yc)
+    XT = np.column_stack([X, task])
+    clf = multitask.TraceNormClassifier(task_column=X.shape[1]).fit(XT, y)
+    new = np.column_stack([X[:4], [7, 7, 0, 7]])
+    proba = clf.predict_proba(new, unknown_tasks="population")
+    assert proba.shape == (4, 2) and np.allclose(proba.sum(axis=1), 1.0)
+    labels = clf.predict(new, unknown_tasks="population")
+    assert set(labels) <= set(clf.classes_)
+    w, b = clf.coef_.mean(axis=0), clf.intercept_.mean()
+    assert np.allclose(clf.decision_function(new, unknown_tasks="population")[[0, 1, 3]],
+                       X[[0, 1, 3]] @ w + b)
