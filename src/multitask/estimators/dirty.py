@@ -13,19 +13,8 @@ task-specific exceptions (entries of ``Q``); robust multi-task feature learning 
 Zhang, "Robust multi-task feature learning", KDD 2012) separates the shared features from
 outlier tasks (columns of ``Q``). Penalties:
 :class:`~multitask.penalties.dirty.DirtyModel` and
-:class:`~multitask.penalties.dirty.RobustFeatureLearning`.
-
-The dirty model is solved on ``W = P + Q`` alone: minimizing over the split of a fixed ``W``
-leaves the norm :class:`~multitask.penalties.dirty.DirtyNorm` (the infimal convolution of the
-two norms, separable over the feature rows, with an exact prox), so the problem is ``min_W
-F(W, b) + N(W)`` without the degenerate direction ``(D, -D)`` of the stacked variable; the
-fitted ``(P, Q)`` is the closed-form split of the solution (:meth:`~multitask.penalties.dirty.
-DirtyNorm.split`), stored in ``coef_variable_`` (shape ``(2, n_features, n_tasks)``) and the
-components (a warm start resumes from their sum). Solvers: block coordinate descent with the
-norm's row prox (``"bcd"``, the default for least squares), ADMM with exact per-task solves
-(``"admm"``), accelerated or plain proximal gradient (``"fista"``, ``"pg"``: the default for
-classification, or majorization-minimization ``"mm"`` on ill-conditioned data). rMTFL keeps
-the stacked variable and accelerated proximal gradient (``"fista"``, ``"pg"``).
+:class:`~multitask.penalties.dirty.RobustFeatureLearning`; solver: accelerated proximal
+gradient (``"fista"``) or proximal gradient (``"pg"``).
 
 Relation to MALSAR (``Least_Dirty``, ``Least_rMTFL``: ``||X(P+Q) - Y||_F^2`` summed over all
 rows, no factor 1/2, no intercept): with ``n`` rows per task, ``rho = 2 n alpha`` for each
@@ -36,7 +25,6 @@ with ``alpha = rho``. The logistic versions (per-task mean loss, free intercept)
 
 from __future__ import annotations
 
-import dataclasses
 from numbers import Real
 
 import numpy as np
@@ -47,18 +35,8 @@ from multitask.estimators.base import (
     Param,
     nonnegative,
 )
-from multitask.estimators.fitted_state import (
-    Fitted,
-    derived,
-    fit_part,
-    matches_coef,
-    variable_part,
-)
 from multitask.losses import Datafit
-from multitask.penalties.base import Penalty
-from multitask.penalties.dirty import DirtyModel, DirtyNorm, RobustFeatureLearning
-from multitask.solvers.base import Solver
-from multitask.solvers.result import SolverResult
+from multitask.penalties.dirty import DirtyModel, RobustFeatureLearning
 
 __all__ = [
     "DirtyModelClassifier",
@@ -88,7 +66,7 @@ class _Dirty:
         "alpha_l1": Param(0.1, [nonnegative], keyword_only=False, classifier_default=0.01),
         "q": Param(np.inf, [Real], finite=False),
     }
-    _solvers = ("bcd", "fista", "admm", "pg", "mm")
+    _solvers = ("fista", "pg")
     _max_iter = 10000
     _path_param = "alpha_group"
 
@@ -97,45 +75,13 @@ class _Dirty:
             raise ValueError(f"The 'q' parameter of {type(self).__name__} must be 2 or inf "
                              f"(the l1,2 or l1,inf norm of the group part), got {self.q!r}.")
 
-    def _split_penalty(self) -> DirtyModel:
+    def _make_penalty(self, datafit: Datafit) -> DirtyModel:
         return DirtyModel(float(self.alpha_group), float(self.alpha_l1), float(self.q))
-
-    def _make_penalty(self, datafit: Datafit) -> DirtyNorm:
-        """The model on ``W`` alone (module docstring)."""
-        return self._split_penalty().on_weights()
-
-    def _fitted_penalty(self) -> Penalty:
-        """The split penalty on the stored parts ``coef_variable_`` (new tasks get each
-        part's prior)."""
-        return self._split_penalty()
-
-    def _warm_start_point(self, data, shape):
-        """The stored parts ``(2, d, m)`` resume as their sum ``W``."""
-        V, b = super()._warm_start_point(data, (2, *shape))
-        return (None, None) if V is None else (np.sum(V, axis=0), b)
-
-    def _run_solver(self, solver: Solver, datafit: Datafit, penalty: Penalty, coef_init,
-                    intercept_init) -> SolverResult:
-        """Solve on ``W``; the record's variable is the split ``[P, Q]`` of the solution."""
-        result = super()._run_solver(solver, datafit, penalty, coef_init,  # type: ignore[misc]
-                                     intercept_init)
-        P, Q = penalty.split(result.W)  # type: ignore[attr-defined]
-        return dataclasses.replace(result, coef=np.stack([P, Q]))
 
     def _grid_tops(self, datafit, penalty):
         grad = datafit.grad_at_zero()
         top_l1 = float(np.abs(grad).max()) if grad.size else 0.0
         return {"alpha_group": (penalty.dual_group_norm(grad), 1.0), "alpha_l1": (top_l1, 1.0)}
-
-    _fitted_state = {
-        "coef_variable_": Fitted("array", shape=(2, "d", "m"), check=matches_coef(
-            lambda V, _: V.sum(axis=0).T, "coef_ is the sum of the parts, transposed")),
-        "group_component_": Fitted("array", shape=("m", "d"), check=variable_part(0)),
-        "sparse_component_": Fitted("array", shape=("m", "d"), check=variable_part(1)),
-        "shared_features_": Fitted("indices", bound="d", check=derived(
-            lambda est, s: np.flatnonzero(np.any(fit_part(0)(est, s) != 0, axis=1)),
-            "the nonzero rows of the block part")),
-    }
 
     def _store_extra(self, result, penalty, datafit) -> None:
         P, Q = result.coef[0], result.coef[1]
@@ -214,22 +160,6 @@ class _RobustFeatures:
             return {"alpha_group": (0.0, 1.0), "alpha_outlier": (0.0, 1.0)}
         return {"alpha_group": (float(np.linalg.norm(grad, axis=1).max()), 1.0),
                 "alpha_outlier": (float(np.linalg.norm(grad, axis=0).max()), 1.0)}
-
-    _fitted_state = {
-        "coef_variable_": Fitted("array", shape=(2, "d", "m"), check=matches_coef(
-            lambda V, _: V.sum(axis=0).T, "coef_ is the sum of the parts, transposed")),
-        "feature_component_": Fitted("array", shape=("m", "d"), check=variable_part(0)),
-        "outlier_component_": Fitted("array", shape=("m", "d"), check=variable_part(1)),
-        "outlier_task_norms_": Fitted("array", shape=("t",), nonnegative=True, check=derived(
-            lambda est, s: np.linalg.norm(fit_part(1)(est, s), axis=0),
-            "the column norms of the outlier part")),
-        "outlier_tasks_": Fitted("indices", bound="t", check=derived(
-            lambda est, s: np.flatnonzero(np.asarray(est.outlier_task_norms_) > 0),
-            "the tasks of nonzero outlier_task_norms_")),
-        "shared_features_": Fitted("indices", bound="d", check=derived(
-            lambda est, s: np.flatnonzero(np.linalg.norm(fit_part(0)(est, s), axis=1) > 0),
-            "the nonzero rows of the feature part")),
-    }
 
     def _store_extra(self, result, penalty, datafit) -> None:
         P, Q = result.coef[0], result.coef[1]
