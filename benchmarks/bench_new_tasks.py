@@ -21,7 +21,9 @@ Protocol, for each of ``--repeats`` seeded draws:
   schools' rows and the new schools' ``k`` rows).
 
 Scores: pooled test nMSE over the new schools' test rows (test MSE over the variance of those
-targets), mean ± standard deviation over the draws. Times: CPU seconds (one BLAS thread) of
+targets), mean ± standard deviation over the draws; for reference, the last column is that of
+the population model (the mean of the fitted schools' models, which uses none of the new
+rows: ``predict(..., unknown_tasks="population")``). Times: CPU seconds (one BLAS thread) of
 the new-task fit (after a warm-up call; the median of ``NEW_TASK_TIMINGS`` calls, each on a
 fresh copy of the fitted model, since one call lasts about a millisecond) and of the full
 refit (one call), and the ratio of their medians over the draws.
@@ -147,6 +149,7 @@ def run_model(model: str, repeat: int, sizes, strength, cv: int = 3, n_alphas: i
                                        alpha_ratio=alpha_ratio, random_state=repeat)
         search.fit(data["X_fit"], data["y_fit"], data["task_fit"])
         base = search.best_estimator_
+        p_pop = base.predict(X_te, t_te, unknown_tasks="population")
         X2, y2, t2 = new_rows(data, min(sizes))
         copy.deepcopy(base).fit_new_tasks(X2, y2, t2, strength=strength)  # warm-up
         for k in sizes:
@@ -168,6 +171,7 @@ def run_model(model: str, repeat: int, sizes, strength, cv: int = 3, n_alphas: i
             rows.append({"model": model, "repeat": repeat, "rows": k,
                          "nmse_new": float(nmse(y_te, p_new)),
                          "nmse_refit": float(nmse(y_te, p_full)),
+                         "nmse_population": float(nmse(y_te, p_pop)),
                          "cpu_new": t_new, "cpu_refit": t_full,
                          "params": {p: float(v) for p, v in search.best_params_.items()}})
     return rows
@@ -180,8 +184,8 @@ def summarize(results: list[dict], models, sizes) -> list[str]:
 
     lines = [f"{'model':31s} {'family':17s} {'rows':>4s}  {'new-task nMSE':>15s}  "
              f"{'ridge nMSE':>15s}  {'refit nMSE':>15s}  {'new/refit':>9s}  "
-             f"{'new ms':>7s}  {'refit ms':>8s}  {'speed-up':>8s}",
-             "-" * 148]
+             f"{'new ms':>7s}  {'refit ms':>8s}  {'speed-up':>8s}  {'population':>10s}",
+             "-" * 160]
     verdict = []
     for model in models:
         for k in sizes:
@@ -195,7 +199,8 @@ def summarize(results: list[dict], models, sizes) -> list[str]:
                          f"{ridge.mean():.4f} ± {ridge.std():.4f}  "
                          f"{refit.mean():.4f} ± {refit.std():.4f}  "
                          f"{new.mean() / refit.mean():9.3f}  {1e3 * t_new:7.1f}  "
-                         f"{1e3 * t_ref:8.1f}  {speed:7.0f}x")
+                         f"{1e3 * t_ref:8.1f}  {speed:7.0f}x  "
+                         f"{cell(model, k, 'nmse_population').mean():10.4f}")
         lines.append("")
         if family(model) in ACCEPTANCE:
             for k in (s for s in ACCEPT_SIZES if s in sizes):

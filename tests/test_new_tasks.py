@@ -17,7 +17,14 @@ import pytest
 
 import multitask
 from multitask.benchmark import school_regressors
-from multitask.estimators.new_tasks import CV_GRID, CV_MIN_ROWS
+from multitask.data import as_multitask_data
+from multitask.estimators.new_tasks import (
+    CV_GRID,
+    CV_MIN_ROWS,
+    CV_MIN_TOTAL,
+    GaussianSystem,
+    task_sizes,
+)
 from multitask.penalties import L1InfNorm, MeanRegularization, TraceNorm
 from multitask.penalties.new_task import (
     ElementwisePrior,
@@ -120,7 +127,7 @@ def test_trace_norm_new_task_is_the_subspace_ridge():
     keep = s > 1e-6 * s[0]
     U, s = U[:, keep], s[keep]
     assert 1 <= U.shape[1] < D  # a learned subspace
-    est.fit_new_tasks(Xn, yn)
+    est.fit_new_tasks(Xn, yn, strength="scaled")
     for j, (X, y) in enumerate(zip(Xn, yn, strict=True)):
         c = _scale(Xs, len(y))
         a = cp.Variable(U.shape[1])
@@ -207,7 +214,7 @@ def test_gaussian_priors_match_their_closed_forms(name):
         Mf = (U * gamma) @ U.T
         P = 2 * alpha * est.eta * (1 + est.eta) * np.linalg.inv(est.eta * np.eye(D) + Mf)
         basis = np.eye(D)
-    est.fit_new_tasks(Xn, yn)
+    est.fit_new_tasks(Xn, yn, strength="scaled")
     for j, (X, y) in enumerate(zip(Xn, yn, strict=True)):
         c = _scale(Xs, len(y))
         Xc, yc = X - X.mean(axis=0), y - y.mean()
@@ -226,7 +233,7 @@ def test_graph_new_task_with_l1_matches_cvxpy():
                Xs, ys)
     wbar = est.coef_.mean(axis=0)
     dbar = (M - 1.0)  # the mean degree, tr(L) / m, of the complete graph of weight 1
-    est.fit_new_tasks(Xn, yn)
+    est.fit_new_tasks(Xn, yn, strength="scaled")
     for j, (X, y) in enumerate(zip(Xn, yn, strict=True)):
         c = _scale(Xs, len(y))
         w = cp.Variable(D)
@@ -241,7 +248,7 @@ def test_dirty_model_new_task_matches_cvxpy():
     ag, al = 0.3, 0.2
     est = _fit(multitask.DirtyModelRegressor(ag, al, tol=1e-10), Xs, ys)
     free = np.abs(est.group_component_).max(axis=0)  # max_t |P_jt| per feature
-    est.fit_new_tasks(Xn, yn)
+    est.fit_new_tasks(Xn, yn, strength="scaled")
     for j, (X, y) in enumerate(zip(Xn, yn, strict=True)):
         c = _scale(Xs, len(y))
         p, q = cp.Variable(D), cp.Variable(D)
@@ -260,7 +267,7 @@ def test_robust_mtl_new_task_matches_cvxpy():
     U, s, _ = np.linalg.svd(est.low_rank_component_.T, full_matrices=False)
     keep = s > 1e-7 * s[0]
     U, s = U[:, keep], s[keep]
-    est.fit_new_tasks(Xn, yn)
+    est.fit_new_tasks(Xn, yn, strength="scaled")
     for j, (X, y) in enumerate(zip(Xn, yn, strict=True)):
         c = _scale(Xs, len(y))
         a, e = cp.Variable(U.shape[1]), cp.Variable(D)
@@ -275,7 +282,7 @@ def test_clustered_new_task_takes_the_best_cluster():
     alpha, eta = 0.5, 0.2
     est = _fit(multitask.ClusteredMTLRegressor(alpha=alpha, eta=eta, k=2), Xs, ys)
     W, labels = est.coef_.T, est.labels_
-    est.fit_new_tasks(Xn, yn)
+    est.fit_new_tasks(Xn, yn, strength="scaled")
     for j, (X, y) in enumerate(zip(Xn, yn, strict=True)):
         c = _scale(Xs, len(y))
         best = None
@@ -371,6 +378,45 @@ def test_strength_cv_picks_a_grid_value_and_needs_rows():
     with pytest.raises(ValueError, match="strength='cv' needs at least"):
         copy.deepcopy(est).fit_new_tasks(short, [y[: CV_MIN_ROWS - 1] for y in yn],
                                          strength="cv")
+
+
+@pytest.mark.parametrize("name", ["TraceNormRegressor", "MeanRegularizedRegressor",
+                                  "ConvexASORegressor"])
+@pytest.mark.parametrize("alpha_l2", [0.0, 0.2])
+def test_leave_one_out_is_exact(name, alpha_l2):
+    """The closed-form leave-one-out losses equal refits without each row (to 1e-9)."""
+    Xs, ys, Xn, yn = _data(seed=19, d=8, sizes=[30] * M + [4, 6])
+    est = _fit(getattr(multitask, name)(alpha_l2=alpha_l2), Xs, ys)
+    prior = est._new_task_prior()
+    data, _ = as_multitask_data(Xn, yn)
+    nbar = 30.0
+    grid = CV_GRID[:, None] * (nbar / task_sizes(data))[None]
+    loo = GaussianSystem(data, prior, True, alpha_l2).loo_losses(grid)
+    brute = np.zeros(len(CV_GRID))
+    for g_i, g in enumerate(CV_GRID):
+        for X, y in zip(Xn, yn, strict=True):
+            for i in range(len(y)):
+                keep = np.arange(len(y)) != i
+                one, _ = as_multitask_data([X[keep]], [y[keep]])
+                W, b = GaussianSystem(one, prior, True, alpha_l2).solve(
+                    np.array([g * nbar / (len(y) - 1)]))
+                brute[g_i] += 0.5 * (y[i] - X[i] @ W[:, 0] - b[0]) ** 2
+    assert np.allclose(loo, brute, rtol=1e-9)
+
+
+def test_auto_strength_cross_validates_only_when_the_rows_allow_it():
+    Xs, ys, _, _ = _data(seed=20, new=0)
+    rng = np.random.default_rng(21)
+    est = _fit(multitask.TraceNormRegressor(alpha=1.0), Xs, ys)
+    many = [rng.standard_normal((4, D)) for _ in range(CV_MIN_TOTAL // 4 + 1)]
+    ymany = [x @ est.coef_[0] + rng.standard_normal(4) for x in many]
+    auto = copy.deepcopy(est).fit_new_tasks(many, ymany)
+    assert np.array_equal(auto.coef_, copy.deepcopy(est).fit_new_tasks(
+        many, ymany, strength="cv").coef_)
+    few = many[:2]
+    auto = copy.deepcopy(est).fit_new_tasks(few, ymany[:2])
+    assert np.array_equal(auto.coef_, copy.deepcopy(est).fit_new_tasks(
+        few, ymany[:2], strength="scaled").coef_)
 
 
 @pytest.mark.parametrize("strength", ["strong", 0, -1.0, np.nan, True])

@@ -232,6 +232,7 @@ class GaussianSystem:
             Q = alpha_l2 * np.eye(d) + prior.precision_matrix()
             r1 = np.broadcast_to(prior.precision_matrix() @ mu, (m, k))
         self.G, self.Q, self.r0, self.r1 = G, Q, r0, r1
+        self.alpha_l2 = float(alpha_l2)
         self.means, self.ybar = means, ybar
         self._rows = (Z, target, r, rows, np.arange(len(r)) - starts[rows] if len(r) else rows)
         sw = getattr(data, "sample_weight", None)
@@ -272,6 +273,10 @@ class GaussianSystem:
         scales_grid = np.asarray(scales_grid, dtype=np.float64)
         n_grid, m, k = scales_grid.shape[0], self.m, self.G.shape[1]
         nmax = int(pos.max()) + 1 if len(pos) else 0
+        if nmax < k and self.alpha_l2 == 0 and np.all(r > 0):
+            kernel = self._loo_kernel(scales_grid, nmax)
+            if kernel is not None:
+                return kernel
         Zpad = np.zeros((m, k, nmax))
         Zpad[rows, :, pos] = Z
         A = self.G[None] + scales_grid[:, :, None, None] * self.Q[None, None]
@@ -287,6 +292,41 @@ class GaussianSystem:
         resid = target[None] - np.einsum("nk,gnk->gn", Z, a[:, rows])
         # MZ[:, rows, :, pos] puts the row axis first (advanced indices apart): (N, n_grid, k)
         lev = r[None] * (1.0 + np.einsum("nk,ngk->gn", Z, MZ[:, rows, :, pos]))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            loo = resid / (1.0 - lev)
+        loo = np.where(np.isfinite(loo), loo, np.inf)
+        w = np.ones(len(r)) if self._weights is None else self._weights
+        return 0.5 * np.sum(w[None] * loo * loo, axis=1)
+
+    def _loo_kernel(self, scales_grid: np.ndarray, nmax: int) -> np.ndarray | None:
+        """:meth:`loo_losses` in the space of each task's rows (fewer rows than unknowns,
+        ``alpha_l2 = 0``, ``Q = L L^T`` positive definite): with ``Xt = diag(sqrt(r)) Z L^{-T}``
+        (the task's weighted, centred rows in the prior's metric) and ``Xt Xt^T = U diag(s)
+        U^T``, the leverage is ``r_i + sum_k U_ik^2 s_k / (s_k + c)`` and the weighted
+        residual ``U diag(c / (s + c)) U^T tt`` (``tt = diag(sqrt(r)) (target - Z mu)``): one
+        batched eigen-decomposition of ``n_t x n_t`` matrices for the whole grid."""
+        try:
+            L = np.linalg.cholesky(self.Q)
+        except np.linalg.LinAlgError:
+            return None
+        Z, target, r, rows, pos = self._rows
+        prior = self.prior
+        if not prior.confined:  # the unknowns are w - mu: shift the targets
+            target = target - Z @ prior.mean
+        sr = np.sqrt(r)
+        Xt = scipy.linalg.solve_triangular(L, Z.T, lower=True).T * sr[:, None]
+        m = self.m
+        Xpad = np.zeros((m, nmax, Xt.shape[1]))
+        Xpad[rows, pos] = Xt
+        tpad = np.zeros((m, nmax))
+        tpad[rows, pos] = sr * target
+        s, U = np.linalg.eigh(Xpad @ Xpad.transpose(0, 2, 1))
+        s = np.maximum(s, 0.0)
+        Ut = np.einsum("tik,ti->tk", U, tpad)  # U^T tt, (m, nmax)
+        c = scales_grid[:, :, None]  # (n_grid, m, 1)
+        fit_frac = s[None] / (s[None] + c)  # (n_grid, m, nmax)
+        lev = r[None] + np.einsum("tik,gtk->gti", U * U, fit_frac)[:, rows, pos]
+        resid = np.einsum("tik,gtk->gti", U, (1.0 - fit_frac) * Ut[None])[:, rows, pos] / sr
         with np.errstate(divide="ignore", invalid="ignore"):
             loo = resid / (1.0 - lev)
         loo = np.where(np.isfinite(loo), loo, np.inf)
@@ -532,6 +572,15 @@ def _folds(n: int) -> list[np.ndarray]:
     return [np.arange(f, n, k) for f in range(k)]
 
 
+def _check_cv_rows(data: MultiTaskData) -> None:
+    small = np.flatnonzero(data.task_sizes < CV_MIN_ROWS)
+    if small.size:
+        t = small[0]
+        raise ValueError(
+            f"strength='cv' needs at least {CV_MIN_ROWS} rows in every new task; task "
+            f"{data.tasks[t]!r} has {int(data.task_sizes[t])}: use strength='scaled'.")
+
+
 def _cv_multiplier(est, data: MultiTaskData, prior: ColumnPrior, nbar: float) -> float:
     """``g`` of :data:`CV_GRID` with the lowest held-out loss pooled over the new tasks.
 
@@ -540,12 +589,7 @@ def _cv_multiplier(est, data: MultiTaskData, prior: ColumnPrior, nbar: float) ->
     every task (``K = min(CV_FOLDS, n_t)``; a classifier's task whose training part lacks a
     class sits that fold out).
     """
-    small = np.flatnonzero(data.task_sizes < CV_MIN_ROWS)
-    if small.size:
-        t = small[0]
-        raise ValueError(
-            f"strength='cv' needs at least {CV_MIN_ROWS} rows in every new task; task "
-            f"{data.tasks[t]!r} has {int(data.task_sizes[t])}: use strength='scaled'.")
+    _check_cv_rows(data)
     nbar_scales = nbar / task_sizes(data)
     if _closed_form_applies(est, prior, data.n_features):  # exact leave-one-out
         system = GaussianSystem(data, prior,  # type: ignore[arg-type]
@@ -636,6 +680,16 @@ def fit_new_task_columns(est, data: MultiTaskData, prior: ColumnPrior, strength,
     sizes = task_sizes(data)
     scales = strength_scales("scaled" if rule == "cv" else rule, sizes, fitted_mean_size)
     g = None
+    if _closed_form_applies(est, prior, data.n_features):  # one system for both steps
+        system = GaussianSystem(data, prior,  # type: ignore[arg-type]
+                                bool(getattr(est, "fit_intercept", True)),
+                                float(getattr(est, "alpha_l2", 0.0)))
+        if rule == "cv":
+            _check_cv_rows(data)
+            g = float(CV_GRID[int(np.argmin(system.loo_losses(CV_GRID[:, None] * scales)))])
+            scales = g * scales
+        W, b = system.solve(scales)
+        return NewTaskFit(W, b, W.copy(), None, scales, [None] * data.n_tasks, g)
     if rule == "cv":
         g = _cv_multiplier(est, data, prior, float(fitted_mean_size))
         scales = g * scales
