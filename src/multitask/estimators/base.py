@@ -143,6 +143,13 @@ def check_renamed(cls: type, names, renamed: dict[str, str]) -> None:
                 f"{cls.__name__} has no parameter {name!r} any more: {renamed[name]}.")
 
 
+class NotCertifiedWarning(UserWarning):
+    """A convex model's fit whose ``optimality_`` is not a certified duality gap (no
+    computable dual: a classification loss with directions the penalty leaves free, a
+    solver on task blocks held apart; the user guide, section 10, lists the cases): its
+    ``converged_`` rests on the prox-gradient residual instead."""
+
+
 class TaskStructureWarning(UserWarning):
     """A model that needs a structure of the tasks (a time order, a task graph) was fitted
     with one the library chose, not one the user gave."""
@@ -373,11 +380,13 @@ class MultiTaskEstimator(BaseEstimator):
         (largest eigenvalue over the median Gram diagonal entry at least
         :data:`~multitask.solvers.admm.ILL_CONDITIONED`); for the other smooth losses,
         majorization-minimization (``"mm"``) under the same conditions on the Hessian of the
-        loss's quadratic bound (:func:`multitask.solvers.majorized.prefer_majorized`)."""
-        if name == "fista" and "admm" in self._solvers:
-            from multitask.solvers.admm import prefer_admm
+        loss's quadratic bound (:func:`multitask.solvers.majorized.prefer_majorized`). Split
+        models (``W = P + Q``) take ADMM whenever it applies (quadratic losses), whatever the
+        conditioning (:func:`multitask.solvers.admm.prefer_admm_split`)."""
+        if name in ("fista", "ladm") and "admm" in self._solvers:
+            from multitask.solvers.admm import prefer_admm, prefer_admm_split
 
-            if prefer_admm(datafit, penalty):
+            if prefer_admm(datafit, penalty) or prefer_admm_split(datafit, penalty):
                 return "admm"
         if name == "fista" and "mm" in self._solvers:
             from multitask.solvers.majorized import prefer_majorized
@@ -548,6 +557,13 @@ class MultiTaskEstimator(BaseEstimator):
         self.converged_ = bool(result.converged)
         self.optimality_ = float(result.optimality)
         self.certified_ = bool(result.info.get("certified", False))
+        if not self.certified_ and penalty.is_convex and np.isfinite(self.optimality_):
+            warnings.warn(
+                f"{type(self).__name__}: this fit has no certified duality gap (the model "
+                f"offers no computable dual here: {_uncertified_reason(penalty)}); "
+                f"optimality_={self.optimality_:.2e} is the relative prox-gradient residual, "
+                "and converged_ rests on it. A small alpha_l2 makes such models certifiable.",
+                NotCertifiedWarning, stacklevel=4)
         self.solver_ = solver
         self.coef_variable_ = np.array(result.coef, copy=True)
         self.intercept_variable_ = (None if result.intercept_variable is None
@@ -830,6 +846,13 @@ class MultiTaskEstimator(BaseEstimator):
         tags.input_tags.sparse = True
         tags.target_tags.multi_output = True
         return tags
+
+
+def _uncertified_reason(penalty: Penalty) -> str:
+    if "smooth" in penalty.capabilities or getattr(penalty, "free_directions", None):
+        return ("the penalty leaves some directions entirely free, which only the squared "
+                "loss re-optimizes exactly")
+    return "see the user guide, section 10"
 
 
 def _map_output(scores, fn):

@@ -103,7 +103,7 @@ def spectral_task_clusters(M: np.ndarray, n_clusters: int, random_state: int = 0
 class _Structure:
     """What CMTL and cASO share: the parameters ``alpha`` and ``eta``, FISTA, the stored ``M``."""
 
-    _solvers = ("fista",)
+    _solvers = ("fista", "admm", "mm")
     _max_iter = 5000
     _penalty_class: type = ClusterRelaxation
     #: Parameters the default grid leaves at their set value, and why (MultiTaskCV notes it).

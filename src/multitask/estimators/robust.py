@@ -16,9 +16,13 @@ equality-constrained model ``min ||L||_* + lam ||E||_{1,2}  s.t.  X_t w_t + b_t 
 (``formulation="constrained"``; it interpolates the data, and in general has no solution when
 ``n_t > n_features``).
 
-Solvers: linearized ADMM (``solver="ladm"``, :class:`~multitask.solvers.ladm.LinearizedADMM`;
-pass ``LinearizedADMM(schedule="paper")`` for the paper's constants and stopping rule) or the
-accelerated proximal gradient (``solver="fista"``); ``n_groups > 1`` (or ``"auto"``) runs the
+Solvers: ADMM with exact per-task solves (``solver="admm"``,
+:class:`~multitask.solvers.admm.QuadraticADMM`, which ``"auto"`` takes for the squared loss),
+linearized ADMM (``solver="ladm"``, :class:`~multitask.solvers.ladm.LinearizedADMM`, the
+paper's algorithm, which ``"auto"`` takes for the other losses, the constrained formulation and
+divide-and-conquer; pass ``LinearizedADMM(schedule="paper")`` for the paper's constants and
+stopping rule), majorization-minimization (``"mm"``) or the accelerated proximal gradient
+(``solver="fista"``); ``n_groups > 1`` (or ``"auto"``) runs the
 divide-and-conquer scheme (:class:`~multitask.solvers.divide_conquer.DivideAndConquer`)
 serially, on joblib workers or on a Dask cluster, with the combine step ``combine``.
 """
@@ -73,7 +77,7 @@ class _Robust:
         "random_state": Param(None, ["random_state"]),
         "outlier_threshold": Param(0.1, [Interval(Real, 0, 1, closed="both")]),
     }
-    _solvers = ("ladm", "fista")
+    _solvers = ("ladm", "fista", "admm", "mm")
     _task_components = ("low_rank_component_", "outlier_component_")
     _max_iter = 10000
     _renamed = {"mode": "the schedule of linearized ADMM is a setting of the solver: "
@@ -169,6 +173,16 @@ class _Robust:
                 UserWarning, stacklevel=4,
             )
         return t, r
+
+    def _conditioned_solver(self, name, datafit, penalty):
+        """ADMM with exact per-task solves for the penalized model on a quadratic loss (as for
+        every split model: 3 to 13 times fewer iterations than linearized ADMM to a gap of
+        1e-8 on School); the equality-constrained formulation, and the subproblems of
+        divide-and-conquer (whose combine steps were measured with it), keep linearized
+        ADMM."""
+        if self._formulation() == "constrained" or self.n_groups != 1:
+            return name
+        return super()._conditioned_solver(name, datafit, penalty)
 
     def _make_solver(self, datafit, penalty):
         solver = super()._make_solver(datafit, penalty)

@@ -52,7 +52,7 @@ class _SparseLowRank:
         "alpha": Param(0.01, [nonnegative], keyword_only=False),
         "radius": Param(1.0, [nonnegative], keyword_only=False),
     }
-    _solvers = ("fista", "pg")
+    _solvers = ("fista", "pg", "admm", "mm")
     _task_components = ("sparse_component_", "low_rank_component_")
     _max_iter = 10000
     _renamed = {
@@ -81,6 +81,8 @@ class _SparseLowRank:
                 "radius": GridSpan(R, R * 10.0 ** -SPAN_DECADES, interior=True)}
 
     def _solver_settings(self, name: str) -> dict:
+        if name not in ("fista", "pg"):
+            return super()._solver_settings(name)
         return {**super()._solver_settings(name), "restart": False,
                 "lipschitz_init": "secant"}
 

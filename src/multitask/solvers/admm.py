@@ -22,9 +22,20 @@ The W-step is an exact minimization whatever the conditioning of ``H_t``: it use
 eigendecomposition ``H_t = Q_t diag(lambda_t) Q_t^T`` per task (one for a shared design),
 computed once, so that ``(H_t + rho I)^{-1} = Q_t diag(1 / (lambda_t + rho)) Q_t^T`` for every
 ``rho`` and the penalty parameter can adapt at no cost. For the identity map the V-step is
-the exact prox of ``h`` (standard ADMM); for a split model it is linearized (Yang & Yuan,
-"Linearized augmented Lagrangian and alternating direction methods for nuclear norm
-minimization", 2013), with ``tau = 1.01 ||A||^2``. One iteration costs two products with the
+the exact prox of ``h`` (standard ADMM). For a split model ``h(V) = sum_i h_i(V[i])``,
+``W = sum_i V[i]``, the V-step is one Gauss-Seidel sweep over the parts (``split_passes``):
+``V[i] = prox_{h_i / rho}(W^ + U - sum_{j != i} V[j])`` in turn, each exact, which makes the
+iteration the direct extension of ADMM to the blocks ``(W, V[0], V[1], ...)``. That extension
+has no convergence guarantee in general (Chen, He, Ye & Yuan, "The direct extension of ADMM
+for multi-block convex minimization problems is not necessarily convergent", 2016); here the
+certified gap decides when a run has converged, and it did on every problem measured: on
+School in MALSAR's setting (z-scored features, strengths at 1% of their thresholds) it
+reached a relative gap of 1e-8 in 1,720, 2,810 and 780 iterations for sparse + low rank,
+robust MTL and rMTFL, against 6,611, 8,770 and 5,886 for the linearized V-step
+(``split_passes=0``: Yang & Yuan, "Linearized augmented Lagrangian and alternating direction
+methods for nuclear norm minimization", 2013, with ``tau = 1.01 ||A||^2``) and 15,108, 12,098
+and 37,958 for accelerated gradient on the stacked variable; more sweeps per iteration did not
+lower the iteration counts (``benchmarks/bench_certified.py``). One iteration costs two products with the
 ``Q_t`` (``2 m d^2``) and one prox, like one step of a gradient method. The loss enters
 exactly, so the iteration count does not follow the spread of the eigenvalues of ``H_t`` as
 accelerated gradient's (``sqrt(L / mu)``) does: with the adaptive penalty parameter below it
@@ -76,7 +87,8 @@ from multitask.solvers.base import (
 )
 from multitask.solvers.result import SolverResult
 
-__all__ = ["EigenSystem", "QuadraticADMM", "condition_number", "curvature_ratio", "prefer_admm"]
+__all__ = ["EigenSystem", "QuadraticADMM", "condition_number", "curvature_ratio", "prefer_admm",
+           "prefer_admm_split"]
 
 #: ``solver="auto"`` prefers ADMM to accelerated gradient when :func:`condition_number` is
 #: at least this (see :func:`prefer_admm`; measured by ``benchmarks/bench_auto_solver.py``).
@@ -202,6 +214,15 @@ def prefer_admm(datafit: Datafit, penalty: Penalty,
 
 
 
+def prefer_admm_split(datafit: Datafit, penalty: Penalty) -> bool:
+    """Whether ``solver="auto"`` should take :class:`QuadraticADMM` for a split model
+    (``W = sum_i V[i]``): whenever it applies. Its Gauss-Seidel V-step handles the parts'
+    degenerate direction ``(D, -D)`` that makes accelerated gradient on the stacked variable
+    slow even on well-conditioned data (module docstring: 3 to 48 times fewer iterations to a
+    gap of 1e-8 on School, raw or z-scored)."""
+    return bool(penalty.parts) and QuadraticADMM().supports(datafit, penalty)
+
+
 def _bb_curvature(dx: np.ndarray, dy: np.ndarray) -> tuple[float, float]:
     """Hybrid Barzilai-Borwein curvature of ``dy`` against ``dx`` and their correlation
     (Xu, Figueiredo & Goldstein, 2017, eqs. (26)-(27)); ``(nan, 0)`` when undefined."""
@@ -214,6 +235,20 @@ def _bb_curvature(dx: np.ndarray, dy: np.ndarray) -> tuple[float, float]:
     else:
         curvature = steepest - 0.5 * minimum_gradient
     return curvature, xy / np.sqrt(xx * yy)
+
+
+def _part_passes(penalty: Penalty, V: np.ndarray, c: np.ndarray, step: float,
+                 passes: int) -> np.ndarray:
+    """``passes`` Gauss-Seidel sweeps over the parts of ``min_V sum_i h_i(V_i) + ||sum_i V_i -
+    c||^2 / (2 step)``: each part replaced by its exact prox given the others."""
+    V = np.array(V, copy=True)
+    total = V.sum(axis=0)
+    for _ in range(passes):
+        for i, part in enumerate(penalty.parts):
+            rest = total - V[i]
+            V[i] = part.prox(c - rest, step)
+            total = rest + V[i]
+    return V
 
 
 def _spectral_rho(rho: float, old: tuple, new: tuple, k: int, correlation: float = 0.2,
@@ -255,6 +290,10 @@ class QuadraticADMM(Solver):
     adapt_every : int, default=2
     check_every : int, default=10
         Compute the optimality measure at least this often.
+    split_passes : int, default=1
+        Split models (``W = sum_i V[i]``): the number of Gauss-Seidel sweeps of the V-step over
+        the parts (each part's exact prox given the others); ``0`` takes the linearized
+        V-step instead (one prox-gradient step on the stacked variable).
     warn : bool, default=True
         Warn with ``ConvergenceWarning`` when ``max_iter`` is reached.
     """
@@ -265,8 +304,9 @@ class QuadraticADMM(Solver):
 
     def __init__(self, *, max_iter: int = 5000, tol: float = 1e-4, rho: float | None = None,
                  relaxation: float = 1.6, adaptive: bool = True, adapt_every: int = 2,
-                 check_every: int = 10, warn: bool = True):
+                 check_every: int = 10, split_passes: int = 1, warn: bool = True):
         super().__init__(max_iter=max_iter, tol=tol, warn=warn)
+        self.split_passes = check_int(split_passes, "split_passes", low=0)
         self.rho = None if rho is None else check_tol(rho, "rho")
         r = float(relaxation)
         if not 0.0 < r < 2.0:
@@ -323,6 +363,8 @@ class QuadraticADMM(Solver):
             Wr = r * W + (1.0 - r) * AV
             if identity:
                 V_new = penalty.prox(Wr + U, 1.0 / rho)
+            elif self.split_passes and penalty.parts:
+                V_new = _part_passes(penalty, V, Wr + U, 1.0 / rho, self.split_passes)
             else:
                 V_new = penalty.prox(V - A.adjoint(AV - Wr - U) / tau, 1.0 / (rho * tau))
             AV_new = A.forward(V_new)
