@@ -10,6 +10,14 @@ file received from someone else cannot run code when it is loaded. Pickle and jo
 can run arbitrary code when they are read: they are refused unless the caller passes
 ``allow_pickle=True`` (``--allow-pickle`` on the command line), for files one trusts.
 
+A model file is data until it is checked: after the objects are rebuilt, the class recorded in
+the file must be the class rebuilt, and every fitted attribute is checked against what its
+class declares (:func:`multitask.estimators.fitted_state.check_fitted_state`: shapes, dtypes,
+finiteness, the consistency of ``coef_``, ``intercept_``, ``tasks_``, ``n_features_in_``,
+``classes_`` and of each family's own attributes, the hyper-parameters) before the model is
+returned: a file that does not pass is refused with a :class:`ModelFileError` naming the
+attribute, and nothing of it is used.
+
 Every file (model files, the command line's outputs) is written by :func:`atomic_write`:
 through a temporary file in the destination's folder, renamed over the destination only when
 complete; a symbolic link is followed (the file it points to is replaced, the link stays); a
@@ -39,7 +47,11 @@ __all__ = [
     "ModelFileError",
     "TerminatedBySignal",
     "atomic_write",
+    "check_destination",
+    "check_model",
+    "describe_file_type",
     "load_model",
+    "open_regular",
     "read_model_file",
     "save_model",
     "trusted_types",
@@ -146,7 +158,9 @@ def save_model(model, path: str | os.PathLike, *, metadata: dict | None = None) 
     """Save a fitted (or unfitted) estimator in a file that is safe to load.
 
     The file is a skops archive of ``{"format": MODEL_FORMAT, "version":
-    MODEL_FORMAT_VERSION, "multitask_version": ..., "model": model, "metadata": metadata}``,
+    MODEL_FORMAT_VERSION, "multitask_version": ..., "model_class": ..., "model": model,
+    "metadata": metadata}`` (``model_class``: the fully qualified name of the model's class,
+    compared with the class rebuilt when the file is read),
     written atomically (:func:`atomic_write`). Loading it with :func:`load_model` rebuilds
     only trusted types, so it runs no code from the file.
 
@@ -186,7 +200,8 @@ def save_model(model, path: str | os.PathLike, *, metadata: dict | None = None) 
     except (TypeError, ValueError) as exc:
         raise ModelFileError(f"{path}: metadata must be plain JSON values: {exc}.") from None
     bundle = {"format": MODEL_FORMAT, "version": MODEL_FORMAT_VERSION,
-              "multitask_version": __version__, "model": model, "metadata": metadata}
+              "multitask_version": __version__, "model_class": _type_name(type(model)),
+              "model": model, "metadata": metadata}
     sio = _skops()
     try:
         payload = sio.dumps(bundle)
@@ -212,6 +227,54 @@ def save_model(model, path: str | os.PathLike, *, metadata: dict | None = None) 
 
 
 # --------------------------------------------------------------------------- reading
+def describe_file_type(mode: int) -> str:
+    """``"a folder"``, ``"a FIFO"``, ``"a device"``... : what a non-regular file is."""
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def open_regular(path: str | os.PathLike, name=None):
+    """Open a regular file for reading in binary mode, never blocking on a FIFO or device.
+
+    The file is opened with ``O_NONBLOCK`` (opening a FIFO does not wait for a writer), then
+    its type is read from the open descriptor (no race between a check and the opening): a
+    folder, FIFO, device or socket is refused.
+
+    Raises
+    ------
+    ModelFileError
+        Naming the file (``name``, default ``path``): missing, or not a regular file.
+    OSError
+        When the file cannot be opened (the message of the system).
+    """
+    name = path if name is None else name
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise ModelFileError(f"{name}: file not found.") from None
+    except IsADirectoryError:
+        raise ModelFileError(f"{name}: is a folder, not a regular file.") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise ModelFileError(f"{name}: is {describe_file_type(mode)}, not a regular file: "
+                                 "refusing to read it.")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def _file_kind(head: bytes) -> str:
     if head.startswith(_ZIP_MAGIC):
         return "zip"
@@ -244,19 +307,13 @@ def read_model_file(path: str | os.PathLike, *, allow_pickle: bool = False,
     ------
     ModelFileError
         Naming the file: missing, not a regular file, a pickle without ``allow_pickle``, a
-        type that is not trusted (named), a damaged archive, or a newer layout.
+        type that is not trusted (named), a damaged archive, a newer layout, a class other
+        than the one recorded, or a fitted attribute (named) that does not match what its
+        class declares (:func:`~multitask.estimators.fitted_state.check_fitted_state`).
     """
     p = Path(path)
     try:
-        st = os.stat(p)
-    except FileNotFoundError:
-        raise ModelFileError(f"{path}: file not found.") from None
-    except OSError as exc:
-        raise ModelFileError(f"{path}: cannot be read: {exc}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise ModelFileError(f"{path}: not a regular file.")
-    try:
-        with open(p, "rb") as fh:
+        with open_regular(p, path) as fh:
             head = fh.read(8)
     except OSError as exc:
         raise ModelFileError(f"{path}: cannot be read: {exc}") from None
@@ -276,9 +333,11 @@ def read_model_file(path: str | os.PathLike, *, allow_pickle: bool = False,
     sio = _skops()
     allowed = set(trusted_types()) | set(trusted)
     try:
-        with open(p, "rb") as fh:
+        with open_regular(p, path) as fh:
             payload = fh.read()
         found = sio.get_untrusted_types(data=payload)
+    except ModelFileError:
+        raise
     except Exception as exc:  # noqa: BLE001 - a damaged archive raises many types
         raise ModelFileError(f"{path}: not a valid model file ({type(exc).__name__}: "
                              f"{exc}).") from None
@@ -294,7 +353,9 @@ def read_model_file(path: str | os.PathLike, *, allow_pickle: bool = False,
     except Exception as exc:  # noqa: BLE001 - a damaged archive raises many types
         raise ModelFileError(f"{path}: not a valid model file ({type(exc).__name__}: "
                              f"{exc}).") from None
-    return _unpack(obj, path, "skops")
+    content = _unpack(obj, path, "skops")
+    check_model(content.model, path)
+    return content
 
 
 def _read_pickle(p: Path, path) -> ModelFile:
@@ -305,7 +366,9 @@ def _read_pickle(p: Path, path) -> ModelFile:
     except Exception as exc:  # noqa: BLE001 - any unpickling failure is a bad file
         raise ModelFileError(f"{path}: not a model file ({type(exc).__name__}: "
                              f"{exc}).") from None
-    return _unpack(obj, path, "pickle")
+    content = _unpack(obj, path, "pickle")
+    check_model(content.model, path)
+    return content
 
 
 def _unpack(obj, path, fmt: str) -> ModelFile:
@@ -330,7 +393,37 @@ def _unpack(obj, path, fmt: str) -> ModelFile:
     if not isinstance(model, BaseEstimator) or not isinstance(meta, dict):
         raise ModelFileError(f"{path}: not a model file written by 'multitask fit' (no "
                              "estimator inside).")
+    recorded = obj.get("model_class")
+    if recorded is not None and recorded != _type_name(type(model)):
+        raise ModelFileError(f"{path}: refused: the file records a {recorded!s:.200} but holds a "
+                             f"{_type_name(type(model))} (the file was edited).")
     return ModelFile(model, meta, fmt)
+
+
+def check_model(model, path="") -> None:
+    """Check a rebuilt model against what its class declares; raise :class:`ModelFileError`.
+
+    Library estimators and :class:`multitask.MultiTaskCV` are checked by
+    :func:`multitask.estimators.fitted_state.check_fitted_state`; any other estimator (a
+    class the caller listed in ``trusted``) is the caller's responsibility.
+    """
+    from multitask.estimators.fitted_state import FittedStateError, check_fitted_state
+
+    if not (hasattr(type(model), "_fitted_declaration") or _is_search(model)):
+        return
+    try:
+        check_fitted_state(model, where=f"{path}: refused: " if path else "refused: ")
+    except FittedStateError as exc:
+        raise ModelFileError(str(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - a check that cannot run is a bad file
+        raise ModelFileError(f"{path}: refused: the fitted state cannot be checked "
+                             f"({type(exc).__name__}: {exc}).") from None
+
+
+def _is_search(model) -> bool:
+    from multitask.model_selection import MultiTaskCV
+
+    return isinstance(model, MultiTaskCV)
 
 
 def load_model(path: str | os.PathLike, *, allow_pickle: bool = False,
@@ -391,6 +484,63 @@ def _umask() -> int:
     return mask
 
 
+def check_destination(path: str | os.PathLike) -> tuple[Path, os.stat_result | None]:
+    """The checks :func:`atomic_write` makes before writing, for callers that want them early.
+
+    Returns ``(target, stat)``: the file to replace (a symbolic link resolved) and its
+    ``os.stat`` (``None`` when it does not exist yet).
+
+    Raises
+    ------
+    ModelFileError
+        When ``path`` ends with a path separator (it names a folder, not a file), when the
+        destination exists and is not a regular file (a folder, a FIFO, a device, a socket),
+        or when its folder does not exist.
+    """
+    text = os.fspath(path)
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    if text.endswith(tuple(s for s in (os.sep, os.altsep) if s)):
+        raise ModelFileError(f"{text}: ends with {text[-1]!r}, which names a folder: give the "
+                             "name of a file (without the trailing separator).")
+    target = Path(os.path.realpath(path))
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:  # a loop of links, a permission problem
+        raise ModelFileError(f"{path}: cannot write: {exc}") from None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise ModelFileError(f"{path}: is {describe_file_type(st.st_mode)}, not a regular "
+                             "file: refusing to replace it.")
+    folder = target.parent
+    if not folder.is_dir():
+        raise ModelFileError(f"{path}: folder {str(folder)!r} does not exist.")
+    return target, st
+
+
+#: Characters ``tempfile.mkstemp`` adds between the prefix and the suffix.
+_RANDOM_CHARS = 8
+
+
+def _temporary_prefix(folder: Path, name: str, suffix: str = ".tmp") -> str:
+    """``.NAME.``, with ``NAME`` cut (at a character boundary) so that the temporary file's
+    name ``.NAME.<8 random characters>.tmp`` fits the file system's limit on names
+    (``NAME_MAX``, 255 bytes on most): a valid destination name of up to that limit is
+    written through a shorter temporary name."""
+    try:
+        limit = int(os.pathconf(folder, "PC_NAME_MAX"))
+    except (OSError, ValueError, AttributeError):
+        limit = 255
+    room = limit - len(os.fsencode(f"..{suffix}")) - _RANDOM_CHARS
+    encoded = os.fsencode(name)
+    if len(encoded) > room:
+        name = os.fsdecode(encoded[:max(room, 1)])
+        while len(os.fsencode(name)) > max(room, 1):  # a multi-byte character was cut
+            name = name[:-1]
+    return f".{name}."
+
+
 def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> Path:
     """Write a file whole or not at all: ``write(tmp)`` fills a temporary file, then a rename.
 
@@ -399,7 +549,10 @@ def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> Path:
       usual ``0o666 & ~umask``), then renamed over the destination.
     * A symbolic link is followed: the file it points to is replaced and the link is kept.
     * A destination that exists and is not a regular file (a character or block device, a
-      FIFO, a socket, a folder) is refused: nothing is written.
+      FIFO, a socket, a folder), or a path ending with a separator (``out.csv/``), is
+      refused: nothing is written (:func:`check_destination`).
+    * Names up to the file system's limit (255 bytes) are written: the temporary file's name
+      is cut to fit.
     * On any error, Ctrl-C (``KeyboardInterrupt``), SIGTERM or SIGHUP (see
       :func:`signals_raise`), the temporary file is removed and the destination is left as
       it was; the exception propagates.
@@ -419,30 +572,19 @@ def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> Path:
     Raises
     ------
     ModelFileError
-        When the destination is not a regular file or its folder does not exist.
+        When the destination is not a regular file, names a folder (a trailing separator), or
+        its folder does not exist.
     OSError
         When the file cannot be written (the message of the system).
     """
-    target = Path(os.path.realpath(path))
-    try:
-        st = os.stat(target)
-    except FileNotFoundError:
-        st = None
-    except OSError as exc:  # a loop of links, a permission problem
-        raise ModelFileError(f"{path}: cannot write: {exc}") from None
-    if st is not None and not stat.S_ISREG(st.st_mode):
-        what = ("a folder" if stat.S_ISDIR(st.st_mode) else "a device" if stat.S_ISCHR(
-            st.st_mode) or stat.S_ISBLK(st.st_mode) else "a FIFO" if stat.S_ISFIFO(
-            st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
-        raise ModelFileError(f"{path}: is {what}, not a regular file: refusing to replace it.")
+    target, st = check_destination(path)
     folder = target.parent
-    if not folder.is_dir():
-        raise ModelFileError(f"{path}: folder {str(folder)!r} does not exist.")
     mode = stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~_umask()
     tmp = None
     with signals_raise():
         try:
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=_temporary_prefix(folder, target.name),
+                                       suffix=".tmp")
             os.close(fd)
             write(tmp)
             with open(tmp, "rb+") as fh:

@@ -62,7 +62,9 @@ from multitask.estimators.fitted_state import (
     Fitted,
     FittedStateError,
     fitted_declaration,
+    fitted_task_count,
     matches_coef,
+    solver_named_in_info,
     solver_result_check,
 )
 from multitask.losses import Datafit, get_datafit
@@ -274,12 +276,12 @@ FITTED_STATE: dict[str, Fitted] = {
     "coef_variable_": Fitted("array", shape=("d", "m"),
                              check=matches_coef(lambda V, _: V.T, "coef_ is its transpose")),
     "intercept_variable_": Fitted("array", shape=("m",), optional=True),
-    "solver_info_": Fitted("dict"),
+    "solver_info_": Fitted("dict", check=solver_named_in_info),
     "solver_result_": Fitted("object", types=(SolverResult,), check=solver_result_check),
     # the sizes of the tasks of fit (rows, or weight sums), the first len() rows of coef_;
     # rows after them were added by fit_new_tasks (None after a distributed fit)
     "fit_task_sizes_": Fitted("array", shape=(None,), nonnegative=True, optional=True,
-                              required=False),
+                              required=False, check=fitted_task_count),
 }
 
 

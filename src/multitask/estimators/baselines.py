@@ -27,6 +27,7 @@ from multitask.estimators.base import (
     Param,
     nonnegative,
 )
+from multitask.estimators.fitted_state import Fitted
 from multitask.losses import Datafit
 from multitask.penalties import L1, L21, ColumnL2, Penalty, Ridge, TraceNorm
 from multitask.solvers.result import SolverResult
@@ -259,11 +260,27 @@ def _pooled_data(data: MultiTaskData) -> MultiTaskData:
                          sample_weight=w)
 
 
+def _pooled_rows(est, V, sizes) -> str | None:
+    """The rows of ``coef_`` of the tasks of the fit are the common weights ``V[:, 0]``."""
+    coef = getattr(est, "coef_", None)
+    if not isinstance(coef, np.ndarray) or coef.ndim != 2:
+        return None  # reported on coef_ itself
+    rows = coef[: sizes.get("t", sizes.get("m"))]
+    if not np.array_equal(rows, np.broadcast_to(V[:, 0], rows.shape)):
+        return "does not match coef_ (every row of a task of the fit is the common weights)"
+    return None
+
+
 class _Pooled(_NormModel):
     """One model for all tasks: the data pooled into one task, the weights repeated."""
 
     _penalty = "ridge"
     _params = {"alpha": _alpha(1e-3, 1e-3)}
+    #: one weight vector (and intercept) for all tasks, repeated in coef_ (and intercept_)
+    _fitted_state = {
+        "coef_variable_": Fitted("array", shape=("d", 1), check=_pooled_rows),
+        "intercept_variable_": Fitted("array", shape=(1,), optional=True),
+    }
 
     def _make_datafit(self, data):
         return super()._make_datafit(_pooled_data(data))

@@ -35,6 +35,7 @@ from multitask.estimators.base import (
     Param,
     nonnegative,
 )
+from multitask.estimators.fitted_state import Fitted, derived, fit_weights
 from multitask.losses import Datafit
 from multitask.penalties.capped_l1 import CappedL1
 
@@ -69,6 +70,14 @@ class _CappedL1:
 
     def _solver_settings(self, name: str) -> dict:
         return {**super()._solver_settings(name), "n_stages": int(self.n_stages)}
+
+    _fitted_state = {
+        "n_stages_": Fitted("int", nonnegative=True),
+        "capped_features_": Fitted("indices", bound="d"),
+        "support_": Fitted("indices", bound="d", check=derived(
+            lambda est, s: np.flatnonzero(np.any(fit_weights(est, s) != 0, axis=1)),
+            "the nonzero rows of coef_")),
+    }
 
     def _store_extra(self, result, penalty, datafit) -> None:
         self.n_stages_ = int(result.info["n_stages"])

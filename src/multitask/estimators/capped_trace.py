@@ -33,6 +33,7 @@ from multitask.estimators.base import (
     Param,
     nonnegative,
 )
+from multitask.estimators.fitted_state import Fitted, at_most, derived, length_of
 from multitask.penalties import CappedTraceNorm, singular_values
 from multitask.solvers.multistage import STAGE_SOLVERS
 
@@ -69,6 +70,16 @@ class _CappedTrace:
     def _solver_settings(self, name: str) -> dict:
         return {**super()._solver_settings(name), "n_stages": int(self.n_stages),
                 "stage_solver": self.stage_solver}
+
+    _fitted_state = {
+        "ranks_": Fitted("array", shape=(None,), dtype="iu", nonnegative=True,
+                         check=at_most(("d", "t"))),
+        "rank_": Fitted("int", nonnegative=True, check=at_most(("d", "t"))),
+        "n_stages_": Fitted("int", nonnegative=True, check=derived(
+            lambda est, s: len(est.ranks_), "the length of ranks_ (one rank per stage)")),
+        "singular_values_": Fitted("array", shape=(None,), nonnegative=True,
+                                   check=length_of(lambda s: min(s["d"], s["t"]))),
+    }
 
     def _store_extra(self, result, penalty, datafit) -> None:
         self.ranks_ = np.asarray(result.info["stage_keys"], dtype=np.int64)

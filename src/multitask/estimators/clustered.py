@@ -45,6 +45,7 @@ from multitask.estimators.base import (
     nonnegative,
     positive,
 )
+from multitask.estimators.fitted_state import Fitted, length_of
 from multitask.losses import Datafit
 from multitask.penalties.clustered import (
     ClusterRelaxation,
@@ -159,6 +160,13 @@ _COMMON_DOC = """
         means a strong structure."""
 
 
+def _cluster_labels(est, value, sizes) -> str | None:
+    """``labels_``: cluster indices in ``[0, k)``."""
+    if value.size and (int(value.min()) < 0 or int(value.max()) >= int(est.k)):
+        return f"must hold cluster indices in [0, {int(est.k)})"
+    return None
+
+
 class _ClusteredMTL(_Structure):
     _params = {
         "alpha": Param(0.1, [nonnegative], keyword_only=False, classifier_default=0.01),
@@ -168,6 +176,13 @@ class _ClusteredMTL(_Structure):
     _penalty_class = ClusterRelaxation
     _renamed = {"n_clusters": "it is now 'k' (tr M, the number of task clusters)"}
 
+
+    _fitted_state = {
+        "structure_eigenvalues_": Fitted("array", shape=(None,),
+                                         check=length_of(lambda s: min(s["d"], s["t"]))),
+        "M_": Fitted("array", shape=("t", "t")),
+        "labels_": Fitted("array", shape=("t",), dtype="iu", check=_cluster_labels),
+    }
 
     def _store_extra(self, result, penalty, datafit) -> None:
         basis, gamma, leftover = self._structure(result.W)
@@ -248,6 +263,17 @@ class ClusteredMTLClassifier(_ClusteredMTL, MultiTaskClassifierBase):
     )
 
 
+def _components_rows(est, value, sizes) -> str | None:
+    """``components_`` holds the first ``min(k, r)`` rows of ``structure_basis_``."""
+    basis = getattr(est, "structure_basis_", None)
+    if not isinstance(basis, np.ndarray) or basis.ndim != 2:
+        return None  # reported on structure_basis_
+    rows = min(int(est.k), basis.shape[0])
+    if value.shape[0] != rows or not np.array_equal(value, basis[:rows]):
+        return f"must be the first {rows} rows of structure_basis_"
+    return None
+
+
 class _ConvexASO(_Structure):
     _params = {
         "alpha": Param(0.1, [nonnegative], keyword_only=False, classifier_default=0.01),
@@ -257,6 +283,14 @@ class _ConvexASO(_Structure):
     _penalty_class = SubspaceRelaxation
     _renamed = {"n_components": "it is now 'k' (tr M, the dimension of the shared subspace)"}
 
+
+    _fitted_state = {
+        "structure_basis_": Fitted("array", shape=("r", "d"),
+                                   check=length_of(lambda s: min(s["d"], s["t"]))),
+        "structure_eigenvalues_": Fitted("array", shape=("r",)),
+        "structure_leftover_": Fitted("float"),
+        "components_": Fitted("array", shape=(None, "d"), check=_components_rows),
+    }
 
     def _store_extra(self, result, penalty, datafit) -> None:
         basis, gamma, leftover = self._structure(result.W)

@@ -35,6 +35,13 @@ from multitask.estimators.base import (
     Param,
     nonnegative,
 )
+from multitask.estimators.fitted_state import (
+    Fitted,
+    derived,
+    fit_part,
+    matches_coef,
+    variable_part,
+)
 from multitask.losses import Datafit
 from multitask.penalties.dirty import DirtyModel, RobustFeatureLearning
 
@@ -82,6 +89,16 @@ class _Dirty:
         grad = datafit.grad_at_zero()
         top_l1 = float(np.abs(grad).max()) if grad.size else 0.0
         return {"alpha_group": (penalty.dual_group_norm(grad), 1.0), "alpha_l1": (top_l1, 1.0)}
+
+    _fitted_state = {
+        "coef_variable_": Fitted("array", shape=(2, "d", "m"), check=matches_coef(
+            lambda V, _: V.sum(axis=0).T, "coef_ is the sum of the parts, transposed")),
+        "group_component_": Fitted("array", shape=("m", "d"), check=variable_part(0)),
+        "sparse_component_": Fitted("array", shape=("m", "d"), check=variable_part(1)),
+        "shared_features_": Fitted("indices", bound="d", check=derived(
+            lambda est, s: np.flatnonzero(np.any(fit_part(0)(est, s) != 0, axis=1)),
+            "the nonzero rows of the block part")),
+    }
 
     def _store_extra(self, result, penalty, datafit) -> None:
         P, Q = result.coef[0], result.coef[1]
@@ -160,6 +177,22 @@ class _RobustFeatures:
             return {"alpha_group": (0.0, 1.0), "alpha_outlier": (0.0, 1.0)}
         return {"alpha_group": (float(np.linalg.norm(grad, axis=1).max()), 1.0),
                 "alpha_outlier": (float(np.linalg.norm(grad, axis=0).max()), 1.0)}
+
+    _fitted_state = {
+        "coef_variable_": Fitted("array", shape=(2, "d", "m"), check=matches_coef(
+            lambda V, _: V.sum(axis=0).T, "coef_ is the sum of the parts, transposed")),
+        "feature_component_": Fitted("array", shape=("m", "d"), check=variable_part(0)),
+        "outlier_component_": Fitted("array", shape=("m", "d"), check=variable_part(1)),
+        "outlier_task_norms_": Fitted("array", shape=("t",), nonnegative=True, check=derived(
+            lambda est, s: np.linalg.norm(fit_part(1)(est, s), axis=0),
+            "the column norms of the outlier part")),
+        "outlier_tasks_": Fitted("indices", bound="t", check=derived(
+            lambda est, s: np.flatnonzero(np.asarray(est.outlier_task_norms_) > 0),
+            "the tasks of nonzero outlier_task_norms_")),
+        "shared_features_": Fitted("indices", bound="d", check=derived(
+            lambda est, s: np.flatnonzero(np.linalg.norm(fit_part(0)(est, s), axis=1) > 0),
+            "the nonzero rows of the feature part")),
+    }
 
     def _store_extra(self, result, penalty, datafit) -> None:
         P, Q = result.coef[0], result.coef[1]

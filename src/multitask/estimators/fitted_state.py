@@ -12,9 +12,11 @@ are merged along the method resolution order (a family may override an entry, or
 with ``None``).
 
 Shapes are written with symbols: ``"m"`` is the number of tasks (``len(tasks_)``), ``"d"`` the
-number of features (``n_features_in_``); any other symbol (``"k"``, ``"n"``, ``"r"``) is bound
-by its first use and must then agree everywhere. The validator refuses, with a
-:class:`FittedStateError` (a ``ValueError``) naming the attribute:
+number of features (``n_features_in_``), ``"t"`` the number of tasks of the fit itself
+(``len(fit_task_sizes_)``; ``"m"`` when not recorded: tasks added later by ``fit_new_tasks``
+extend ``coef_`` but not the fit's own structures, such as a task graph); any other symbol
+(``"k"``, ``"n"``, ``"r"``) is bound by its first use and must then agree everywhere. The
+validator refuses, with a :class:`FittedStateError` (a ``ValueError``) naming the attribute:
 
 * a missing declared attribute, or an attribute the class does not declare (a file edited to
   claim another class: a classifier relabelled as a regressor keeps its ``classes_``, a
@@ -148,6 +150,7 @@ class _Checker:
         self.cls = type(est).__name__
         self.where = where
         self.sizes: dict[str, int] = {}
+        self.bound_by: dict[str, str] = {}  # symbol -> the attribute that defined it
 
     def fail(self, name: str, what: str) -> FittedStateError:
         return FittedStateError(f"{self.where}{self.cls}.{name}: {what}.")
@@ -205,6 +208,9 @@ class _Checker:
             problem = decl.check(self.est, v, self.sizes)
             if problem:
                 raise self.fail(name, problem)
+            symbol = getattr(decl.check, "binds", None)
+            if symbol is not None:
+                self.bound_by.setdefault(symbol, name)
 
     def integer(self, name: str, v, decl: Fitted) -> None:
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, Integral):
@@ -255,6 +261,8 @@ class _Checker:
     # ------------------------------------------------------------------ shapes and symbols
     def resolve(self, symbol):
         if isinstance(symbol, str):
+            if symbol == "t" and "t" not in self.sizes:
+                return self.sizes.get("m")
             return self.sizes.get(symbol)
         return symbol
 
@@ -262,9 +270,15 @@ class _Checker:
         known = self.sizes.get(symbol)
         if known is None:
             self.sizes[symbol] = int(size)
+            self.bound_by[symbol] = name
         elif known != size:
             raise self.fail(name, f"has {size} {_symbol_name(symbol)} but the model has "
-                            f"{known}")
+                            f"{known}{self.origin(symbol)}")
+
+    def origin(self, symbol: str) -> str:
+        """`` (as in ATTR)``: the attribute whose shape defined ``symbol``."""
+        by = self.bound_by.get(symbol, "tasks_" if symbol == "t" else None)
+        return f" (as in {by})" if by else ""
 
     def shape(self, name: str, got: tuple, want: tuple) -> None:
         if len(got) != len(want):
@@ -274,12 +288,16 @@ class _Checker:
             if w is None:
                 continue
             if isinstance(w, str):
+                if w == "t" and w not in self.sizes and "m" in self.sizes:
+                    self.sizes["t"] = self.sizes["m"]  # no record of the fit's own tasks
                 known = self.sizes.get(w)
                 if known is None:
                     self.sizes[w] = int(g)
+                    self.bound_by[w] = name
                 elif known != g:
                     raise self.fail(name, f"has shape {tuple(got)}: axis {axis} must be "
-                                    f"{known} ({_symbol_name(w)} of the model)")
+                                    f"{known} ({_symbol_name(w)} of the model"
+                                    f"{self.origin(w).replace(' (', ', ').rstrip(')')})")
             elif g != w:
                 raise self.fail(name, f"has shape {tuple(got)}, expected {_shape_text(want)}")
 
@@ -447,7 +465,8 @@ def at_most(symbols: tuple[str, ...]):
     """A ``check``: integer value(s) at most the smallest of the sizes ``symbols``."""
 
     def check(est, value, sizes) -> str | None:
-        known = [sizes[s] for s in symbols if s in sizes]
+        known = [sizes.get(s, sizes.get("m") if s == "t" else None) for s in symbols]
+        known = [k for k in known if k is not None]
         if not known:
             return None
         top = min(known)
@@ -462,7 +481,7 @@ def length_of(size: Callable[[dict], int | None]):
     """A ``check``: a 1-D value of length ``size(sizes)``."""
 
     def check(est, value, sizes) -> str | None:
-        want = size(sizes)
+        want = size({"t": sizes.get("m"), **sizes})
         if want is not None and np.shape(value)[:1] != (want,):
             return f"must have {want} entries, got shape {np.shape(value)}"
         return None
@@ -474,7 +493,7 @@ def in_range(symbol: str):
     """A ``check``: integer entries in ``[0, size of symbol)`` (any order, repeats allowed)."""
 
     def check(est, value, sizes) -> str | None:
-        top = sizes.get(symbol)
+        top = sizes.get(symbol, sizes.get("m") if symbol == "t" else None)
         a = np.asarray(value)
         if a.dtype.kind not in "iu":
             return f"must hold integers, got dtype {a.dtype}"
@@ -483,6 +502,48 @@ def in_range(symbol: str):
         return None
 
     return check
+
+
+def derived(expected: Callable[[Any, dict], Any], what: str):
+    """A ``check``: the value is what the model's other attributes give, ``expected(est,
+    sizes)`` (equal integers; floats to rounding): a derived summary (a support, a norm per
+    task) that matches the weights. ``expected`` may return None when it cannot be computed
+    (another attribute is wrong, and reported on its own)."""
+
+    def check(est, value, sizes) -> str | None:
+        try:
+            want = expected(est, {"t": sizes.get("m"), **sizes})
+        except (ValueError, TypeError, IndexError, AttributeError, KeyError):
+            return None  # an attribute it reads is broken: reported on that attribute
+        if want is None:
+            return None
+        want = np.asarray(want)
+        have = np.asarray(value)
+        if have.shape != want.shape:
+            return f"has shape {have.shape}, but {what} gives {want.shape}"
+        if want.dtype.kind == "f" or have.dtype.kind == "f":
+            scale = max(float(np.max(np.abs(want))) if want.size else 0.0, 1e-300)
+            same = np.allclose(have, want, rtol=1e-9, atol=1e-12 * scale)
+        else:
+            same = np.array_equal(have, want)
+        return None if same else f"does not match {what}"
+
+    return check
+
+
+def fit_weights(est, sizes) -> np.ndarray:
+    """``W`` of the tasks of the fit, ``(n_features, t)``: the first ``t`` rows of ``coef_``,
+    transposed (what the family's summaries were computed from)."""
+    return np.asarray(est.coef_)[: sizes["t"]].T
+
+
+def fit_part(i: int):
+    """``coef_variable_[i]`` restricted to the tasks of the fit, ``(n_features, t)``."""
+
+    def part(est, sizes) -> np.ndarray:
+        return np.asarray(est.coef_variable_)[i][:, : sizes["t"]]
+
+    return part
 
 
 def same_shape_as(attr: str):
@@ -508,9 +569,17 @@ def _all_checks(*checks):
     return check
 
 
+#: Fitted attributes that are copies of the solver's record (attribute -> field, transposed).
+RECORD_COPIES = {"objective_": ("objective", False), "n_iter_": ("n_iter", False),
+                 "converged_": ("converged", False), "intercept_": ("intercept", False),
+                 "coef_": ("W", True), "coef_variable_": ("coef", False),
+                 "intercept_variable_": ("intercept_variable", False)}
+
+
 def solver_result_check(est, value, sizes) -> str | None:
     """A ``check`` of a :class:`~multitask.solvers.result.SolverResult`: its arrays are
-    arrays of floats of the model's shapes (the plotting helpers read them)."""
+    arrays of floats of the model's shapes (the plotting helpers read them), and the fitted
+    attributes copied from it (:data:`RECORD_COPIES`) are equal to its fields."""
     for field_name in ("coef", "W", "intercept", "objective", "times"):
         a = getattr(value, field_name, None)
         if not isinstance(a, np.ndarray) or a.dtype.kind != "f":
@@ -523,6 +592,38 @@ def solver_result_check(est, value, sizes) -> str | None:
         return "objective and times must be 1-D"
     if not isinstance(value.info, dict):
         return "info must be a dict"
+    state = vars(est)
+    for attr, (field_name, transposed) in RECORD_COPIES.items():
+        if attr not in state or (field_name == "W" and not value.W.size):
+            continue
+        mine, theirs = state[attr], getattr(value, field_name, None)
+        if transposed and isinstance(theirs, np.ndarray):
+            theirs = theirs.T
+        same = (mine is None and theirs is None) if mine is None or theirs is None else (
+            np.shape(mine) == np.shape(theirs) and np.array_equal(mine, theirs))
+        if not same:
+            return f"{field_name} differs from {attr}"
+    return None
+
+
+def fitted_task_count(est, value, sizes) -> str | None:
+    """A ``check`` of ``fit_task_sizes_``: one entry per task of the fit (at most ``m``); it
+    defines the symbol ``"t"``."""
+    m = sizes.get("m")
+    if m is not None and not 1 <= len(value) <= m:
+        return f"must have between 1 and {m} entries (the tasks of the fit), got {len(value)}"
+    sizes["t"] = len(value)
+    return None
+
+
+fitted_task_count.binds = "t"  # type: ignore[attr-defined]
+
+
+def solver_named_in_info(est, value, sizes) -> str | None:
+    """A ``check`` of ``solver_info_``: the solver it names is ``solver_``."""
+    named, label = value.get("solver"), getattr(getattr(est, "solver_", None), "label", None)
+    if named is not None and label is not None and named != label:
+        return f"names the solver {named!r} but solver_ is {label!r}"
     return None
 
 

@@ -29,6 +29,7 @@ from multitask.estimators.base import (
     Param,
     nonnegative,
 )
+from multitask.estimators.fitted_state import Fitted, derived, fit_weights
 from multitask.kernels.task_similarity import graph_laplacian
 from multitask.losses import Datafit
 from multitask.penalties.graph import (
@@ -194,6 +195,8 @@ class _Graph:
         top_graph = 10.0 * float(datafit.lipschitz()) / (2.0 * lam)
         return {"alpha_l1": (top_l1, 1.0), "alpha": (top_graph, 4.0 / 3.0)}
 
+    _fitted_state = {"laplacian_": Fitted("array", shape=("t", "t"))}
+
     def _store_extra(self, result, penalty, datafit) -> None:
         self.laplacian_ = penalty.laplacian.copy()
 
@@ -265,6 +268,9 @@ class _Mean:
 
     def _make_penalty(self, datafit: Datafit) -> MeanRegularization:
         return MeanRegularization(float(self.alpha), datafit.data.n_tasks)
+
+    _fitted_state = {"mean_coef_": Fitted("array", shape=("d",), check=derived(
+        lambda est, s: fit_weights(est, s).mean(axis=1), "the mean of the tasks' weights"))}
 
     def _store_extra(self, result, penalty, datafit) -> None:
         W = result.W

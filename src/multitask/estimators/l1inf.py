@@ -32,6 +32,7 @@ from multitask.estimators.base import (
     Param,
     nonnegative,
 )
+from multitask.estimators.fitted_state import Fitted, derived, fit_weights
 from multitask.losses import Datafit
 from multitask.penalties import ColumnL1Balls, ColumnL2Balls, L1InfBall, l1inf_norm
 from multitask.penalties.base import Constraint
@@ -162,6 +163,13 @@ class _L1Inf:
         top = float(np.max(np.atleast_1d(constraint_norm(ridge.coef_.T, self.constraint))))
         top = top if np.isfinite(top) and top > 0 else 1.0
         return {"radius": top * np.logspace(np.log10(float(alpha_ratio)), 0, int(n_alphas))}
+
+    _fitted_state = {
+        "selected_features_": Fitted("indices", bound="d", check=derived(
+            lambda est, s: np.flatnonzero(np.any(fit_weights(est, s) != 0, axis=1)),
+            "the nonzero rows of coef_")),
+        "eta0_": Fitted("float", optional=True, nonnegative=True),
+    }
 
     def _store_extra(self, result, penalty, datafit) -> None:
         self.selected_features_ = np.flatnonzero(np.any(result.W != 0, axis=1))

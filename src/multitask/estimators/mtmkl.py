@@ -42,6 +42,16 @@ def _precomputed(est) -> bool:
     return isinstance(est.kernel, str) and est.kernel == "precomputed"
 
 
+def _solver_duals(est, value, sizes) -> str | None:
+    """``alpha_`` holds the dual variables of the solver's record, in the user's row order."""
+    record = getattr(getattr(est, "solver_result_", None), "info", None)
+    duals = record.get("alpha") if isinstance(record, dict) else None
+    if not isinstance(duals, np.ndarray) or duals.shape != np.shape(value) or not np.array_equal(
+            np.sort(duals), np.sort(value)):
+        return "does not match the dual variables of solver_result_"
+    return None
+
+
 def _permutation(est, value, sizes) -> str | None:
     if not np.array_equal(np.sort(value), np.arange(len(value))):
         return "must be a permutation of the training rows"
@@ -146,7 +156,7 @@ class MultiTaskKernelClassifier(MultiTaskClassifierBase):
         "theta_": Fitted("array", shape=("p",), nonnegative=True),
         "task_kernels_": Fitted("list", shape=("p",), item=Fitted("array", shape=("m", "m"))),
         "task_similarity_": Fitted("array", shape=("m", "m")),
-        "alpha_": Fitted("array", shape=("n",)),
+        "alpha_": Fitted("array", shape=("n",), check=_solver_duals),
         "duality_gap_": Fitted("float", nan=True),
         "history_": Fitted("dict"),
         "_X_fit": Fitted("sparse_or_array", shape=("n", "d"), when=lambda est: not (

@@ -27,6 +27,7 @@ from multitask.estimators.base import (
     Param,
     nonnegative,
 )
+from multitask.estimators.fitted_state import Fitted
 from multitask.losses import Datafit
 from multitask.penalties.relationship import TaskRelationship, task_correlation, task_covariance
 
@@ -42,6 +43,11 @@ class _TaskRelationship:
 
     def _make_penalty(self, datafit: Datafit):
         return TaskRelationship(float(self.alpha))
+
+    _fitted_state = {
+        "task_covariance_": Fitted("array", shape=("t", "t")),
+        "task_correlation_": Fitted("array", shape=("t", "t")),
+    }
 
     def _store_extra(self, result, penalty, datafit) -> None:
         self.task_covariance_ = task_covariance(result.W)

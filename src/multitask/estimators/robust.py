@@ -43,6 +43,14 @@ from multitask.estimators.base import (
     nonnegative,
     positive,
 )
+from multitask.estimators.fitted_state import (
+    Fitted,
+    derived,
+    fit_part,
+    in_range,
+    matches_coef,
+    variable_part,
+)
 from multitask.losses import Datafit
 from multitask.penalties import LowRankOutlier
 from multitask.solvers import DivideAndConquer, Solver
@@ -57,6 +65,24 @@ AUTO_GROUP_FACTOR = 2
 AUTO_MAX_GROUPS = 10
 
 __all__ = ["RobustMTLClassifier", "RobustMTLRegressor"]
+
+
+def _outlier_tasks(est, sizes) -> np.ndarray:
+    """The outlier tasks ``_store_extra`` finds from ``outlier_task_norms_``."""
+    norms = np.asarray(est.outlier_task_norms_, dtype=np.float64)
+    top = float(norms.max()) if norms.size else 0.0
+    return (np.flatnonzero(norms > float(est.outlier_threshold) * top) if top > 0
+            else np.zeros(0, dtype=np.int64))
+
+
+def _partition_of_tasks(est, groups, sizes) -> str | None:
+    """``task_groups_`` splits the tasks of the fit: each position once."""
+    t = sizes.get("t", sizes.get("m"))
+    flat = np.sort(np.concatenate([np.asarray(g).ravel() for g in groups])) if len(
+        groups) else np.zeros(0)
+    if t is not None and not np.array_equal(flat, np.arange(t)):
+        return f"must split the {t} tasks of the fit into groups (each task once)"
+    return None
 
 
 class _Robust:
@@ -204,6 +230,23 @@ class _Robust:
             group = LowRankOutlier(penalty.alpha, penalty.lam * scale)
             return solver.solve(datafit, penalty, group_penalty=group)
         return super()._run_solver(solver, datafit, penalty, coef_init, intercept_init)
+
+    _fitted_state = {
+        "n_groups_": Fitted("int", nonnegative=True),
+        "estimated_rank_": Fitted("int", nonnegative=True, optional=True),
+        "coef_variable_": Fitted("array", shape=(2, "d", "m"), check=matches_coef(
+            lambda V, _: V.sum(axis=0).T, "coef_ is the sum of the parts, transposed")),
+        "low_rank_component_": Fitted("array", shape=("m", "d"), check=variable_part(0)),
+        "outlier_component_": Fitted("array", shape=("m", "d"), check=variable_part(1)),
+        "outlier_task_norms_": Fitted("array", shape=("t",), nonnegative=True, check=derived(
+            lambda est, s: np.linalg.norm(fit_part(1)(est, s), axis=0),
+            "the column norms of the outlier part")),
+        "outlier_tasks_": Fitted("indices", bound="t", check=derived(
+            _outlier_tasks, "the tasks whose outlier norm passes outlier_threshold")),
+        "task_groups_": Fitted("list", item=Fitted("array", shape=(None,), dtype="iu",
+                                                   check=in_range("t")),
+                               check=_partition_of_tasks),
+    }
 
     def _store_extra(self, result, penalty, datafit) -> None:
         L, E = result.coef[0], result.coef[1]

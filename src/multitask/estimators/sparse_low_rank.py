@@ -32,6 +32,7 @@ from multitask.estimators.base import (
     Param,
     nonnegative,
 )
+from multitask.estimators.fitted_state import Fitted, at_most, matches_coef, variable_part
 from multitask.losses import Datafit
 from multitask.penalties import SparseLowRank
 from multitask.penalties.capped_trace import singular_values
@@ -85,6 +86,15 @@ class _SparseLowRank:
             return super()._solver_settings(name)
         return {**super()._solver_settings(name), "restart": False,
                 "lipschitz_init": "secant"}
+
+    _fitted_state = {
+        "coef_variable_": Fitted("array", shape=(2, "d", "m"), check=matches_coef(
+            lambda V, _: V.sum(axis=0).T, "coef_ is the sum of the parts, transposed")),
+        "sparse_component_": Fitted("array", shape=("m", "d"), check=variable_part(0)),
+        "low_rank_component_": Fitted("array", shape=("m", "d"), check=variable_part(1)),
+        "rank_": Fitted("int", nonnegative=True, check=at_most(("d", "t"))),
+        "kkt_": Fitted("dict"),
+    }
 
     def _store_extra(self, result, penalty, datafit) -> None:
         P, Q = result.coef[0], result.coef[1]

@@ -29,6 +29,7 @@ from multitask.estimators.base import (
     Param,
     nonnegative,
 )
+from multitask.estimators.fitted_state import Fitted, derived, fit_weights
 from multitask.losses import Datafit
 from multitask.penalties.temporal import FusedSparseGroupLasso, TemporalGroupLasso
 
@@ -44,6 +45,10 @@ class _Temporal:
     _solvers = ("fista", "pg")
     _max_iter = 10000
     _path_param = "alpha_group"
+
+    _fitted_state = {"selected_features_": Fitted("indices", bound="d", check=derived(
+        lambda est, s: np.flatnonzero(np.linalg.norm(fit_weights(est, s), axis=1) > 0),
+        "the nonzero rows of coef_"))}
 
     def _store_extra(self, result, penalty, datafit) -> None:
         self.selected_features_ = np.flatnonzero(np.linalg.norm(result.W, axis=1) > 0)

@@ -56,6 +56,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from multitask.data import observed_mask, split_task_column
 from multitask.estimators.base import TaskStructureWarning, check_renamed
+from multitask.estimators.fitted_state import Fitted, check_fitted_state, fitted_declaration
 from multitask.model_selection._path import PATH_PARAMETERS, default_param_grid, fit_path
 from multitask.model_selection._scoring import (
     get_scorer,
@@ -93,6 +94,30 @@ def _estimator_has(attr: str) -> Callable:
         return hasattr(est, attr)
 
     return check
+
+
+def _best_score(search, value, sizes) -> str | None:
+    """``best_score_`` is the mean test score of ``best_index_`` in ``cv_results_``."""
+    mean = search.cv_results_.get("mean_test_score") if isinstance(search.cv_results_,
+                                                                    dict) else None
+    try:
+        same = float(np.asarray(mean)[search.best_index_]) == value
+    except (TypeError, ValueError, IndexError):
+        return "cannot be found in cv_results_['mean_test_score']"
+    return None if same else "is not cv_results_['mean_test_score'][best_index_]"
+
+
+def _refitted_model(search, model, sizes) -> str | None:
+    """The ``check`` of ``MultiTaskCV.best_estimator_`` in a model file: a fitted model of the
+    tuned model's class that passes its own declaration, with the search's feature count."""
+    tuned = type(search.estimator)
+    if type(model) is not tuned:
+        return f"must be a {tuned.__name__} (the tuned model), got a {type(model).__name__}"
+    check_fitted_state(model, where="best_estimator_: ")
+    d = sizes.get("d")
+    if d is not None and getattr(model, "n_features_in_", None) != d:
+        return f"has {getattr(model, 'n_features_in_', None)} features, the search {d}"
+    return None
 
 
 class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
@@ -226,6 +251,35 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
         "widen": [Interval(Integral, 0, None, closed="left")],
         "selection": [StrOptions(set(SELECTION_RULES))],
     }
+    #: The fitted state a model file must hold (:mod:`multitask.estimators.fitted_state`):
+    #: the search's summaries and the refitted model (of the tuned model's class), checked
+    #: whole against its own declaration.
+    _fitted_state = {
+        "scores_": Fitted("array", shape=("k", "c"), finite=False,
+                          check=lambda est, v, s: "holds no score" if v.size and np.all(
+                              np.isnan(v)) else None),
+        "n_splits_": Fitted("int", nonnegative=True, check=lambda est, v, s: None if v == s.get(
+            "k") else f"must be the {s.get('k')} rows of scores_"),
+        "best_index_": Fitted("int", nonnegative=True, bound="c"),
+        "best_params_": Fitted("dict"),
+        "cv_results_": Fitted("dict"),
+        "best_score_": Fitted("float", check=_best_score),
+        "selection_": Fitted("str", choices=SELECTION_RULES),
+        "path_param_": Fitted("str", optional=True),
+        "n_widened_": Fitted("int", nonnegative=True),
+        "n_features_in_": Fitted("int", nonnegative=True, bind="d",
+                                 when=lambda est: bool(est.refit)),
+        "feature_names_in_": Fitted("names", shape=("d",), required=False),
+        "best_estimator_": Fitted("object", types=(BaseEstimator,),
+                                  when=lambda est: bool(est.refit),
+                                  check=lambda est, value, sizes: _refitted_model(est, value,
+                                                                                  sizes)),
+        "refit_time_": Fitted("float", nonnegative=True, when=lambda est: bool(est.refit)),
+    }
+
+    @classmethod
+    def _fitted_declaration(cls) -> dict[str, Fitted]:
+        return fitted_declaration(cls)
 
     def __init__(self, estimator, param_grid=None, cv=None, scoring=None, n_alphas=10,
                  alpha_ratio=1e-3, n_jobs=None, client=None, verbose=False, callback=None,
