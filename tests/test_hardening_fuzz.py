@@ -1,7 +1,8 @@
 """Fuzz suite of the hardening issue: every public estimator against generated inputs.
 
-Each case must either fit with finite coefficients or raise a ``ValueError`` whose message names
-the problem; it must never modify its input, crash the interpreter or hang. Three families:
+Each case must either fit with finite coefficients (and a fitted state that passes its class's
+declaration, so that its model file loads) or raise a ``ValueError`` whose message names the
+problem; it must never modify its input, crash the interpreter or hang. The families:
 
 * **data** (:func:`data_case`): layouts (long, per-task lists, shared design), dense or sparse,
   real and non-real dtypes, scales from 1e-300 to 1e300 on features and targets, degenerate
@@ -15,8 +16,15 @@ the problem; it must never modify its input, crash the interpreter or hang. Thre
   :class:`multitask.MultiTaskCV` grid and inside scikit-learn's ``GridSearchCV``. A value that
   happens to be valid must fit; an invalid one must be a ``ValueError`` naming the parameter;
 * **files**: the command line's ``fit`` / ``predict`` on generated CSV files (missing cells,
-  text in numbers, odd task ids, unknown tasks, colliding column names): exit status 0 or 2,
-  one line on stderr, no temporary file left, no output on failure.
+  text in numbers, odd task ids, unknown tasks, colliding column names), and FIFOs given as
+  the training file, the file to predict or the model file: exit status 0 or 2, one line on
+  stderr, no temporary file left, no output on failure, never blocked;
+* **scale band** (:func:`band_case`): every estimator on data whose largest entries lie in
+  the last decades of the accepted range, ``[1e80, 1e100]`` (and ``[1e-100, 1e-80]``), for
+  features and targets independently: each must fit with finite coefficients (no refusal:
+  the data are valid), in a child interpreter.
+
+Model-file tampering, the fourth family, is in ``test_hardening_model_files.py``.
 
 The default run is bounded (``FUZZ_EXAMPLES``, well under a minute). The long run::
 
@@ -27,6 +35,7 @@ prints the counts (cases, fits, errors by kind) of each family.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import math
@@ -111,14 +120,42 @@ def data_case(draw):
     }
 
 
+@st.composite
+def band_case(draw, estimator=None):
+    """A data case whose largest entries lie in ``[1e80, 1e100]`` or ``[1e-100, 1e-80]``
+    (features and targets drawn independently): data the estimators accept, at the ends of
+    the accepted range."""
+    sign = draw(st.sampled_from([1, -1]))
+    return {
+        "estimator": estimator or draw(st.sampled_from(ESTIMATORS)),
+        "layout": draw(st.sampled_from(["long", "lists", "shared"])),
+        "m": draw(st.integers(1, 3)),
+        "d": draw(st.integers(1, 4)),
+        "sparse": draw(st.booleans()),
+        "dtype": "float64",
+        "x_exp": sign * draw(st.integers(80, 100)),
+        "y_exp": sign * draw(st.integers(80, 100)),
+        "degenerate": "none",
+        "corrupt": "none",
+        "band": True,
+        "seed": draw(st.integers(0, 2**31 - 1)),
+    }
+
+
 def build_data(case: dict, classifier: bool):
-    """``(X, y, task)`` of a data case (``task`` None for lists and shared designs)."""
+    """``(X, y, task)`` of a data case (``task`` None for lists and shared designs). A band
+    case (``case["band"]``) scales features and targets so that their largest entries are
+    ``10 ** x_exp`` and ``10 ** y_exp`` exactly."""
     rng = np.random.default_rng(case["seed"])
     m, d = case["m"], case["d"]
     n = 8
     X = rng.standard_normal((n * m, d))
     X[rng.random(X.shape) < 0.3] = 0.0
     y = X @ rng.standard_normal(d) + 0.3 * rng.standard_normal(n * m)
+    if case.get("band"):
+        X[0, 0] = 1.0  # a nonzero entry in every design
+        X /= np.abs(X).max()
+        y /= max(np.abs(y).max(), np.finfo(float).tiny)
     deg = case["degenerate"]
     if deg == "constant rows":
         X[:] = 1.0
@@ -198,35 +235,53 @@ def run_data_case(case: dict) -> str:
         exc = e
     if not all(_same(a, b) for a, b in zip(before, (X, y, task), strict=True)):
         return "FAIL input modified"
-    return classify(exc, est)
+    outcome = classify(exc, est)
+    if outcome == "fit":
+        # the fitted state passes its class's declaration: a model file of it would load
+        from multitask.persistence import ModelFileError, check_model
+
+        try:
+            check_model(est)
+        except ModelFileError as e:
+            return f"FAIL fitted state refused: {str(e)[:160]}"
+    return outcome
 
 
-def child_main(n_examples: int, seed: int, out_path: str) -> None:
-    """Run ``n_examples`` data cases (in a child interpreter); write the outcomes as JSON."""
-    outcomes = []
-    progress = open(out_path + ".progress", "w")  # noqa: SIM115 - kept open for the run
-
-    @settings(max_examples=n_examples, deadline=None, database=None, derandomize=False,
-              suppress_health_check=list(HealthCheck), phases=["generate"])
-    @given(case=data_case())
-    def check(case):
-        progress.write(json.dumps(case) + "\n")
-        progress.flush()
-        outcomes.append([case, run_data_case(case)])
-
+def child_main(n_examples: int, seed: int, out_path: str, family: str = "data",
+               names=None) -> None:
+    """Run ``n_examples`` cases of a family (``"data"``, ``"band"``: each estimator of
+    ``names``, default all, in turn on ``n_examples`` band cases) in a child interpreter;
+    write the outcomes as JSON."""
     from hypothesis import seed as hyp_seed
 
-    hyp_seed(seed)(check)()
+    outcomes = []
+    progress = open(out_path + ".progress", "w")  # noqa: SIM115 - kept open for the run
+    strategies = ([band_case(name) for name in (names or ESTIMATORS)] if family == "band"
+                  else [data_case()])
+    for strategy in strategies:
+
+        @settings(max_examples=n_examples, deadline=None, database=None, derandomize=False,
+                  suppress_health_check=list(HealthCheck), phases=["generate"])
+        @given(case=strategy)
+        def check(case):
+            progress.write(json.dumps(case) + "\n")
+            progress.flush()
+            outcomes.append([case, run_data_case(case)])
+
+        hyp_seed(seed)(check)()
     Path(out_path).write_text(json.dumps(outcomes))
 
 
-def run_data_fuzz(n_examples: int, tmp_path, seed: int = 0) -> list:
-    out = tmp_path / f"data-{seed}.json"
+def run_data_fuzz(n_examples: int, tmp_path, seed: int = 0, family: str = "data",
+                  names=None) -> list:
+    out = tmp_path / f"{family}-{seed}.json"
     code = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
-            f"import test_hardening_fuzz as T; T.child_main({n_examples}, {seed}, {str(out)!r})")
+            f"import test_hardening_fuzz as T; T.child_main({n_examples}, {seed}, {str(out)!r}, "
+            f"{family!r}, {names!r})")
+    n_cases = n_examples * (len(names or ESTIMATORS) if family == "band" else 1)
     try:
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              timeout=60 + CASE_SECONDS * n_examples)
+                              timeout=60 + CASE_SECONDS * n_cases)
     except subprocess.TimeoutExpired:
         last = Path(str(out) + ".progress").read_text().splitlines()[-1:]
         pytest.fail(f"the data fuzz hung; last case: {last}")
@@ -249,6 +304,39 @@ def test_data_fuzz(tmp_path):
     _report("data fuzz", outcomes)
     failures = [(c, o) for c, o in outcomes if o.startswith("FAIL")]
     assert not failures, failures[:5]
+
+
+def _band_failures(outcomes) -> list:
+    """Band cases must fit: the data are valid (a refusal is a failure too)."""
+    return [(c, o) for c, o in outcomes if o != "fit"]
+
+
+#: The default run's sample of the band family: the issue's model and one of each family
+#: (the slow run takes every estimator).
+BAND_SAMPLE = ["SparseLowRankRegressor", "SparseLowRankClassifier", "TraceNormRegressor",
+               "RobustMTLRegressor", "CappedTraceClassifier", "L1InfRegressor",
+               "MultiTaskKernelClassifier", "ClusteredMTLRegressor", "MultiTaskCV"]
+
+
+def test_scale_band(tmp_path):
+    """Data at the ends of the accepted range (1e80-1e100 or 1e-100-1e-80) fit:
+    ``SparseLowRankRegressor`` raised ZeroDivisionError there."""
+    outcomes = run_data_fuzz(1, tmp_path, family="band", names=BAND_SAMPLE)
+    _report("scale band", outcomes)
+    assert {c["estimator"] for c, _ in outcomes} == set(BAND_SAMPLE)
+    assert not _band_failures(outcomes), _band_failures(outcomes)[:5]
+
+
+@pytest.mark.slow
+def test_scale_band_long(tmp_path):
+    """Every estimator on ``max(5, MULTITASK_FUZZ_EXAMPLES / 100)`` band cases, two seeds."""
+    outcomes = []
+    for seed in range(2):
+        outcomes += run_data_fuzz(max(FUZZ_EXAMPLES // 100, 5), tmp_path, seed=seed,
+                                  family="band")
+    _report("scale band (long)", outcomes)
+    assert {c["estimator"] for c, _ in outcomes} == set(ESTIMATORS)
+    assert not _band_failures(outcomes), _band_failures(outcomes)[:5]
 
 
 @pytest.mark.slow
@@ -380,19 +468,52 @@ def test_known_parameter_failures_still_fail(pair):
 @st.composite
 def csv_case(draw):
     n = draw(st.integers(2, 8))
-    ids = draw(st.lists(st.sampled_from(["a", "b", "01", "1", "1.0", " a", ""]), min_size=n,
-                        max_size=n))
+    ids = draw(st.lists(st.sampled_from(["a", "b", "01", "1", "1.0", " a", "a ", ""]),
+                        min_size=n, max_size=n))
     cells = draw(st.lists(st.sampled_from(["1", "0.5", "-2", "", "x", "1e300", "nan", "inf",
                                            "3"]), min_size=2 * n, max_size=2 * n))
     ys = draw(st.lists(st.sampled_from(["1.5", "0", "2", "", "y"]), min_size=n, max_size=n))
     extra = draw(st.sampled_from(["", "prediction", "prediction_1"]))
     new_ids = draw(st.lists(st.sampled_from(["a", "b", "01", "zz"]), min_size=1, max_size=4))
-    return {"ids": ids, "cells": cells, "ys": ys, "extra": extra, "new_ids": new_ids}
+    fifo = draw(st.sampled_from(["none", "none", "none", "training file", "file to predict",
+                                 "model file"]))
+    return {"ids": ids, "cells": cells, "ys": ys, "extra": extra, "new_ids": new_ids,
+            "fifo": fifo}
+
+
+def _make_fifo(path: Path) -> None:
+    if path.exists() or path.is_symlink():
+        path.unlink()
+    os.mkfifo(path)
+
+
+def _without_blocking(fn, fifos, seconds=60.0):
+    """``fn()`` in a thread; ``"BLOCKED"`` when it has not returned in time (the FIFOs' write
+    ends are then opened, which releases a blocked reader)."""
+    import threading
+
+    box: dict = {}
+    thread = threading.Thread(target=lambda: box.update(rc=fn()), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        for f in fifos:
+            with contextlib.suppress(OSError):
+                os.close(os.open(f, os.O_WRONLY | os.O_NONBLOCK))
+        thread.join(5)
+        return "BLOCKED"
+    return box.get("rc", "raised")
 
 
 def run_file_case(case, folder: Path, capsys) -> str:
     from multitask.cli import main
 
+    for p in folder.iterdir():  # FIFOs of an earlier case
+        if not p.is_file():
+            p.unlink()
+    fifo = case.get("fifo", "none")
+    if fifo != "none" and not hasattr(os, "mkfifo"):
+        return "clear error"
     n = len(case["ids"])
     head = "f1,f2,task,y" + (f",{case['extra']}" if case["extra"] else "")
     rows = [",".join([case["cells"][2 * i], case["cells"][2 * i + 1], case["ids"][i],
@@ -402,10 +523,17 @@ def run_file_case(case, folder: Path, capsys) -> str:
     for p in (model, out):
         if p.exists():
             p.unlink()
-    rc = main(["fit", "--input", str(folder / "train.csv"), "--target", "y", "--task", "task",
-               "--model", "L21Regressor", "--param", "alpha=0.01", "--model-file", str(model),
-               "--quiet", *(["--features", "f1", "f2"] if case["extra"] else [])])
+    if fifo == "training file":
+        _make_fifo(folder / "train.csv")
+    rc = _without_blocking(lambda: main(
+        ["fit", "--input", str(folder / "train.csv"), "--target", "y", "--task", "task",
+         "--model", "L21Regressor", "--param", "alpha=0.01", "--model-file", str(model),
+         "--quiet", *(["--features", "f1", "f2"] if case["extra"] else [])]),
+        [folder / "train.csv"])
     err = capsys.readouterr().err.strip()
+    if fifo == "training file":
+        return ("clear error" if rc == 2 and "FIFO" in err and not model.exists()
+                else f"FAIL FIFO as the training file: status {rc}: {err[:200]}")
     if rc not in (0, 2) or (rc == 2 and (not err.startswith("multitask: error:")
                                          or "\n" in err)):
         return f"FAIL fit status {rc}: {err[:200]}"
@@ -413,9 +541,15 @@ def run_file_case(case, folder: Path, capsys) -> str:
         return "FAIL model written on failure" if model.exists() else "clear error"
     new = "\n".join(["f1,f2,task,prediction"] + [f"1,2,{t},old" for t in case["new_ids"]])
     (folder / "new.csv").write_text(new + "\n")
-    rc = main(["predict", "--model-file", str(model), "--input", str(folder / "new.csv"),
-               "--output", str(out)])
+    if fifo in ("file to predict", "model file"):
+        _make_fifo(folder / "new.csv" if fifo == "file to predict" else model)
+    rc = _without_blocking(lambda: main(
+        ["predict", "--model-file", str(model), "--input", str(folder / "new.csv"),
+         "--output", str(out)]), [folder / "new.csv", model])
     err = capsys.readouterr().err.strip()
+    if fifo != "none":
+        return ("clear error" if rc == 2 and "FIFO" in err and not out.exists()
+                else f"FAIL FIFO as the {fifo}: status {rc}: {err[:200]}")
     if rc == 2 and (out.exists() or "\n" in err):
         return f"FAIL predict: {err[:200]}"
     if rc == 0 and "prediction_1" not in out.read_text().splitlines()[0]:
@@ -438,3 +572,12 @@ def test_file_fuzz(tmp_path, capsys):
     failures = [c for c in outcomes if c[1].startswith("FAIL")]
     assert not failures, failures[:5]
     assert any(o == "fit" for _, o in outcomes) or len(outcomes) < 10
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
+@pytest.mark.parametrize("fifo", ["training file", "file to predict", "model file"])
+def test_file_fuzz_fifos(tmp_path, capsys, fifo):
+    """Each FIFO case once, on a file that fits (the FIFO family of the file fuzz)."""
+    case = {"ids": ["a", "a", "b", "b"], "cells": ["1", "2", "0.5", "3", "2", "1", "-2", "1"],
+            "ys": ["1.5", "0", "2", "0"], "extra": "", "new_ids": ["a", "b"], "fifo": fifo}
+    assert run_file_case(case, tmp_path, capsys) == "clear error"

@@ -21,8 +21,18 @@ symbolic link is followed (its target is updated); a device or other non-regular
 replaced. Errors in the files are reported on one line naming the file, the row or column and
 the problem, with exit status 2.
 
-Task ids are read as text, kept as written (``01`` and ``1`` are two tasks); ``fit
+An empty target cell is an error unless ``fit --missing-targets ignore`` says it is a target
+that was not observed (the model's ``missing_targets="ignore"``): in a shared design the row then
+counts only for the tasks whose target is given, in long format it is left out.
+
+Task ids are read as text, kept as written (``01`` and ``1`` are two tasks, as in the API);
+white space after a delimiter is CSV formatting, not part of a value, and a file whose ids
+differ only by white space around them (``a`` and ``a ``) is refused, naming both. ``fit
 --numeric-task-ids`` reads them as numbers instead (``01`` is then ``1``).
+
+Only regular files are read: a FIFO, device or socket given as ``--input`` (or as the model
+file) is refused at once, without waiting on it; an output name ending with ``/`` is
+refused before any work.
 
 Examples
 --------
@@ -46,7 +56,14 @@ from pathlib import Path
 
 import numpy as np
 
-from multitask.persistence import ModelFileError, atomic_write, read_model_file, save_model
+from multitask.persistence import (
+    ModelFileError,
+    atomic_write,
+    check_destination,
+    open_regular,
+    read_model_file,
+    save_model,
+)
 
 __all__ = ["add_commands", "cmd_fit", "cmd_predict", "load_model", "read_table"]
 
@@ -71,33 +88,41 @@ def read_table(path: str | os.PathLike, text_columns=()):
     """Read a CSV (``.csv``, ``.txt``, ``.tsv``, optionally gzipped) or Parquet file.
 
     Floats are parsed exactly (round trip). The columns ``text_columns`` (task ids) are read
-    as text, as written in the file (``01`` stays ``01``; Parquet values are turned into their
-    text). Raises :class:`CLIError` naming the file when it is missing, unreadable, or has no
-    data rows.
+    as text, as written in the file (``01`` stays ``01``, ``a `` keeps its trailing space;
+    white space after a delimiter is CSV formatting, not part of a value; Parquet values are
+    turned into their text). Only regular files are read: a FIFO, device or socket is refused
+    without waiting on it. Raises :class:`CLIError` naming the file when it is missing,
+    unreadable, not a regular file, or has no data rows.
     """
     pd = _pandas()
     p = Path(path)
     name = str(path)
-    if not p.exists():
-        raise CLIError(f"{name}: file not found.")
-    if p.is_dir():
-        raise CLIError(f"{name}: is a directory, not a data file.")
     suffixes = [s.lower() for s in p.suffixes]
-    kind = suffixes[-2] if suffixes and suffixes[-1] in (".gz", ".bz2", ".xz", ".zip") and len(
+    compressed = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip"}
+    kind = suffixes[-2] if suffixes and suffixes[-1] in compressed and len(
         suffixes) > 1 else (suffixes[-1] if suffixes else "")
     try:
-        if kind in (".parquet", ".pq"):
-            try:
-                df = pd.read_parquet(p)
-            except ImportError:
-                raise CLIError(f"{name}: reading Parquet needs pyarrow: "
-                               "pip install 'multitask[io]'.") from None
-        elif kind in (".csv", ".txt", ".tsv", ""):
-            sep = "\t" if kind == ".tsv" else ","
-            df = pd.read_csv(p, sep=sep, skipinitialspace=True,
-                             dtype=dict.fromkeys(text_columns, str), **_exact_floats(pd))
-        else:
-            raise CLIError(f"{name}: unknown file type {kind!r}: use .csv, .tsv or .parquet.")
+        fh = open_regular(p, name)  # never blocks on a FIFO; the type is read once opened
+    except ModelFileError as exc:
+        raise CLIError(str(exc)) from None
+    except OSError as exc:
+        raise CLIError(f"{name}: cannot be read: {exc}") from None
+    if kind not in (".parquet", ".pq", ".csv", ".txt", ".tsv", ""):
+        fh.close()
+        raise CLIError(f"{name}: unknown file type {kind!r}: use .csv, .tsv or .parquet.")
+    compression = compressed.get(suffixes[-1]) if suffixes else None
+    try:
+        with fh:
+            if kind in (".parquet", ".pq"):
+                try:
+                    df = pd.read_parquet(fh)
+                except ImportError:
+                    raise CLIError(f"{name}: reading Parquet needs pyarrow: "
+                                   "pip install 'multitask[io]'.") from None
+            else:
+                sep = "\t" if kind == ".tsv" else ","
+                df = pd.read_csv(fh, sep=sep, skipinitialspace=True, compression=compression,
+                                 dtype=dict.fromkeys(text_columns, str), **_exact_floats(pd))
     except CLIError:
         raise
     except pd.errors.EmptyDataError:
@@ -136,8 +161,15 @@ def _require_columns(df, cols, what: str) -> None:
                        f"(columns: {shown}{more}).")
 
 
-def _numeric(df, cols) -> np.ndarray:
-    """The columns ``cols`` as a float64 matrix, naming the first bad cell if any."""
+_MISSING_HINT = (" (if that target was not observed, pass --missing-targets ignore: the row "
+                 "then counts only for the tasks whose target is given)")
+
+
+def _numeric(df, cols, missing: str | None = None) -> np.ndarray:
+    """The columns ``cols`` as a float64 matrix, naming the first bad cell if any.
+
+    ``missing``: for target columns, ``"ignore"`` keeps an empty cell as NaN (a target not
+    observed) and ``"error"`` refuses it saying how to keep it; None (features) refuses it."""
     pd = _pandas()
     path = df.attrs["multitask_path"]
     out = np.empty((len(df), len(cols)), dtype=np.float64)
@@ -155,8 +187,9 @@ def _numeric(df, cols) -> np.ndarray:
                 raise CLIError(f"{path}: {_where(df, i)}, column {c!r}: {s.iloc[i]!r} is not a "
                                "number.")
         miss = np.flatnonzero(np.isnan(v))
-        if miss.size:
-            raise CLIError(f"{path}: {_where(df, int(miss[0]))}, column {c!r}: missing value.")
+        if miss.size and missing != "ignore":
+            raise CLIError(f"{path}: {_where(df, int(miss[0]))}, column {c!r}: missing value"
+                           f"{_MISSING_HINT if missing == 'error' else ''}.")
         inf = np.flatnonzero(np.isinf(v))
         if inf.size:
             raise CLIError(f"{path}: {_where(df, int(inf[0]))}, column {c!r}: infinite value.")
@@ -164,22 +197,56 @@ def _numeric(df, cols) -> np.ndarray:
     return out
 
 
-def _labels(df, col: str, what: str) -> np.ndarray:
-    """A column of labels (task ids or class labels): no missing or empty cells."""
+def _labels(df, col: str, what: str, strip: bool = True,
+            missing: str | None = None) -> np.ndarray:
+    """A column of labels (task ids or class labels): no missing or empty cells.
+
+    Class labels are stripped of surrounding white space (``strip``); task ids are kept as
+    written (``strip=False``; see :func:`_distinct_ids`). ``missing`` as in :func:`_numeric`:
+    with ``"ignore"`` an empty cell is ``None`` (a target not observed)."""
     path = df.attrs["multitask_path"]
     s = df[col]
     empty = s.isna().to_numpy()
     if s.dtype == object or _pandas().api.types.is_string_dtype(s.dtype):
         empty = empty | s.astype(str).str.strip().eq("").to_numpy()
     bad = np.flatnonzero(empty)
+    if bad.size and missing == "ignore":
+        rest = _labels(df.loc[~empty], col, what, strip)
+        v = np.empty(len(df), dtype=object)
+        v[~empty] = rest.tolist()
+        return v
     if bad.size:
-        raise CLIError(f"{path}: {_where(df, int(bad[0]))}, column {col!r}: empty {what}.")
+        raise CLIError(f"{path}: {_where(df, int(bad[0]))}, column {col!r}: empty {what}"
+                       f"{_MISSING_HINT if missing == 'error' else ''}.")
     v = s.to_numpy()
-    if v.dtype == object:
-        v = np.asarray([x.strip() if isinstance(x, str) else x for x in v], dtype=object)
+    if v.dtype == object or _pandas().api.types.is_string_dtype(s.dtype):
+        v = np.asarray([x.strip() if strip and isinstance(x, str) else x for x in v],
+                       dtype=object)
         if all(isinstance(x, str) for x in v):
             v = v.astype(str)
     return v
+
+
+def _distinct_ids(df, col: str, ids: np.ndarray) -> None:
+    """Refuse task ids that differ only by white space around them (``'a'`` and ``'a '``).
+
+    Task ids are kept as written (as in the API, where ``'a'`` and ``'a '`` are two tasks);
+    two such ids in one file are almost always a typing accident, which merging would hide
+    and keeping apart would make two tasks of one: the file is refused, naming both.
+    """
+    if ids.dtype.kind not in "UO":
+        return
+    seen: dict[str, str] = {}
+    for i, v in enumerate(ids.tolist()):
+        if not isinstance(v, str):
+            continue
+        key = v.strip()
+        first = seen.setdefault(key, v)
+        if first != v:
+            raise CLIError(f"{df.attrs['multitask_path']}: {_where(df, i)}, column {col!r}: "
+                           f"task ids {first!r} and {v!r} differ only by white space around "
+                           "them; ids are kept as written, so they would be two tasks: make "
+                           "them identical (or clearly different).")
 
 
 def _layout(args, df):
@@ -323,6 +390,20 @@ def _make_model(args):
                              random_state=args.random_state)
 
 
+def _missing_targets(args, est, name: str) -> str:
+    """``"ignore"`` when missing targets are targets not observed (``--missing-targets
+    ignore``, or ``--param missing_targets=ignore``), set on the model; else ``"error"``."""
+    inner = getattr(est, "estimator", est)  # the model inside MultiTaskCV
+    params = inner.get_params(deep=False)
+    if getattr(args, "missing_targets", "error") == "ignore":
+        if "missing_targets" not in params:
+            raise CLIError(f"--missing-targets ignore: {name} cannot leave missing targets "
+                           "out.")
+        inner.set_params(missing_targets="ignore")
+    return "ignore" if params.get("missing_targets") == "ignore" or getattr(
+        args, "missing_targets", "error") == "ignore" else "error"
+
+
 def _progress(label: str):
     """The CV's progress display (:mod:`multitask.progress`: a bar on a terminal, a few lines
     on stderr otherwise)."""
@@ -340,6 +421,15 @@ def _atomic_write(path, write) -> None:
         raise CLIError(str(exc)) from None
     except OSError as exc:
         raise CLIError(f"{path}: cannot write: {exc}") from None
+
+
+def _check_output(path) -> None:
+    """Refuse an output before any work: a name ending with ``/`` (a folder), an existing
+    non-regular file, a missing folder (:func:`multitask.persistence.check_destination`)."""
+    try:
+        check_destination(path)
+    except ModelFileError as exc:
+        raise CLIError(str(exc)) from None
 
 
 def _refuse_overwriting(output, inputs, option: str) -> None:
@@ -411,7 +501,9 @@ def cmd_fit(args) -> int:
         raise CLIError("multitask fit needs --input FILE, --model NAME and --model-file FILE "
                        "(see multitask fit --help).")
     _refuse_overwriting(args.model_file, [args.input], "--model-file")
+    _check_output(args.model_file)
     name, est = _make_model(args)
+    missing = _missing_targets(args, est, name)
     numeric_ids = bool(args.numeric_task_ids)
     df = read_table(args.input, text_columns=[] if numeric_ids or not args.task else [args.task])
     path = df.attrs["multitask_path"]
@@ -419,14 +511,17 @@ def cmd_fit(args) -> int:
     classifier = is_classifier(est)
     X = _numeric(df, features)
     if layout == "long":
-        y = _labels(df, target, "target") if classifier else _numeric(df, [target])[:, 0]
-        task = _labels(df, task_col, "task id") if task_col else None
+        y = (_labels(df, target, "target", missing=missing) if classifier
+             else _numeric(df, [target], missing)[:, 0])
+        task = _labels(df, task_col, "task id", strip=False) if task_col else None
+        if task is not None:
+            _distinct_ids(df, task_col, task)
     else:
         for c in targets:
             if df[c].isna().all():
                 raise CLIError(f"{path}: target column {c!r} is empty: task {c!r} has no rows.")
-        Y = np.column_stack([_labels(df, c, "target") for c in targets]) if classifier else \
-            _numeric(df, targets)
+        Y = np.column_stack([_labels(df, c, "target", missing=missing) for c in targets]) \
+            if classifier else _numeric(df, targets, missing)
         y = Y if Y.shape[1] > 1 else Y[:, 0]
         task = None
     t0 = time.perf_counter()
@@ -469,6 +564,7 @@ def cmd_fit(args) -> int:
 def cmd_predict(args) -> int:
     """Apply a saved model to the rows of a data file; write the predictions as CSV."""
     _refuse_overwriting(args.output, [args.input, args.model_file], "--output")
+    _check_output(args.output)
     bundle = load_model(args.model_file, allow_pickle=args.allow_pickle)
     task_col = bundle.get("task")
     numeric_ids = bundle.get("numeric_task_ids", True)  # first versions: pandas' inference
@@ -485,7 +581,7 @@ def cmd_predict(args) -> int:
         task = None
         if task_col:
             _require_columns(df, [task_col], "task")
-            task = _labels(df, task_col, "task id")
+            task = _labels(df, task_col, "task id", strip=False)
             known = _fitted_tasks(est)
             known_set = set(np.asarray(known).tolist())
             unknown = [i for i, t in enumerate(task.tolist()) if t not in known_set]
@@ -494,9 +590,13 @@ def cmd_predict(args) -> int:
                 shown = ", ".join(map(repr, np.asarray(known).tolist()[:8]))
                 more = ", ..." if len(known) > 8 else ""
                 n_new = len(set(task.tolist()) - known_set)
+                near = [k for k in np.asarray(known).tolist() if isinstance(k, str)
+                        and isinstance(task[i], str) and k.strip() == task[i].strip()]
+                hint = (f"; it knows {near[0]!r}, which differs only by white space around "
+                        "it: ids are kept as written" if near else "")
                 raise CLIError(f"{path}: {_where(df, i)}, column {task_col!r}: unknown "
                                f"task {_plain(task[i])!r} ({n_new} task id(s) the model does "
-                               f"not know; it knows {len(known)} tasks: {shown}{more}).")
+                               f"not know; it knows {len(known)} tasks: {shown}{more}{hint}).")
         try:
             pred = est.predict(X, task) if task is not None else est.predict(X)
             proba = _proba(est, X, task, single=True) if args.proba else None
@@ -559,6 +659,10 @@ _FIT_EPILOG = """examples:
   multitask fit --input train.parquet --targets y1 y2 y3 --model IndependentRidgeRegressor \\
       --cv --grid alpha=0.01,0.1,1,10 --model-file m.skops
 
+  # shared design whose empty target cells were not observed (each task fits its own rows)
+  multitask fit --input labels.csv --targets y1 y2 y3 --missing-targets ignore \\
+      --model L21Classifier --cv --model-file m.skops
+
   # the models
   multitask fit --list-models
 """
@@ -592,7 +696,12 @@ def add_commands(sub) -> None:
     pf.add_argument("--model-file", metavar="FILE", help="where to save the fitted model")
     pf.add_argument("--target", metavar="COL", help="target column (long format)")
     pf.add_argument("--task", metavar="COL", help="task id column (long format; omit for one "
-                    "task); ids are kept as written: 01 and 1 are two tasks")
+                    "task); ids are kept as written: 01 and 1 are two tasks, and ids that "
+                    "differ only by white space around them ('a' and 'a ') are refused")
+    pf.add_argument("--missing-targets", choices=("error", "ignore"), default="error",
+                    help="an empty target cell is an error (default) or a target that was not "
+                    "observed (ignore): in a shared design (--targets) the row then counts "
+                    "only for the tasks whose target is given; in long format it is left out")
     pf.add_argument("--numeric-task-ids", action="store_true",
                     help="read the task ids as numbers (01 and 1 are then one task)")
     pf.add_argument("--targets", metavar="COL", nargs="+",

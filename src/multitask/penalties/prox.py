@@ -87,7 +87,8 @@ def _rescaling(V: np.ndarray, what: str) -> float:
         raise ValueError(f"{what}: the input holds NaN or infinity.")
     if top == 0.0 or 2.0**-SAFE_EXPONENT <= top <= 2.0**SAFE_EXPONENT:
         return 1.0
-    return float(2.0 ** -np.frexp(top)[1])
+    # 2^-e with top = f 2^e, 0.5 <= f < 1; at most 2^1000 (subnormal tops: 2^-e overflows)
+    return float(2.0 ** min(-int(np.frexp(top)[1]), 1000))
 
 
 def soft_threshold(V: np.ndarray, thresh: float) -> np.ndarray:
