@@ -390,7 +390,7 @@ def test_leave_one_out_is_exact(name, alpha_l2):
     prior = est._new_task_prior()
     data, _ = as_multitask_data(Xn, yn)
     nbar = 30.0
-    grid = CV_GRID[:, None] * (nbar / task_sizes(data))[None]
+    grid = np.asarray(CV_GRID)[:, None] * (nbar / task_sizes(data))[None]
     loo = GaussianSystem(data, prior, True, alpha_l2).loo_losses(grid)
     brute = np.zeros(len(CV_GRID))
     for g_i, g in enumerate(CV_GRID):

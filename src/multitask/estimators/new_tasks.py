@@ -73,7 +73,7 @@ __all__ = [
 #: The named strength rules of ``fit_new_tasks`` (a positive number is also accepted).
 STRENGTHS = ("auto", "scaled", "fitted", "cv")
 #: Multipliers of the ``"scaled"`` strength tried by ``strength="cv"``, strongest first.
-CV_GRID = np.logspace(2, -2, 9)
+CV_GRID: tuple[float, ...] = tuple(float(g) for g in np.logspace(2, -2, 9))
 #: Largest number of folds of ``strength="cv"`` within each new task.
 CV_FOLDS = 5
 #: Largest number of features for which an unconfined Gaussian prior is solved in closed
@@ -595,7 +595,7 @@ def _cv_multiplier(est, data: MultiTaskData, prior: ColumnPrior, nbar: float) ->
         system = GaussianSystem(data, prior,  # type: ignore[arg-type]
                                 bool(getattr(est, "fit_intercept", True)),
                                 float(getattr(est, "alpha_l2", 0.0)))
-        losses = system.loo_losses(CV_GRID[:, None] * nbar_scales[None])
+        losses = system.loo_losses(np.asarray(CV_GRID)[:, None] * nbar_scales[None])
         return float(CV_GRID[int(np.argmin(losses))])
     m = data.n_tasks
     X, y, _, starts = _stacked_arrays(data)
@@ -686,7 +686,8 @@ def fit_new_task_columns(est, data: MultiTaskData, prior: ColumnPrior, strength,
                                 float(getattr(est, "alpha_l2", 0.0)))
         if rule == "cv":
             _check_cv_rows(data)
-            g = float(CV_GRID[int(np.argmin(system.loo_losses(CV_GRID[:, None] * scales)))])
+            losses = system.loo_losses(np.asarray(CV_GRID)[:, None] * scales)
+            g = float(CV_GRID[int(np.argmin(losses))])
             scales = g * scales
         W, b = system.solve(scales)
         return NewTaskFit(W, b, W.copy(), None, scales, [None] * data.n_tasks, g)

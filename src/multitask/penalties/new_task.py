@@ -135,7 +135,7 @@ class ColumnPrior(Penalty):
     #: fitted from the task's rows, unpenalized, as in ``fit``.
     fixed_intercept: float | None = None
     #: ``s``: the strength multiplier, one number or one per column.
-    scale: np.ndarray = np.asarray(1.0)
+    scale: float | np.ndarray = 1.0
 
     def scaled(self, c) -> ColumnPrior:
         """A copy with :attr:`scale` multiplied by ``c >= 0`` (a number, or one per column)."""
