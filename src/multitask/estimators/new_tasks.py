@@ -233,6 +233,7 @@ class GaussianSystem:
             r1 = np.broadcast_to(prior.precision_matrix() @ mu, (m, k))
         self.G, self.Q, self.r0, self.r1 = G, Q, r0, r1
         self.alpha_l2 = float(alpha_l2)
+        self.fit_intercept = bool(fit_intercept)
         self.means, self.ybar = means, ybar
         self._rows = (Z, target, r, rows, np.arange(len(r)) - starts[rows] if len(r) else rows)
         sw = getattr(data, "sample_weight", None)
@@ -266,7 +267,8 @@ class GaussianSystem:
         penalized least squares of the other rows at the same weight, and the
         leave-one-out lemma gives its residual on row ``i`` as ``e_i / (1 - h_ii)``: ``e_i``
         the residual of the fit on all rows, ``h_ii = r_i (1 + z_i^T (G + c Q)^{-1} z_i)``
-        the leverage (``r_i`` for the intercept, the rest for the centred features ``z_i``).
+        the leverage (``r_i`` for the intercept, when there is one, the rest for the centred
+        features ``z_i``).
         One batched solve for the whole grid.
         """
         Z, target, r, rows, pos = self._rows
@@ -291,7 +293,8 @@ class GaussianSystem:
         MZ = sol[..., 1:]  # (n_grid, m, k, nmax)
         resid = target[None] - np.einsum("nk,gnk->gn", Z, a[:, rows])
         # MZ[:, rows, :, pos] puts the row axis first (advanced indices apart): (N, n_grid, k)
-        lev = r[None] * (1.0 + np.einsum("nk,ngk->gn", Z, MZ[:, rows, :, pos]))
+        lev = r[None] * (float(self.fit_intercept)
+                         + np.einsum("nk,ngk->gn", Z, MZ[:, rows, :, pos]))
         with np.errstate(divide="ignore", invalid="ignore"):
             loo = resid / (1.0 - lev)
         loo = np.where(np.isfinite(loo), loo, np.inf)
@@ -325,7 +328,8 @@ class GaussianSystem:
         Ut = np.einsum("tik,ti->tk", U, tpad)  # U^T tt, (m, nmax)
         c = scales_grid[:, :, None]  # (n_grid, m, 1)
         fit_frac = s[None] / (s[None] + c)  # (n_grid, m, nmax)
-        lev = r[None] + np.einsum("tik,gtk->gti", U * U, fit_frac)[:, rows, pos]
+        lev = (float(self.fit_intercept) * r[None]
+               + np.einsum("tik,gtk->gti", U * U, fit_frac)[:, rows, pos])
         resid = np.einsum("tik,gtk->gti", U, (1.0 - fit_frac) * Ut[None])[:, rows, pos] / sr
         with np.errstate(divide="ignore", invalid="ignore"):
             loo = resid / (1.0 - lev)
