@@ -554,3 +554,15 @@ def test_population_probabilities_and_task_column(datagen):
     w, b = clf.coef_.mean(axis=0), clf.intercept_.mean()
     assert np.allclose(clf.decision_function(new, unknown_tasks="population")[[0, 1, 3]],
                        X[[0, 1, 3]] @ w + b)
+
+
+def test_l1inf_hinge_classifier_new_task_stays_in_the_box(datagen):
+    """The hinge loss goes to the projected subgradient method, the box is its projection."""
+    Xs, ys = datagen.classification_lists(sizes=(40, 55, 35, 30, 25), seed=6)
+    est = _fit(multitask.L1InfClassifier(radius=2.0, max_iter=300), Xs[:4], ys[:4])
+    coef = est.coef_.copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit_new_tasks(Xs[4:], ys[4:])
+    assert np.array_equal(est.coef_[:4], coef)
+    assert np.all(np.abs(est.coef_[4]) <= np.abs(coef).max(axis=0) * (1 + 1e-9) + 1e-12)

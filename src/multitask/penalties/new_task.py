@@ -296,6 +296,9 @@ class ElementwisePrior(ColumnPrior):
         self.quad = vec(quad, "quad")
         self.l1 = vec(l1, "l1", allow_inf=True)
         self.free = vec(free, "free")
+        # a pure box |w_j| <= f_j is a constraint set (its prox is the projection): solvers
+        # that need one (the projected subgradient method of the hinge loss) accept it
+        vars(self)["is_constraint"] = bool(np.all(np.isinf(self.l1)) and not np.any(self.quad))
 
     def _repr_params(self) -> dict:
         return {"d": self.mean.size}
