@@ -473,7 +473,7 @@ class MultiTaskEstimator(BaseEstimator):
         the row weights and the missing targets (``missing_targets``) in the data."""
         missing = getattr(self, "missing_targets", None)
         if self._is_classifier and y is not None and not isinstance(y, (list, tuple)):
-            _check_classification_targets(y, missing == "ignore")
+            _check_classification_targets(y)
         if is_task_list(X):
             data, classes = as_multitask_data(X, y, task, classification=self._is_classifier,
                                               sample_weight=sample_weight,
@@ -1051,18 +1051,15 @@ def is_task_list(X) -> bool:
     )
 
 
-def _check_classification_targets(y, skip_missing: bool = False) -> None:
-    """Raise the scikit-learn style error for continuous or multi-class targets (of the
-    observed ones with ``skip_missing``)."""
+def _check_classification_targets(y) -> None:
+    """Raise the scikit-learn style error for continuous or multi-class targets."""
     from sklearn.utils.multiclass import type_of_target
 
     y = np.asarray(y)
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         return  # left to the data layer, which names the row and its task
-    if skip_missing and y.dtype.kind == "O":
-        seen = observed_mask(y)
-        if not seen.all():
-            return  # the observed labels are checked by the data layer
+    if y.dtype.kind == "O" and not observed_mask(y).all():
+        return  # a missing label (None): the data layer names it, or skips it when asked
     kind = type_of_target(y)
     if kind in ("continuous", "continuous-multioutput"):
         raise ValueError(
