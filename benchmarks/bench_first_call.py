@@ -56,7 +56,9 @@ if "--breakdown" in sys.argv:  # the per-process set-up costs, one by one, befor
     from multitask.solvers.bcd import _bcd_epochs
     t0 = time.process_time()
     z = np.zeros((1, 1))
-    _bcd_epochs(np.zeros((1, 1, 1)), z, z.copy(), z.copy(), 0.0, 0.0, 0.0, 1, 1e-4)
+    _bcd_epochs(np.zeros((1, 1, 1)), z, z.copy(), z.copy(), np.zeros((0, 0)),
+                np.zeros((0, 0)), 0, np.zeros((1, 3)), 0.0, np.zeros((0, 1, 1)),
+                np.zeros(1, dtype=np.int64), 1, 1e-4)
     setup["loading the cached BCD kernel"] = time.process_time() - t0
 times = []
 for _ in range(3):

@@ -15,6 +15,32 @@ from multitask import compiled
 from multitask.solvers.bcd import _bcd_epochs, _bcd_epochs_numpy, _run_epochs
 
 ROW_PARAMS = [(0.1, 0.0, 0.0), (0.0, 0.2, 0.0), (0.05, 0.1, 0.3), (0.0, 0.0, 0.5)]
+NO_COUPLING = np.zeros((0, 0))
+
+
+def _rows(d, a, b, c):
+    """The kernel's per-row strengths ``(d, 3)`` of the elastic-net family (code 0)."""
+    return np.tile(np.array([a, b, c], dtype=np.float64), (d, 1))
+
+
+def _no_extrapolation(W):
+    return np.empty((0, *W.shape)), np.zeros(1, dtype=np.int64)
+
+
+def _kernel(H, C, W, P, a, b, c, max_epochs, tol):
+    return _bcd_epochs(H, C, W, P, NO_COUPLING, NO_COUPLING, 0, _rows(W.shape[0], a, b, c),
+                       0.0, *_no_extrapolation(W), max_epochs, tol)
+
+
+def _twin(H, C, W, P, a, b, c, max_epochs, tol, budget):
+    return _bcd_epochs_numpy(H, C, W, P, NO_COUPLING, NO_COUPLING, 0,
+                             _rows(W.shape[0], a, b, c), 0.0, *_no_extrapolation(W),
+                             max_epochs, tol, budget)
+
+
+def _run(H, C, W, P, a, b, c, max_epochs, tol):
+    return _run_epochs(H, C, W, P, NO_COUPLING, NO_COUPLING, 0, _rows(W.shape[0], a, b, c),
+                       0.0, *_no_extrapolation(W), max_epochs, tol)
 
 
 def _problem(shared: bool, seed: int, zero_feature: bool = False):
@@ -37,8 +63,8 @@ def test_numpy_twin_takes_the_compiled_kernels_steps(shared, params, seed):
     H, C, W1, P1 = _problem(shared, seed, zero_feature=not shared)
     W2, P2 = W1.copy(), P1.copy()
     for max_epochs, tol in ((3, 1e-12), (200, 1e-9)):  # stopped by the cap, then by tol
-        k1, done1 = _bcd_epochs(H, C, W1, P1, a, b, c, max_epochs, tol)
-        k2, done2, spent = _bcd_epochs_numpy(H, C, W2, P2, a, b, c, max_epochs, tol, 60.0)
+        k1, done1 = _kernel(H, C, W1, P1, a, b, c, max_epochs, tol)
+        k2, done2, spent = _twin(H, C, W2, P2, a, b, c, max_epochs, tol, 60.0)
         assert (int(k1), bool(done1)) == (k2, done2)
         assert spent > 0
         # the same updates; only the order of one sum of squares differs
@@ -50,12 +76,12 @@ def test_numpy_twin_takes_the_compiled_kernels_steps(shared, params, seed):
 def test_hand_over_mid_run_changes_nothing(monkeypatch):
     H, C, W1, P1 = _problem(True, 3)
     W2, P2 = W1.copy(), P1.copy()
-    k1, done1 = _bcd_epochs(H, C, W1, P1, 0.0, 0.05, 0.0, 500, 1e-10)
+    k1, done1 = _kernel(H, C, W1, P1, 0.0, 0.05, 0.0, 500, 1e-10)
     # a budget of a few epochs of the twin: the compiled kernel finishes the run
     monkeypatch.setattr(compiled, "is_set_up", lambda: False)
     left = 3e-4
     monkeypatch.setattr(compiled, "_spent", compiled.START_UP_SECONDS - left)
-    k2, done2 = _run_epochs(H, C, W2, P2, 0.0, 0.05, 0.0, 500, 1e-10)
+    k2, done2 = _run(H, C, W2, P2, 0.0, 0.05, 0.0, 500, 1e-10)
     assert compiled._spent >= compiled.START_UP_SECONDS  # the twin ran until it was spent
     assert (int(k1), bool(done1)) == (k2, done2)
     assert k2 > 1
@@ -68,7 +94,7 @@ def test_twin_skipped_when_one_epoch_would_exceed_the_budget(monkeypatch):
     H, C, W, P = _problem(True, 4)
     monkeypatch.setattr(compiled, "is_set_up", lambda: False)
     monkeypatch.setattr(compiled, "_spent", compiled.START_UP_SECONDS - 1e-6)
-    _run_epochs(H, C, W, P, 0.0, 0.05, 0.0, 50, 1e-8)
+    _run(H, C, W, P, 0.0, 0.05, 0.0, 50, 1e-8)
     assert compiled._spent == compiled.START_UP_SECONDS - 1e-6
 
 

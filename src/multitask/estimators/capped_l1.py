@@ -12,7 +12,11 @@ penalized as by the lasso. The problem is non-convex; the penalty
 (:class:`~multitask.solvers.multistage.Multistage`, the machinery of the capped trace norm):
 stage 1 is the lasso, stage ``l`` the weighted lasso with weight ``alpha`` on the features
 whose row has l1 norm below ``theta`` at stage ``l - 1`` and 0 on the others; it stops when
-that set repeats. The objective never increases from one stage to the next.
+that set repeats. The objective never increases from one stage to the next. Each stage is
+solved by the first of ``_inner_solvers`` that applies to it: block coordinate descent
+(``"bcd"``, every entry minimized exactly, the unpenalized rows included) for least squares,
+accelerated proximal gradient otherwise (``solver="auto"``; a configured
+:class:`~multitask.solvers.multistage.Multistage` keeps its own inner solver).
 
 MALSAR's objective is ``sum_t ||X_t w_t - y_t||^2 + lambda sum_j min(||W^j||_1, theta)`` (no
 factor 1/2, no 1/n_t, no intercept): with ``fit_intercept=False`` on the rows of task ``t``
@@ -37,7 +41,9 @@ from multitask.estimators.base import (
 )
 from multitask.estimators.fitted_state import Fitted, derived, fit_weights
 from multitask.losses import Datafit
+from multitask.penalties.base import Penalty
 from multitask.penalties.capped_l1 import CappedL1
+from multitask.solvers import Multistage, Solver, make_solver
 
 __all__ = ["CappedL1Classifier", "CappedL1Regressor"]
 
@@ -50,6 +56,8 @@ class _CappedL1:
         "n_stages": Param(20, [Interval(Integral, 1, None, closed="left")]),
     }
     _solvers = ("multistage",)
+    #: The stage solvers ``solver="auto"`` tries, in order (the first that applies).
+    _inner_solvers = ("bcd", "fista")
     _max_iter = 2000
 
     def _make_penalty(self, datafit: Datafit):
@@ -70,6 +78,20 @@ class _CappedL1:
 
     def _solver_settings(self, name: str) -> dict:
         return {**super()._solver_settings(name), "n_stages": int(self.n_stages)}
+
+    def _make_solver(self, datafit: Datafit, penalty: Penalty) -> Solver:
+        """The multi-stage solver; with ``solver="auto"``, its stages solved by the first of
+        ``_inner_solvers`` that applies to the first stage's penalty."""
+        solver = super()._make_solver(datafit, penalty)  # type: ignore[misc]
+        if self.solver != "auto" or not isinstance(solver, Multistage) or solver.inner:
+            return solver
+        d, m = datafit.data.n_features, datafit.data.n_tasks
+        stage = penalty.stage_penalty(np.zeros((d, m)))
+        for name in self._inner_solvers:
+            inner = make_solver(name, max_iter=int(self.max_iter), tol=float(self.tol))
+            if inner.supports(datafit, stage):
+                return solver.with_params(inner=inner)
+        return solver
 
     _fitted_state = {
         "n_stages_": Fitted("int", nonnegative=True),

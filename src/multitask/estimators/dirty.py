@@ -13,8 +13,19 @@ task-specific exceptions (entries of ``Q``); robust multi-task feature learning 
 Zhang, "Robust multi-task feature learning", KDD 2012) separates the shared features from
 outlier tasks (columns of ``Q``). Penalties:
 :class:`~multitask.penalties.dirty.DirtyModel` and
-:class:`~multitask.penalties.dirty.RobustFeatureLearning`; solver: accelerated proximal
-gradient (``"fista"``) or proximal gradient (``"pg"``).
+:class:`~multitask.penalties.dirty.RobustFeatureLearning`.
+
+The dirty model is solved on ``W = P + Q`` alone: minimizing over the split of a fixed ``W``
+leaves the norm :class:`~multitask.penalties.dirty.DirtyNorm` (the infimal convolution of the
+two norms, separable over the feature rows, with an exact prox), so the problem is ``min_W
+F(W, b) + N(W)`` without the degenerate direction ``(D, -D)`` of the stacked variable; the
+fitted ``(P, Q)`` is the closed-form split of the solution (:meth:`~multitask.penalties.dirty.
+DirtyNorm.split`), stored in ``coef_variable_`` (shape ``(2, n_features, n_tasks)``) and the
+components (a warm start resumes from their sum). Solvers: block coordinate descent with the
+norm's row prox (``"bcd"``, the default for least squares), ADMM with exact per-task solves
+(``"admm"``), accelerated or plain proximal gradient (``"fista"``, ``"pg"``: the default for
+classification, or majorization-minimization ``"mm"`` on ill-conditioned data). rMTFL keeps
+the stacked variable and accelerated proximal gradient (``"fista"``, ``"pg"``).
 
 Relation to MALSAR (``Least_Dirty``, ``Least_rMTFL``: ``||X(P+Q) - Y||_F^2`` summed over all
 rows, no factor 1/2, no intercept): with ``n`` rows per task, ``rho = 2 n alpha`` for each
@@ -25,6 +36,7 @@ with ``alpha = rho``. The logistic versions (per-task mean loss, free intercept)
 
 from __future__ import annotations
 
+import dataclasses
 from numbers import Real
 
 import numpy as np
@@ -43,7 +55,10 @@ from multitask.estimators.fitted_state import (
     variable_part,
 )
 from multitask.losses import Datafit
-from multitask.penalties.dirty import DirtyModel, RobustFeatureLearning
+from multitask.penalties.base import Penalty
+from multitask.penalties.dirty import DirtyModel, DirtyNorm, RobustFeatureLearning
+from multitask.solvers.base import Solver
+from multitask.solvers.result import SolverResult
 
 __all__ = [
     "DirtyModelClassifier",
@@ -73,7 +88,7 @@ class _Dirty:
         "alpha_l1": Param(0.1, [nonnegative], keyword_only=False, classifier_default=0.01),
         "q": Param(np.inf, [Real], finite=False),
     }
-    _solvers = ("fista", "pg")
+    _solvers = ("bcd", "fista", "admm", "pg", "mm")
     _max_iter = 10000
     _path_param = "alpha_group"
 
@@ -82,8 +97,30 @@ class _Dirty:
             raise ValueError(f"The 'q' parameter of {type(self).__name__} must be 2 or inf "
                              f"(the l1,2 or l1,inf norm of the group part), got {self.q!r}.")
 
-    def _make_penalty(self, datafit: Datafit) -> DirtyModel:
+    def _split_penalty(self) -> DirtyModel:
         return DirtyModel(float(self.alpha_group), float(self.alpha_l1), float(self.q))
+
+    def _make_penalty(self, datafit: Datafit) -> DirtyNorm:
+        """The model on ``W`` alone (module docstring)."""
+        return self._split_penalty().on_weights()
+
+    def _fitted_penalty(self) -> Penalty:
+        """The split penalty on the stored parts ``coef_variable_`` (new tasks get each
+        part's prior)."""
+        return self._split_penalty()
+
+    def _warm_start_point(self, data, shape):
+        """The stored parts ``(2, d, m)`` resume as their sum ``W``."""
+        V, b = super()._warm_start_point(data, (2, *shape))
+        return (None, None) if V is None else (np.sum(V, axis=0), b)
+
+    def _run_solver(self, solver: Solver, datafit: Datafit, penalty: Penalty, coef_init,
+                    intercept_init) -> SolverResult:
+        """Solve on ``W``; the record's variable is the split ``[P, Q]`` of the solution."""
+        result = super()._run_solver(solver, datafit, penalty, coef_init,  # type: ignore[misc]
+                                     intercept_init)
+        P, Q = penalty.split(result.W)  # type: ignore[attr-defined]
+        return dataclasses.replace(result, coef=np.stack([P, Q]))
 
     def _grid_tops(self, datafit, penalty):
         grad = datafit.grad_at_zero()
@@ -164,7 +201,7 @@ class _RobustFeatures:
         "alpha_outlier": Param(0.1, [nonnegative], keyword_only=False,
                                classifier_default=0.01),
     }
-    _solvers = ("fista", "pg")
+    _solvers = ("fista", "pg", "admm", "mm")
     _max_iter = 10000
     _path_param = "alpha_group"
 

@@ -14,7 +14,11 @@ symmetric positive semi-definite ``L``), or MALSAR's structure matrix ``R``
 ``1 / m``: ``alpha * sum_t ||w_t - w_bar||^2``. Penalties:
 :class:`~multitask.penalties.graph.GraphRegularization` and
 :class:`~multitask.penalties.graph.MeanRegularization` (the graph term is their ``"smooth"``
-part); solvers: accelerated proximal gradient (``"fista"``) or proximal gradient (``"pg"``).
+part, a task coupling ``tr(W K W^T) / 2`` with ``K = 2 alpha L``). Solvers: for least squares
+the exact linear solve when the model is a quadratic (``alpha_l1 = 0``, the mean model:
+``"exact"``, :class:`~multitask.solvers.exact.QuadraticExact`), else block coordinate descent
+(``"bcd"``: each entry minimized exactly with ``W K`` kept up to date, Anderson-accelerated);
+for classification accelerated proximal gradient (``"fista"``); ``"pg"`` on request.
 """
 
 from __future__ import annotations
@@ -169,7 +173,7 @@ class _Graph:
                           classifier_default=0.001),
         "graph_type": Param("auto", [StrOptions(set(GRAPH_TYPES))]),
     }
-    _solvers = ("fista", "pg")
+    _solvers = ("exact", "bcd", "fista", "pg")
     _max_iter = 10000
     _path_param = "alpha_l1"
 
@@ -263,7 +267,7 @@ class _Mean:
     _params = {
         "alpha": Param(1.0, [nonnegative], keyword_only=False, classifier_default=0.1),
     }
-    _solvers = ("fista", "pg")
+    _solvers = ("exact", "bcd", "fista", "pg")
     _max_iter = 10000
 
     def _make_penalty(self, datafit: Datafit) -> MeanRegularization:

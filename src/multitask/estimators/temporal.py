@@ -15,8 +15,13 @@ progression via fused sparse group lasso", KDD 2012, MALSAR's ``cFSGL``). Both s
 features for all time points at once (l2,1); TGL makes the weights of a feature change
 smoothly over time, cFSGL piecewise constant and sparse. Penalties:
 :class:`~multitask.penalties.temporal.TemporalGroupLasso` (the temporal term is its
-``"smooth"`` part) and :class:`~multitask.penalties.temporal.FusedSparseGroupLasso` (an exact
-prox through the 1-D total-variation prox); solvers: ``"fista"`` or ``"pg"``.
+``"smooth"`` part, a task coupling) and :class:`~multitask.penalties.temporal.
+FusedSparseGroupLasso` (an exact prox through the 1-D total-variation prox). Solvers: for
+least squares block coordinate descent (``"bcd"``: proximal steps on the feature rows, with
+``W K`` kept up to date for TGL's coupling, Anderson-accelerated; ``"exact"`` when TGL's
+``alpha_group`` is 0); for classification accelerated proximal gradient (``"fista"``, or
+majorization-minimization ``"mm"`` for cFSGL on ill-conditioned data); ``"pg"`` and cFSGL's
+``"admm"`` on request.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ __all__ = [
 
 
 class _Temporal:
-    _solvers = ("fista", "pg")
+    _solvers: tuple[str, ...] = ("exact", "bcd", "fista", "pg")
     _max_iter = 10000
     _path_param = "alpha_group"
 
@@ -87,6 +92,7 @@ class _TGL(_Temporal):
 
 
 class _FSGL(_Temporal):
+    _solvers = ("bcd", "fista", "pg", "admm", "mm")
     _params = {
         "alpha_group": Param(0.1, [nonnegative], keyword_only=False,
                              classifier_default=0.01),

@@ -29,7 +29,7 @@ from multitask.penalties.clustered import (
     structure_eigenvalues,
 )
 from multitask.penalties.composite import LowRankOutlier, SparseLowRank, SumOfParts
-from multitask.penalties.dirty import DirtyModel, L1InfNorm, RobustFeatureLearning
+from multitask.penalties.dirty import DirtyModel, DirtyNorm, L1InfNorm, RobustFeatureLearning
 from multitask.penalties.graph import (
     GraphRegularization,
     MeanRegularization,
@@ -75,6 +75,7 @@ __all__ = [
     "ColumnPrior",
     "Constraint",
     "DirtyModel",
+    "DirtyNorm",
     "FusedSparseGroupLasso",
     "GaussianPrior",
     "GraphRegularization",

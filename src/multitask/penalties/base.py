@@ -29,6 +29,7 @@ import numpy as np
 
 __all__ = [
     "CAPABILITIES",
+    "ROW_PROX_FAMILIES",
     "Constraint",
     "DualBound",
     "IdentityMap",
@@ -40,7 +41,13 @@ __all__ = [
 
 #: Optional capabilities a penalty may declare, and the method or attribute each one promises:
 #:
-#: * ``"row_prox"``: :meth:`Penalty.row_prox_params` (block coordinate descent over features);
+#: * ``"row_prox"``: the penalty (its prox part, with ``"smooth"``) is a sum over the feature
+#:   rows of one of the row operators of :data:`ROW_PROX_FAMILIES`
+#:   (:attr:`Penalty.row_prox_family`), with the strengths :meth:`Penalty.row_prox_params`
+#:   (block coordinate descent over features);
+#: * ``"task_coupling"``: the ``"smooth"`` part is ``g(W) = tr(W K W^T) / 2`` with a symmetric
+#:   positive semi-definite ``m x m`` matrix ``K`` (:meth:`Penalty.task_coupling`): the tasks
+#:   are coupled by a quadratic on the task side (graph, mean and temporal regularizers);
 #: * ``"blocks"``: :attr:`Penalty.parts` and a :class:`SumMap` (blockwise solvers such as
 #:   linearized ADMM, divide-and-conquer);
 #: * ``"stages"``: :meth:`Penalty.stage_penalty` (non-convex penalties solved by
@@ -62,7 +69,20 @@ __all__ = [
 #:   defaults of these methods are those of a penalty separable over tasks (nothing to
 #:   combine); others override them.
 CAPABILITIES = frozenset({"row_prox", "blocks", "stages", "lp", "low_rank", "smooth",
-                          "majorant", "blockwise"})
+                          "majorant", "blockwise", "task_coupling"})
+
+#: The row operators of the ``"row_prox"`` capability: the penalty is ``sum_j r_j(W_j.)`` over
+#: the feature rows, ``r_j`` given by the family and the row's strengths ``(a_j, b_j, c_j)``
+#: (:meth:`Penalty.row_prox_params`):
+#:
+#: * ``"elastic_net"``: ``a ||w||_1 + b ||w||_2 + (c / 2) ||w||_2^2`` (l1, l2,1, ridge, the
+#:   weighted l1 stages of the capped l1 penalty);
+#: * ``"fused_sparse_group_lasso"``: ``a ||w||_1 + b ||w||_2 + c sum_t |w_t - w_{t+1}|``
+#:   (:func:`~multitask.penalties.temporal.prox_fused_sparse_group_lasso`);
+#: * ``"dirty_inf"``, ``"dirty_2"``: the infimal convolution ``min_{p + q = w} a ||p||_s +
+#:   b ||q||_1`` with ``s = inf`` or ``2`` (:class:`~multitask.penalties.dirty.DirtyNorm`;
+#:   ``c`` unused).
+ROW_PROX_FAMILIES = ("elastic_net", "fused_sparse_group_lasso", "dirty_inf", "dirty_2")
 
 
 @dataclass(frozen=True)
@@ -270,10 +290,20 @@ class Penalty(ABC):
     #: ``"blocks"``: the penalties of the blocks ``V[i]`` (``h(V) = sum_i parts[i](V[i])``).
     parts: tuple[Penalty, ...] = ()
 
-    def row_prox_params(self) -> tuple[float, float, float]:
-        """``"row_prox"``: ``(a, b, c)`` with ``h(W) = sum_j a ||W_j.||_1 + b ||W_j.||_2 +
-        (c / 2) ||W_j.||_2^2`` over the feature rows ``W_j.``."""
+    #: ``"row_prox"``: the family of the row operators (:data:`ROW_PROX_FAMILIES`).
+    row_prox_family: str = "elastic_net"
+
+    def row_prox_params(self) -> tuple[Any, Any, Any]:
+        """``"row_prox"``: the strengths ``(a, b, c)`` of the row operators of
+        :attr:`row_prox_family`, each a number or an array of shape ``(n_features,)`` (one
+        value per feature row); for ``"elastic_net"``, ``h(W) = sum_j a_j ||W_j.||_1 + b_j
+        ||W_j.||_2 + (c_j / 2) ||W_j.||_2^2`` over the feature rows ``W_j.``."""
         raise NotImplementedError(f"{self.name} is not separable over feature rows.")
+
+    def task_coupling(self) -> np.ndarray:
+        """``"task_coupling"``: the symmetric positive semi-definite ``(n_tasks, n_tasks)``
+        matrix ``K`` of the smooth part ``g(W) = tr(W K W^T) / 2`` (gradient ``W K``)."""
+        raise NotImplementedError(f"{self.name} has no task coupling.")
 
     def stage_penalty(self, W: np.ndarray) -> Penalty:
         """``"stages"``: the penalty of the next stage, a majorant of ``h`` (up to a constant)

@@ -35,6 +35,8 @@ class RowWeightedL1(Penalty):
     prox: ``sign(V_jt) max(|V_jt| - step c_j, 0)``. ``alpha_max`` is the smallest factor
     ``a`` for which ``W = 0`` minimizes ``f + a * sum_j c_j ||W_j.||_1``:
     ``max_j max_t |G_jt| / c_j`` (``inf`` when a row with ``c_j = 0`` has a non-zero gradient).
+    ``"row_prox"``: the elastic-net row operators with per-row strengths ``(c, 0, 0)`` (block
+    coordinate descent minimizes each entry exactly; the rows with ``c_j = 0`` are free).
 
     Parameters
     ----------
@@ -43,6 +45,7 @@ class RowWeightedL1(Penalty):
     """
 
     name = "row_weighted_l1"
+    capabilities = frozenset({"row_prox"})
 
     def __init__(self, weights):
         self.weights = np.asarray(weights, dtype=np.float64).ravel()
@@ -66,6 +69,10 @@ class RowWeightedL1(Penalty):
         self._check(V)
         thresh = (step * self.weights)[:, None]
         return np.sign(V) * np.maximum(np.abs(V) - thresh, 0.0)
+
+    def row_prox_params(self):
+        """``(weights, 0, 0)``: a per-row l1 strength."""
+        return (self.weights, 0.0, 0.0)
 
     def alpha_max(self, grad):
         self._check(grad)

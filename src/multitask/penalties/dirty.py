@@ -15,18 +15,32 @@ Both are :class:`~multitask.penalties.composite.SumOfParts` of norm penalties (`
 n_tasks)``). The one new norm is :class:`L1InfNorm`, ``alpha sum_j max_t |W_jt|``, whose prox
 is ``V`` minus the projection of ``V`` onto the dual ball ``{U : ||U_j.||_1 <= step * alpha
 for every row j}`` (Moreau's decomposition), one l1-ball projection per row.
+
+The dirty model on ``W`` alone (:class:`DirtyNorm`). Minimizing over ``(P, Q)`` with
+``P + Q = W`` fixed leaves the infimal convolution of the two norms, a norm separable over
+the feature rows::
+
+    N(W) = sum_j min_{p + q = W_j.} alpha_group ||p||_q + alpha_l1 ||q||_1
+         = sum_j max {<u, W_j.> : ||u||_{q*} <= alpha_group, ||u||_inf <= alpha_l1}
+
+so that ``min_{P, Q} F(P + Q) + alpha_group ||P||_{1,q} + alpha_l1 ||Q||_1 = min_W F(W) +
+N(W)``, and an optimal ``(P, Q)`` is the split of an optimal ``W`` (in closed form,
+:meth:`DirtyNorm.split`). The stacked problem has the degenerate direction ``(D, -D)``,
+which slows first-order methods on ``(P, Q)``; the norm on ``W`` has none, and its prox,
+value and split are exact (:mod:`multitask.penalties._dirty_rows`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from multitask.penalties import _dirty_rows
 from multitask.penalties.balls import ColumnL1Balls
 from multitask.penalties.base import Penalty, norm_bound
 from multitask.penalties.composite import SumOfParts
 from multitask.penalties.norms import L1, L21, ColumnL2
 
-__all__ = ["DirtyModel", "L1InfNorm", "RobustFeatureLearning"]
+__all__ = ["DirtyModel", "DirtyNorm", "L1InfNorm", "RobustFeatureLearning"]
 
 
 def _check_strength(value, name: str) -> float:
@@ -141,6 +155,131 @@ class DirtyModel(SumOfParts):
         if float(np.abs(grad).max()) > self.alpha_l1:
             return float("inf")
         return self.dual_group_norm(grad)
+
+    def on_weights(self) -> DirtyNorm:
+        """The same model on ``W`` alone: :class:`DirtyNorm` with these strengths."""
+        return DirtyNorm(self.alpha_group, self.alpha_l1, self.q)
+
+
+class DirtyNorm(Penalty):
+    """The dirty model's penalty on ``W = P + Q`` alone: ``N(W) = sum_j min_{p + q = W_j.}
+    alpha_group ||p||_q + alpha_l1 ||q||_1`` (module docstring), a norm separable over the
+    feature rows.
+
+    * value: the support function of the row's dual ball ``B = {||u||_{q*} <=
+      alpha_group} cap {||u||_inf <= alpha_l1}`` (exact, by sorting);
+    * prox: ``prox_{step N}(V) = V - P_{step B}(V)`` row by row (Moreau's decomposition), with
+      the exact projection onto the intersection of the two balls;
+    * dual norm: ``N^*(G) = max_j max(||G_j.||_{q*} / alpha_group, ||G_j.||_inf /
+      alpha_l1)``, which gives ``alpha_max`` and the certificate;
+    * :meth:`split`: the parts ``(P, Q)`` of an optimal split of ``W``.
+
+    Capability ``"row_prox"`` (family ``"dirty_inf"`` or ``"dirty_2"``): block coordinate
+    descent takes proximal steps on its rows. With ``alpha_group = 0`` or ``alpha_l1 = 0``
+    the norm is zero (the free part takes all of ``W``).
+
+    Parameters
+    ----------
+    alpha_group : float
+        Weight of the group part's norm ``||P_j.||_q`` (>= 0).
+    alpha_l1 : float
+        Weight of ``||Q||_1`` (>= 0).
+    q : {2, inf}, default=inf
+    """
+
+    name = "dirty_norm"
+    capabilities = frozenset({"row_prox"})
+
+    def __init__(self, alpha_group: float, alpha_l1: float, q: float = np.inf):
+        self.alpha_group = _check_strength(alpha_group, "alpha_group")
+        self.alpha_l1 = _check_strength(alpha_l1, "alpha_l1")
+        self.q = _group_norm(q)
+        self.row_prox_family = "dirty_inf" if self.q == np.inf else "dirty_2"
+
+    def _repr_params(self) -> dict:
+        return {"alpha_group": self.alpha_group, "alpha_l1": self.alpha_l1, "q": self.q}
+
+    @property
+    def _group_inf(self) -> bool:
+        return self.q == np.inf
+
+    def _is_zero(self) -> bool:
+        return self.alpha_group == 0 or self.alpha_l1 == 0
+
+    def value(self, W: np.ndarray) -> float:
+        W = np.ascontiguousarray(W, dtype=np.float64)
+        if W.size == 0 or self._is_zero():
+            return 0.0
+        return float(_dirty_rows.values_rows(W, self.alpha_group, self.alpha_l1,
+                                             self._group_inf).sum())
+
+    def prox(self, V: np.ndarray, step: float) -> np.ndarray:
+        V = np.ascontiguousarray(V, dtype=np.float64)
+        s = float(step)
+        if V.size == 0 or self._is_zero() or s <= 0:
+            return V.copy()
+        return _dirty_rows.prox_rows(V, s * self.alpha_group, s * self.alpha_l1,
+                                     self._group_inf)
+
+    def row_prox_params(self):
+        """``(alpha_group, alpha_l1, 0)``."""
+        return (self.alpha_group, self.alpha_l1, 0.0)
+
+    def dual_group_norm(self, grad: np.ndarray) -> float:
+        """``max_j ||G_j.||_{q*}``: ``q* = 1`` for ``q = inf``, ``q* = 2`` for ``q = 2``."""
+        if not grad.size:
+            return 0.0
+        if self._group_inf:
+            return float(np.abs(grad).sum(axis=1).max())
+        return float(np.linalg.norm(grad, axis=1).max())
+
+    def dual_norm(self, G: np.ndarray) -> float:
+        """``N^*(G) = max_j max(||G_j.||_{q*} / alpha_group, ||G_j.||_inf / alpha_l1)`` (``inf``
+        when a strength is 0 and ``G != 0``)."""
+        G = np.asarray(G, dtype=np.float64)
+        if not G.size or not np.any(G):
+            return 0.0
+        if self._is_zero():
+            return float("inf")
+        group = (np.abs(G).sum(axis=1) if self._group_inf else np.linalg.norm(G, axis=1))
+        return float(np.max(np.maximum(group / self.alpha_group,
+                                       np.abs(G).max(axis=1) / self.alpha_l1)))
+
+    def alpha_max(self, grad: np.ndarray) -> float:
+        """Smallest ``alpha_group`` at which ``W = 0`` for the given ``alpha_l1``: ``max_j
+        ||G_j.||_{q*}`` when ``max |G| <= alpha_l1``, ``inf`` otherwise (as
+        :meth:`DirtyModel.alpha_max`)."""
+        if not grad.size:
+            return 0.0
+        if float(np.abs(grad).max()) > self.alpha_l1:
+            return float("inf")
+        return self.dual_group_norm(grad)
+
+    def dual_bound(self, G):
+        """A norm: ``s_max = 1 / N^*(G)``."""
+        return norm_bound(1.0, self.dual_norm(G))
+
+    def free_directions(self, shape: tuple[int, ...], ridge: float = 0.0):
+        """Every entry is free when a strength is 0 (the norm vanishes); ``None`` else."""
+        return (np.ones(shape[0], dtype=bool), None) if self._is_zero() else None
+
+    def split(self, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(P, Q)`` with ``P + Q = W`` and ``alpha_group ||P||_{1,q} + alpha_l1 ||Q||_1 =
+        N(W)``: row by row ``P_j. = sign(W_j.) min(|W_j.|, tau_j)`` with ``tau_j`` the
+        ``(k + 1)``-th largest ``|W_jt|``, ``k = floor(alpha_group / alpha_l1)`` (``q = inf``),
+        or ``alpha_l1 / beta_j`` with ``beta_j`` the scale of the row's dual maximizer
+        (``q = 2``; :mod:`multitask.penalties._dirty_rows`). ``Q = W - P``, exactly zero where
+        ``|W_jt| <= tau_j``. With ``alpha_l1 = 0`` all of ``W`` is ``Q``, with ``alpha_group = 0``
+        (and ``alpha_l1 > 0``) all of it is ``P``.
+        """
+        W = np.ascontiguousarray(W, dtype=np.float64)
+        if W.size == 0:
+            return W.copy(), W.copy()
+        tau = _dirty_rows.split_rows(W, self.alpha_group, self.alpha_l1, self._group_inf)
+        P = np.clip(W, -tau[:, None], tau[:, None])
+        Q = W - P
+        Q[np.abs(W) <= tau[:, None]] = 0.0
+        return P, Q
 
 
 class RobustFeatureLearning(SumOfParts):

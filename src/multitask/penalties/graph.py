@@ -96,8 +96,11 @@ class GraphRegularization(Penalty):
 
     Capability ``"smooth"``: the quadratic term is ``g`` (value ``alpha * tr(W M W^T)``,
     gradient ``2 alpha W M``, Lipschitz constant ``2 alpha lambda_max(M)``); ``prox`` and
-    ``prox_value`` concern the l1 term only. ``alpha_max`` is the smallest ``alpha_l1`` at
-    which ``W = 0`` (``g`` has zero gradient there): ``max |G_jt|``.
+    ``prox_value`` concern the l1 term only. ``"task_coupling"``: ``g(W) = tr(W K W^T) / 2``
+    with ``K = 2 alpha M``; ``"row_prox"``: the l1 term is the elastic-net row operator
+    ``(alpha_l1, 0, 0)`` (block coordinate descent minimizes each entry exactly, keeping
+    ``W K`` up to date). ``alpha_max`` is the smallest ``alpha_l1`` at which ``W = 0`` (``g``
+    has zero gradient there): ``max |G_jt|``.
 
     Parameters
     ----------
@@ -110,7 +113,7 @@ class GraphRegularization(Penalty):
     """
 
     name = "graph"
-    capabilities = frozenset({"smooth"})
+    capabilities = frozenset({"smooth", "task_coupling", "row_prox"})
 
     def __init__(self, alpha: float, laplacian, alpha_l1: float = 0.0):
         self.alpha = _check_strength(alpha, "alpha")
@@ -141,6 +144,14 @@ class GraphRegularization(Penalty):
 
     def smooth_lipschitz(self) -> float:
         return 2.0 * self.alpha * self._lambda_max
+
+    def task_coupling(self) -> np.ndarray:
+        """``K = 2 alpha M``: ``g(W) = alpha tr(W M W^T) = tr(W K W^T) / 2``."""
+        return 2.0 * self.alpha * self.laplacian
+
+    def row_prox_params(self):
+        """``(alpha_l1, 0, 0)``: the l1 term, row by row."""
+        return (self.alpha_l1, 0.0, 0.0)
 
     # non-smooth part r(W)
     def prox_value(self, W: np.ndarray) -> float:

@@ -41,6 +41,7 @@ __all__ = [
     "FusedSparseGroupLasso",
     "TemporalGroupLasso",
     "chain_laplacian",
+    "fsgl_row_prox",
     "prox_fused_sparse_group_lasso",
     "prox_tv1d",
     "temporal_difference_matrix",
@@ -188,6 +189,46 @@ def _tv1d_rows(V, lam):  # pragma: no cover - compiled
     return out
 
 
+@njit(cache=True)
+def fsgl_row_prox(v, lam_l1, lam_group, lam_fused, out):  # pragma: no cover - compiled
+    """``out = prox`` of ``lam_l1 ||w||_1 + lam_group ||w||_2 + lam_fused sum_t |w_t -
+    w_{t+1}|`` at the row ``v`` (:func:`prox_fused_sparse_group_lasso` on one row; the
+    total-variation step on ``v`` divided by its largest magnitude, as :func:`prox_tv1d`)."""
+    m = v.shape[0]
+    scale = 0.0
+    for t in range(m):
+        scale = max(scale, abs(v[t]))
+    if scale == 0.0:
+        for t in range(m):
+            out[t] = 0.0
+        return
+    if lam_fused > 0.0:
+        y = np.empty(m)
+        for t in range(m):
+            y[t] = v[t] / scale
+        _tv1d_row(y, lam_fused / scale, out)
+        for t in range(m):
+            out[t] *= scale
+    else:
+        for t in range(m):
+            out[t] = v[t]
+    nrm = 0.0
+    for t in range(m):
+        x = out[t]
+        if x > lam_l1:
+            x -= lam_l1
+        elif x < -lam_l1:
+            x += lam_l1
+        else:
+            x = 0.0
+        out[t] = x
+        nrm += x * x
+    nrm = np.sqrt(nrm)
+    shrink = 1.0 - lam_group / nrm if nrm > lam_group else 0.0
+    for t in range(m):
+        out[t] *= shrink
+
+
 def prox_tv1d(V: np.ndarray, lam: float) -> np.ndarray:
     """Prox of the 1-D total variation along the last axis, row by row.
 
@@ -260,7 +301,8 @@ class TemporalGroupLasso(GraphRegularization):
     The temporal term ``alpha_smooth tr(W H H^T W^T)`` is the ``"smooth"`` part (as in
     :class:`~multitask.penalties.graph.GraphRegularization` for the chain graph); the prox is
     the group soft-thresholding of the feature rows. ``alpha_max`` is the smallest
-    ``alpha_group`` with ``W = 0``: ``max_j ||G_j.||_2``.
+    ``alpha_group`` with ``W = 0``: ``max_j ||G_j.||_2``. ``"task_coupling"``: ``K = 2
+    alpha_smooth H H^T``; ``"row_prox"``: the elastic-net row operator ``(0, alpha_group, 0)``.
 
     Parameters
     ----------
@@ -289,6 +331,10 @@ class TemporalGroupLasso(GraphRegularization):
     def prox(self, V: np.ndarray, step: float) -> np.ndarray:
         return group_soft_threshold(np.asarray(V, dtype=np.float64),
                                     float(step) * self.alpha_group, axis=1)
+
+    def row_prox_params(self):
+        """``(0, alpha_group, 0)``: the row l2,1 norm."""
+        return (0.0, self.alpha_group, 0.0)
 
     def alpha_max(self, grad: np.ndarray) -> float:
         return float(np.linalg.norm(grad, axis=1).max()) if grad.size else 0.0
@@ -325,6 +371,8 @@ class FusedSparseGroupLasso(Penalty):
     """
 
     name = "fused_sparse_group_lasso"
+    capabilities = frozenset({"row_prox"})
+    row_prox_family = "fused_sparse_group_lasso"
 
     def __init__(self, alpha_l1: float, alpha_fused: float, alpha_group: float):
         self.alpha_l1 = _check_strength(alpha_l1, "alpha_l1")
@@ -346,6 +394,11 @@ class FusedSparseGroupLasso(Penalty):
         s = float(step)
         return prox_fused_sparse_group_lasso(V, s * self.alpha_l1, s * self.alpha_fused,
                                              s * self.alpha_group)
+
+    def row_prox_params(self):
+        """``(alpha_l1, alpha_group, alpha_fused)``: the row operator of the family
+        ``"fused_sparse_group_lasso"`` (:func:`fsgl_row_prox`)."""
+        return (self.alpha_l1, self.alpha_group, self.alpha_fused)
 
     def alpha_max(self, grad: np.ndarray) -> float:
         if not grad.size:

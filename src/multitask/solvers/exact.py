@@ -1,14 +1,33 @@
-"""Exact solution of a quadratic loss with a ridge penalty, task by task.
+"""Exact solution of a quadratic loss with a quadratic penalty: ridge, and task couplings.
 
 For a quadratic datafit ``F(W) = sum_t 0.5 w_t^T H_t w_t - C_t^T w_t`` (``"quadratic"``) and a
-penalty ``(c / 2) ||W||_F^2`` (``"row_prox"`` with parameters ``(0, 0, c)``), the tasks
-decouple and each solves the linear system ``(H_t + c I) w_t = C_t`` (Cholesky, or least
-squares when the matrix is singular). One step, no iteration.
+penalty that is a quadratic itself, the minimizer solves a linear system:
+
+* a ridge ``sum_j (c_j / 2) ||W_j.||^2`` (``"row_prox"``, elastic-net rows ``(0, 0, c)``):
+  the tasks decouple, ``(H_t + D) w_t = C_t`` with ``D = diag(c)`` (Cholesky, or least
+  squares when the matrix is singular);
+* plus a task coupling ``tr(W K W^T) / 2`` (``"task_coupling"``: mean regularization, a
+  graph or temporal term without its sparsity term)::
+
+      (H_t + D) w_t + sum_s K_ts w_s = C_t      for every task t,
+
+  one system of ``d m`` unknowns. With a design shared by the tasks it is diagonal in the
+  eigenvectors ``u_i`` of ``K = U diag(kappa) U^T``: ``W U = [(H + D + kappa_i I)^{-1}
+  (C U)_i]_i``, from one eigendecomposition of ``H + D`` (exact, ``O(d^3 + d^2 m + d m^2)``).
+  With per-task designs the system is solved densely when ``d m`` is at most
+  :data:`DENSE_MAX` (Cholesky, or least squares when singular), else by conjugate gradients
+  preconditioned by the exact block diagonal ``(H_t + D + K_tt I)^{-1}`` (from the datafit's
+  cached eigendecompositions, :meth:`~multitask.losses.Datafit.quadratic_eigen`), iterated
+  until the residual stops decreasing.
+
+One solve (no iteration over the penalty); the certified duality gap of the result is
+reported like every solver's, so ``converged_`` still means certified.
 """
 
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -16,58 +35,198 @@ import scipy.linalg
 
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
-from multitask.solvers.base import Solver, finish
+from multitask.solvers.base import Solver, apply_per_task, finish
 from multitask.solvers.result import SolverResult
 
-__all__ = ["QuadraticExact"]
+__all__ = ["DENSE_MAX", "QuadraticExact"]
+
+#: Largest number of unknowns ``d m`` of a coupled system with per-task designs that is
+#: solved densely (``(d m)^3 / 3`` operations); beyond it, preconditioned conjugate gradients
+#: (on School's mean-regularized model, ``d m = 560``: 74 iterations on raw features, 39 on
+#: z-scored ones, 1.7 and 2 times faster than the dense solve).
+DENSE_MAX = 256
+
+
+def _ridge(penalty: Penalty, d: int) -> np.ndarray:
+    """The ridge strengths ``c_j`` of a pure-ridge ``"row_prox"`` penalty, shape ``(d,)``."""
+    c = np.asarray(penalty.row_prox_params()[2], dtype=np.float64)
+    return np.broadcast_to(c, (d,)).astype(np.float64)
+
+
+def _solve_spd(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """``A^{-1} B`` for a symmetric positive semi-definite ``A``: Cholesky; where rounding
+    makes it fail (a nearly singular ``A``), the symmetric indefinite factorization; least
+    squares when ``A`` is exactly singular."""
+    try:
+        return scipy.linalg.solve(A, B, assume_a="pos", check_finite=False)
+    except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
+        pass
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
+            return scipy.linalg.solve(A, B, assume_a="sym", check_finite=False)
+    except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
+        return scipy.linalg.lstsq(A, B, check_finite=False)[0]
 
 
 class QuadraticExact(Solver):
-    """Closed-form ridge solution per task (module docstring).
+    """The exact minimizer of a quadratic loss with a quadratic penalty (module docstring).
 
     Parameters
     ----------
     max_iter, tol, warn
-        Unused by the computation (one linear solve per task); ``tol`` bounds the reported
-        optimality measure like every solver's.
+        ``max_iter`` bounds the conjugate-gradient iterations of a large coupled system (at
+        least ``d m`` are allowed); ``tol`` bounds the reported certified gap like every
+        solver's.
     """
 
     name = "exact"
     datafit_requires = frozenset({"quadratic"})
     penalty_requires = frozenset({"row_prox"})
+    handles_smooth_part = True
 
     def missing(self, datafit: Datafit, penalty: Penalty) -> list[str]:
         out = super().missing(datafit, penalty)
+        if "smooth" in penalty.capabilities and "task_coupling" not in penalty.capabilities:
+            out.append(f"the {penalty.name} penalty has a smooth part that is not a task "
+                       "coupling (no linear system)")
         if not out:
+            family = getattr(penalty, "row_prox_family", "elastic_net")
             a, b, _ = penalty.row_prox_params()
-            if a != 0 or b != 0:
-                out.append(f"the {penalty.name} penalty is not a pure ridge (no closed form)")
+            if family != "elastic_net" or np.any(np.asarray(a)) or np.any(np.asarray(b)):
+                out.append(f"the {penalty.name} penalty is not a pure quadratic (no closed "
+                           "form)")
         return out
 
     def solve(self, datafit: Datafit, penalty: Penalty, *, coef_init=None, intercept_init=None,
               callback: Callable | None = None) -> SolverResult:
-        """Solve ``(H_t + c I) w_t = C_t`` for every task."""
+        """Solve the linear system (module docstring)."""
         self.check(datafit, penalty)
         t0 = time.perf_counter()
         H, C = datafit.quadratic_form()
-        c = float(penalty.row_prox_params()[2])
         d, m = C.shape
-        W = np.empty((d, m))
-        eye = np.eye(d)
-        shared = H.shape[0] == 1
-        factor = None
-        for t in range(m):
-            A = (H[0] if shared else H[t]) + c * eye
-            try:
-                if shared:
-                    if factor is None:
-                        factor = scipy.linalg.cho_factor(A)
-                    W[:, t] = scipy.linalg.cho_solve(factor, C[:, t])
-                else:
-                    W[:, t] = scipy.linalg.solve(A, C[:, t], assume_a="pos")
-            except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
-                W[:, t] = scipy.linalg.lstsq(A, C[:, t])[0]
+        c = _ridge(penalty, d)
+        info: dict = {}
+        if "task_coupling" not in penalty.capabilities:
+            W = self._decoupled(H, C, c)
+            info["method"] = "per task"
+        else:
+            K = np.asarray(penalty.task_coupling(), dtype=np.float64)
+            if H.shape[0] == 1:
+                W = self._shared(H[0], C, c, K)
+                info["method"] = "eigenbasis of the coupling"
+            elif d * m <= DENSE_MAX:
+                W = self._dense(H, C, c, K)
+                info["method"] = "dense"
+            else:
+                W, n_cg = self._conjugate_gradients(datafit, H, C, c, K)
+                info["method"] = "preconditioned conjugate gradients"
+                info["cg_iterations"] = n_cg
         F = datafit.value(W) + penalty.value(W)
+        info["best_objective"] = F
         return finish(self, datafit, penalty, W, None, n_iter=1, objective=[F],
                       times=[time.perf_counter() - t0], converged=True, t0=t0, exhausted=False,
-                      info={"best_objective": F})
+                      info=info)
+
+    # ------------------------------------------------------------------ the systems
+    @staticmethod
+    def _decoupled(H: np.ndarray, C: np.ndarray, c: np.ndarray) -> np.ndarray:
+        """``(H_t + diag(c)) w_t = C_t`` task by task (one factorization when shared)."""
+        d, m = C.shape
+        D = np.diag(c)
+        if H.shape[0] == 1:
+            A = H[0] + D
+            try:
+                return scipy.linalg.cho_solve(scipy.linalg.cho_factor(A), C)
+            except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
+                return scipy.linalg.lstsq(A, C)[0]
+        W = np.empty((d, m))
+        for t in range(m):
+            W[:, t] = _solve_spd(H[t] + D, C[:, t])
+        return W
+
+    @staticmethod
+    def _shared(H: np.ndarray, C: np.ndarray, c: np.ndarray, K: np.ndarray) -> np.ndarray:
+        """One ``H`` for all tasks: ``W U = [(H + D + kappa_i I)^+ (C U)_i]_i``."""
+        kappa, U = np.linalg.eigh(K)
+        kappa = np.maximum(kappa, 0.0)
+        lam, Q = np.linalg.eigh(H + np.diag(c))
+        lam = np.maximum(lam, 0.0)
+        S = Q.T @ (C @ U)  # (d, m): rotated on both sides
+        den = lam[:, None] + kappa[None, :]
+        top = float(den.max()) if den.size else 0.0
+        ok = den > 1e-14 * max(top, np.finfo(float).tiny)
+        S = np.where(ok, S / np.where(ok, den, 1.0), 0.0)
+        return Q @ S @ U.T
+
+    @staticmethod
+    def _dense(H: np.ndarray, C: np.ndarray, c: np.ndarray, K: np.ndarray) -> np.ndarray:
+        """The ``d m`` system, unknowns ordered task by task (``w_0, w_1, ...``)."""
+        d, m = C.shape
+        A = np.kron(K, np.eye(d))
+        for t in range(m):
+            block = slice(t * d, (t + 1) * d)
+            A[block, block] += H[t] + np.diag(c)
+        return _solve_spd(A, C.T.reshape(-1)).reshape(m, d).T
+
+    def _conjugate_gradients(self, datafit: Datafit, H: np.ndarray, C: np.ndarray,
+                             c: np.ndarray, K: np.ndarray) -> tuple[np.ndarray, int]:
+        """Conjugate gradients on ``A(W) = H W + D W + W K = C``, preconditioned by the exact
+        solve of the block diagonal ``H_t + D + K_tt I``; stops when the residual has not
+        decreased for ``10`` iterations or falls below ``1e-15`` of ``||C||``."""
+        lam, Q = datafit.quadratic_eigen()  # H_t = Q_t diag(lam_t) Q_t^T, ridge included
+        QT = np.swapaxes(Q, 1, 2)
+        k_diag = np.diag(K)
+        uniform_c = bool(np.all(c == c[0])) if c.size else True
+
+        def apply(W: np.ndarray) -> np.ndarray:
+            return apply_per_task(H, W) + c[:, None] * W + W @ K
+
+        if uniform_c:
+            den = lam.T + (c[0] if c.size else 0.0) + k_diag[None, :]  # (d, m)
+            top = float(den.max()) if den.size else 0.0
+            ok = den > 1e-14 * max(top, np.finfo(float).tiny)
+
+            def precondition(Rs: np.ndarray) -> np.ndarray:
+                S = np.matmul(QT, Rs.T[:, :, None])[:, :, 0].T
+                S = np.where(ok, S / np.where(ok, den, 1.0), 0.0)
+                return np.matmul(Q, S.T[:, :, None])[:, :, 0].T
+        else:  # a per-row ridge is not diagonal in the eigenvectors: factor each block
+            D = np.diag(c)
+            blocks = [scipy.linalg.cho_factor(H[t] + D + k_diag[t] * np.eye(len(c)))
+                      for t in range(C.shape[1])]
+
+            def precondition(Rs: np.ndarray) -> np.ndarray:
+                return np.column_stack([scipy.linalg.cho_solve(blocks[t], Rs[:, t])
+                                        for t in range(Rs.shape[1])])
+
+        W = np.zeros_like(C)
+        r = C.copy()
+        z = precondition(r)
+        p = z.copy()
+        rz = float(np.vdot(r, z))
+        target = 1e-15 * float(np.linalg.norm(C))
+        best, best_W, stale = np.inf, W.copy(), 0
+        budget = max(self.max_iter, C.size)
+        n = 0
+        while n < budget:
+            n += 1
+            Ap = apply(p)
+            pAp = float(np.vdot(p, Ap))
+            if not pAp > 0:
+                break
+            step = rz / pAp
+            W = W + step * p
+            r = r - step * Ap
+            res = float(np.linalg.norm(r))
+            if res < best:
+                best, best_W, stale = res, W.copy(), 0
+            else:
+                stale += 1
+            if res <= target or stale >= 10:
+                break
+            z = precondition(r)
+            rz_new = float(np.vdot(r, z))
+            p = z + (rz_new / rz) * p
+            rz = rz_new
+        return best_W, n
