@@ -356,8 +356,11 @@ class MultiTaskData:
             if self.shared:
                 total *= self.n_tasks  # the shared rows stand once per task
             return total, float(self.n_rows)
-        sq = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X)
-              else np.einsum("ij,ij->i", X, X))
+        if sp.issparse(X):
+            Xs = sp.csr_matrix(X)
+            sq = np.asarray(Xs.multiply(Xs).sum(axis=1)).ravel()
+        else:
+            sq = np.einsum("ij,ij->i", X, X)
         w = self.sample_weight
         total = float(w @ (np.tile(sq, self.n_tasks) if self.shared else sq))
         return total, float(w.sum())
@@ -542,13 +545,15 @@ class MultiTaskData:
                 G[t] = _weighted_gram(self.X[rows], mu, W2[t, rows])
         elif self.shared and self.sample_weight is not None:
             mu = None if self.x_offset is None else self.x_offset[:, 0]
-            G = _weighted_gram(self.X, mu, self.sample_weight[: self.X.shape[0]])[None]
+            w = self.sample_weight
+            G = _weighted_gram(self.X, mu, w[: self.X.shape[0]])[None]
         elif not self.shared and self.sample_weight is not None:
             d, m = self.n_features, self.n_tasks
             G = np.empty((m, d, d))
             for t in range(m):
                 mu = None if self.x_offset is None else self.x_offset[:, t]
-                G[t] = _weighted_gram(self.task_X(t), mu, self.task_row_weights(t))
+                G[t] = _weighted_gram(self.task_X(t), mu, self.sample_weight[
+                    self.offsets[t] : self.offsets[t + 1]])
         elif self.shared and self.x_offset is not None and not sp.issparse(self.X):
             # a dense shared design centred implicitly: centred explicitly chunk by chunk
             # (X^T X - n mu mu^T would lose features far from zero to rounding)
@@ -805,14 +810,14 @@ class MultiTaskData:
         everywhere = lo == hi
         constant[everywhere] = True
         mu[everywhere] = lo[everywhere][:, None]
-        X2 = X.multiply(X) if sp.issparse(X) else X * X
+        X2 = sp.csr_matrix(X).multiply(X) if sp.issparse(X) else X * X
         mean_sq = np.asarray(X2.T @ W2.T) / total[None, :]
         spread = mean_sq - mu * mu
         candidate = ~everywhere[:, None] & (spread <= 1e-8 * mean_sq)
         for t in np.flatnonzero(candidate.any(axis=0)):
             cols = np.flatnonzero(candidate[:, t])
             sub = X[np.flatnonzero(W2[t] > 0)][:, cols]
-            sub = sub.toarray() if sp.issparse(sub) else sub
+            sub = sp.csr_matrix(sub).toarray() if sp.issparse(sub) else np.asarray(sub)
             same = sub.min(axis=0) == sub.max(axis=0)
             constant[cols[same], t] = True
             mu[cols[same], t] = sub[0, same]

@@ -471,7 +471,7 @@ class TaskBlockWorker:
 
     def constants(self) -> dict:
         """Lipschitz bound, measure constants and gradient-scale parts over the blocks."""
-        lip, lip_w, ss, rows, g0, gfull = 0.0, 0.0, 0.0, 0, 0.0, 0.0
+        lip, lip_w, ss, rows, g0, gfull = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
         with _blas_limit(self.blas_threads):
             for blk in self.blocks:
                 df = blk.datafit

@@ -81,7 +81,7 @@ def admm_step(data: MultiTaskData, has_b: bool, rule: str = "max") -> float:
         X = data.X
         if w is not None:  # rows scaled by the root of their weight (summed over the tasks)
             root = np.sqrt(w.reshape(data.n_tasks, -1).sum(axis=0) if data.shared else w)
-            X = (sp.csr_matrix(X.multiply(root[:, None])) if sp.issparse(X)
+            X = (sp.csr_matrix(sp.csr_matrix(X).multiply(root[:, None])) if sp.issparse(X)
                  else X * root[:, None])
         if sp.issparse(X):
             from scipy.sparse.linalg import svds
@@ -98,9 +98,12 @@ def admm_step(data: MultiTaskData, has_b: bool, rule: str = "max") -> float:
     return 1.0 / (1.02 * lip)
 
 
-def _norm(v: np.ndarray, w: np.ndarray | None) -> float:
+def _norm(v, w: np.ndarray | None) -> float:
     """``||v||`` in the metric of score space: ``sqrt(sum_i w_i v_i^2)`` with row weights."""
-    return float(np.linalg.norm(v)) if w is None else float(np.sqrt(w @ (v * v)))
+    if w is None:
+        return float(np.linalg.norm(v))
+    v = np.asarray(v, dtype=np.float64)
+    return float(np.sqrt(w @ (v * v)))
 
 
 def _prox_step(mu: float, w: np.ndarray | None):
