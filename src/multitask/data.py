@@ -1015,8 +1015,8 @@ def _dtype_error(what: str, dtype, hint: str = "") -> ValueError:
 def _complex_error(what: str, detail: str, hint: str = "") -> ValueError:
     """The one message for complex input, whether a complex array or a complex number inside
     an object array or a list."""
-    return ValueError(f"{what} holds complex numbers ({detail}): only real numbers (float, int "
-                      f"or bool) are accepted{hint}.")
+    return ValueError(f"{what} holds complex numbers ({detail}). Complex data not supported: "
+                      f"only real numbers (float, int or bool) are accepted{hint}.")
 
 
 def check_not_complex(X, what: str = "X") -> None:

@@ -385,7 +385,7 @@ def check_fitted_state(est, *, where: str = "") -> None:
     if missing:
         raise checker.fail(missing[0], "the hyper-parameter is missing (a file of another "
                            "class?)")
-    extra = [] if getattr(cls, "_fitted_open", False) else _unexpected(est, spec, params)
+    extra = _unexpected(est, spec, params)
     if extra:
         raise checker.fail(extra[0], f"is not an attribute of {cls.__name__} (a model of "
                            "another class?)")
@@ -546,29 +546,6 @@ def fit_part(i: int):
     return part
 
 
-def same_shape_as(attr: str):
-    """A ``check``: the value must have the shape of the attribute ``attr``."""
-
-    def check(est, value, sizes) -> str | None:
-        other = getattr(est, attr, None)
-        if isinstance(other, np.ndarray) and np.shape(value) != other.shape:
-            return f"has shape {np.shape(value)}, {attr} has {other.shape}"
-        return None
-
-    return check
-
-
-def _all_checks(*checks):
-    def check(est, value, sizes):
-        for c in checks:
-            problem = c(est, value, sizes)
-            if problem:
-                return problem
-        return None
-
-    return check
-
-
 #: Fitted attributes that are copies of the solver's record (attribute -> field, transposed).
 RECORD_COPIES = {"objective_": ("objective", False), "n_iter_": ("n_iter", False),
                  "converged_": ("converged", False), "intercept_": ("intercept", False),
@@ -626,5 +603,3 @@ def solver_named_in_info(est, value, sizes) -> str | None:
         return f"names the solver {named!r} but solver_ is {label!r}"
     return None
 
-
-all_checks = _all_checks
