@@ -562,7 +562,7 @@ class MultiTaskEstimator(BaseEstimator):
         if not self.certified_ and penalty.is_convex and np.isfinite(self.optimality_):
             warnings.warn(
                 f"{type(self).__name__}: this fit has no certified duality gap (the model "
-                f"offers no computable dual here: {_uncertified_reason(penalty)}); "
+                f"offers no computable dual here: {_uncertified_reason(penalty, result.info)}); "
                 f"optimality_={self.optimality_:.2e} is the relative prox-gradient residual, "
                 "and converged_ rests on it. A small alpha_l2 makes such models certifiable.",
                 NotCertifiedWarning, stacklevel=4)
@@ -850,7 +850,9 @@ class MultiTaskEstimator(BaseEstimator):
         return tags
 
 
-def _uncertified_reason(penalty: Penalty) -> str:
+def _uncertified_reason(penalty: Penalty, info: dict) -> str:
+    if info.get("constrained"):
+        return "the equality-constrained formulation stops on the ADMM residuals"
     if "smooth" in penalty.capabilities or getattr(penalty, "free_directions", None):
         return ("the penalty leaves some directions entirely free, which only the squared "
                 "loss re-optimizes exactly")

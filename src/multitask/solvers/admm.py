@@ -35,13 +35,14 @@ robust MTL and rMTFL, against 6,611, 8,770 and 5,886 for the linearized V-step
 (``split_passes=0``: Yang & Yuan, "Linearized augmented Lagrangian and alternating direction
 methods for nuclear norm minimization", 2013, with ``tau = 1.01 ||A||^2``) and 15,108, 12,098
 and 37,958 for accelerated gradient on the stacked variable; more sweeps per iteration did not
-lower the iteration counts (``benchmarks/bench_certified.py``). One iteration costs two products with the
-``Q_t`` (``2 m d^2``) and one prox, like one step of a gradient method. The loss enters
-exactly, so the iteration count does not follow the spread of the eigenvalues of ``H_t`` as
-accelerated gradient's (``sqrt(L / mu)``) does: with the adaptive penalty parameter below it
-stayed between 20 and 320 iterations (``tol=1e-6``) on standardized and raw School, SARCOS,
-Yeast and synthetic problems whose condition numbers (:func:`condition_number`) range over
-``3`` to ``3e6`` (measured; ADMM has no condition-free guarantee in general).
+lower the iteration counts (``benchmarks/bench_split_admm.py``). One iteration costs two
+products with the ``Q_t`` (``2 m d^2``) and one prox, like one step of a gradient method.
+The loss enters exactly, so the iteration count does not follow the spread of the
+eigenvalues of ``H_t`` as accelerated gradient's (``sqrt(L / mu)``) does: with the adaptive
+penalty parameter below it stayed between 20 and 320 iterations (``tol=1e-6``) on
+standardized and raw School, SARCOS, Yeast and synthetic problems whose condition numbers
+(:func:`condition_number`) range over ``3`` to ``3e6`` (measured; ADMM has no condition-free
+guarantee in general).
 
 Penalty parameter: ``rho_0`` is the median of the positive eigenvalues of the ``H_t`` (unless
 given); then ``rho`` follows the spectral rule of adaptive ADMM (Xu, Figueiredo & Goldstein,

@@ -326,7 +326,8 @@ def finish(solver: Solver, datafit: Datafit, penalty: Penalty, V: np.ndarray,
            b: np.ndarray | None, *, n_iter: int, objective, times, converged: bool, t0: float,
            measure: float | None = None, info: dict | None = None,
            what: str = "", exhausted: bool | None = None,
-           certified: bool | None = None) -> SolverResult:
+           certified: bool | None = None, certify_model: bool = True,
+           certificate=None) -> SolverResult:
     """The result record of a run, with the certificate and the shared convergence warning.
 
     The certified gap is computed at the returned ``(V, b)`` (:func:`certify`); the run is
@@ -337,11 +338,16 @@ def finish(solver: Solver, datafit: Datafit, penalty: Penalty, V: np.ndarray,
     its whole budget without converging (``exhausted``, by default ``not converged and n_iter
     >= solver.max_iter``) and ``solver.warn`` is set, warns with ``ConvergenceWarning`` naming
     the solver, the budget, the measure reached and the tolerance (``what`` adds a
-    solver-specific detail).
+    solver-specific detail). ``certify_model=False`` skips the certificate: the solver solved
+    another problem than ``datafit + penalty`` (the equality-constrained robust model).
+    ``certificate``: a :class:`~multitask.solvers.certificate.Certificate` the solver computed
+    at ``(V, b)`` itself, with the formula of
+    :func:`~multitask.solvers.certificate.duality_gap` (it is not computed again).
     """
     from multitask.solvers.certificate import duality_gap
 
-    cert = duality_gap(datafit, penalty, V, b)
+    cert = certificate if certificate is not None else (
+        duality_gap(datafit, penalty, V, b) if certify_model else None)
     if cert is not None:
         measure, certified = cert.relative_gap, True
         if converged and cert.relative_gap > solver.tol:

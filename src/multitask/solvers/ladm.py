@@ -336,7 +336,7 @@ class LinearizedADMM(Solver):
                                                                         strict=True))
         return finish(
             self, datafit, penalty, Vout, b, n_iter=n_iter, objective=history, times=times,
-            converged=converged, t0=t0, measure=measure,
+            converged=converged, t0=t0, measure=measure, certify_model=not self.constrained,
             what=f"relative primal residual {rp:.2e}, dual residual {rd:.2e}",
             info={"multiplier": c, "multiplier_grad": data.rmatvec(data.weigh(c)), "mu": mu,
                   "step": step, "primal_residual": rp, "dual_residual": rd,
