@@ -501,11 +501,15 @@ def test_the_structure_is_that_of_the_tasks_of_fit():
     assert np.array_equal(one.coef_[M], two.coef_[M + 1])
 
 
-def test_saved_model_with_new_tasks_loads(tmp_path):
+@pytest.mark.parametrize("name", ["TraceNormRegressor", "ClusteredMTLRegressor",
+                                  "RobustMTLRegressor", "DirtyModelRegressor",
+                                  "GraphRegularizedRegressor", "PooledRegressor"])
+def test_saved_model_with_new_tasks_loads(name, tmp_path):
+    """A model file of a model with new tasks passes the fitted-state check when loaded."""
     from multitask.persistence import load_model, save_model
 
     Xs, ys, Xn, yn = _data(seed=16)
-    est = multitask.TraceNormRegressor().fit(Xs, ys).fit_new_tasks(Xn, yn)
+    est = _fit(getattr(multitask, name)(), Xs, ys).fit_new_tasks(Xn, yn)
     path = tmp_path / "model.skops"
     save_model(est, path)
     back = load_model(path)
