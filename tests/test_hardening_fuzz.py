@@ -20,9 +20,10 @@ problem; it must never modify its input, crash the interpreter or hang. The fami
   the training file, the file to predict or the model file: exit status 0 or 2, one line on
   stderr, no temporary file left, no output on failure, never blocked;
 * **scale band** (:func:`band_case`): every estimator on data whose largest entries lie in
-  the last decades of the accepted range, ``[1e80, 1e100]`` (and ``[1e-100, 1e-80]``), for
-  features and targets independently: each must fit with finite coefficients (no refusal:
-  the data are valid), in a child interpreter.
+  the last decades of the accepted range, ``[1e80, 1e100]`` (and ``[1e-98, 1e-80]``, every
+  task's block scaled to its own largest entry), for features and targets independently:
+  each must fit with finite coefficients (no refusal: the data are valid), in a child
+  interpreter.
 
 Model-file tampering, the fourth family, is in ``test_hardening_model_files.py``.
 
@@ -122,10 +123,13 @@ def data_case(draw):
 
 @st.composite
 def band_case(draw, estimator=None):
-    """A data case whose largest entries lie in ``[1e80, 1e100]`` or ``[1e-100, 1e-80]``
+    """A data case whose largest entries lie in ``[1e80, 1e100]`` or ``[1e-98, 1e-80]``
     (features and targets drawn independently): data the estimators accept, at the ends of
-    the accepted range."""
+    the accepted range. Each task's block is scaled to its own largest entry (the data layer
+    requires an entry of at least 1e-100 in every task; the low band stops two decades above
+    so that the folds of a cross-validation keep one)."""
     sign = draw(st.sampled_from([1, -1]))
+    top = 100 if sign > 0 else 98  # largest exponent of the band
     return {
         "estimator": estimator or draw(st.sampled_from(ESTIMATORS)),
         "layout": draw(st.sampled_from(["long", "lists", "shared"])),
@@ -133,8 +137,8 @@ def band_case(draw, estimator=None):
         "d": draw(st.integers(1, 4)),
         "sparse": draw(st.booleans()),
         "dtype": "float64",
-        "x_exp": sign * draw(st.integers(80, 100)),
-        "y_exp": sign * draw(st.integers(80, 100)),
+        "x_exp": sign * draw(st.integers(80, top)),
+        "y_exp": sign * draw(st.integers(80, top)),
         "degenerate": "none",
         "corrupt": "none",
         "band": True,
@@ -152,10 +156,12 @@ def build_data(case: dict, classifier: bool):
     X = rng.standard_normal((n * m, d))
     X[rng.random(X.shape) < 0.3] = 0.0
     y = X @ rng.standard_normal(d) + 0.3 * rng.standard_normal(n * m)
-    if case.get("band"):
-        X[0, 0] = 1.0  # a nonzero entry in every design
-        X /= np.abs(X).max()
-        y /= max(np.abs(y).max(), np.finfo(float).tiny)
+    if case.get("band"):  # every task's block (and target) at most 1, with an entry of 1
+        X[::n, 0] = 1.0
+        for t in range(m):
+            rows = slice(t * n, (t + 1) * n)
+            X[rows] /= np.abs(X[rows]).max()
+            y[rows] /= max(np.abs(y[rows]).max(), np.finfo(float).tiny)
     deg = case["degenerate"]
     if deg == "constant rows":
         X[:] = 1.0
@@ -319,7 +325,7 @@ BAND_SAMPLE = ["SparseLowRankRegressor", "SparseLowRankClassifier", "TraceNormRe
 
 
 def test_scale_band(tmp_path):
-    """Data at the ends of the accepted range (1e80-1e100 or 1e-100-1e-80) fit:
+    """Data at the ends of the accepted range (1e80-1e100 or 1e-98-1e-80) fit:
     ``SparseLowRankRegressor`` raised ZeroDivisionError there."""
     outcomes = run_data_fuzz(1, tmp_path, family="band", names=BAND_SAMPLE)
     _report("scale band", outcomes)

@@ -158,6 +158,8 @@ class MultiTaskKernelClassifier(MultiTaskClassifierBase):
         "task_similarity_": Fitted("array", shape=("m", "m")),
         "alpha_": Fitted("array", shape=("n",), check=_solver_duals),
         "duality_gap_": Fitted("float", nan=True),
+        # the relative duality gap: rounding can leave it a little below zero
+        "optimality_": Fitted("float", nan=True),
         "history_": Fitted("dict"),
         "_X_fit": Fitted("sparse_or_array", shape=("n", "d"), when=lambda est: not (
             est._is_linear() or _precomputed(est))),

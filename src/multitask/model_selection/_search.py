@@ -96,6 +96,18 @@ def _estimator_has(attr: str) -> Callable:
     return check
 
 
+def _split_scores(search, scores, sizes) -> str | None:
+    """Row ``k`` of ``scores_`` is ``cv_results_["split<k>_test_score"]`` (NaN for a failed
+    fit, in both)."""
+    results = search.cv_results_ if isinstance(search.cv_results_, dict) else {}
+    for k, row in enumerate(scores):
+        given = results.get(f"split{k}_test_score")
+        if not (isinstance(given, np.ndarray) and given.shape == row.shape
+                and np.array_equal(given, row, equal_nan=True)):
+            return f"row {k} is not cv_results_['split{k}_test_score']"
+    return None
+
+
 def _best_score(search, value, sizes) -> str | None:
     """``best_score_`` is the mean test score of ``best_index_`` in ``cv_results_``."""
     mean = search.cv_results_.get("mean_test_score") if isinstance(search.cv_results_,
@@ -255,9 +267,7 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
     #: the search's summaries and the refitted model (of the tuned model's class), checked
     #: whole against its own declaration.
     _fitted_state = {
-        "scores_": Fitted("array", shape=("k", "c"), finite=False,
-                          check=lambda est, v, s: "holds no score" if v.size and np.all(
-                              np.isnan(v)) else None),
+        "scores_": Fitted("array", shape=("k", "c"), finite=False, check=_split_scores),
         "n_splits_": Fitted("int", nonnegative=True, check=lambda est, v, s: None if v == s.get(
             "k") else f"must be the {s.get('k')} rows of scores_"),
         "best_index_": Fitted("int", nonnegative=True, bound="c"),
