@@ -26,8 +26,9 @@ ALLOWED_FROM = {
     "multitask.data": {"MultiTaskData", "check_scalar_param"},
     "multitask.losses": {"Datafit", "DualPoint"},
     "multitask.penalties.base": {"Penalty", "Constraint", "LinearMap", "IdentityMap", "SumMap",
-                                 "CAPABILITIES", "DualBound"},
+                                 "CAPABILITIES", "DualBound", "ROW_PROX_FAMILIES"},
     "multitask.penalties.prox": None,  # plain functions: any public name
+    "multitask.penalties.row_operators": None,  # the row families' operators, plain functions
 }
 FORBIDDEN_PREFIXES = ("multitask.estimators", "multitask.kernels", "multitask.model_selection",
                       "multitask.cli", "reproductions")

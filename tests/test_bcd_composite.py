@@ -239,9 +239,9 @@ def test_exact_refuses_what_is_not_a_quadratic():
     user, _, _ = _raw_problem(0, False)
     df = Squared(as_multitask_data(*user)[0])
     Hm = _chain(len(SIZES))
-    assert "not a pure quadratic" in " ".join(QuadraticExact().missing(
+    assert "not a pure ridge" in " ".join(QuadraticExact().missing(
         df, GraphRegularization(0.1, Hm @ Hm.T, 0.1)))
-    assert "not a pure quadratic" in " ".join(QuadraticExact().missing(
+    assert "not a pure ridge" in " ".join(QuadraticExact().missing(
         df, FusedSparseGroupLasso(0.0, 0.1, 0.0)))
     assert QuadraticExact().supports(df, MeanRegularization(0.1, len(SIZES)))
 
@@ -376,3 +376,62 @@ def test_anderson_cuts_the_epochs_and_keeps_the_optimum():
     Fp = df.value(plain.W) + penalty.value(plain.W)
     Ff = df.value(fast.W) + penalty.value(fast.W)
     assert abs(Fp - Ff) <= 1e-9 * abs(Fp)
+
+
+# ----------------------------------------------------------------------------- estimators
+def _lists(seed: int):
+    user, Xs, ys = _raw_problem(seed, False)
+    return Xs, ys
+
+
+def _estimators():
+    import multitask as mt
+
+    m = len(SIZES)
+    chain = np.diag(np.ones(m - 1), 1) + np.diag(np.ones(m - 1), -1)
+    return {
+        "graph": (mt.GraphRegularizedRegressor(graph=chain, alpha=0.05, alpha_l1=0.05), "bcd"),
+        "graph_quadratic": (mt.GraphRegularizedRegressor(graph=chain, alpha=0.05,
+                                                         alpha_l1=0.0), "exact"),
+        "mean": (mt.MeanRegularizedRegressor(alpha=0.05), "exact"),
+        "temporal": (mt.TemporalGroupLassoRegressor(alpha_group=0.1, alpha_smooth=0.05),
+                     "bcd"),
+        "fused": (mt.FusedSparseGroupLassoRegressor(alpha_group=0.1, alpha_fused=0.05,
+                                                    alpha_l1=0.05), "bcd"),
+        "dirty": (mt.DirtyModelRegressor(alpha_group=0.3, alpha_l1=0.1), "bcd"),
+        "capped_l1": (mt.CappedL1Regressor(alpha=0.05, theta=1.0), "multistage"),
+    }
+
+
+@pytest.mark.parametrize("key", list(_estimators()))
+def test_auto_picks_the_fast_solver_for_least_squares(key):
+    Xs, ys = _lists(20)
+    est, expected = _estimators()[key]
+    est.fit(Xs, ys)
+    assert est.solver_.name == expected and est.converged_ and est.certified_
+    if key == "capped_l1":
+        assert est.solver_.inner.name == "bcd"
+
+
+@pytest.mark.parametrize("key", ["graph", "temporal", "fused", "dirty", "capped_l1"])
+def test_estimators_report_not_converged_when_max_iter_stops_first(key):
+    Xs, ys = _lists(21)
+    est, _ = _estimators()[key]
+    est.set_params(tol=1e-14, max_iter=2)
+    with pytest.warns(ConvergenceWarning):
+        est.fit(Xs, ys)
+    assert not est.converged_
+
+
+def test_classifiers_keep_gradient_methods():
+    import multitask as mt
+
+    rng = np.random.default_rng(22)
+    Xs = [rng.standard_normal((n + 20, D)) for n in SIZES]
+    yc = [(X[:, 0] + X[:, 1] + rng.standard_normal(len(X)) > 0).astype(int) for X in Xs]
+    for est in (mt.GraphRegularizedClassifier(graph=np.eye(len(SIZES)), alpha=0.01),
+                mt.TemporalGroupLassoClassifier(), mt.FusedSparseGroupLassoClassifier(),
+                mt.CappedL1Classifier(alpha=0.01)):
+        est.fit(Xs, yc)
+        name = est.solver_.inner.name if est.solver_.name == "multistage" else est.solver_.name
+        assert name in ("fista", "mm"), (type(est).__name__, name)

@@ -27,14 +27,14 @@ so that ``min_{P, Q} F(P + Q) + alpha_group ||P||_{1,q} + alpha_l1 ||Q||_1 = min
 N(W)``, and an optimal ``(P, Q)`` is the split of an optimal ``W`` (in closed form,
 :meth:`DirtyNorm.split`). The stacked problem has the degenerate direction ``(D, -D)``,
 which slows first-order methods on ``(P, Q)``; the norm on ``W`` has none, and its prox,
-value and split are exact (:mod:`multitask.penalties._dirty_rows`).
+value and split are exact (:mod:`multitask.penalties.row_operators`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from multitask.penalties import _dirty_rows
+from multitask.penalties import row_operators
 from multitask.penalties.balls import ColumnL1Balls
 from multitask.penalties.base import Penalty, norm_bound
 from multitask.penalties.composite import SumOfParts
@@ -210,7 +210,7 @@ class DirtyNorm(Penalty):
         W = np.ascontiguousarray(W, dtype=np.float64)
         if W.size == 0 or self._is_zero():
             return 0.0
-        return float(_dirty_rows.values_rows(W, self.alpha_group, self.alpha_l1,
+        return float(row_operators.dirty_values_rows(W, self.alpha_group, self.alpha_l1,
                                              self._group_inf).sum())
 
     def prox(self, V: np.ndarray, step: float) -> np.ndarray:
@@ -218,7 +218,7 @@ class DirtyNorm(Penalty):
         s = float(step)
         if V.size == 0 or self._is_zero() or s <= 0:
             return V.copy()
-        return _dirty_rows.prox_rows(V, s * self.alpha_group, s * self.alpha_l1,
+        return row_operators.dirty_prox_rows(V, s * self.alpha_group, s * self.alpha_l1,
                                      self._group_inf)
 
     def row_prox_params(self):
@@ -268,14 +268,14 @@ class DirtyNorm(Penalty):
         N(W)``: row by row ``P_j. = sign(W_j.) min(|W_j.|, tau_j)`` with ``tau_j`` the
         ``(k + 1)``-th largest ``|W_jt|``, ``k = floor(alpha_group / alpha_l1)`` (``q = inf``),
         or ``alpha_l1 / beta_j`` with ``beta_j`` the scale of the row's dual maximizer
-        (``q = 2``; :mod:`multitask.penalties._dirty_rows`). ``Q = W - P``, exactly zero where
+        (``q = 2``; :mod:`multitask.penalties.row_operators`). ``Q = W - P``, exactly zero where
         ``|W_jt| <= tau_j``. With ``alpha_l1 = 0`` all of ``W`` is ``Q``, with ``alpha_group = 0``
         (and ``alpha_l1 > 0``) all of it is ``P``.
         """
         W = np.ascontiguousarray(W, dtype=np.float64)
         if W.size == 0:
             return W.copy(), W.copy()
-        tau = _dirty_rows.split_rows(W, self.alpha_group, self.alpha_l1, self._group_inf)
+        tau = row_operators.dirty_split_rows(W, self.alpha_group, self.alpha_l1, self._group_inf)
         P = np.clip(W, -tau[:, None], tau[:, None])
         Q = W - P
         Q[np.abs(W) <= tau[:, None]] = 0.0

@@ -36,12 +36,12 @@ from numba import njit
 from multitask.penalties.base import Penalty, gauge_by_prox, norm_bound
 from multitask.penalties.graph import GraphRegularization
 from multitask.penalties.prox import group_soft_threshold, soft_threshold
+from multitask.penalties.row_operators import tv1d_row
 
 __all__ = [
     "FusedSparseGroupLasso",
     "TemporalGroupLasso",
     "chain_laplacian",
-    "fsgl_row_prox",
     "prox_fused_sparse_group_lasso",
     "prox_tv1d",
     "temporal_difference_matrix",
@@ -77,104 +77,6 @@ def chain_laplacian(n_tasks: int) -> np.ndarray:
 
 
 @njit(cache=True)
-def _tv1d_row(y, lam, out):  # pragma: no cover - compiled
-    """Condat's direct algorithm: ``out = argmin_x 0.5 ||x - y||^2 + lam sum |x_{k+1} - x_k|``.
-
-    The taut-string bounds ``vmin <= x <= vmax`` of the current segment are extended one
-    sample at a time; ``umin``/``umax`` track the dual variable at the current sample for the
-    lower and upper candidate values, and a segment is written out when one of them leaves
-    ``[-lam, lam]`` (L. Condat, "A direct algorithm for 1-D total variation denoising", IEEE
-    Signal Processing Letters, 2013).
-    """
-    n = y.shape[0]
-    if n == 0:
-        return
-    if lam <= 0.0 or n == 1:
-        for i in range(n):
-            out[i] = y[i]
-        return
-    k = 0
-    k0 = 0
-    kplus = 0
-    kminus = 0
-    umin = lam
-    umax = -lam
-    vmin = y[0] - lam
-    vmax = y[0] + lam
-    while True:
-        while k == n - 1:
-            if umin < 0.0:
-                while True:
-                    out[k0] = vmin
-                    k0 += 1
-                    if k0 > kminus:
-                        break
-                k = k0
-                kminus = k0
-                vmin = y[k0]
-                umin = lam
-                umax = vmin + umin - vmax
-            elif umax > 0.0:
-                while True:
-                    out[k0] = vmax
-                    k0 += 1
-                    if k0 > kplus:
-                        break
-                k = k0
-                kplus = k0
-                vmax = y[k0]
-                umax = -lam
-                umin = vmax + umax - vmin
-            else:
-                vmin += umin / (k - k0 + 1)
-                while True:
-                    out[k0] = vmin
-                    k0 += 1
-                    if k0 > k:
-                        break
-                return
-        umin += y[k + 1] - vmin
-        if umin < -lam:
-            while True:
-                out[k0] = vmin
-                k0 += 1
-                if k0 > kminus:
-                    break
-            k = k0
-            kminus = k0
-            kplus = k0
-            vmin = y[k0]
-            vmax = vmin + 2.0 * lam
-            umin = lam
-            umax = -lam
-            continue
-        umax += y[k + 1] - vmax
-        if umax > lam:
-            while True:
-                out[k0] = vmax
-                k0 += 1
-                if k0 > kplus:
-                    break
-            k = k0
-            kminus = k0
-            kplus = k0
-            vmax = y[k0]
-            vmin = vmax - 2.0 * lam
-            umin = lam
-            umax = -lam
-            continue
-        k += 1
-        if umin >= lam:
-            kminus = k
-            vmin += (umin - lam) / (k - k0 + 1)
-            umin = lam
-        if umax <= -lam:
-            kplus = k
-            vmax += (umax + lam) / (k - k0 + 1)
-            umax = -lam
-
-
-@njit(cache=True)
 def _tv1d_rows(V, lam):  # pragma: no cover - compiled
     d, m = V.shape
     out = np.empty((d, m))
@@ -183,50 +85,10 @@ def _tv1d_rows(V, lam):  # pragma: no cover - compiled
     for j in range(d):
         for t in range(m):
             row[t] = V[j, t]
-        _tv1d_row(row, lam, res)
+        tv1d_row(row, lam, res)
         for t in range(m):
             out[j, t] = res[t]
     return out
-
-
-@njit(cache=True)
-def fsgl_row_prox(v, lam_l1, lam_group, lam_fused, out):  # pragma: no cover - compiled
-    """``out = prox`` of ``lam_l1 ||w||_1 + lam_group ||w||_2 + lam_fused sum_t |w_t -
-    w_{t+1}|`` at the row ``v`` (:func:`prox_fused_sparse_group_lasso` on one row; the
-    total-variation step on ``v`` divided by its largest magnitude, as :func:`prox_tv1d`)."""
-    m = v.shape[0]
-    scale = 0.0
-    for t in range(m):
-        scale = max(scale, abs(v[t]))
-    if scale == 0.0:
-        for t in range(m):
-            out[t] = 0.0
-        return
-    if lam_fused > 0.0:
-        y = np.empty(m)
-        for t in range(m):
-            y[t] = v[t] / scale
-        _tv1d_row(y, lam_fused / scale, out)
-        for t in range(m):
-            out[t] *= scale
-    else:
-        for t in range(m):
-            out[t] = v[t]
-    nrm = 0.0
-    for t in range(m):
-        x = out[t]
-        if x > lam_l1:
-            x -= lam_l1
-        elif x < -lam_l1:
-            x += lam_l1
-        else:
-            x = 0.0
-        out[t] = x
-        nrm += x * x
-    nrm = np.sqrt(nrm)
-    shrink = 1.0 - lam_group / nrm if nrm > lam_group else 0.0
-    for t in range(m):
-        out[t] *= shrink
 
 
 def prox_tv1d(V: np.ndarray, lam: float) -> np.ndarray:
@@ -397,7 +259,8 @@ class FusedSparseGroupLasso(Penalty):
 
     def row_prox_params(self):
         """``(alpha_l1, alpha_group, alpha_fused)``: the row operator of the family
-        ``"fused_sparse_group_lasso"`` (:func:`fsgl_row_prox`)."""
+        ``"fused_sparse_group_lasso"`` (:func:`~multitask.penalties.row_operators.
+        fsgl_row_prox`)."""
         return (self.alpha_l1, self.alpha_group, self.alpha_fused)
 
     def alpha_max(self, grad: np.ndarray) -> float:

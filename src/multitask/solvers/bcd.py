@@ -33,8 +33,8 @@ One epoch visits the rows ``j = 0 .. d - 1`` in order:
   with the curvature bound ``L_j = max_t H_t[j, j] + lambda_max(K)`` of the row's block of the
   Hessian, ``W_j. <- prox_{r_j / L_j}(W_j. - g / L_j)``; the row operators are exact (group
   soft-thresholding; Condat's total-variation prox then soft- and group soft-thresholding;
-  the projection onto the intersection of two balls by sorting, :mod:`multitask.penalties.
-  _dirty_rows`).
+  the projection onto the intersection of two balls by sorting: the plain functions of
+  :mod:`multitask.penalties.row_operators`).
 
 A row whose curvature is zero (a feature that is zero in every task) is left as it is. The
 epochs run until the largest coefficient change of an epoch is at most ``inner_tol`` times
@@ -64,9 +64,8 @@ from numba import njit
 
 from multitask.compiled import charge_interpreted, interpreted_budget
 from multitask.losses import Datafit
-from multitask.penalties._dirty_rows import project_row, row_value
 from multitask.penalties.base import ROW_PROX_FAMILIES, Penalty
-from multitask.penalties.temporal import fsgl_row_prox
+from multitask.penalties.row_operators import row_penalty, row_prox
 from multitask.solvers.base import (
     Solver,
     apply_per_task,
@@ -110,57 +109,6 @@ def row_operators(penalty: Penalty, n_features: int) -> tuple[int, np.ndarray]:
 
 # --------------------------------------------------------------------------- the kernel
 @njit(cache=True)
-def _row_prox(family, v, step, a, b, c, out):  # pragma: no cover - compiled
-    """``out = prox_{step r}(v)`` for the row operator ``r`` of ``family`` with strengths
-    ``(a, b, c)`` (module docstring)."""
-    m = v.shape[0]
-    if family == 0:  # elastic net: soft, then group soft, after the ridge's shrink
-        den = 1.0 + step * c
-        ta = step * a / den
-        tb = step * b / den
-        nrm = 0.0
-        for t in range(m):
-            u = v[t] / den
-            if u > ta:
-                u -= ta
-            elif u < -ta:
-                u += ta
-            else:
-                u = 0.0
-            out[t] = u
-            nrm += u * u
-        nrm = np.sqrt(nrm)
-        scale = 1.0 - tb / nrm if nrm > tb else 0.0
-        for t in range(m):
-            out[t] *= scale
-    elif family == 1:
-        fsgl_row_prox(v, step * a, step * b, step * c, out)
-    else:  # the dirty norm: v minus the projection onto the scaled dual ball
-        project_row(v, step * a, step * b, family == 2, out)
-        for t in range(m):
-            out[t] = v[t] - out[t]
-
-
-@njit(cache=True)
-def _row_value(family, w, a, b, c):  # pragma: no cover - compiled
-    """``r(w)``: the row operator's penalty at the row ``w``."""
-    m = w.shape[0]
-    if family >= 2:
-        return row_value(w, a, b, family == 2)
-    l1 = 0.0
-    sq = 0.0
-    fused = 0.0
-    for t in range(m):
-        l1 += abs(w[t])
-        sq += w[t] * w[t]
-        if t + 1 < m:
-            fused += abs(w[t + 1] - w[t])
-    if family == 0:
-        return a * l1 + b * np.sqrt(sq) + 0.5 * c * sq
-    return a * l1 + b * np.sqrt(sq) + c * fused
-
-
-@njit(cache=True)
 def _objective(C, W, P, R, family, params):  # pragma: no cover - compiled
     """The objective up to the loss's constant: ``sum_t w_t^T (P_t / 2 - C_t) + <W, R> / 2
     + sum_j r_j(W_j.)`` (``P = H W``, ``R = W K``; ``R`` of shape ``(0, 0)`` without
@@ -173,8 +121,8 @@ def _objective(C, W, P, R, family, params):  # pragma: no cover - compiled
             total += W[j, t] * (0.5 * P[j, t] - C[j, t])
             if coupled:
                 total += 0.5 * W[j, t] * R[j, t]
-        total += _row_value(family, np.ascontiguousarray(W[j]), params[j, 0], params[j, 1],
-                            params[j, 2])
+        total += row_penalty(family, np.ascontiguousarray(W[j]), params[j, 0], params[j, 1],
+                             params[j, 2])
     return total
 
 
@@ -306,7 +254,7 @@ def _bcd_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epoch
                     if coupled:
                         g += R[j, t]
                     v[t] = W[j, t] - g / Lj
-                _row_prox(family, v, 1.0 / Lj, a, b, c, new)
+                row_prox(family, v, 1.0 / Lj, a, b, c, new)
             else:  # a ridge on a row the loss does not see: its minimizer is 0
                 for t in range(m):
                     new[t] = 0.0

@@ -94,8 +94,8 @@ class QuadraticExact(Solver):
             family = getattr(penalty, "row_prox_family", "elastic_net")
             a, b, _ = penalty.row_prox_params()
             if family != "elastic_net" or np.any(np.asarray(a)) or np.any(np.asarray(b)):
-                out.append(f"the {penalty.name} penalty is not a pure quadratic (no closed "
-                           "form)")
+                out.append(f"the {penalty.name} penalty is not a pure ridge (nor a ridge with a "
+                           "task coupling: no closed form)")
         return out
 
     def solve(self, datafit: Datafit, penalty: Penalty, *, coef_init=None, intercept_init=None,

@@ -1,0 +1,428 @@
+"""The row operators of the ``"row_prox"`` families, as compiled plain functions on one row.
+
+A ``"row_prox"`` penalty is ``sum_j r_j(W_j.)`` over the feature rows, ``r_j`` the row operator
+of its family (:data:`~multitask.penalties.base.ROW_PROX_FAMILIES`, code = position there)
+with the row's strengths ``(a, b, c)``. The functions here are what a solver needs of ``r``
+on one row ``w`` of length ``m`` (numba, callable from compiled kernels and from Python):
+:func:`row_prox` (``prox_{step r}``) and :func:`row_penalty` (``r(w)``), dispatching on the
+family code to
+
+* ``0``, elastic net, ``a ||w||_1 + b ||w||_2 + (c / 2) ||w||^2``: soft-thresholding, then
+  group soft-thresholding, after the ridge's shrink (:func:`elastic_net_row_prox`);
+* ``1``, fused sparse group lasso, ``a ||w||_1 + b ||w||_2 + c sum_t |w_t - w_{t+1}|``: the
+  1-D total-variation prox (:func:`tv1d_row`, Condat's direct algorithm), then soft-, then
+  group soft-thresholding (:func:`fsgl_row_prox`);
+* ``2``, ``3``, the dirty norm with ``s = inf`` or ``s = 2`` (below): ``v`` minus the
+  projection onto the dual ball (:func:`dirty_project_row`) and the support function
+  (:func:`dirty_row_value`).
+
+The dirty norm. For strengths ``a = alpha_group > 0`` and ``c = alpha_l1 > 0`` (the family's
+``a`` and ``b``) and ``s in {inf, 2}`` (``s*`` its dual exponent, 1 or 2)::
+
+    N(w) = min_{p + q = w} a ||p||_s + c ||q||_1 = max_{u in B} <u, w>,
+    B = {u : ||u||_{s*} <= a} cap {u : ||u||_inf <= c}
+
+(the conjugate of an infimal convolution of two norms is the sum of the indicators of their
+dual balls). Everything is exact, by sorting ``|w|`` (``O(m log m)`` per row):
+
+* :func:`dirty_project_row` (the projection onto ``B``): ``u_i = sign(v_i) clip(|v_i| - tau,
+  0, c)`` (``s* = 1``) or ``u_i = sign(v_i) min(t |v_i|, c)`` (``s* = 2``, ``t = 1 / (1 +
+  mu)``) with the Lagrange multiplier of the first ball (``tau >= 0`` smallest, ``t <= 1``
+  largest) that makes ``u`` feasible: on each interval between consecutive breakpoints of
+  ``|v|`` the constraint is a linear (``s* = 1``) or quadratic (``s* = 2``) equation in it;
+* :func:`dirty_row_value` (``N(w)``, the support function of ``B``): ``s* = 1``: a fractional
+  knapsack, ``c`` on the ``k = floor(a / c)`` largest ``|w_i|`` and ``a - k c`` on the next;
+  ``s* = 2``: ``u_i = min(beta |w_i|, c)`` with ``beta`` the largest scale inside the
+  Euclidean ball, ``N = c (sum of the capped |w_i|) + beta (sum of the other w_i^2)``;
+* :func:`dirty_split_threshold` (the group part of an optimal split): ``p = sign(w) min(|w|,
+  tau)``, ``q = w - p``, with ``tau`` the ``(k + 1)``-th largest ``|w_i|`` (``s = inf``; then
+  ``a tau + c sum (|w_i| - tau)_+ = N(w)``) or ``tau = c / beta`` (``s = 2``: the optimality
+  conditions ``u in a d||p||_2 cap c d||q||_1`` give ``p = u / beta``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = [
+    "dirty_project_row",
+    "dirty_prox_rows",
+    "dirty_row_value",
+    "dirty_split_rows",
+    "dirty_split_threshold",
+    "dirty_values_rows",
+    "elastic_net_row_prox",
+    "fsgl_row_prox",
+    "row_penalty",
+    "row_prox",
+    "tv1d_row",
+]
+
+
+@njit(cache=True)
+def tv1d_row(y, lam, out):  # pragma: no cover - compiled
+    """Condat's direct algorithm: ``out = argmin_x 0.5 ||x - y||^2 + lam sum |x_{k+1} - x_k|``.
+
+    The taut-string bounds ``vmin <= x <= vmax`` of the current segment are extended one
+    sample at a time; ``umin``/``umax`` track the dual variable at the current sample for the
+    lower and upper candidate values, and a segment is written out when one of them leaves
+    ``[-lam, lam]`` (L. Condat, "A direct algorithm for 1-D total variation denoising", IEEE
+    Signal Processing Letters, 2013).
+    """
+    n = y.shape[0]
+    if n == 0:
+        return
+    if lam <= 0.0 or n == 1:
+        for i in range(n):
+            out[i] = y[i]
+        return
+    k = 0
+    k0 = 0
+    kplus = 0
+    kminus = 0
+    umin = lam
+    umax = -lam
+    vmin = y[0] - lam
+    vmax = y[0] + lam
+    while True:
+        while k == n - 1:
+            if umin < 0.0:
+                while True:
+                    out[k0] = vmin
+                    k0 += 1
+                    if k0 > kminus:
+                        break
+                k = k0
+                kminus = k0
+                vmin = y[k0]
+                umin = lam
+                umax = vmin + umin - vmax
+            elif umax > 0.0:
+                while True:
+                    out[k0] = vmax
+                    k0 += 1
+                    if k0 > kplus:
+                        break
+                k = k0
+                kplus = k0
+                vmax = y[k0]
+                umax = -lam
+                umin = vmax + umax - vmin
+            else:
+                vmin += umin / (k - k0 + 1)
+                while True:
+                    out[k0] = vmin
+                    k0 += 1
+                    if k0 > k:
+                        break
+                return
+        umin += y[k + 1] - vmin
+        if umin < -lam:
+            while True:
+                out[k0] = vmin
+                k0 += 1
+                if k0 > kminus:
+                    break
+            k = k0
+            kminus = k0
+            kplus = k0
+            vmin = y[k0]
+            vmax = vmin + 2.0 * lam
+            umin = lam
+            umax = -lam
+            continue
+        umax += y[k + 1] - vmax
+        if umax > lam:
+            while True:
+                out[k0] = vmax
+                k0 += 1
+                if k0 > kplus:
+                    break
+            k = k0
+            kminus = k0
+            kplus = k0
+            vmax = y[k0]
+            vmin = vmax - 2.0 * lam
+            umin = lam
+            umax = -lam
+            continue
+        k += 1
+        if umin >= lam:
+            kminus = k
+            vmin += (umin - lam) / (k - k0 + 1)
+            umin = lam
+        if umax <= -lam:
+            kplus = k
+            vmax += (umax + lam) / (k - k0 + 1)
+            umax = -lam
+
+
+
+@njit(cache=True)
+def fsgl_row_prox(v, lam_l1, lam_group, lam_fused, out):  # pragma: no cover - compiled
+    """``out = prox`` of ``lam_l1 ||w||_1 + lam_group ||w||_2 + lam_fused sum_t |w_t -
+    w_{t+1}|`` at the row ``v`` (:func:`~multitask.penalties.temporal.
+    prox_fused_sparse_group_lasso` on one row; the total-variation step on ``v`` divided by
+    its largest magnitude, as :func:`~multitask.penalties.temporal.prox_tv1d`)."""
+    m = v.shape[0]
+    scale = 0.0
+    for t in range(m):
+        scale = max(scale, abs(v[t]))
+    if scale == 0.0:
+        for t in range(m):
+            out[t] = 0.0
+        return
+    if lam_fused > 0.0:
+        y = np.empty(m)
+        for t in range(m):
+            y[t] = v[t] / scale
+        tv1d_row(y, lam_fused / scale, out)
+        for t in range(m):
+            out[t] *= scale
+    else:
+        for t in range(m):
+            out[t] = v[t]
+    nrm = 0.0
+    for t in range(m):
+        x = out[t]
+        if x > lam_l1:
+            x -= lam_l1
+        elif x < -lam_l1:
+            x += lam_l1
+        else:
+            x = 0.0
+        out[t] = x
+        nrm += x * x
+    nrm = np.sqrt(nrm)
+    shrink = 1.0 - lam_group / nrm if nrm > lam_group else 0.0
+    for t in range(m):
+        out[t] *= shrink
+
+
+@njit(cache=True)
+def _l2_cap_scale(xs, a, c):  # pragma: no cover - compiled
+    """``(k, t)`` for ``xs`` (non-negative, sorted in decreasing order, some entry ``> 0``)
+    with ``(#{xs > 0}) c^2 > a^2``: the ``t > 0`` solving ``sum_i min(t xs_i, c)^2 = a^2``
+    and the number ``k`` of entries it caps (``t xs_i >= c`` for ``i < k``)."""
+    m = xs.shape[0]
+    rest = 0.0
+    for i in range(m):
+        rest += xs[i] * xs[i]
+    t = 0.0
+    for k in range(m):
+        room = a * a - k * c * c
+        if rest <= 0.0 or room <= 0.0:
+            # rounding at the last breakpoint: the k capped entries already fill the ball
+            return k, c / xs[k - 1] if k > 0 else 0.0
+        t = np.sqrt(room / rest)
+        if t * xs[k] <= c:
+            return k, t
+        rest -= xs[k] * xs[k]
+    return m, t
+
+
+@njit(cache=True)
+def dirty_project_row(v, a, c, group_inf, out):  # pragma: no cover - compiled
+    """``out = argmin_{u in B} ||u - v||_2`` (module docstring, the dirty norm), ``B`` the
+    intersection of the ``s*`` ball of radius ``a`` (``group_inf``: ``s = inf``, ``s* = 1``;
+    else ``s* = 2``) and the ``l_inf`` ball of radius ``c``."""
+    m = v.shape[0]
+    if a <= 0.0 or c <= 0.0:
+        for i in range(m):
+            out[i] = 0.0
+        return
+    inside = 0.0
+    for i in range(m):
+        x = min(abs(v[i]), c)
+        inside += x if group_inf else x * x
+    if inside <= (a if group_inf else a * a):  # the box projection is in the first ball
+        for i in range(m):
+            out[i] = min(max(v[i], -c), c)
+        return
+    if group_inf:
+        # f(tau) = sum_i clip(x_i - tau, 0, c) decreases piecewise linearly from f(0) > a;
+        # its slope changes by -1 at x_i - c (the entry leaves the cap) and +1 at x_i
+        pos = np.empty(2 * m)
+        step = np.empty(2 * m)
+        n = 0
+        active = 0
+        for i in range(m):
+            x = abs(v[i])
+            if x > c:
+                pos[n] = x - c
+                step[n] = 1.0
+                n += 1
+            elif x > 0.0:
+                active += 1
+            if x > 0.0:
+                pos[n] = x
+                step[n] = -1.0
+                n += 1
+        order = np.argsort(pos[:n])
+        f = inside
+        prev = 0.0
+        tau = pos[order[n - 1]]  # (reached only through rounding: f vanishes there)
+        for e in range(n):
+            p = pos[order[e]]
+            fp = f - active * (p - prev)
+            if fp <= a:
+                tau = prev + (f - a) / active
+                break
+            f = fp
+            prev = p
+            active += int(step[order[e]])
+        for i in range(m):
+            x = min(max(abs(v[i]) - tau, 0.0), c)
+            out[i] = x if v[i] >= 0.0 else -x
+        return
+    xs = np.sort(np.abs(v))[::-1]
+    _, t = _l2_cap_scale(xs, a, c)
+    for i in range(m):
+        x = min(t * abs(v[i]), c)
+        out[i] = x if v[i] >= 0.0 else -x
+
+
+@njit(cache=True)
+def dirty_row_value(w, a, c, group_inf):  # pragma: no cover - compiled
+    """``N(w)`` (module docstring, the dirty norm): ``group_inf`` for ``s = inf`` (``s* = 1``), else
+    ``s = 2``."""
+    m = w.shape[0]
+    if a <= 0.0 or c <= 0.0 or m == 0:
+        return 0.0
+    xs = np.sort(np.abs(w))[::-1]
+    if group_inf:
+        k = int(np.floor(a / c))
+        if k >= m:
+            return c * np.sum(xs)
+        return c * np.sum(xs[:k]) + (a - k * c) * xs[k]
+    nonzero = 0
+    for i in range(m):
+        if xs[i] > 0.0:
+            nonzero += 1
+    if nonzero * c * c <= a * a:
+        return c * np.sum(xs)
+    k, t = _l2_cap_scale(xs, a, c)
+    return c * np.sum(xs[:k]) + t * np.sum(xs[k:] * xs[k:])
+
+
+@njit(cache=True)
+def dirty_split_threshold(w, a, c, group_inf):  # pragma: no cover - compiled
+    """``tau`` with ``p = sign(w) min(|w|, tau)`` the group part of an optimal split of
+    ``w`` (module docstring, the dirty norm): ``inf`` when ``a = 0`` (the group part is
+    free), ``0`` when ``c = 0`` or the split puts everything in the sparse part."""
+    m = w.shape[0]
+    if c <= 0.0:
+        return 0.0
+    if a <= 0.0:
+        return np.inf
+    if m == 0:
+        return 0.0
+    xs = np.sort(np.abs(w))[::-1]
+    if group_inf:
+        k = int(np.floor(a / c))
+        return xs[k] if k < m else 0.0
+    nonzero = 0
+    for i in range(m):
+        if xs[i] > 0.0:
+            nonzero += 1
+    if nonzero * c * c <= a * a:
+        return 0.0
+    _, t = _l2_cap_scale(xs, a, c)
+    return c / t
+
+
+@njit(cache=True)
+def dirty_prox_rows(V, a, c, group_inf):  # pragma: no cover - compiled
+    """``V - P_B(V)`` row by row (the prox of the dirty norm with strengths ``a``, ``c``
+    already multiplied by the step; Moreau's decomposition)."""
+    d, m = V.shape
+    out = np.empty((d, m))
+    row = np.empty(m)
+    proj = np.empty(m)
+    for j in range(d):
+        for t in range(m):
+            row[t] = V[j, t]
+        dirty_project_row(row, a, c, group_inf, proj)
+        for t in range(m):
+            out[j, t] = V[j, t] - proj[t]
+    return out
+
+
+@njit(cache=True)
+def dirty_values_rows(W, a, c, group_inf):  # pragma: no cover - compiled
+    """``N(W_j.)`` for every row ``j``, shape ``(d,)``."""
+    d = W.shape[0]
+    out = np.empty(d)
+    for j in range(d):
+        out[j] = dirty_row_value(np.ascontiguousarray(W[j]), a, c, group_inf)
+    return out
+
+
+@njit(cache=True)
+def dirty_split_rows(W, a, c, group_inf):  # pragma: no cover - compiled
+    """The thresholds :func:`dirty_split_threshold` of every row, shape ``(d,)``."""
+    d = W.shape[0]
+    out = np.empty(d)
+    for j in range(d):
+        out[j] = dirty_split_threshold(np.ascontiguousarray(W[j]), a, c, group_inf)
+    return out
+
+
+@njit(cache=True)
+def elastic_net_row_prox(v, step, a, b, c, out):  # pragma: no cover - compiled
+    """``out = prox`` of ``step (a ||w||_1 + b ||w||_2 + (c / 2) ||w||^2)`` at ``v``:
+    ``group_soft(soft(v / (1 + step c), step a / (1 + step c)), step b / (1 + step c))``."""
+    m = v.shape[0]
+    den = 1.0 + step * c
+    ta = step * a / den
+    tb = step * b / den
+    nrm = 0.0
+    for t in range(m):
+        u = v[t] / den
+        if u > ta:
+            u -= ta
+        elif u < -ta:
+            u += ta
+        else:
+            u = 0.0
+        out[t] = u
+        nrm += u * u
+    nrm = np.sqrt(nrm)
+    scale = 1.0 - tb / nrm if nrm > tb else 0.0
+    for t in range(m):
+        out[t] *= scale
+
+
+@njit(cache=True)
+def row_prox(family, v, step, a, b, c, out):  # pragma: no cover - compiled
+    """``out = prox_{step r}(v)`` for the row operator ``r`` of ``family`` (module
+    docstring) with strengths ``(a, b, c)``."""
+    if family == 0:
+        elastic_net_row_prox(v, step, a, b, c, out)
+    elif family == 1:
+        fsgl_row_prox(v, step * a, step * b, step * c, out)
+    else:  # the dirty norm: v minus the projection onto the scaled dual ball
+        dirty_project_row(v, step * a, step * b, family == 2, out)
+        for t in range(v.shape[0]):
+            out[t] = v[t] - out[t]
+
+
+@njit(cache=True)
+def row_penalty(family, w, a, b, c):  # pragma: no cover - compiled
+    """``r(w)``: the row operator of ``family`` with strengths ``(a, b, c)`` at the row
+    ``w``."""
+    m = w.shape[0]
+    if family >= 2:
+        return dirty_row_value(w, a, b, family == 2)
+    l1 = 0.0
+    sq = 0.0
+    fused = 0.0
+    for t in range(m):
+        l1 += abs(w[t])
+        sq += w[t] * w[t]
+        if t + 1 < m:
+            fused += abs(w[t + 1] - w[t])
+    if family == 0:
+        return a * l1 + b * np.sqrt(sq) + 0.5 * c * sq
+    return a * l1 + b * np.sqrt(sq) + c * fused
