@@ -221,7 +221,7 @@ def test_raw_school_default_fit_is_within_1e6_of_the_optimum():
 
 
 def test_iterations_do_not_follow_the_condition_number():
-    """On raw School (condition number ~1e4) ADMM needs at most 5 times its iterations on the
+    """On raw School (condition number ~1e4) ADMM needs at most 8 times its iterations on the
     same schools standardized (condition number ~25), both at tol=1e-6; accelerated gradient
     needs more than 10 times (at tol=1e-5, to keep the test short: the contrast the solver is
     for)."""
@@ -244,7 +244,8 @@ def test_iterations_do_not_follow_the_condition_number():
         counts[label, "fista"] = ProximalGradient(tol=1e-5, max_iter=100_000,
                                                   warn=False).solve(df, pen).n_iter
     assert counts["raw", "kappa"] > 100 * counts["std", "kappa"], counts
-    assert counts["raw", "admm"] <= 5 * counts["std", "admm"], counts
+    # (stopping on the certified gap: 264 iterations raw, 50 standardized, measured)
+    assert counts["raw", "admm"] <= 8 * counts["std", "admm"], counts
     assert counts["raw", "fista"] > 10 * counts["std", "fista"], counts
 
 
