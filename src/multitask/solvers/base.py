@@ -66,6 +66,7 @@ __all__ = [
     "lipschitz_bound",
     "measure_lipschitz",
     "optimality",
+    "safe_norm",
     "smooth_value_and_grad",
 ]
 
@@ -309,13 +310,15 @@ def kkt_residual(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.ndarra
         # the squares overflowed or underflowed (gradients beyond about 1e150 or below
         # 1e-140: data near the ends of the accepted [1e-100, 1e100] range): the same
         # measure from norms computed with scaling (BLAS nrm2)
-        parts = [L * _safe_norm(step)] + ([s * _safe_norm(gb)] if gb is not None else [])
-        return float(_safe_norm(np.asarray(parts)) / max(scale, np.finfo(float).tiny))
+        parts = [L * safe_norm(step)] + ([s * safe_norm(gb)] if gb is not None else [])
+        return float(safe_norm(np.asarray(parts)) / max(scale, np.finfo(float).tiny))
     return float(np.sqrt(num) / max(scale, np.finfo(float).tiny))
 
 
-def _safe_norm(a) -> float:
-    """``||a||_2`` of all entries without overflow or underflow of the squares (BLAS nrm2)."""
+def safe_norm(a) -> float:
+    """``||a||_2 = sqrt(sum_i a_i^2)`` over all entries, without overflow or underflow of the
+    squares (BLAS ``nrm2`` scales as it sums): for gradients of data near the ends of the
+    accepted ``[1e-100, 1e100]`` range, whose squares leave the float range."""
     import scipy.linalg
 
     a = np.ascontiguousarray(a, dtype=np.float64).ravel()

@@ -36,12 +36,12 @@ from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
 from multitask.solvers.base import (
     Solver,
-    _safe_norm,
     finish,
     initial_point,
     lipschitz_bound,
     measure_lipschitz,
     optimality,
+    safe_norm,
     smooth_value_and_grad,
     smooth_value_pair_and_grad,
 )
@@ -89,9 +89,9 @@ def secant_lipschitz(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.nd
     if not (np.isfinite(L) and L > 0):
         # squares beyond the float range (gradients of data near 1e100): the same ratio
         # from norms computed with scaling
-        dg = [_safe_norm(g1 - g0)] + ([_safe_norm(gb1 - gb0)] if eb is not None else [])
-        de = [_safe_norm(e)] + ([_safe_norm(eb)] if eb is not None else [])
-        L = _safe_norm(np.asarray(dg)) / max(_safe_norm(np.asarray(de)), np.finfo(float).tiny)
+        dg = [safe_norm(g1 - g0)] + ([safe_norm(gb1 - gb0)] if eb is not None else [])
+        de = [safe_norm(e)] + ([safe_norm(eb)] if eb is not None else [])
+        L = safe_norm(np.asarray(dg)) / max(safe_norm(np.asarray(de)), np.finfo(float).tiny)
     return float(L) if np.isfinite(L) and L > 0 else 1.0
 
 
@@ -231,8 +231,8 @@ class ProximalGradient(Solver):
             cheap = np.sqrt(L * L * _inner(dx, dx) + (s_b * s_b * _inner(gby, gby) if use_b
                                                        else 0.0))
             if not cheap < np.inf:  # squares beyond the float range (data near 1e100)
-                cheap = _safe_norm(np.array([L * _safe_norm(dx)] + (
-                    [s_b * _safe_norm(gby)] if use_b else [])))
+                cheap = safe_norm(np.array([L * safe_norm(dx)] + (
+                    [s_b * safe_norm(gby)] if use_b else [])))
             if k >= next_check or (cheap <= tol * scale and k >= next_cheap):
                 measure = optimality(datafit, penalty, x_new, b_new, L_measure)
                 if measure <= tol:
