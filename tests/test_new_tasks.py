@@ -161,6 +161,19 @@ def test_mean_regularization_rule_is_the_exact_conditional():
         assert np.isclose(prior.value(w[:, None]) - prior.value(np.zeros((D, 1))), exact)
 
 
+@pytest.mark.parametrize("m", [1, 2, 7])
+def test_mean_regularization_is_the_mean_graph(m):
+    """MeanRegularization (built without an eigen-decomposition) is GraphRegularization with
+    the mean Laplacian."""
+    from multitask.penalties import GraphRegularization, mean_laplacian
+
+    fast, slow = MeanRegularization(0.3, m), GraphRegularization(0.3, mean_laplacian(m))
+    assert np.isclose(fast.lambda_max, slow.lambda_max, atol=1e-12)
+    assert np.array_equal(fast.laplacian, slow.laplacian)
+    W = np.random.default_rng(m).standard_normal((D, m))
+    assert np.isclose(fast.value(W), slow.value(W))
+
+
 def test_trace_rule_majorizes_the_conditional_and_is_tight_at_zero():
     rng = np.random.default_rng(3)
     W = rng.standard_normal((D, 2)) @ rng.standard_normal((2, M))
@@ -403,6 +416,25 @@ def test_leave_one_out_is_exact(name, alpha_l2, intercept):
                     np.array([g * nbar / (len(y) - 1)]))
                 brute[g_i] += 0.5 * (y[i] - X[i] @ W[:, 0] - b[0]) ** 2
     assert np.allclose(loo, brute, rtol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["MeanRegularizedRegressor", "ConvexASORegressor",
+                                  "IndependentRidgeRegressor"])
+def test_kernel_form_equals_the_primal_form(name):
+    """Tasks with fewer rows than unknowns are solved in the space of their rows: the same
+    solution and leave-one-out losses as the k x k systems (to 1e-9)."""
+    Xs, ys, Xn, yn = _data(seed=22, d=8, sizes=[30] * M + [3, 5, 6][:2])
+    est = _fit(getattr(multitask, name)(alpha=0.3), Xs, ys)
+    data, _ = as_multitask_data(Xn, yn)
+    kernel = GaussianSystem(data, est._new_task_prior(), True, 0.0)
+    primal = GaussianSystem(data, est._new_task_prior(), True, 0.0)
+    primal._kernel = None
+    assert kernel._kernel is not None  # 5 rows, 8 unknowns
+    scales = np.array([3.0, 0.7])
+    for a, b in zip(kernel.solve(scales), primal.solve(scales), strict=True):
+        assert np.allclose(a, b, rtol=1e-9, atol=1e-12)
+    grid = np.outer([10.0, 1.0, 0.1], scales)
+    assert np.allclose(kernel.loo_losses(grid), primal.loo_losses(grid), rtol=1e-9)
 
 
 def test_auto_strength_cross_validates_only_when_the_rows_allow_it():

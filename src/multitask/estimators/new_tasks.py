@@ -189,9 +189,15 @@ class GaussianSystem:
     ``(G + c (alpha_l2 I + P)) w = C + c P mu``; for a prior confined to ``mu + range(B)``,
     ``w = mu + B a`` with ``(B^T G B + c (alpha_l2 I + diag(p))) a = B^T (C - G mu) -
     c alpha_l2 B^T mu``; then ``b = ybar - xbar^T w``. Both are ``(G_t + c Q) x = r0_t +
-    c r1_t``: the per-task matrices come once from segment sums over the stacked rows,
-    :meth:`solve` is one batched solve, and :meth:`loo_losses` gives the exact leave-one-out
-    loss for a whole grid of strengths in one batched solve.
+    c r1_t`` with ``k`` unknowns (``k = d``, or the dimension of the subspace).
+
+    Two ways to solve them, the cheaper one is used: in the space of the unknowns (one batched
+    ``k x k`` solve), or, when every task has fewer rows than unknowns, ``alpha_l2 = 0`` and
+    ``Q = L L^T`` is positive definite, in the space of each task's rows (kernel form): with
+    ``Xt = diag(sqrt(r)) Z L^{-T}`` (the centred rows in the prior's metric, ``Z = Xc`` or
+    ``Xc B``), ``tt = diag(sqrt(r)) (target - Z mu)`` and ``S = Xt Xt^T`` (``n_t x n_t``), the
+    unknowns are ``mu + L^{-T} Xt^T (S + c I)^{-1} tt``. :meth:`loo_losses` gives the exact
+    leave-one-out loss for a whole grid of strengths the same way, in one batched solve.
     """
 
     def __init__(self, data: MultiTaskData, prior: GaussianPrior, fit_intercept: bool,
@@ -213,32 +219,86 @@ class GaussianSystem:
         if confined:
             Z = Xc @ B
             target = yc - Xc @ mu
+            Q = alpha_l2 * np.eye(k) + np.diag(prior.precision)
+            r1 = -alpha_l2 * (B.T @ mu)
         else:
             Z, target = Xc, yc
-        Zr = Z * r[:, None]
-        if not len(r):
-            G = np.zeros((m, k, k))
-        elif len(r) * k * k <= _SEGMENT_ENTRIES:
-            G = np.add.reduceat(Zr[:, :, None] * Z[:, None, :], starts, axis=0)
-        else:  # per task, to keep the temporary small
-            ends = np.append(starts[1:], len(r))
-            G = np.stack([Zr[a:e].T @ Z[a:e] for a, e in zip(starts, ends, strict=True)])
-        r0 = np.add.reduceat(Zr * target[:, None], starts, axis=0) if len(r) else np.zeros(
-            (m, k))
-        if confined:
-            Q = alpha_l2 * np.eye(k) + np.diag(prior.precision)
-            r1 = np.broadcast_to(-alpha_l2 * (B.T @ mu), (m, k))
-        else:
-            Q = alpha_l2 * np.eye(d) + prior.precision_matrix()
-            r1 = np.broadcast_to(prior.precision_matrix() @ mu, (m, k))
-        self.G, self.Q, self.r0, self.r1 = G, Q, r0, r1
+            P = prior.precision_matrix()
+            Q = alpha_l2 * np.eye(d) + P
+            r1 = P @ mu
+        sizes = np.diff(np.append(starts, len(r)))
+        pos = np.arange(len(r)) - starts[rows] if len(r) else rows
+        self.k, self.starts, self.nmax = k, starts, int(sizes.max()) if len(r) else 0
+        self.Q, self.r1 = Q, np.broadcast_to(r1, (m, k))
         self.alpha_l2 = float(alpha_l2)
         self.fit_intercept = bool(fit_intercept)
         self.means, self.ybar = means, ybar
-        self._rows = (Z, target, r, rows, np.arange(len(r)) - starts[rows] if len(r) else rows)
+        self._rows = (Z, target, r, rows, pos)
+        self._padded = m * self.nmax <= _PAD_FACTOR * len(r) + 1024
         sw = getattr(data, "sample_weight", None)
         self._weights = None if sw is None else np.asarray(sw, dtype=np.float64)
+        self._primal: tuple[np.ndarray, np.ndarray] | None = None
+        self._kernel = self._kernel_form() if (len(r) and self.nmax < k and alpha_l2 == 0
+                                               and np.all(r > 0) and self._padded) else None
 
+    # ----------------------------------------------------------------- the two forms
+    def _primal_form(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(G, r0)``: the per-task ``k x k`` matrices and right-hand sides (computed once)."""
+        if self._primal is None:
+            Z, target, r, rows, pos = self._rows
+            m, k = self.m, self.k
+            Zr = Z * r[:, None]
+            if not len(r):
+                G, r0 = np.zeros((m, k, k)), np.zeros((m, k))
+            elif self._padded:  # tasks of similar sizes: padded rows, one batched product
+                Zpad = np.zeros((m, self.nmax, k))
+                Zpad[rows, pos] = Z
+                Zrpad = np.zeros((m, self.nmax, k))
+                Zrpad[rows, pos] = Zr
+                G = Zrpad.transpose(0, 2, 1) @ Zpad
+                r0 = np.add.reduceat(Zr * target[:, None], self.starts, axis=0)
+            else:  # one product per task
+                ends = np.append(self.starts[1:], len(r))
+                G = np.stack([Zr[a:e].T @ Z[a:e]
+                              for a, e in zip(self.starts, ends, strict=True)])
+                r0 = np.add.reduceat(Zr * target[:, None], self.starts, axis=0)
+            self._primal = (G, r0)
+        return self._primal
+
+    def _kernel_form(self):
+        """``(Linv, Xpad, tpad, S)`` of the kernel form, or ``None`` (``Q`` not definite)."""
+        try:
+            L = np.linalg.cholesky(self.Q)
+        except np.linalg.LinAlgError:
+            return None
+        Z, target, r, rows, pos = self._rows
+        prior = self.prior
+        if not prior.confined:  # the unknowns are w - mu: shift the targets
+            target = target - Z @ prior.mean
+        Linv = scipy.linalg.solve_triangular(L, np.eye(self.k), lower=True)
+        sr = np.sqrt(r)
+        Xt = (Z @ Linv.T) * sr[:, None]
+        Xpad = np.zeros((self.m, self.nmax, self.k))
+        Xpad[rows, pos] = Xt
+        tpad = np.zeros((self.m, self.nmax))
+        tpad[rows, pos] = sr * target
+        # padded rows are zero: the identity added below keeps their block invertible
+        return Linv, Xpad, tpad, Xpad @ Xpad.transpose(0, 2, 1)
+
+    def _kernel_solve(self, c: np.ndarray, with_inverse: bool):
+        """``(S + c I)^{-1} tt`` (and the diagonal of ``(S + c I)^{-1}``) for strengths ``c``
+        of shape ``(..., m)``."""
+        _, _, tpad, S = self._kernel
+        n = self.nmax
+        A = S + c[..., None, None] * np.eye(n)
+        rhs = np.broadcast_to(tpad[..., None], (*c.shape, n, 1))
+        if with_inverse:
+            rhs = np.concatenate([np.broadcast_to(np.eye(n), (*c.shape, n, n)), rhs], axis=-1)
+        sol = np.linalg.solve(A, rhs)
+        return sol[..., -1], (np.diagonal(sol[..., :n], axis1=-2, axis2=-1)
+                              if with_inverse else None)
+
+    # ----------------------------------------------------------------- solutions
     def _finish(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         prior = self.prior
         W = (prior.mean[:, None] + prior.basis @ x.T) if prior.confined else x.T
@@ -247,8 +307,16 @@ class GaussianSystem:
     def solve(self, scales: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(W (d, m), b (m,))`` at strengths ``scales`` (one per task)."""
         scales = np.asarray(scales, dtype=np.float64)
-        A = self.G + scales[:, None, None] * self.Q[None]
-        rhs = self.r0 + scales[:, None] * self.r1
+        if self._kernel is not None and np.all(scales > 0):
+            Linv, Xpad, _, _ = self._kernel
+            alpha, _ = self._kernel_solve(scales, with_inverse=False)
+            x = np.einsum("tik,ti->tk", Xpad, alpha) @ Linv  # L^{-T} Xt^T alpha, row-wise
+            if not self.prior.confined:
+                x = x + self.prior.mean[None]
+            return self._finish(x)
+        G, r0 = self._primal_form()
+        A = G + scales[:, None, None] * self.Q[None]
+        rhs = r0 + scales[:, None] * self.r1
         try:
             x = np.linalg.solve(A, rhs[..., None])[..., 0]
             if not np.all(np.isfinite(x)):
@@ -266,71 +334,38 @@ class GaussianSystem:
         task's losses whatever its number of rows, so the fit without row ``i`` is the
         penalized least squares of the other rows at the same weight, and the
         leave-one-out lemma gives its residual on row ``i`` as ``e_i / (1 - h_ii)``: ``e_i``
-        the residual of the fit on all rows, ``h_ii = r_i (1 + z_i^T (G + c Q)^{-1} z_i)``
-        the leverage (``r_i`` for the intercept, when there is one, the rest for the centred
-        features ``z_i``).
-        One batched solve for the whole grid.
+        the residual of the fit on all rows, ``h_ii = r_i + r_i z_i^T (G + c Q)^{-1} z_i`` the
+        leverage (``r_i`` for the intercept, when there is one, the rest for the centred row
+        ``z_i``; in the kernel form ``1 - c [(S + c I)^{-1}]_ii`` and the residual
+        ``c [(S + c I)^{-1} tt]_i / sqrt(r_i)``). One batched solve for the whole grid.
         """
         Z, target, r, rows, pos = self._rows
         scales_grid = np.asarray(scales_grid, dtype=np.float64)
-        n_grid, m, k = scales_grid.shape[0], self.m, self.G.shape[1]
-        nmax = int(pos.max()) + 1 if len(pos) else 0
-        if nmax < k and self.alpha_l2 == 0 and np.all(r > 0):
-            kernel = self._loo_kernel(scales_grid, nmax)
-            if kernel is not None:
-                return kernel
-        Zpad = np.zeros((m, k, nmax))
-        Zpad[rows, :, pos] = Z
-        A = self.G[None] + scales_grid[:, :, None, None] * self.Q[None, None]
-        rhs = np.concatenate([(self.r0[None] + scales_grid[:, :, None] * self.r1[None])[
-            ..., None], np.broadcast_to(Zpad, (n_grid, m, k, nmax))], axis=-1)
-        try:
-            sol = np.linalg.solve(A, rhs)
-        except np.linalg.LinAlgError:  # singular systems: least squares, one by one
-            sol = np.stack([np.stack([scipy.linalg.lstsq(A[g, t], rhs[g, t])[0]
-                                      for t in range(m)]) for g in range(n_grid)])
-        a = sol[..., 0]  # (n_grid, m, k)
-        MZ = sol[..., 1:]  # (n_grid, m, k, nmax)
-        resid = target[None] - np.einsum("nk,gnk->gn", Z, a[:, rows])
-        # MZ[:, rows, :, pos] puts the row axis first (advanced indices apart): (N, n_grid, k)
-        lev = r[None] * (float(self.fit_intercept)
-                         + np.einsum("nk,ngk->gn", Z, MZ[:, rows, :, pos]))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            loo = resid / (1.0 - lev)
-        loo = np.where(np.isfinite(loo), loo, np.inf)
-        w = np.ones(len(r)) if self._weights is None else self._weights
-        return 0.5 * np.sum(w[None] * loo * loo, axis=1)
-
-    def _loo_kernel(self, scales_grid: np.ndarray, nmax: int) -> np.ndarray | None:
-        """:meth:`loo_losses` in the space of each task's rows (fewer rows than unknowns,
-        ``alpha_l2 = 0``, ``Q = L L^T`` positive definite): with ``Xt = diag(sqrt(r)) Z L^{-T}``
-        (the task's weighted, centred rows in the prior's metric) and ``Xt Xt^T = U diag(s)
-        U^T``, the leverage is ``r_i + sum_k U_ik^2 s_k / (s_k + c)`` and the weighted
-        residual ``U diag(c / (s + c)) U^T tt`` (``tt = diag(sqrt(r)) (target - Z mu)``): one
-        batched eigen-decomposition of ``n_t x n_t`` matrices for the whole grid."""
-        try:
-            L = np.linalg.cholesky(self.Q)
-        except np.linalg.LinAlgError:
-            return None
-        Z, target, r, rows, pos = self._rows
-        prior = self.prior
-        if not prior.confined:  # the unknowns are w - mu: shift the targets
-            target = target - Z @ prior.mean
-        sr = np.sqrt(r)
-        Xt = scipy.linalg.solve_triangular(L, Z.T, lower=True).T * sr[:, None]
-        m = self.m
-        Xpad = np.zeros((m, nmax, Xt.shape[1]))
-        Xpad[rows, pos] = Xt
-        tpad = np.zeros((m, nmax))
-        tpad[rows, pos] = sr * target
-        s, U = np.linalg.eigh(Xpad @ Xpad.transpose(0, 2, 1))
-        s = np.maximum(s, 0.0)
-        Ut = np.einsum("tik,ti->tk", U, tpad)  # U^T tt, (m, nmax)
-        c = scales_grid[:, :, None]  # (n_grid, m, 1)
-        fit_frac = s[None] / (s[None] + c)  # (n_grid, m, nmax)
-        lev = (float(self.fit_intercept) * r[None]
-               + np.einsum("tik,gtk->gti", U * U, fit_frac)[:, rows, pos])
-        resid = np.einsum("tik,gtk->gti", U, (1.0 - fit_frac) * Ut[None])[:, rows, pos] / sr
+        n_grid, m, k = scales_grid.shape[0], self.m, self.k
+        intercept = float(self.fit_intercept)
+        if self._kernel is not None and np.all(scales_grid > 0):
+            alpha, inv_diag = self._kernel_solve(scales_grid, with_inverse=True)
+            c = scales_grid[:, rows]
+            lev = intercept * r[None] + 1.0 - c * inv_diag[:, rows, pos]
+            resid = c * alpha[:, rows, pos] / np.sqrt(r)[None]
+        else:
+            G, r0 = self._primal_form()
+            nmax = self.nmax
+            Zpad = np.zeros((m, k, nmax))
+            Zpad[rows, :, pos] = Z
+            A = G[None] + scales_grid[:, :, None, None] * self.Q[None, None]
+            rhs = np.concatenate([(r0[None] + scales_grid[:, :, None] * self.r1[None])[
+                ..., None], np.broadcast_to(Zpad, (n_grid, m, k, nmax))], axis=-1)
+            try:
+                sol = np.linalg.solve(A, rhs)
+            except np.linalg.LinAlgError:  # singular systems: least squares, one by one
+                sol = np.stack([np.stack([scipy.linalg.lstsq(A[g, t], rhs[g, t])[0]
+                                          for t in range(m)]) for g in range(n_grid)])
+            a = sol[..., 0]  # (n_grid, m, k)
+            MZ = sol[..., 1:]  # (n_grid, m, k, nmax)
+            resid = target[None] - np.einsum("nk,gnk->gn", Z, a[:, rows])
+            # MZ[:, rows, :, pos] puts the row axis first (advanced indices apart)
+            lev = r[None] * (intercept + np.einsum("nk,ngk->gn", Z, MZ[:, rows, :, pos]))
         with np.errstate(divide="ignore", invalid="ignore"):
             loo = resid / (1.0 - lev)
         loo = np.where(np.isfinite(loo), loo, np.inf)
@@ -346,9 +381,10 @@ def _gaussian_closed_form_all(data: MultiTaskData, prior: GaussianPrior, fit_int
     return GaussianSystem(data, prior, fit_intercept, alpha_l2).solve(scales)
 
 
-#: Largest ``N k^2`` for which the per-task matrices come from one segment sum (a temporary
-#: of that many numbers); above, one product per task.
-_SEGMENT_ENTRIES = 4_000_000
+#: The per-task matrices come from one batched product over the rows padded to the largest
+#: task when the padding holds at most this many times the rows (tasks of similar sizes);
+#: otherwise from one product per task.
+_PAD_FACTOR = 4
 
 
 def _stacked_arrays(data: MultiTaskData):

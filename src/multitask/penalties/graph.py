@@ -241,7 +241,13 @@ class MeanRegularization(GraphRegularization):
     name = "mean_regularization"
 
     def __init__(self, alpha: float, n_tasks: int):
-        super().__init__(alpha, mean_laplacian(n_tasks), 0.0)
+        # I - 11^T / m is symmetric positive semi-definite with the eigenvalues 0 (once) and 1
+        # (m - 1 times): the parent's check and eigen-decomposition are not needed (they cost
+        # two eigen-decompositions of an m x m matrix)
+        self.alpha = _check_strength(alpha, "alpha")
+        self.alpha_l1 = 0.0
+        self.laplacian = mean_laplacian(n_tasks)
+        self._lambda_max = 1.0 if int(n_tasks) > 1 else 0.0
 
     def _repr_params(self) -> dict:
         return {"alpha": self.alpha, "n_tasks": self.laplacian.shape[0]}
