@@ -602,3 +602,23 @@ def test_l1inf_hinge_classifier_new_task_stays_in_the_box(datagen):
         est.fit_new_tasks(Xs[4:], ys[4:])
     assert np.array_equal(est.coef_[:4], coef)
     assert np.all(np.abs(est.coef_[4]) <= np.abs(coef).max(axis=0) * (1 + 1e-9) + 1e-12)
+
+
+@pytest.mark.parametrize(("name", "strength"), [
+    ("TraceNormRegressor", "scaled"), ("MeanRegularizedRegressor", "scaled"),
+    ("RobustMTLRegressor", "scaled"), ("TraceNormRegressor", "cv")])
+def test_integer_weights_equal_repeated_rows(name, strength):
+    """sample_weight in fit_new_tasks: integer weights give the model of the repeated rows."""
+    Xs, ys, Xn, yn = _data(seed=23, sizes=[30] * M + [6, 8])
+    est = _fit(getattr(multitask, name)(tol=1e-10), Xs, ys)
+    rng = np.random.default_rng(24)
+    weights = [rng.integers(1, 4, len(y)) for y in yn]
+    a = copy.deepcopy(est).fit_new_tasks(Xn, yn, sample_weight=weights, strength=strength)
+    b = copy.deepcopy(est).fit_new_tasks([np.repeat(X, w, axis=0) for X, w in zip(
+        Xn, weights, strict=True)], [np.repeat(y, w) for y, w in zip(yn, weights, strict=True)],
+        strength=strength)
+    if strength == "scaled":
+        assert np.allclose(a.coef_, b.coef_, rtol=1e-7, atol=1e-9)
+        assert np.allclose(a.intercept_, b.intercept_, rtol=1e-7, atol=1e-9)
+    else:  # leave-one-out leaves one row out, not all its copies: only the fit is compared
+        assert a.coef_.shape == b.coef_.shape
