@@ -19,10 +19,10 @@ the prior fixes it). The strength ``c_t`` (:func:`strength_scales`):
 * ``"fitted"``: ``c_t = 1``: exactly the fitted objective's conditional on the new column
   (what a refit including the task would do to it, were the other tasks to stay fixed).
 * ``"cv"``: ``c_t = g nbar / n_t`` with ``g`` in :data:`CV_GRID` chosen by cross-validation
-  on the new rows, pooled over the new tasks (:data:`CV_FOLDS` folds within each task, rows
-  dealt round-robin in their order; every new task needs :data:`CV_MIN_ROWS` rows). For the
-  closed-form problems the whole grid costs one eigen-decomposition per fold
-  (:class:`GaussianSystem`).
+  on the new rows, pooled over the new tasks (every new task needs :data:`CV_MIN_ROWS` rows):
+  exact leave-one-out for the closed-form problems, for the whole grid in one batched solve
+  (:meth:`GaussianSystem.loo_losses`); :data:`CV_FOLDS` folds within each task otherwise
+  (rows dealt round-robin in their order).
 * ``"auto"`` (the default): ``"cv"`` where it is cheap and the rows allow it
   (:func:`cv_applies`: a closed-form problem, every new task with :data:`CV_MIN_ROWS` rows,
   :data:`CV_MIN_TOTAL` rows in all), ``"scaled"`` otherwise.
@@ -31,11 +31,14 @@ the prior fixes it). The strength ``c_t`` (:func:`strength_scales`):
 Constraint sets (balls) have no strength: ``c_t`` does not change them.
 
 Solvers: the squared loss with a :class:`~multitask.penalties.new_task.GaussianPrior` has a
-closed form (one ``k x k`` system for a prior confined to a ``k``-dimensional subspace, one
-``d x d`` system otherwise); every other problem goes to the library's accelerated proximal
+closed form (:class:`GaussianSystem`: one ``k x k`` system per task for a prior confined to a
+``k``-dimensional subspace, ``d x d`` otherwise, or one ``n_t x n_t`` system in the space of
+the task's rows when it has fewer); a split prior with one Gaussian part is screened first
+(:func:`_screened_sum`); every other problem goes to the library's accelerated proximal
 gradient (``"fista"``; the projected subgradient method for the hinge loss) with the model's
-``max_iter`` and ``tol``. A :class:`~multitask.penalties.new_task.PriorChoice` (the nearest
-cluster) is solved once per option, and the option with the lowest objective is kept.
+``max_iter`` and ``tol``, all new tasks in one call. A
+:class:`~multitask.penalties.new_task.PriorChoice` (the nearest cluster) is solved once per
+option, and the option with the lowest objective is kept.
 """
 
 from __future__ import annotations
