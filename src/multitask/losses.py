@@ -90,12 +90,16 @@ class DualPoint:
     quadratic : tuple of float, optional
         ``(A, B)`` with ``F^*(s theta) = A s^2 + B s`` for every ``s`` (the squared loss),
         which gives the best ``s`` in closed form.
+    score_grad : ndarray of shape (N,), optional
+        The score derivatives ``a_i = theta_i / w_i`` of the dual point, where they were
+        computed (a correction of the dual point starts from them).
     """
 
     loss: float
     grad: np.ndarray
     conjugate: Callable[[float], float]
     quadratic: tuple[float, float] | None = None
+    score_grad: np.ndarray | None = None
 
 
 def _balance_per_task(data: MultiTaskData, theta: np.ndarray) -> np.ndarray:
@@ -163,6 +167,14 @@ class Datafit:
     def restrict(self, tasks) -> Datafit:
         """The same datafit on the tasks ``tasks`` only (a new object; positions in order)."""
         return type(self)(self.raw.subset_tasks(tasks), **self.get_params())
+
+    def on_columns(self, data: MultiTaskData) -> Datafit:
+        """The same loss on ``data``, a subset of the columns of the design this loss sees
+        (:attr:`data`: centred where the loss centres), for solvers that work on some feature
+        rows of ``W`` with the others at zero (working sets): its value at ``W_S`` is this
+        loss's at the ``W`` whose rows outside ``S`` are zero. Nothing is centred again; the
+        intercept variable stays a variable (a new object)."""
+        return type(self)(data, self.has_intercept_variable, self.alpha_l2, center=False)
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(n_tasks={self.data.n_tasks}, "
@@ -411,20 +423,34 @@ class Datafit:
         (shape ``(d, m)``, the gradient of the loss at ``(W, b)`` when no balancing was
         needed) and ``F^*(s theta)`` as a function of ``s >= 0``.
         """
-        z = self.scores(W, b)
-        vals, a = self._dloss(z)
+        return self.dual_point_at_scores(self.scores(W, b), b)
+
+    def dual_point_at_scores(self, z: np.ndarray, b: np.ndarray | None = None, *,
+                             design: MultiTaskData | None = None) -> DualPoint:
+        """:meth:`dual_point` from the stacked scores ``z = X W + b`` of the primal point
+        (computed by the caller, e.g. from the nonzero rows of ``W`` alone); ``design``: the
+        same data with another storage of the design for the product ``X^T theta`` (a
+        column-major copy of a sparse design)."""
+        vals, a = self._dloss(np.asarray(z, dtype=np.float64))
         w = self.data.row_weights
         loss = float(vals @ w)
         if b is not None and self.has_intercept_variable:
             a = _balance_per_task(self.data, a * w) / np.where(w > 0, w, 1.0)
         theta = a * w
-        G = self.data.rmatvec(theta)
+        G = (self.data if design is None else design).rmatvec(theta)
         rows = w > 0
 
         def conjugate(s: float) -> float:
             return float(w[rows] @ self._score_conjugate(s * a)[rows])
 
-        return DualPoint(loss=loss, grad=G, conjugate=conjugate)
+        return DualPoint(loss=loss, grad=G, conjugate=conjugate, score_grad=a)
+
+    def conjugate_sum(self, a: np.ndarray, s: float = 1.0) -> float:
+        """``F^*(s theta) = sum_i w_i ell^*(s a_i)`` for the dual point ``theta_i = w_i a_i``
+        (``+inf`` outside the domain), over the rows of positive weight."""
+        w = self.data.row_weights
+        rows = w > 0
+        return float(w[rows] @ self._score_conjugate(s * np.asarray(a, dtype=np.float64))[rows])
 
 
 # --------------------------------------------------------------------------- caches of Squared
@@ -744,6 +770,10 @@ class Squared(Datafit):
     def value(self, W, b=None):
         return super().value(W, None)
 
+    def _score_conjugate(self, a):
+        """``a^2 / 2 + a y`` (on the centred targets): the conjugate of ``(z - y)^2 / 2``."""
+        return 0.5 * a * a + a * self.data.y
+
     def dual_point(self, W, b=None):
         """The residual dual point ``theta_i = w_i (z_i - y_i)`` (centred data: the intercepts
         are eliminated, so no balancing is needed).
@@ -758,6 +788,24 @@ class Squared(Datafit):
         B = float(np.vdot(G, W)) - 2.0 * A
         return DualPoint(loss=A, grad=G, conjugate=lambda s: A * s * s + B * s,
                          quadratic=(A, B))
+
+    def dual_point_at_scores(self, z, b=None, *, design=None):
+        """:meth:`dual_point` from the stacked (centred) scores ``z``: ``theta_i = w_i (z_i -
+        y_i)``, ``A`` the loss, ``B = sum_i theta_i y_i`` and ``G = X^T theta`` (one pass
+        over the data, or over ``design``, no Gram matrix)."""
+        w = self.data.row_weights
+        r = np.asarray(z, dtype=np.float64) - self.data.y
+        theta = w * r
+        A = 0.5 * float(theta @ r)
+        B = float(theta @ self.data.y)
+        G = (self.data if design is None else design).rmatvec(theta)
+        return DualPoint(loss=A, grad=G, conjugate=lambda s: A * s * s + B * s,
+                         quadratic=(A, B), score_grad=r)
+
+    def on_columns(self, data):
+        """The same loss on the columns ``data`` of its (centred) design, with Gram matrices
+        (the working sets of :mod:`multitask.solvers.working_set` are small)."""
+        return Squared(data, False, self.alpha_l2, use_gram=True)
 
     def lipschitz(self) -> float:
         """``max_t ||X_t - 1 mean(X_t)||_2^2 / n_t + alpha_l2``: a certified upper bound.

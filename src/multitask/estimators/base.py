@@ -384,7 +384,15 @@ class MultiTaskEstimator(BaseEstimator):
         majorization-minimization (``"mm"``) under the same conditions on the Hessian of the
         loss's quadratic bound (:func:`multitask.solvers.majorized.prefer_majorized`). Split
         models (``W = P + Q``) take ADMM whenever it applies (quadratic losses), whatever the
-        conditioning (:func:`multitask.solvers.admm.prefer_admm_split`)."""
+        conditioning (:func:`multitask.solvers.admm.prefer_admm_split`). Before all that, a
+        model listing ``"working_set"`` takes working sets with gap-safe screening when its
+        penalty is separable over feature rows and there are many features
+        (:func:`multitask.solvers.working_set.prefer_working_set`)."""
+        if name != "exact" and "working_set" in self._solvers:
+            from multitask.solvers.working_set import prefer_working_set
+
+            if prefer_working_set(datafit, penalty):
+                return "working_set"
         if name in ("fista", "ladm") and "admm" in self._solvers:
             from multitask.solvers.admm import prefer_admm, prefer_admm_split
 

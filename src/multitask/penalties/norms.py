@@ -76,7 +76,8 @@ class L21(_Scaled):
         return group_soft_threshold(V, step * self.alpha, axis=1)
 
     def alpha_max(self, grad):
-        return float(np.max(np.linalg.norm(grad, axis=1))) if grad.size else 0.0
+        # the largest squared row norm, then one square root (no d x m temporary)
+        return float(np.sqrt(np.max(np.einsum("jt,jt->j", grad, grad)))) if grad.size else 0.0
 
     def dual_bound(self, G):
         """``s_max = alpha / max_j ||G_j.||_2`` (the dual norm of l2,1)."""

@@ -24,6 +24,7 @@ from multitask.solvers.majorized import MajorizedADMM
 from multitask.solvers.multistage import Multistage
 from multitask.solvers.result import SolverResult
 from multitask.solvers.subgradient import ProjectedSubgradient
+from multitask.solvers.working_set import WorkingSet
 
 __all__ = [
     "SOLVERS",
@@ -41,6 +42,7 @@ __all__ = [
     "Solver",
     "SolverResult",
     "TaskBlocks",
+    "WorkingSet",
     "make_solver",
     "optimality",
     "partition_tasks",
@@ -58,6 +60,7 @@ SOLVERS: dict[str, tuple[type[Solver], dict[str, Any]]] = {
     "exact": (QuadraticExact, {}),
     "admm": (QuadraticADMM, {}),
     "mm": (MajorizedADMM, {}),
+    "working_set": (WorkingSet, {}),
 }
 
 
