@@ -37,6 +37,14 @@ EXPECTED_FAILED = {
         "repeated rows agree only to the tolerance, not to the check's 1e-7",
         "check_sample_weight_equivalence_on_sparse_data": "as on dense data",
     },
+    "MeanRegularizedRegressor": {
+        "check_sample_weight_equivalence_on_dense_data": "the check's data are one task with "
+        "more features (30) than rows (27): mean regularization then penalizes nothing (the "
+        "task is its own mean), every interpolating weight vector is optimal, and the fits "
+        "from weights and from repeated rows stop, certified, at different points of that "
+        "flat optimum, whose predictions differ beyond the check's 1e-7 (the sparse version "
+        "of the check passes)",
+    },
 }
 
 

@@ -272,6 +272,8 @@ class LinearizedTruncatedTraceNorm(_SpectralPenalty):
 
     name = "linearized_truncated_trace"
     is_convex = True
+    #: Its conjugate is the indicator of a shifted ball: the ray's bound is not homogeneous.
+    dual_kind = "shifted"
 
     def __init__(self, alpha: float, P: np.ndarray):
         super().__init__(alpha)

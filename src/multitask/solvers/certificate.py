@@ -39,8 +39,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from multitask.losses import Datafit, DualPoint
-from multitask.penalties.base import DualBound, Penalty
+from multitask.losses import Datafit, DualPoint, _balance_per_task
+from multitask.penalties.base import DualBound, IdentityMap, Penalty
 
 __all__ = ["Certificate", "duality_gap", "has_dual"]
 
@@ -91,10 +91,39 @@ def _smooth_terms(datafit: Datafit, penalty: Penalty, W: np.ndarray, dp: DualPoi
     return G, Q
 
 
+#: Largest scale of the dual ray: beyond it the terms of ``D(s)`` are so much larger than
+#: their sum that rounding would decide it (at an optimum ``s = 1``).
+MAX_SCALE = 1e3
+
+
+#: Gradients whose largest entry lies outside ``[2**-SAFE_GRADIENT, 2**SAFE_GRADIENT]`` are
+#: rescaled by a power of two before the penalty's dual norms (whose squares would overflow).
+SAFE_GRADIENT = 300
+
+
+def _dual_bound(penalty: Penalty, G: np.ndarray) -> DualBound | None:
+    """``penalty.dual_bound(G)``, computed on ``G / k`` (``k`` a power of two) when the entries
+    of ``G`` are far from 1: the norms' squares would overflow or vanish. The ray's bound is
+    homogeneous: ``s_max(G) = s_max(G / k) / k``, ``c1(G) = k c1(G / k)`` (a support
+    function), ``c2(G) = k^2 c2(G / k)`` (a quadratic conjugate)."""
+    top = float(np.max(np.abs(G))) if G.size else 0.0
+    if top == 0.0 or not np.isfinite(top) or 2.0**-SAFE_GRADIENT <= top <= 2.0**SAFE_GRADIENT:
+        return penalty.dual_bound(G)
+    if getattr(penalty, "dual_kind", "") == "shifted":  # not homogeneous along the ray
+        return penalty.dual_bound(G)
+    k = 2.0 ** int(np.round(np.log2(top)))
+    b = penalty.dual_bound(G / k)
+    if b is None:
+        return None
+    with np.errstate(over="ignore"):
+        return DualBound(b.s_max / k, b.c1 * k, b.c2 * k * k)
+
+
 def _best_scale(dp: DualPoint, Q: float, bound: DualBound) -> float:
-    """The ``s`` in ``[0, s_max]`` maximizing ``D(s) = -F^*(s theta) - s^2 Q - c1 s - c2
-    s^2`` (closed form when ``F^*`` is quadratic along the ray, else ``min(1, s_max)``)."""
-    s_max = bound.s_max
+    """The ``s`` in ``[0, min(s_max, MAX_SCALE)]`` maximizing ``D(s) = -F^*(s theta) - s^2 Q -
+    c1 s - c2 s^2`` (closed form when ``F^*`` is quadratic along the ray, else ``min(1,
+    s_max)``)."""
+    s_max = min(bound.s_max, MAX_SCALE)
     if dp.quadratic is not None:
         A, B = dp.quadratic
         curv = A + Q + bound.c2
@@ -105,6 +134,25 @@ def _best_scale(dp: DualPoint, Q: float, bound: DualBound) -> float:
     return float(min(1.0, s_max))
 
 
+def _per_row(datafit: Datafit, W: np.ndarray, b, dp: DualPoint) -> DualPoint:
+    """``dp`` with its conjugate from the score derivatives row by row (one pass over the
+    data where they were not computed): after a correction of the dual point the squared
+    loss's shortcut ``B = <G, W> - 2 A`` no longer holds (``G`` was changed by rounding), and
+    near an interpolating fit it would lose every digit."""
+    a = dp.score_grad
+    if a is None:
+        z = datafit.scores(W, b)
+        a = datafit._dloss(z)[1]
+    a = np.asarray(a, dtype=np.float64)
+    quad = None
+    if dp.quadratic is not None:
+        w = datafit.data.row_weights
+        quad = (0.5 * float(w @ (a * a)), float(w @ (a * datafit.data.y)))
+    return DualPoint(loss=dp.loss, grad=dp.grad,
+                     conjugate=lambda s: datafit.conjugate_sum(a, s), quadratic=quad,
+                     score_grad=a)
+
+
 def _dual_value(dp: DualPoint, Q: float, bound: DualBound, s: float) -> float:
     if s <= 0.0:
         return -float(dp.conjugate(0.0))
@@ -112,7 +160,8 @@ def _dual_value(dp: DualPoint, Q: float, bound: DualBound, s: float) -> float:
 
 
 def duality_gap(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.ndarray | None,
-                *, correct_free: bool = True) -> Certificate | None:
+                *, correct_free: bool = True, refine: bool = True,
+                target: float | None = None) -> Certificate | None:
     """The certified duality gap at ``(V, b)`` (module docstring).
 
     Parameters
@@ -128,6 +177,13 @@ def duality_gap(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.ndarray
     correct_free : bool, default=True
         Re-optimize the free directions of the penalty first where the dual needs it
         (squared loss only).
+    refine : bool, default=True
+        Where the dual ray must be scaled down (the gradient lies outside the dual ball of a
+        norm), also try the dual point corrected by projection (:func:`_projected_dual`)
+        and keep the better of the two.
+    target : float, optional
+        Skip that correction when the ray's relative gap is already at most ``target`` (a
+        solver passes its ``tol``).
 
     Returns
     -------
@@ -148,7 +204,7 @@ def duality_gap(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.ndarray
         return _quadratic_gap(datafit, penalty, W, b, primal, ridge, correct_free)
     dp = datafit.dual_point(W, b)
     G, Q = _smooth_terms(datafit, penalty, W, dp)
-    bound = penalty.dual_bound(G)
+    bound = _dual_bound(penalty, G)
     if bound is None:
         return None
     corrected = False
@@ -160,16 +216,25 @@ def duality_gap(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.ndarray
             return None
         Wc, rows, B = fixed
         ref_scale = max(_free_scale(G), datafit.gradient_scale())
-        dp = datafit.dual_point(Wc, b)
+        dp = _per_row(datafit, Wc, b, datafit.dual_point(Wc, b))
         G, Q = _smooth_terms(datafit, penalty, Wc, dp)
         if not _project_out(G, rows, B, ref_scale):
             return None
-        bound = penalty.dual_bound(G)
+        bound = _dual_bound(penalty, G)
         if bound is None or (bound.s_max <= 0.0 and np.any(G)):
             return None
         corrected = True
     s = _best_scale(dp, Q, bound)
-    return _finish(primal, dp, Q, bound, s, corrected)
+    cert = _finish(primal, dp, Q, bound, s, corrected)
+    if (refine and bound.s_max < 1.0 and cert.relative_gap > (target or 0.0)
+            and bound.c1 == 0.0 and bound.c2 == 0.0):
+        better = _projected_dual(datafit, penalty, W, b, dp, G, Q)
+        if better is not None:
+            dp2, Q2, bound2 = better
+            cert2 = _finish(primal, dp2, Q2, bound2, _best_scale(dp2, Q2, bound2), corrected)
+            if cert2.dual > cert.dual:
+                cert = cert2
+    return cert
 
 
 def has_dual(penalty: Penalty) -> bool:
@@ -230,7 +295,8 @@ def _quadratic_gap(datafit: Datafit, penalty: Penalty, W: np.ndarray, b, primal:
         if not _project_out(G, rows, B, ref_scale):
             return None
         conj, _ = penalty.smooth_conjugate(G, ridge)  # type: ignore[attr-defined]
-        dp = DualPoint(dp.loss, G, dp.conjugate, dp.quadratic)
+        dp = _per_row(datafit, Wc, b, DualPoint(dp.loss, G, dp.conjugate, dp.quadratic,
+                                                 dp.score_grad))
         corrected = True
     bound = DualBound(float("inf"), 0.0, 0.0)
     s = _best_scale(dp, conj, bound)
@@ -263,6 +329,124 @@ def _project_out(G: np.ndarray, rows: np.ndarray, B: np.ndarray | None, scale: f
         return False
     G[rows] -= comp
     return True
+
+
+# --------------------------------------------------------------------------- projected dual
+#: Largest ``n_tasks * n_features^3`` (the cost of the per-task eigendecompositions) for which
+#: the certificate corrects a dual point by projection.
+PROJECTION_MAX_WORK = 2e9
+
+
+def _projected_dual(datafit: Datafit, penalty: Penalty, W: np.ndarray, b, dp: DualPoint,
+                    G: np.ndarray, Q: float):
+    """A dual point whose gradient is projected onto the dual ball instead of scaled to it.
+
+    For a positively homogeneous prox part ``r`` (a norm, with the identity map) the dual needs
+    ``G`` (the gradient of the smooth part at the dual point) in ``dr(0)``; the ray scales
+    ``theta`` by ``s_max < 1`` for that, which on ill-conditioned problems loses far more than
+    the violation: the gradient of a point optimal to rounding can sit a relative ``1e-4``
+    outside the ball along flat directions of the loss. Here the target is the projection
+    ``G' = G - prox_r(G)`` (Moreau), reached by moving the dual point within the range of the
+    design: ``theta' = theta + w (X c_t - mu_t^T c_t)`` per task with ``H_t c_t = G'_t - G_t``,
+    ``H_t`` the row-weighted (centred, when the intercepts are variables: the correction then
+    keeps every task's sum zero) Gram matrix of the loss's quadratic bound
+    (:meth:`Datafit.bound_hessian`, divided by its curvature), solved by least squares. Where
+    ``theta'`` leaves the domain of the loss's conjugate the step is shortened, and the ray
+    scales what remains. Returns ``(dual point, Q, bound)`` or ``None`` where it does not
+    apply (split models, constraint sets, large problems, losses without a bound Hessian).
+    """
+    if penalty.parts or penalty.is_constraint or not isinstance(penalty.linear_map,
+                                                                    IdentityMap):
+        return None
+    d, m = W.shape
+    a = dp.score_grad
+    try:
+        if a is None:  # the Gram route of the squared loss: the score derivatives, one pass
+            z = datafit.scores(W, b)
+            a = datafit._dloss(z)[1]
+        step = -np.asarray(penalty.prox(G, 1.0), dtype=np.float64)  # G + step = proj(G)
+        if not np.any(step):
+            return None
+        eig = _bound_eigen(datafit, d, m)
+        if eig is None:
+            return None
+        lam_inv, Qe, mu = eig
+        # per task (or one shared matrix): c_t = H_t^+ step_t; H_t c_t is the part of step_t
+        # in the range of H_t, which the correction reaches exactly
+        coef = _apply_pinv(lam_inv, Qe, step)
+        reached = _apply_pinv((lam_inv > 0).astype(np.float64), Qe, step)
+        delta = datafit.data.matvec(coef)
+        if mu is not None:
+            delta = delta - datafit.data.expand(np.einsum("jt,jt->t", mu, coef))
+    except (NotImplementedError, ValueError, np.linalg.LinAlgError):
+        return None
+    t = _domain_step(datafit, a, delta)
+    if t <= 0.0:
+        return None
+    a2 = a + t * delta
+    w = datafit.data.row_weights
+    if b is not None and datafit.has_intercept_variable:  # keep every task's sum zero
+        a2 = _balance_per_task(datafit.data, a2 * w) / np.where(w > 0, w, 1.0)
+    # the gradient of the corrected point, exactly (not the Gram matrices' prediction)
+    grad2 = datafit.data.rmatvec(a2 * w)
+    del reached
+    quad = None
+    if dp.quadratic is not None:  # the squared loss: F^*(s theta) = A s^2 + B s
+        A2 = 0.5 * float(w @ (a2 * a2))
+        B2 = float(w @ (a2 * datafit.data.y))
+        quad = (A2, B2)
+    dp2 = DualPoint(loss=dp.loss, grad=grad2,
+                    conjugate=lambda s: datafit.conjugate_sum(a2, s), quadratic=quad,
+                    score_grad=a2)
+    G2, Q2 = _smooth_terms(datafit, penalty, W, dp2)
+    bound2 = _dual_bound(penalty, G2)
+    if bound2 is None:
+        return None
+    return dp2, Q2, bound2
+
+
+def _bound_eigen(datafit: Datafit, d: int, m: int):
+    """``(1 / lambda (0 on the null space), Q, mu)`` of the row-weighted Gram matrices of the
+    loss's quadratic bound (without its ridge term and curvature), cached on the datafit;
+    ``None`` when too large (:data:`PROJECTION_MAX_WORK`)."""
+    cached = datafit.__dict__.get("_projection_eigen")
+    if cached is not None:
+        return cached
+    H, mu = datafit.bound_hessian()
+    k = H.shape[0]
+    if k * float(d) ** 3 > PROJECTION_MAX_WORK:
+        return None
+    c = float(datafit.curvature())
+    a2 = float(getattr(datafit, "alpha_l2", 0.0) or 0.0)
+    Hw = (H - a2 * np.eye(d)[None]) / c if c > 0 else H
+    lam, Qe = np.linalg.eigh(Hw)
+    top = np.max(lam, axis=1, keepdims=True) if lam.size else lam
+    keep = lam > 1e-12 * np.maximum(top, _TINY)
+    lam_inv = np.where(keep, 1.0 / np.where(keep, lam, 1.0), 0.0)
+    out = (lam_inv, Qe, mu)
+    datafit.__dict__["_projection_eigen"] = out
+    return out
+
+
+def _apply_pinv(lam_inv: np.ndarray, Qe: np.ndarray, R: np.ndarray) -> np.ndarray:
+    """``Q_t diag(lam_inv_t) Q_t^T r_t`` for every task column ``r_t`` of ``R`` (``Qe`` of one
+    matrix for all tasks when shared): ``H_t^+ r_t``, or with ``lam_inv`` the indicator of
+    the range, the projection of ``r_t`` on the range of ``H_t``."""
+    if Qe.shape[0] == 1:
+        return Qe[0] @ (lam_inv[0][:, None] * (Qe[0].T @ R))
+    proj = np.einsum("tji,jt->it", Qe, R)  # Q_t^T r_t, (d, m)
+    return np.einsum("tij,jt->it", Qe, lam_inv.T * proj)
+
+
+def _domain_step(datafit: Datafit, a: np.ndarray, delta: np.ndarray) -> float:
+    """The largest ``t`` in ``[0, 1]`` (by halving, from 1) with ``a + t delta`` in the domain
+    of the loss's conjugate on every row of positive weight."""
+    t = 1.0
+    for _ in range(30):
+        if np.isfinite(datafit.conjugate_sum(a + t * delta)):
+            return t
+        t *= 0.5
+    return 0.0
 
 
 # --------------------------------------------------------------------------- free directions
