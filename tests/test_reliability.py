@@ -49,7 +49,8 @@ CASES = [c for name in ESTIMATORS
                    else (name,))]
 
 #: Models solved in closed form: no iteration budget to exhaust (checked: no warning).
-EXACT = {"IndependentRidgeRegressor", "PooledRegressor"}
+#: (the mean-regularized least squares is a linear system: ``QuadraticExact``)
+EXACT = {"IndependentRidgeRegressor", "PooledRegressor", "MeanRegularizedRegressor"}
 #: Solvers without an iteration budget: the closed form, and HiGHS's linear program (which
 #: stops on its own tolerances; ``solver="auto"`` takes it for small hinge-loss l1,inf models).
 EXACT_SOLVERS = {"exact"}
