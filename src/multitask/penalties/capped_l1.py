@@ -102,6 +102,10 @@ class RowWeightedL1(Penalty):
         free = self.weights == 0
         return (free, None) if free.any() else None
 
+    def restrict_rows(self, rows) -> RowWeightedL1:
+        """The penalty on the feature rows ``rows`` alone (a working set's subproblem)."""
+        return RowWeightedL1(self.weights[np.asarray(rows, dtype=np.int64)])
+
 
 class CappedL1(Penalty):
     """``alpha * sum_j min(||W_j.||_1, theta)``: the capped l1,l1 penalty (non-convex).

@@ -95,6 +95,14 @@ class L1InfNorm(Penalty):
         """``s_max = alpha / max_j ||G_j.||_1`` (the dual of l1,inf is l_inf,1)."""
         return norm_bound(self.alpha, self.alpha_max(G))
 
+    def row_blocks(self, n_features: int):
+        """The feature rows as blocks (:mod:`multitask.penalties.row_blocks`): row ``j`` is
+        zero at the optimum when ``||G_j.||_1 <= alpha`` (kind ``"l1inf"``)."""
+        from multitask.penalties.row_blocks import RowBlocks
+
+        a = np.full(n_features, self.alpha)
+        return RowBlocks("l1inf", a, np.zeros(n_features), np.zeros(n_features), uniform=True)
+
 
 def _group_norm(q) -> float:
     q = float(q)
