@@ -36,7 +36,7 @@ from multitask.penalties.dirty import DirtyNorm
 from multitask.solvers import BlockCoordinateDescent, QuadraticExact
 from multitask.solvers import exact as exact_module
 from multitask.solvers.base import apply_per_task
-from multitask.solvers.bcd import _bcd_epochs, _bcd_epochs_numpy, row_operators
+from multitask.solvers.bcd import _bcd_epochs, _bcd_epochs_numpy, row_strengths
 
 cp = pytest.importorskip("cvxpy")
 
@@ -334,15 +334,15 @@ def test_the_twin_refuses_other_families():
                           1e-8, 1.0)
 
 
-def test_row_operators_read_numbers_and_arrays():
-    fam, params = row_operators(RowWeightedL1(np.arange(4.0)), 4)
+def test_row_strengths_read_numbers_and_arrays():
+    fam, params = row_strengths(RowWeightedL1(np.arange(4.0)), 4)
     assert fam == 0 and params.shape == (4, 3)
     np.testing.assert_array_equal(params[:, 0], np.arange(4.0))
     assert not params[:, 1:].any()
-    fam, params = row_operators(DirtyNorm(2.0, 0.5, 2.0), 3)
+    fam, params = row_strengths(DirtyNorm(2.0, 0.5, 2.0), 3)
     assert fam == 3 and np.all(params == [2.0, 0.5, 0.0])
     with pytest.raises(ValueError, match="shape"):
-        row_operators(RowWeightedL1(np.arange(4.0)), 5)
+        row_strengths(RowWeightedL1(np.arange(4.0)), 5)
 
 
 def test_bcd_refuses_a_smooth_part_without_coupling():
