@@ -243,18 +243,26 @@ def test_quadratic_penalties_with_free_directions_are_certified(pen_name):
         assert c.gap >= c.primal - ref.final_objective - 1e-12
 
 
-def test_free_directions_without_the_squared_loss_are_not_certified():
-    """A classification loss with a free direction has no certificate here: ``None``, and the
-    solvers then report the prox-gradient residual, saying it is not certified."""
-    data = _data("logistic", False, seed=7)
-    df = get_datafit("logistic", data, True, center=True)
-    res = _solve(df, MeanRegularization(0.4, M_TASKS), 1e-8)
-    assert duality_gap(df, MeanRegularization(0.4, M_TASKS), res.coef,
-                       res.intercept_variable) is None
-    assert res.info["certified"] is False
-    ridge = get_datafit("logistic", data, True, center=True, alpha_l2=0.1)
-    res = _solve(ridge, MeanRegularization(0.4, M_TASKS), 1e-8)
-    assert res.info["certified"] is True and res.optimality <= 1e-8
+@pytest.mark.parametrize("loss", ["logistic", "squared_hinge"])
+@pytest.mark.parametrize("pen_name", ["mean", "row_weighted"])
+def test_free_directions_of_the_classification_losses_are_certified(loss, pen_name):
+    """The classification losses with a free direction (the mean of the tasks; unpenalized
+    rows of a capped-l1 stage): the certificate re-optimizes it (and the intercepts) by Newton
+    steps; certified, a bound before the optimum, tight at it."""
+    data = _data(loss, False, seed=7)
+    df = get_datafit(loss, data, True, center=True)
+    s = float(np.abs(df.grad_at_zero()).max())
+    pen = (MeanRegularization(0.4, M_TASKS) if pen_name == "mean"
+           else RowWeightedL1(np.array([0.0, 0.3, 0.3, 0.0, 0.3]) * s))
+    ref = _solve(df, pen, 1e-12)
+    cert = duality_gap(df, pen, ref.coef, ref.intercept_variable)
+    assert cert is not None and cert.corrected and cert.relative_gap <= 1e-9
+    assert ref.info["certified"] is True
+    for k in (1, 5):
+        res = _solve(df, pen, 1e-14, max_iter=k)
+        c = duality_gap(df, pen, res.coef, res.intercept_variable)
+        assert c is not None
+        assert c.gap >= c.primal - ref.final_objective - 1e-12
 
 
 def test_non_convex_penalties_have_no_certificate():

@@ -214,6 +214,11 @@ class Datafit:
         """Per-row loss values and derivatives with respect to the score ``z``."""
         raise NotImplementedError
 
+    def _d2loss(self, z: np.ndarray) -> np.ndarray:
+        """Per-row second derivatives ``ell''(y_i, z_i)`` (a generalized one at a kink): the
+        Hessian-vector products of Newton steps (the certificate's free directions)."""
+        raise NotImplementedError(f"The {self.name} loss has no second derivative here.")
+
     def scores(self, W: np.ndarray, b: np.ndarray | None) -> np.ndarray:
         """Stacked scores ``x_i^T w_{t(i)} + b_{t(i)}``, shape ``(N,)``."""
         z = self.data.matvec(W)
@@ -683,6 +688,9 @@ class Squared(Datafit):
         r = z - self.data.y
         return 0.5 * r * r, r
 
+    def _d2loss(self, z):
+        return np.ones_like(z)
+
     def intercept_parts(self, b=None):
         return self.y_mean.copy(), self.x_mean
 
@@ -859,6 +867,10 @@ class Logistic(Datafit):
         dz = -self.data.y * expit(-yz)
         return vals, dz
 
+    def _d2loss(self, z):
+        p = expit(self.data.y * z)
+        return p * (1.0 - p)
+
     def optimal_intercept_at_zero(self):
         p = self.data.task_mean((self.data.y > 0).astype(float))  # (weighted) class share
         p = np.clip(p, 1e-12, 1 - 1e-12)
@@ -885,6 +897,9 @@ class SquaredHinge(Datafit):
         y = self.data.y
         m = np.maximum(0.0, 1.0 - y * z)
         return m * m, -2.0 * y * m
+
+    def _d2loss(self, z):
+        return np.where(1.0 - self.data.y * z > 0.0, 2.0, 0.0)
 
     def prox_scores(self, v, step):
         """With the margin ``u = 1 - y v``: ``u`` kept where ``u <= 0``, else shrunk to

@@ -211,12 +211,12 @@ def duality_gap(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.ndarray
     if bound.s_max <= 0.0 and np.any(G):
         if not correct_free:
             return None
-        fixed = _free_direction_point(datafit, penalty, W, ridge)
+        fixed = _free_direction_point(datafit, penalty, W, ridge, b)
         if fixed is None:
             return None
-        Wc, rows, B = fixed
+        Wc, bc, rows, B = fixed
         ref_scale = max(_free_scale(G), datafit.gradient_scale())
-        dp = _per_row(datafit, Wc, b, datafit.dual_point(Wc, b))
+        dp = _per_row(datafit, Wc, bc, datafit.dual_point(Wc, bc))
         G, Q = _smooth_terms(datafit, penalty, Wc, dp)
         if not _project_out(G, rows, B, ref_scale):
             return None
@@ -285,18 +285,18 @@ def _quadratic_gap(datafit: Datafit, penalty: Penalty, W: np.ndarray, b, primal:
     if free_sq > 0.0:
         if not correct_free:
             return None
-        fixed = _free_direction_point(datafit, penalty, W, ridge)
+        fixed = _free_direction_point(datafit, penalty, W, ridge, b)
         if fixed is None:
             return None
-        Wc, rows, B = fixed
+        Wc, bc, rows, B = fixed
         ref_scale = max(_free_scale(dp.grad), datafit.gradient_scale())
-        dp = datafit.dual_point(Wc, b)
+        dp = datafit.dual_point(Wc, bc)
         G = np.array(dp.grad, copy=True)
         if not _project_out(G, rows, B, ref_scale):
             return None
         conj, _ = penalty.smooth_conjugate(G, ridge)  # type: ignore[attr-defined]
-        dp = _per_row(datafit, Wc, b, DualPoint(dp.loss, G, dp.conjugate, dp.quadratic,
-                                                 dp.score_grad))
+        dp = _per_row(datafit, Wc, bc, DualPoint(dp.loss, G, dp.conjugate, dp.quadratic,
+                                                  dp.score_grad))
         corrected = True
     bound = DualBound(float("inf"), 0.0, 0.0)
     s = _best_scale(dp, conj, bound)
@@ -455,7 +455,8 @@ def _domain_step(datafit: Datafit, a: np.ndarray, delta: np.ndarray) -> float:
 FREE_DIRECT_MAX = 256
 
 
-def _free_direction_point(datafit: Datafit, penalty: Penalty, W: np.ndarray, ridge: float):
+def _free_direction_point(datafit: Datafit, penalty: Penalty, W: np.ndarray, ridge: float,
+                          b: np.ndarray | None = None):
     """``(W + Delta, rows, basis)`` with ``Delta`` minimizing the loss (and the quadratic
     terms) along the directions the penalty leaves free, ``W + E_rows Z B^T``
     (``penalty.free_directions(shape, ridge)``: the rows and a task basis ``B``, ``None`` for
@@ -465,7 +466,7 @@ def _free_direction_point(datafit: Datafit, penalty: Penalty, W: np.ndarray, rid
     :data:`FREE_DIRECT_MAX` dimensions (per task when the tasks are apart) and solved by a
     symmetric eigendecomposition (least squares where singular), with two refinement
     steps; else by conjugate gradients. ``None`` where this is not available."""
-    if datafit.name != "squared" or not penalty.is_convex:
+    if not penalty.is_convex:
         return None
     spec = getattr(penalty, "free_directions", None)
     if spec is None:
@@ -477,6 +478,8 @@ def _free_direction_point(datafit: Datafit, penalty: Penalty, W: np.ndarray, rid
     rows = np.asarray(rows, dtype=bool)
     if not rows.any():
         return None
+    if datafit.name != "squared":
+        return _newton_free_point(datafit, penalty, W, b, rows, basis)
     m = W.shape[1]
     per_task = basis is None
     B = np.eye(m) if per_task else np.asarray(basis, dtype=np.float64)
@@ -506,7 +509,7 @@ def _free_direction_point(datafit: Datafit, penalty: Penalty, W: np.ndarray, rid
         for _ in range(3):  # the solve, then two refinements of the residual
             Z = Z + solve(-restrict(g))
             g = grad(W + expand(Z))
-        return W + expand(Z), rows, basis
+        return W + expand(Z), b, rows, basis
     # conjugate gradients (per task: a step size per column, the blocks being independent)
     r = -restrict(g0)
     Z = np.zeros_like(r)
@@ -537,7 +540,7 @@ def _free_direction_point(datafit: Datafit, penalty: Penalty, W: np.ndarray, rid
                 break
             p = r + (float(rs_new) / float(rs)) * p
         rs = rs_new
-    return W + expand(Z), rows, basis
+    return W + expand(Z), b, rows, basis
 
 
 def _free_hessian_solver(datafit, W, g0, grad, restrict, expand, idx, per_task, B, basis):
@@ -589,3 +592,150 @@ def _sym_eig(H: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _eig_solve(eig: tuple[np.ndarray, np.ndarray], r: np.ndarray) -> np.ndarray:
     inv, Q = eig
     return Q @ (inv * (Q.T @ r))
+
+
+#: Newton steps of the re-optimization of the free directions for the losses other than the
+#: squared one, and the relative gradient at which it stops.
+NEWTON_MAX_STEPS = 50
+NEWTON_RTOL = 1e-13
+
+
+def _newton_free_point(datafit: Datafit, penalty: Penalty, W: np.ndarray, b, rows, basis):
+    """``(W + Delta, b + c, rows, basis)`` minimizing the smooth part of the model over the
+    free directions ``E_rows Z B^T`` and the intercepts ``c`` (when they are variables), by
+    damped Newton steps with exact Hessian-vector products (``ell''`` row by row): the
+    classification losses are not quadratic, so the squared loss's single solve becomes a
+    few steps, each on the Hessian of the subspace formed column by column (per task when the
+    tasks are apart). Stops when the gradient along the subspace is a relative
+    :data:`NEWTON_RTOL` of the loss gradient's scale, or when rounding stops the descent (the
+    caller then accepts the point only if the gradient left along the subspace is rounding,
+    :data:`FREE_ROUNDING`); ``None`` when the subspace has more than
+    :data:`FREE_DIRECT_MAX` dimensions."""
+    if not hasattr(datafit, "_d2loss"):
+        return None
+    data = datafit.data
+    d, m = W.shape
+    per_task = basis is None
+    B = np.eye(m) if per_task else np.asarray(basis, dtype=np.float64)
+    idx = np.flatnonzero(rows)
+    k = B.shape[1]
+    use_b = b is not None and datafit.has_intercept_variable
+    dim = (len(idx) + use_b) if per_task else len(idx) * k + (m if use_b else 0)
+    if dim > FREE_DIRECT_MAX or dim == 0:
+        return None
+    w = data.row_weights
+    smooth = "smooth" in penalty.capabilities
+    a2 = float(getattr(datafit, "alpha_l2", 0.0) or 0.0)
+
+    def expand(Z):
+        out = np.zeros_like(W)
+        out[rows] = Z @ B.T
+        return out
+
+    def restrict(M):
+        return M[rows] @ B
+
+    def value(Wc, bc):
+        f = float(datafit.value(Wc, bc))
+        return f + penalty.smooth_value_and_grad(Wc)[0] if smooth else f
+
+    def grads(Wc, bc):
+        _, gW, gb = datafit.value_and_grad(Wc, bc)
+        if smooth:
+            gW = gW + penalty.smooth_value_and_grad(Wc)[1]
+        return gW, gb
+
+    def hvp(curv, VW, vb):
+        """``(H_W, H_b)`` times the direction ``(VW, vb)`` at row curvatures ``curv``."""
+        z = data.matvec(VW)
+        if vb is not None:
+            z = z + data.expand(vb)
+        r = w * curv * z
+        HW = data.rmatvec(r) + a2 * VW
+        if smooth:
+            HW = HW + penalty.smooth_value_and_grad(VW)[1]  # homogeneous quadratic: linear
+        return HW, (data.task_sum(r) if vb is not None else None)
+
+    Wc = np.array(W, dtype=np.float64, copy=True)
+    bc = None if b is None else np.array(b, dtype=np.float64, copy=True)
+    # warm start: the displacement found at the previous certificate of this subspace (the
+    # solvers certify nearby points one after the other), kept if it does not increase F
+    key = (idx.tobytes(), None if basis is None else B.tobytes(), use_b)
+    memo = datafit.__dict__.setdefault("_newton_free_memo", {})
+    F = value(Wc, bc)
+    if key in memo:
+        dW0, dc0 = memo[key]
+        W0 = Wc + dW0
+        b0 = None if bc is None else (bc + dc0 if dc0 is not None else bc)
+        F0 = value(W0, b0)
+        if F0 <= F:
+            Wc, bc, F = W0, b0, F0
+    W_start, b_start = W, b
+    scale = max(datafit.gradient_scale(), _TINY)
+
+    def done():
+        memo[key] = (Wc - W_start, None if bc is None or b_start is None else bc - b_start)
+        return Wc, bc, rows, basis
+
+    for _ in range(NEWTON_MAX_STEPS):
+        gW, gb = grads(Wc, bc)
+        gZ = restrict(gW)
+        norm = float(np.sqrt(np.vdot(gZ, gZ) + (np.vdot(gb, gb) if use_b else 0.0)))
+        if norm <= NEWTON_RTOL * scale:
+            return done()
+        curv = datafit._d2loss(datafit.scores(Wc, bc))
+        if per_task:  # a (|rows| + 1)-square system per task
+            cols = []
+            for j in idx:
+                E = np.zeros_like(W)
+                E[j] = 1.0
+                HW, Hb = hvp(curv, E, np.zeros(m) if use_b else None)
+                cols.append((HW[idx], Hb))
+            if use_b:
+                HW, Hb = hvp(curv, np.zeros_like(W), np.ones(m))
+                cols.append((HW[idx], Hb))
+            n_v = len(cols)
+            H = np.empty((m, n_v, n_v))
+            for a, (HWa, Hba) in enumerate(cols):
+                H[:, : len(idx), a] = HWa.T
+                if use_b:
+                    H[:, len(idx), a] = Hba
+            rhs = np.concatenate([gW[idx], gb[None, :]], axis=0) if use_b else gW[idx]
+            step = -np.stack([_lstsq_sym(H[t], rhs[:, t]) for t in range(m)], axis=1)
+            dZ = step[: len(idx)]
+            dc = step[len(idx)] if use_b else None
+            dW = np.zeros_like(W)
+            dW[idx] = dZ
+        else:  # one system on the (rows x basis) subspace and the intercepts
+            n_z = len(idx) * k
+            H = np.empty((dim, dim))
+            for a in range(dim):
+                e = np.zeros(dim)
+                e[a] = 1.0
+                VW = expand(e[:n_z].reshape(len(idx), k))
+                HW, Hb = hvp(curv, VW, e[n_z:] if use_b else None)
+                H[:n_z, a] = restrict(HW).ravel()
+                if use_b:
+                    H[n_z:, a] = Hb
+            rhs = np.concatenate([gZ.ravel(), gb]) if use_b else gZ.ravel()
+            step = -_lstsq_sym(H, rhs)
+            dW = expand(step[:n_z].reshape(len(idx), k))
+            dc = step[n_z:] if use_b else None
+        # damped: halve until the smooth part decreases (to rounding)
+        t = 1.0
+        for _ in range(40):
+            W_new = Wc + t * dW
+            b_new = None if bc is None else (bc + t * dc if dc is not None else bc)
+            F_new = value(W_new, b_new)
+            if F_new <= F + 1e-13 * abs(F):
+                break
+            t *= 0.5
+        else:  # no decrease left above rounding: the caller checks the gradient left
+            return done()
+        Wc, bc, F = W_new, b_new, F_new
+    return done()
+
+
+def _lstsq_sym(H: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """A least-squares solution of ``H z = r`` for a symmetric positive semi-definite ``H``."""
+    return _eig_solve(_sym_eig(H), r)
