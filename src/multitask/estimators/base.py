@@ -147,8 +147,8 @@ def check_renamed(cls: type, names, renamed: dict[str, str]) -> None:
 
 class NotCertifiedWarning(UserWarning):
     """A convex model's fit whose ``optimality_`` is not a certified duality gap (no
-    computable dual: a classification loss with directions the penalty leaves free, a
-    solver on task blocks held apart; the user guide, section 10, lists the cases): its
+    computable dual: the equality-constrained robust model, a solver on task blocks held
+    apart; the user guide, section 10, lists the cases): its
     ``converged_`` rests on the prox-gradient residual instead."""
 
 
@@ -867,8 +867,8 @@ def _uncertified_reason(penalty: Penalty, info: dict) -> str:
     if info.get("constrained"):
         return "the equality-constrained formulation stops on the ADMM residuals"
     if "smooth" in penalty.capabilities or getattr(penalty, "free_directions", None):
-        return ("the penalty leaves some directions entirely free, which only the squared "
-                "loss re-optimizes exactly")
+        return ("the penalty leaves some directions entirely free, and their re-optimization "
+                "did not reach the exact minimizer")
     return "see the user guide, section 10"
 
 

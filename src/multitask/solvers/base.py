@@ -19,9 +19,9 @@ residuals, coordinate changes) use it only to decide when to compute the certifi
 only when it is at most ``tol`` there.
 
 Where no dual is available (non-convex penalties, whose stage problems are certified instead
-when they are convex; a classification loss with directions that the penalty leaves entirely
-free, such as the mean of the tasks in mean regularization without a ridge term; solvers
-computing on task blocks held apart), the measure is the prox-gradient residual of
+when they are convex; the equality-constrained robust model; solvers computing on task blocks
+held apart; a loss without a second derivative, the hinge, with directions the penalty leaves
+entirely free), the measure is the prox-gradient residual of
 :func:`kkt_residual`, and the result says it is not certified (``info["certified"]``)::
 
     kkt(V, b) = || ( L (V - prox_{h/L}(V - A^T grad_W f / L)),  s grad_b f ) ||_F

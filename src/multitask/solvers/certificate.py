@@ -21,16 +21,19 @@ gradient of the smooth part of the model; the penalty gives ``r^*(-s G) = c1 s +
 is feasible and the gap ``P - D`` is zero (strong duality), so it vanishes as the iterates
 converge. When the penalty leaves some directions entirely free (rows with weight zero in a
 capped-l1 stage, the mean of the tasks in mean regularization, no penalty at all), a dual
-point must make the loss gradient vanish there: with the squared loss the certificate first
-minimizes the loss exactly along those directions (conjugate gradients on an exact quadratic),
-which can only lower ``P``, and certifies the original point with the dual point of the
-corrected one.
+point must make the loss gradient vanish there: the certificate first minimizes the loss
+along those directions (and over the intercepts), exactly for the squared loss (one linear
+solve on the subspace's Hessian) and by damped Newton steps for the other smooth losses, which
+can only lower ``P``, and certifies the original point with the dual point of the corrected
+one (the gradient left along the free directions, rounding, is removed). Where the ray must be
+scaled into a norm's dual ball, the dual point corrected by projection within the range of the
+design is also tried (:func:`_projected_dual`): on ill-conditioned problems it is far tighter.
 
 ``tol`` means: the relative gap ``(P - D) / P`` is at most ``tol`` (every loss and penalty is
 non-negative, so ``P >= 0``), which bounds the relative distance to the optimal objective:
-``(P - P*) / P <= tol``. Where no dual is available (a non-convex penalty, a classification
-loss with free directions) the certificate says so and the solvers fall back to the
-prox-gradient residual of :func:`multitask.solvers.base.kkt_residual`, not certified.
+``(P - P*) / P <= tol``. Where no dual is available (a non-convex penalty; free directions whose
+re-optimization fails) the certificate says so and the solvers fall back to the prox-gradient
+residual of :func:`multitask.solvers.base.kkt_residual`, not certified.
 """
 
 from __future__ import annotations
@@ -176,7 +179,7 @@ def duality_gap(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.ndarray
         The intercept variable, when the datafit has one.
     correct_free : bool, default=True
         Re-optimize the free directions of the penalty first where the dual needs it
-        (squared loss only).
+        (exactly for the squared loss, by Newton steps for the other smooth losses).
     refine : bool, default=True
         Where the dual ray must be scaled down (the gradient lies outside the dual ball of a
         norm), also try the dual point corrected by projection (:func:`_projected_dual`)
@@ -189,7 +192,7 @@ def duality_gap(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.ndarray
     -------
     Certificate or None
         ``None`` when the model has no computable dual (a non-convex penalty, a loss without
-        a conjugate, free directions with a loss other than the squared one).
+        a conjugate, free directions whose re-optimization fails).
     """
     if "dual" not in datafit.capabilities or not penalty.is_convex:
         return None
