@@ -194,7 +194,7 @@ def duality_gap(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.ndarray
         ``None`` when the model has no computable dual (a non-convex penalty, a loss without
         a conjugate, free directions whose re-optimization fails).
     """
-    if "dual" not in datafit.capabilities or not penalty.is_convex:
+    if "dual" not in getattr(datafit, "capabilities", ()) or not penalty.is_convex:
         return None
     if not has_dual(penalty):
         return None
