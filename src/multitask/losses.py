@@ -44,7 +44,8 @@ from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import expit, log1p, xlogy
+from scipy.special import expit, log1p
+from scipy.special import xlogy as _xlogy  # private: its ufunc docstring is not ours
 
 from multitask.data import MultiTaskData
 
@@ -880,7 +881,7 @@ class Logistic(Datafit):
         """``q log q + (1 - q) log(1 - q)`` with ``q = -y a`` in ``[0, 1]`` (``inf`` outside)."""
         q = -self.data.y * a
         with np.errstate(invalid="ignore"):
-            out = xlogy(q, q) + xlogy(1.0 - q, 1.0 - q)
+            out = _xlogy(q, q) + _xlogy(1.0 - q, 1.0 - q)
         return np.where((q >= 0.0) & (q <= 1.0), out, np.inf)
 
 
