@@ -451,6 +451,14 @@ class Datafit:
 
         return DualPoint(loss=loss, grad=G, conjugate=conjugate, score_grad=a)
 
+    def balance_dual(self, a: np.ndarray) -> np.ndarray:
+        """The score derivatives ``a`` of a dual point with, in each task, the larger of the
+        positive and negative parts of ``theta = w a`` scaled down so that the task's sum is
+        zero (a dual point must satisfy it when the intercepts are variables; the scaled point
+        stays in the domain of the classification losses' conjugates); a new array."""
+        w = self.data.row_weights
+        return _balance_per_task(self.data, a * w) / np.where(w > 0, w, 1.0)
+
     def conjugate_sum(self, a: np.ndarray, s: float = 1.0) -> float:
         """``F^*(s theta) = sum_i w_i ell^*(s a_i)`` for the dual point ``theta_i = w_i a_i``
         (``+inf`` outside the domain), over the rows of positive weight."""

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from multitask.losses import Datafit, DualPoint, _balance_per_task
+from multitask.losses import Datafit, DualPoint
 from multitask.penalties.base import DualBound, IdentityMap, Penalty
 
 __all__ = ["Certificate", "duality_gap", "has_dual"]
@@ -389,7 +389,7 @@ def _projected_dual(datafit: Datafit, penalty: Penalty, W: np.ndarray, b, dp: Du
     a2 = a + t * delta
     w = datafit.data.row_weights
     if b is not None and datafit.has_intercept_variable:  # keep every task's sum zero
-        a2 = _balance_per_task(datafit.data, a2 * w) / np.where(w > 0, w, 1.0)
+        a2 = datafit.balance_dual(a2)
     # the gradient of the corrected point, exactly (not the Gram matrices' prediction)
     grad2 = datafit.data.rmatvec(a2 * w)
     del reached
