@@ -299,7 +299,7 @@ def test_warm_start_from_the_solution_stops_at_the_first_check():
     data, _ = as_multitask_data(Xs, ys)
     df = Squared(data)
     pen = TraceNorm(0.2 * TraceNorm(1.0).alpha_max(df.grad_at_zero()))
-    first = QuadraticADMM(tol=1e-9).solve(df, pen)
+    first = QuadraticADMM(tol=1e-13, max_iter=20000).solve(df, pen)
     again = QuadraticADMM(tol=1e-6).solve(df, pen, coef_init=first.coef)
     assert again.converged and again.n_iter <= QuadraticADMM().check_every
     np.testing.assert_allclose(again.W, first.W, atol=1e-6)

@@ -415,14 +415,19 @@ def _bound_eigen(datafit: Datafit, d: int, m: int):
     cached = datafit.__dict__.get("_projection_eigen")
     if cached is not None:
         return cached
-    H, mu = datafit.bound_hessian()
-    k = H.shape[0]
-    if k * float(d) ** 3 > PROJECTION_MAX_WORK:
-        return None
-    c = float(datafit.curvature())
     a2 = float(getattr(datafit, "alpha_l2", 0.0) or 0.0)
-    Hw = (H - a2 * np.eye(d)[None]) / c if c > 0 else H
-    lam, Qe = np.linalg.eigh(Hw)
+    if datafit.name == "squared" and "quadratic" in datafit.capabilities:
+        # the squared loss is its own bound: its cached decompositions (ADMM's), shifted
+        lam, Qe = datafit.quadratic_eigen()
+        lam, mu = lam - a2, None
+    else:
+        n_mats = 1 if getattr(datafit.data, "shared", False) else m
+        if n_mats * float(d) ** 3 > PROJECTION_MAX_WORK:
+            return None
+        H, mu = datafit.bound_hessian()
+        c = float(datafit.curvature())
+        Hw = (H - a2 * np.eye(d)[None]) / c if c > 0 else H
+        lam, Qe = np.linalg.eigh(Hw)
     top = np.max(lam, axis=1, keepdims=True) if lam.size else lam
     keep = lam > 1e-12 * np.maximum(top, _TINY)
     lam_inv = np.where(keep, 1.0 / np.where(keep, lam, 1.0), 0.0)
