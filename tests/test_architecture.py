@@ -29,6 +29,7 @@ ALLOWED_FROM = {
                                  "CAPABILITIES", "DualBound", "ROW_PROX_FAMILIES"},
     "multitask.penalties.prox": None,  # plain functions: any public name
     "multitask.penalties.row_operators": None,  # the row families' operators, plain functions
+    "multitask.penalties.row_blocks": None,  # the rows' zero tests: plain functions, a record
 }
 FORBIDDEN_PREFIXES = ("multitask.estimators", "multitask.kernels", "multitask.model_selection",
                       "multitask.cli", "reproductions")

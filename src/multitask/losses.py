@@ -70,9 +70,13 @@ __all__ = [
 #:   splitting methods such as linearized ADMM);
 #: * ``"subgradient"``: :meth:`Datafit.subgradient` (non-smooth losses);
 #: * ``"max_affine"``: :meth:`Datafit.max_affine_pieces` (piecewise-linear losses, for linear
-#:   programs).
+#:   programs);
+#: * ``"least_squares"``: the loss is ``sum_i w_i (z_i - y_i)^2 / 2`` (plus the ridge term) on
+#:   the data it sees, ``w_i`` = :attr:`~multitask.data.MultiTaskData.row_weights`, ``y`` =
+#:   ``data.y`` and the scores of its (implicitly centred) design: coordinate descent on the
+#:   residuals (:mod:`multitask.solvers.cd`).
 DATAFIT_CAPABILITIES = frozenset({"gradient", "quadratic", "prox_scores", "subgradient",
-                                  "max_affine", "dual"})
+                                  "max_affine", "dual", "least_squares"})
 
 
 @dataclass(frozen=True)
@@ -169,12 +173,13 @@ class Datafit:
         """The same datafit on the tasks ``tasks`` only (a new object; positions in order)."""
         return type(self)(self.raw.subset_tasks(tasks), **self.get_params())
 
-    def on_columns(self, data: MultiTaskData) -> Datafit:
+    def on_columns(self, data: MultiTaskData, gram: bool = True) -> Datafit:
         """The same loss on ``data``, a subset of the columns of the design this loss sees
         (:attr:`data`: centred where the loss centres), for solvers that work on some feature
         rows of ``W`` with the others at zero (working sets): its value at ``W_S`` is this
         loss's at the ``W`` whose rows outside ``S`` are zero. Nothing is centred again; the
-        intercept variable stays a variable (a new object)."""
+        intercept variable stays a variable (a new object). ``gram``: whether a quadratic
+        loss forms Gram matrices (the others ignore it)."""
         return type(self)(data, self.has_intercept_variable, self.alpha_l2, center=False)
 
     def __repr__(self) -> str:
@@ -645,7 +650,8 @@ class Squared(Datafit):
     """
 
     name = "squared"
-    capabilities = frozenset({"gradient", "subgradient", "quadratic", "prox_scores", "dual"})
+    capabilities = frozenset({"gradient", "subgradient", "quadratic", "prox_scores", "dual",
+                              "least_squares"})
 
     def __init__(self, data: MultiTaskData, fit_intercept: bool = True, alpha_l2: float = 0.0,
                  center: bool = True, use_gram: bool | None = None):
@@ -819,10 +825,11 @@ class Squared(Datafit):
         return DualPoint(loss=A, grad=G, conjugate=lambda s: A * s * s + B * s,
                          quadratic=(A, B), score_grad=r)
 
-    def on_columns(self, data):
+    def on_columns(self, data, gram: bool = True):
         """The same loss on the columns ``data`` of its (centred) design, with Gram matrices
-        (the working sets of :mod:`multitask.solvers.working_set` are small)."""
-        return Squared(data, False, self.alpha_l2, use_gram=True)
+        (``gram``: the working sets of :mod:`multitask.solvers.working_set` are small) or
+        without (coordinate descent on the residuals)."""
+        return Squared(data, False, self.alpha_l2, use_gram=bool(gram))
 
     def lipschitz(self) -> float:
         """``max_t ||X_t - 1 mean(X_t)||_2^2 / n_t + alpha_l2``: a certified upper bound.

@@ -14,6 +14,7 @@ from typing import Any
 from multitask.solvers.admm import QuadraticADMM
 from multitask.solvers.base import Solver, optimality
 from multitask.solvers.bcd import BlockCoordinateDescent
+from multitask.solvers.cd import ResidualCoordinateDescent
 from multitask.solvers.distributed import DistributedProximalGradient, TaskBlocks
 from multitask.solvers.divide_conquer import DivideAndConquer, partition_tasks
 from multitask.solvers.exact import QuadraticExact
@@ -39,6 +40,7 @@ __all__ = [
     "ProximalGradient",
     "QuadraticADMM",
     "QuadraticExact",
+    "ResidualCoordinateDescent",
     "Solver",
     "SolverResult",
     "TaskBlocks",
@@ -53,6 +55,7 @@ SOLVERS: dict[str, tuple[type[Solver], dict[str, Any]]] = {
     "fista": (ProximalGradient, {}),
     "pg": (ProximalGradient, {"accelerated": False}),
     "bcd": (BlockCoordinateDescent, {}),
+    "cd": (ResidualCoordinateDescent, {}),
     "ladm": (LinearizedADMM, {}),
     "subgradient": (ProjectedSubgradient, {}),
     "lp": (LinearProgram, {}),

@@ -45,7 +45,7 @@ import numpy as np
 from multitask.losses import Datafit, DualPoint
 from multitask.penalties.base import DualBound, IdentityMap, Penalty
 
-__all__ = ["Certificate", "duality_gap", "has_dual"]
+__all__ = ["Certificate", "duality_gap", "has_dual", "ray_certificate"]
 
 _TINY = np.finfo(float).tiny
 
@@ -747,3 +747,13 @@ def _newton_free_point(datafit: Datafit, penalty: Penalty, W: np.ndarray, b, row
 def _lstsq_sym(H: np.ndarray, r: np.ndarray) -> np.ndarray:
     """A least-squares solution of ``H z = r`` for a symmetric positive semi-definite ``H``."""
     return _eig_solve(_sym_eig(H), r)
+
+
+# --------------------------------------------------------------------------- for other solvers
+def ray_certificate(primal: float, dp: DualPoint, Q: float, bound: DualBound) -> Certificate:
+    """The certificate of the ray (module docstring) from pieces a solver built itself: the
+    objective ``primal`` at the point, the loss's dual point ``dp``, the homogeneous
+    quadratic terms ``Q = q(W)`` and the penalty's :class:`DualBound` at the gradient ``G``
+    of the smooth part; ``s`` maximizes ``D`` over ``[0, s_max]``. Used by the working sets,
+    which build ``dp`` from the scores of the working set (no refinement by projection)."""
+    return _finish(primal, dp, Q, bound, _best_scale(dp, Q, bound), False)

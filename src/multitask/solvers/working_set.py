@@ -34,11 +34,14 @@ time:
    distance of the dual point to the row's constraint (celer's score); the rows of the
    current support and the free rows come first; the working set is the ``max(p0, 2 |support|)``
    best (skglm's rule).
-4. **Solve on the working set** with an inner solver (default: block coordinate descent on the
-   working set's Gram matrices for the squared loss, :mod:`multitask.solvers.bcd`, with
-   Anderson acceleration; accelerated proximal gradient for the other losses) to a relative
-   gap of ``max(0.3 gap, 0.3 tol)`` of the subproblem (its objective at ``W_S`` is the whole
-   problem's at ``W``), warm-started from ``W_S``.
+4. **Solve on the working set** with an inner solver (default, for the squared loss: block
+   coordinate descent on the working set's Gram matrices, :mod:`multitask.solvers.bcd`, with
+   Anderson acceleration, or coordinate descent on the residuals, :mod:`multitask.solvers.cd`,
+   whichever reads less per epoch: the residuals for sparse designs and large working sets;
+   accelerated proximal gradient for the other losses) to a relative gap of ``max(0.3 gap^2,
+   0.3 tol)`` of the subproblem (its objective at ``W_S`` is the whole problem's at ``W``),
+   warm-started from ``W_S``. A working set of at least half the rows still in the problem
+   becomes all of them, solved to ``tol / 2`` at once.
 
 The restricted problem (:meth:`~multitask.losses.Datafit.on_columns`) reads the columns of the
 design in the working set only: a sparse design is kept in CSC form by the solver (column
@@ -62,10 +65,9 @@ from multitask.penalties.row_blocks import restrict_rows, row_blocks
 from multitask.solvers.base import Solver, check_int, finish, initial_point
 from multitask.solvers.certificate import (
     Certificate,
-    _best_scale,
-    _finish,
     duality_gap,
     has_dual,
+    ray_certificate,
 )
 from multitask.solvers.result import SolverResult
 
@@ -75,11 +77,13 @@ __all__ = ["WORKING_SET_MIN_FEATURES", "WorkingSet", "column_norms", "dual_stron
 _TINY = np.finfo(float).tiny
 #: Inner tolerance: this fraction of the square of the outer relative gap (and of ``tol``).
 INNER_FRACTION = 0.3
+#: Largest growth of the working set from one outer iteration to the next.
+GROWTH = 4
 #: A working set of at least this fraction of the rows still in the problem becomes all of
 #: them (solved to ``tol / 2`` at once).
 WHOLE_FRACTION = 0.5
-#: Most entries of the Gram matrices formed for a working set of every feature (beyond,
-#: the whole problem goes to the inner solver on the loss as it is).
+#: Most entries of the Gram matrices of a working set (beyond, the subproblem goes to the
+#: inner solver without them).
 WHOLE_GRAM_ENTRIES = 5e7
 
 
@@ -233,8 +237,8 @@ def _certificate(datafit: Datafit, penalty: Penalty, pen_ws: Penalty, W_ws: np.n
         W[ws] = W_ws
         cert = duality_gap(datafit, penalty, W, b)
         return cert, G, None
-    s = _best_scale(dp, Q, bound)
-    return _finish(primal, dp, Q, bound, s, False), G, s
+    cert = ray_certificate(primal, dp, Q, bound)
+    return cert, G, cert.scale
 
 
 def _radius(cert: Certificate, gamma: float) -> float:
@@ -284,11 +288,12 @@ class WorkingSet(Solver):
         reached.
     tol : float, default=1e-4
         Tolerance on the certified relative duality gap of the whole problem.
-    inner : {"auto", "bcd", "fista", "mm"} or Solver, default="auto"
-        The solver of the subproblems: ``"auto"`` takes block coordinate descent where it
-        applies (the squared loss, whose restricted form has Gram matrices), else accelerated
-        proximal gradient.
-    p0 : int, default=10
+    inner : {"auto", "bcd", "cd", "fista", "mm"} or Solver, default="auto"
+        The solver of the subproblems: ``"auto"`` takes, for the squared loss, coordinate
+        descent on the working set's Gram matrices (``"bcd"``) or on the residuals
+        (``"cd"``, elastic-net rows), whichever reads less per epoch (:meth:`_gram`), and
+        accelerated proximal gradient for the other losses.
+    p0 : int, default=50
         Smallest working set.
     max_outer : int, default=100
         Most outer iterations (certificates of the whole problem).
@@ -301,12 +306,12 @@ class WorkingSet(Solver):
     datafit_requires = frozenset({"gradient", "dual"})
     handles_smooth_part = True
 
-    def __init__(self, *, max_iter: int = 10000, tol: float = 1e-4, inner="auto", p0: int = 10,
+    def __init__(self, *, max_iter: int = 10000, tol: float = 1e-4, inner="auto", p0: int = 50,
                  max_outer: int = 100, screening: bool = True, warn: bool = True):
         super().__init__(max_iter=max_iter, tol=tol, warn=warn)
-        if not (isinstance(inner, Solver) or inner in ("auto", "bcd", "fista", "mm")):
-            raise ValueError(f"inner must be 'auto', 'bcd', 'fista', 'mm' or a Solver, got "
-                             f"{inner!r}.")
+        if not (isinstance(inner, Solver) or inner in ("auto", "bcd", "cd", "fista", "mm")):
+            raise ValueError(f"inner must be 'auto', 'bcd', 'cd', 'fista', 'mm' or a Solver, "
+                             f"got {inner!r}.")
         self.inner = inner
         self.p0 = check_int(p0, "p0")
         self.max_outer = check_int(max_outer, "max_outer")
@@ -339,20 +344,46 @@ class WorkingSet(Solver):
             return self.inner.with_params(tol=tol, max_iter=budget, warn=False)
         name = self.inner
         if name == "auto":
-            name = "bcd" if make_solver("bcd").supports(sub, pen) else "fista"
+            name = next((k for k in ("bcd", "cd") if make_solver(k).supports(sub, pen)),
+                        "fista")
         return make_solver(name, tol=tol, max_iter=budget, warn=False)
 
-    @staticmethod
-    def _whole(datafit: Datafit) -> Datafit:
-        """The loss for a working set of every row: the datafit itself, or, for a squared loss
-        without Gram matrices whose Gram matrices stay affordable (:data:`WHOLE_GRAM_ENTRIES`
-        numbers), its form with them (coordinate descent then applies)."""
-        data = datafit.data
-        n_mats = 1 if data.shares_gram else data.n_tasks
-        if ("quadratic" in datafit.capabilities or "quadratic" not in type(datafit).capabilities
-                or n_mats * data.n_features ** 2 > WHOLE_GRAM_ENTRIES):
-            return datafit
-        return datafit.on_columns(data)
+    def _gram(self, datafit: Datafit, penalty: Penalty, data: MultiTaskData) -> bool:
+        """Whether the subproblem on ``data`` (the working set's columns) forms Gram matrices.
+
+        Coordinate descent on the Gram matrices (:mod:`multitask.solvers.bcd`) costs ``m k^2``
+        per epoch for ``k`` rows, on the residuals (:mod:`multitask.solvers.cd`: least squares
+        and elastic-net rows without a task coupling) the stored entries of the ``k`` columns
+        (``m`` times for a shared design): the Gram matrices where they are the smaller, and
+        at most :data:`WHOLE_GRAM_ENTRIES` numbers in any case."""
+        from multitask.solvers import make_solver
+
+        k, m = data.n_features, data.n_tasks
+        n_mats = 1 if data.shares_gram else m
+        affordable = n_mats * float(k) ** 2 <= WHOLE_GRAM_ENTRIES
+        if isinstance(self.inner, Solver) or self.inner != "auto":
+            name = self.inner if isinstance(self.inner, str) else self.inner.name
+            return affordable and name != "cd"
+        if not make_solver("cd").supports(datafit, penalty):
+            return affordable
+        X = data.X
+        stored = float(X.nnz if sp.issparse(X) else X.shape[0] * X.shape[1])
+        per_epoch = stored if data.shared else stored / max(m, 1)
+        return affordable and float(k) ** 2 < per_epoch
+
+    def _subproblem(self, datafit: Datafit, penalty: Penalty, columns: _Columns,
+                    rows: np.ndarray) -> tuple[Datafit, Penalty]:
+        """The loss and the penalty on the feature rows ``rows`` (sorted; all of them: the
+        datafit itself where its own form serves)."""
+        pen = restrict_rows(penalty, rows)
+        assert pen is not None
+        whole = rows.size == datafit.data.n_features
+        data = datafit.data if whole else columns.restrict(rows)
+        gram = self._gram(datafit, penalty, data)
+        if whole and (gram == ("quadratic" in datafit.capabilities)
+                      or "quadratic" not in type(datafit).capabilities):
+            return datafit, pen
+        return datafit.on_columns(data, gram=gram), pen
 
     def solve(self, datafit: Datafit, penalty: Penalty, *, coef_init=None, intercept_init=None,
               callback: Callable | None = None) -> SolverResult:
@@ -375,8 +406,8 @@ class WorkingSet(Solver):
         n_rows = datafit.data.n_rows
         keep = np.ones(d, dtype=bool)  # rows not screened out
         ws = np.flatnonzero(np.any(W != 0, axis=1))
-        sub = datafit.on_columns(columns.restrict(ws)) if ws.size else None
-        pen_ws = restrict_rows(penalty, ws)
+        sub, pen_ws = (self._subproblem(datafit, penalty, columns, ws) if ws.size
+                       else (None, restrict_rows(penalty, ws)))
         assert pen_ws is not None
         history: list[float] = []
         times: list[float] = []
@@ -428,10 +459,12 @@ class WorkingSet(Solver):
             n_keep = int(np.count_nonzero(keep))
             # skglm's rule (twice the support), or the support and every row that violates
             # its zero test once there is a support (at zero, where all rows may violate,
-            # the count says little; from a solution it predicts the next support)
+            # the count says little; from a solution it predicts the next support), at most
+            # GROWTH times the last working set
             p = max(self.p0, 2 * n_first)
             if support.size:
-                p = max(p, n_first + int(np.count_nonzero(np.isfinite(score) & (score > 0))))
+                violating = int(np.count_nonzero(np.isfinite(score) & (score > 0)))
+                p = max(p, min(n_first + violating, GROWTH * max(ws.size, self.p0)))
             whole = p >= WHOLE_FRACTION * n_keep
             if whole:  # the whole problem (of the rows kept), to tol at once
                 new_ws = np.flatnonzero(keep)
@@ -441,10 +474,7 @@ class WorkingSet(Solver):
                 inner_tol = max(INNER_FRACTION * min(cert.relative_gap, 1.0) ** 2,
                                 INNER_FRACTION * self.tol)
             if sub is None or not np.array_equal(new_ws, ws):  # else: its Gram matrices kept
-                sub = (self._whole(datafit) if new_ws.size == d
-                       else datafit.on_columns(columns.restrict(new_ws)))
-                pen_ws = restrict_rows(penalty, new_ws)
-                assert pen_ws is not None
+                sub, pen_ws = self._subproblem(datafit, penalty, columns, new_ws)
             inner = self._inner_solver(sub, pen_ws, inner_tol, max(self.max_iter - n_inner, 1))
             inner_name = inner.label
             res = inner.solve(sub, pen_ws, coef_init=W[new_ws], intercept_init=b)
