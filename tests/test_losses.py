@@ -17,6 +17,7 @@ from multitask.estimators import MultiTaskClassifier, MultiTaskRegressor
 from multitask.losses import Hinge, Logistic, Squared, SquaredHinge, get_datafit
 from multitask.penalties import L1, L21, ColumnL2, Ridge, TraceNorm
 from multitask.solvers import optimality
+from multitask.solvers.base import kkt_residual
 
 LOSSES = {"squared": Squared, "logistic": Logistic, "squared_hinge": SquaredHinge}
 ELL = {
@@ -367,7 +368,10 @@ def test_alpha_max_logistic(penalty, classification_lists):
     # the optimality certificate of W = 0 at alpha_max: the relative measure vanishes
     b0 = df.optimal_intercept_at_zero()
     assert optimality(df, PENALTIES[penalty](lam), zero, b0) <= 1e-12
-    assert optimality(df, PENALTIES[penalty](0.95 * lam), zero, b0) > 1e-3
+    # below alpha_max zero is not optimal: a positive certified gap, and a prox-gradient
+    # residual far from zero
+    assert optimality(df, PENALTIES[penalty](0.95 * lam), zero, b0) > 1e-6
+    assert kkt_residual(df, PENALTIES[penalty](0.95 * lam), zero, b0) > 1e-3
 
 
 def test_alpha_max_of_ridge_and_unknown_loss():
