@@ -367,7 +367,7 @@ class WorkingSet(Solver):
         if not make_solver("cd").supports(datafit, penalty):
             return affordable
         X = data.X
-        stored = float(X.nnz if sp.issparse(X) else X.shape[0] * X.shape[1])
+        stored = float(getattr(X, "nnz", X.shape[0] * X.shape[1]))
         per_epoch = stored if data.shared else stored / max(m, 1)
         return affordable and float(k) ** 2 < per_epoch
 
