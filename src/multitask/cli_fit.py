@@ -1,6 +1,6 @@
 """``multitask fit`` and ``multitask predict``: the models on the user's own CSV or Parquet files.
 
-Two table layouts are read (with pandas; Parquet needs pyarrow, ``pip install 'multitask[io]'``):
+Two table layouts are read (with pandas, and pyarrow for Parquet: both in the base install):
 
 * **long format**: one row per (task, example): feature columns, a target column and a task
   column (``--target y --task school``; features are ``--features ...`` or all other columns);
@@ -79,8 +79,9 @@ class CLIError(ValueError):
 def _pandas():
     try:
         import pandas as pd
-    except ImportError:  # pragma: no cover - pandas is in the io and test extras
-        raise CLIError("reading data files needs pandas: pip install 'multitask[io]'.") from None
+    except ImportError:  # pragma: no cover - pandas is a dependency of the base install
+        raise CLIError("reading data files needs pandas, a dependency of multitask that this "
+                       "environment lacks: pip install pandas (or reinstall multitask).") from None
     return pd
 
 
@@ -117,8 +118,9 @@ def read_table(path: str | os.PathLike, text_columns=()):
                 try:
                     df = pd.read_parquet(fh)
                 except ImportError:
-                    raise CLIError(f"{name}: reading Parquet needs pyarrow: "
-                                   "pip install 'multitask[io]'.") from None
+                    raise CLIError(f"{name}: reading Parquet needs pyarrow, a dependency of "
+                                   "multitask that this environment lacks: pip install "
+                                   "pyarrow (or reinstall multitask).") from None
             else:
                 sep = "\t" if kind == ".tsv" else ","
                 df = pd.read_csv(fh, sep=sep, skipinitialspace=True, compression=compression,

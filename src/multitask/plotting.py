@@ -34,12 +34,17 @@ __all__ = [
     "task_similarity_from_coef",
 ]
 
+#: The error when matplotlib cannot be imported: it is a dependency of the base install, so
+#: only a broken or hand-made environment lacks it.
+NO_MATPLOTLIB = ("Plotting needs matplotlib, a dependency of multitask that this environment "
+                 "lacks: pip install matplotlib (or reinstall multitask).")
+
 
 def _plt():
     try:
         import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover
-        raise ImportError("Plotting needs matplotlib: pip install 'multitask[plot]'.") from exc
+        raise ImportError(NO_MATPLOTLIB) from exc
     return plt
 
 
@@ -50,7 +55,7 @@ def _figure(ax, figsize):
     try:
         from matplotlib.figure import Figure
     except ImportError as exc:  # pragma: no cover
-        raise ImportError("Plotting needs matplotlib: pip install 'multitask[plot]'.") from exc
+        raise ImportError(NO_MATPLOTLIB) from exc
     fig = Figure(figsize=figsize, layout="constrained")
     return fig, fig.add_subplot()
 
@@ -246,7 +251,7 @@ def plot_convergence(results, *, x: str = "both", suboptimality: bool = True,
     try:
         from matplotlib.figure import Figure
     except ImportError as exc:  # pragma: no cover
-        raise ImportError("Plotting needs matplotlib: pip install 'multitask[plot]'.") from exc
+        raise ImportError(NO_MATPLOTLIB) from exc
     fig = Figure(figsize=(4.5 * len(panels), 3.5), layout="constrained")
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
     for ax, panel in zip(axes, panels, strict=True):
