@@ -233,7 +233,7 @@ def test_the_graph_and_temporal_models_run_when_the_user_gives_what_they_need(tm
                      "PooledRegressor"}
     pd.DataFrame({"from": ["q1"], "to": ["q7"]}).to_csv(tmp_path / "bad.csv", index=False)
     assert main([*argv, "--graph", str(tmp_path / "bad.csv")]) == 2
-    assert "'q7' is not a task of the data" in capsys.readouterr().err
+    assert "names 'q7', which is not a task of the data" in capsys.readouterr().err
 
 
 def test_file_errors_are_one_line_and_name_the_problem(tmp_path, capsys):

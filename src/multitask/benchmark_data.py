@@ -51,6 +51,7 @@ __all__ = [
     "detect_kind",
     "load_benchmark_data",
     "make_benchmark_data",
+    "match_task_ids",
     "order_tasks",
 ]
 
@@ -106,6 +107,10 @@ class BenchmarkData:
     graph : ndarray of shape (m, m) or None
         Symmetric non-negative weights between the tasks (a task graph): the
         graph-regularized model runs with it.
+    numeric_ids : bool
+        The task ids were numbers (``task_names`` are their text): a task order or a graph
+        names a task by its value (``1``, ``"01"`` and ``"1.0"`` are task ``1``); otherwise by
+        its name as written (see :func:`match_task_ids`).
     """
 
     name: str
@@ -118,6 +123,7 @@ class BenchmarkData:
     task_word: str = "tasks"
     ordered: bool = False
     graph: np.ndarray | None = field(default=None, repr=False)
+    numeric_ids: bool = False
 
     @property
     def shared(self) -> bool:
@@ -282,6 +288,7 @@ def make_benchmark_data(X: Any, y: Any, task: Any = None, *, name: str = "data",
         On fewer than two tasks, a task without rows, inconsistent shapes, values that are
         not finite, or targets that fit no kind (naming the task).
     """
+    numeric_ids = False
     if isinstance(X, (list, tuple)):
         if task is not None:
             raise ValueError("Give either per-task lists or task ids, not both.")
@@ -307,6 +314,7 @@ def make_benchmark_data(X: Any, y: Any, task: Any = None, *, name: str = "data",
                 Xs.append(Xa[rows])
                 ys.append(ya[rows])
             names = [str(v.item() if isinstance(v, np.generic) else v) for v in labels[order]]
+            numeric_ids = task_names is None and task.dtype.kind in "iuf"
         elif ya.ndim == 2:
             if ya.shape[0] != Xa.shape[0]:
                 raise ValueError(f"X has {Xa.shape[0]} rows but Y has {ya.shape[0]}.")
@@ -361,7 +369,7 @@ def make_benchmark_data(X: Any, y: Any, task: Any = None, *, name: str = "data",
             if not np.all(np.isfinite(v)):
                 raise ValueError(f"The targets of task {names[t]!r} hold infinite values.")
     return BenchmarkData(name=name, X=Xs, y=ys, kind=kind, task_names=names, classes=classes,
-                         task_word=task_word)
+                         task_word=task_word, numeric_ids=numeric_ids)
 
 
 # ----------------------------------------------------------------------------- named sets
@@ -417,15 +425,110 @@ def load_benchmark_data(name: str, data_dir: str | os.PathLike | None = None) ->
 
 
 # ----------------------------------------------------------------------------- tasks
-def order_tasks(data: BenchmarkData, order: Sequence[str] | str) -> BenchmarkData:
+def _as_number(value: Any) -> float | None:
+    """The value of a task id written as a number (``"01"``, ``" 1.0"``, ``1``), else None."""
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    try:
+        number = float(value.strip() if isinstance(value, str) else value)
+    except (TypeError, ValueError):
+        return None
+    return number if np.isfinite(number) else None
+
+
+def _id_text(value: Any) -> str:
+    return str(value.item() if isinstance(value, np.generic) else value)
+
+
+def match_task_ids(given: Sequence[Any], task_names: Sequence[str], *, numeric: bool = False,
+                   what: str = "The list of task ids") -> list[int]:
+    """The position in ``task_names`` of each id of ``given``, matched as the data keep ids.
+
+    With ``numeric=False`` (ids read as text, the default of the data readers) an id matches
+    the task whose name is the same text: ``"01"`` and ``"1"`` are two tasks, and ``1``
+    (a number given in Python) is the text ``"1"``. With ``numeric=True`` (ids read as
+    numbers: :attr:`BenchmarkData.numeric_ids`) an id matches the task of the same value:
+    ``1``, ``"01"`` and ``"1.0"`` are task ``1``. Nothing is matched by guessing: an id that
+    matches no task, or (numeric) several, is an error.
+
+    Parameters
+    ----------
+    given : sequence
+        Task ids (text or numbers), e.g. the ends of a graph's edges or a task order.
+    task_names : sequence of str
+        The data's task names.
+    numeric : bool, default=False
+        Match by value.
+    what : str, default="The list of task ids"
+        The subject of the error message (what named the ids).
+
+    Returns
+    -------
+    list of int
+
+    Raises
+    ------
+    ValueError
+        Naming every id that is not a task of the data (with, for each, a task it differs
+        from only in how it is written, when there is one) or that matches several tasks.
+    """
+    names = [str(n) for n in task_names]
+    keys: list[Any]
+    if numeric:
+        values = [_as_number(n) for n in names]
+        where: dict = {}
+        for i, v in enumerate(values):
+            where.setdefault(v, []).append(i)
+        keys = [_as_number(g) for g in given]
+    else:
+        where = {}
+        for i, n in enumerate(names):
+            where.setdefault(n, []).append(i)
+        keys = [_id_text(g) for g in given]
+    unknown = list(dict.fromkeys(_id_text(g) for g, k in zip(given, keys, strict=True)
+                                 if k is None or k not in where))
+    if unknown:
+        alike = {}
+        for u in unknown:
+            value = _as_number(u)
+            twins = [n for n in names if n != u and (n.strip() == u.strip() or (
+                value is not None and _as_number(n) == value))]
+            if twins:
+                alike[u] = twins[0]
+        listed = ", ".join(repr(u) for u in unknown[:8]) + (
+            f" and {len(unknown) - 8} more" if len(unknown) > 8 else "")
+        shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+        hint = ""
+        if alike:
+            pairs = "; ".join(f"{u!r} is written {t!r} in the data"
+                              for u, t in list(alike.items())[:3])
+            by_value = any(_as_number(u) is not None and _as_number(u) == _as_number(t)
+                           for u, t in alike.items())
+            how = ("by their value" if numeric else "as written" + (
+                "; read the ids as numbers (--numeric-task-ids) to make 1 and 01 one task"
+                if by_value else ""))
+            hint = f" ({pairs}: task ids are matched {how})"
+        word = "is not a task" if len(unknown) == 1 else "are not tasks"
+        raise ValueError(f"{what} names {listed}, which {word} of the data{hint} (tasks: "
+                         f"{shown}).")
+    for g, k in zip(given, keys, strict=True):
+        if len(where[k]) > 1:
+            both = ", ".join(repr(names[i]) for i in where[k])
+            raise ValueError(f"{what} names {_id_text(g)!r}, which matches the tasks {both} "
+                             "of the data: give the data one id per task.")
+    return [where[k][0] for k in keys]
+
+
+def order_tasks(data: BenchmarkData, order: Sequence[Any] | str) -> BenchmarkData:
     """The data with its tasks in time order, marked ``ordered`` (the temporal models run).
 
     Parameters
     ----------
     data : BenchmarkData
-    order : sequence of str, ``"sorted"`` or ``"given"``
-        Every task name once, in time order; ``"sorted"``: the names sorted (as numbers when
-        they all are); ``"given"``: the order of the data as it is.
+    order : sequence of str or numbers, ``"sorted"`` or ``"given"``
+        Every task once, in time order, named as :func:`match_task_ids` matches ids (by
+        value when ``data.numeric_ids``, else as written); ``"sorted"``: the names sorted (as
+        numbers when they all are); ``"given"``: the order of the data as it is.
 
     Returns
     -------
@@ -435,7 +538,8 @@ def order_tasks(data: BenchmarkData, order: Sequence[str] | str) -> BenchmarkDat
     Raises
     ------
     ValueError
-        When ``order`` misses a task, repeats one, or names a task the data do not have.
+        When ``order`` misses a task, repeats one, or names tasks the data do not have
+        (naming them all).
     """
     names = list(data.task_names)
     if isinstance(order, str):
@@ -451,21 +555,15 @@ def order_tasks(data: BenchmarkData, order: Sequence[str] | str) -> BenchmarkDat
             raise ValueError(f"The task order must list the tasks, or be 'sorted' or 'given', "
                              f"got {order!r}.")
     else:
-        given = [str(o) for o in order]
-        where = {n: i for i, n in enumerate(names)}
-        unknown = [o for o in given if o not in where]
-        if unknown:
-            more = ", ..." if len(names) > 8 else ""
-            raise ValueError(f"The task order names {unknown[0]!r}, which is not a task of the "
-                             f"data (tasks: {', '.join(names[:8])}{more}).")
-        twice = sorted({o for o in given if given.count(o) > 1})
+        perm = match_task_ids(list(order), names, numeric=data.numeric_ids,
+                              what="The task order")
+        twice = sorted({i for i in perm if perm.count(i) > 1})
         if twice:
-            raise ValueError(f"The task order names {twice[0]!r} twice.")
-        missing = [n for n in names if n not in set(given)]
+            raise ValueError(f"The task order names task {names[twice[0]]!r} twice.")
+        missing = [n for i, n in enumerate(names) if i not in set(perm)]
         if missing:
             raise ValueError(f"The task order must name every task once; it misses "
                              f"{len(missing)}, e.g. {missing[0]!r}.")
-        perm = [where[o] for o in given]
     if data.shared:
         X, y = data.X, data.y[:, perm]
     else:

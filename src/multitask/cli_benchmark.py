@@ -74,7 +74,7 @@ def read_benchmark_file(args):
     """The data of ``--input`` (with ``--target/--task`` or ``--targets``) as
     :class:`~multitask.benchmark_data.BenchmarkData`; errors name the file, row and column."""
     from multitask.benchmark_data import make_benchmark_data
-    from multitask.cli_fit import CLIError, _labels, _layout, _numeric, read_table
+    from multitask.cli_fit import CLIError, _distinct_ids, _labels, _layout, _numeric, read_table
 
     numeric_ids = bool(args.numeric_task_ids)
     df = read_table(args.input, text_columns=[] if numeric_ids or not args.task
@@ -89,7 +89,8 @@ def read_benchmark_file(args):
     try:
         if layout == "long":
             (y,) = _targets(df, [target], layout)
-            task = _labels(df, task_col, "task id")
+            task = _labels(df, task_col, "task id", strip=False)  # as written, as fit does
+            _distinct_ids(df, task_col, task)
             return make_benchmark_data(X, y, task, name=name, kind=args.kind)
         columns = _targets(df, targets, layout)
         numeric = all(c.dtype.kind == "f" for c in columns)
@@ -102,13 +103,19 @@ def read_benchmark_file(args):
         raise CLIError(f"{path}: {exc}") from None
 
 
-def read_graph(path, task_names: list[str]) -> np.ndarray:
+def read_graph(path, task_names: list[str], numeric: bool = False) -> np.ndarray:
     """A task graph from a CSV or Parquet file of edges: symmetric weights ``(m, m)``.
 
-    Each row is an edge: the first two columns name two tasks (as the data name them), an
-    optional third column is the edge's weight (a number >= 0, default 1). Weights of an edge
-    given twice add up.
+    Each row is an edge: the first two columns name two tasks, an optional third column is
+    the edge's weight (a number >= 0, default 1). Weights of an edge given twice add up. The
+    task ids are read as the data's task column is read, as written (``01`` is not ``1``, a
+    trailing space is kept), and matched to ``task_names`` by
+    :func:`~multitask.benchmark_data.match_task_ids`: as text, or by value with ``numeric``
+    (the data's ids read as numbers, ``--numeric-task-ids``: ``01`` is then task ``1``). An
+    id that matches no task is refused, the message naming every such id; nothing is matched
+    by guessing.
     """
+    from multitask.benchmark_data import match_task_ids
     from multitask.cli_fit import CLIError, _labels, _numeric, _where, read_table
 
     head = read_table(path)
@@ -116,21 +123,20 @@ def read_graph(path, task_names: list[str]) -> np.ndarray:
         raise CLIError(f"{path}: a graph file has 2 or 3 columns (task, task[, weight]), got "
                        f"{head.shape[1]}.")
     df = read_table(path, text_columns=list(head.columns[:2]))
-    where = {n: i for i, n in enumerate(task_names)}
-    ends = [_labels(df, c, "task id") for c in df.columns[:2]]
+    ends = [_labels(df, c, "task id", strip=False) for c in df.columns[:2]]
+    try:
+        both = match_task_ids([*ends[0].tolist(), *ends[1].tolist()], task_names,
+                              numeric=numeric, what="The graph")
+    except ValueError as exc:
+        raise CLIError(f"{path}: {exc}") from None
     weights = _numeric(df, [df.columns[2]])[:, 0] if df.shape[1] == 3 else np.ones(len(df))
     A = np.zeros((len(task_names), len(task_names)))
-    for i, (a, b, w) in enumerate(zip(*ends, weights, strict=True)):
-        for label, col in ((a, df.columns[0]), (b, df.columns[1])):
-            if str(label) not in where:
-                shown = ", ".join(task_names[:8]) + (", ..." if len(task_names) > 8 else "")
-                raise CLIError(f"{path}: {_where(df, i)}, column {col!r}: {str(label)!r} is not a "
-                               f"task of the data (tasks: {shown}).")
+    for i, (s, t, w) in enumerate(zip(both[:len(df)], both[len(df):], weights, strict=True)):
         if w < 0:
             raise CLIError(f"{path}: {_where(df, i)}: the weight {w!r} is negative.")
-        s, t = where[str(a)], where[str(b)]
         if s == t:
-            raise CLIError(f"{path}: {_where(df, i)}: an edge from task {str(a)!r} to itself.")
+            raise CLIError(f"{path}: {_where(df, i)}: an edge from task {task_names[s]!r} to "
+                           "itself.")
         A[s, t] += w
         A[t, s] += w
     if not A.any():
@@ -170,7 +176,7 @@ def _data(args):
     if args.graph:
         from dataclasses import replace
 
-        data = replace(data, graph=read_graph(args.graph, data.task_names))
+        data = replace(data, graph=read_graph(args.graph, data.task_names, data.numeric_ids))
     return data
 
 
@@ -291,12 +297,15 @@ def add_command(sub) -> None:
                       "values are a binary classification, more numbers a regression)")
     tasks = pb.add_argument_group("what you know about the tasks")
     tasks.add_argument("--task-order", metavar="ID", nargs="+",
-                       help="the tasks in time order: every task id once, or 'sorted' (ids "
-                       "sorted, as numbers when they are) or 'given' (the order of the data); "
-                       "adds the temporal models")
+                       help="the tasks in time order: every task id once (matched as the data "
+                       "keep ids: as written, by value with --numeric-task-ids), or 'sorted' "
+                       "(ids sorted, as numbers when they are) or 'given' (the order of the "
+                       "data); adds the temporal models")
     tasks.add_argument("--graph", metavar="FILE",
-                       help="a task graph: CSV/Parquet of edges (task, task[, weight]); adds "
-                       "the graph-regularized model")
+                       help="a task graph: CSV/Parquet of edges (task, task[, weight]), ids "
+                       "matched as the data keep them (as written, by value with "
+                       "--numeric-task-ids; an unknown id is refused); adds the "
+                       "graph-regularized model")
     pb.add_argument("--data-dir", metavar="DIR", help="folder of the named data sets other "
                     "than school (default: MULTITASK_DATA, or shared/data beside the clone)")
     pb.add_argument("--splits", type=int, default=DEFAULT_SPLITS, metavar="N",
