@@ -104,6 +104,25 @@ def test_api_page_documents_every_public_name(site, page):
     assert ":func:`" not in html and ":class:`" not in html and ":mod:`" not in html
 
 
+#: reference pages of several modules -> the modules (a ``::: module`` section each)
+REFERENCE_SECTIONS = {
+    "benchmark": ("multitask.benchmark", "multitask.benchmark_data", "multitask.cli_benchmark"),
+    "new_tasks": ("multitask.penalties.new_task", "multitask.estimators.new_tasks"),
+}
+
+
+@pytest.mark.parametrize("page", sorted(REFERENCE_SECTIONS))
+def test_api_page_of_several_modules_documents_every_public_name(site, page):
+    text = (DOCS / "reference" / f"{page}.md").read_text()
+    html = _page(site, f"reference/{page}.md")
+    for name in REFERENCE_SECTIONS[page]:
+        assert re.search(rf"^::: {re.escape(name)}$", text, flags=re.M), (page, name)
+        names = importlib.import_module(name).__all__
+        missing = [n for n in names if f'id="{name}.{n}"' not in html]
+        assert missing == [], f"{name}: no API entry for {missing}"
+    assert ":func:`" not in html and ":class:`" not in html and ":mod:`" not in html
+
+
 def test_api_pages_render_numpydoc_sections(site):
     html = _page(site, "reference/plotting.md")
     assert "Parameters:" in html and "Returns:" in html
