@@ -290,6 +290,51 @@ def test_robust_mtl_new_task_matches_cvxpy():
         assert np.isclose(est.intercept_[M + j], b, atol=1e-4)
 
 
+def test_sparse_low_rank_new_task_matches_cvxpy(monkeypatch):
+    """The low-rank part's subspace at the trace ball's multiplier plus the lasso part: the
+    tasks whose sparse part is not zero are solved exactly (a lasso on the low-rank part's
+    partial minimum, checked by its optimality conditions)."""
+    from multitask.estimators import new_tasks as nt
+
+    exact = []
+    split_lasso = nt._split_lasso
+    monkeypatch.setattr(nt, "_split_lasso", lambda *a: exact.append(split_lasso(*a)) or exact[-1])
+    Xs, ys, Xn, yn = _data(seed=28, new=2)
+    Xn = Xn + [Xn[0] * 0.5]
+    yn = yn + [yn[0] + 4.0 * Xn[0][:, 1]]  # a feature the fitted subspace cannot give
+    est = _fit(multitask.SparseLowRankRegressor(alpha=0.01, radius=2.0, tol=1e-10), Xs, ys)
+    U, s, _ = np.linalg.svd(est.low_rank_component_.T, full_matrices=False)
+    keep = s > 1e-7 * s[0]
+    U, s = U[:, keep], s[keep]
+    lam = est.kkt_["grad_spectral_norm"]
+    est.fit_new_tasks(Xn, yn, strength="scaled")
+    assert np.count_nonzero(est.sparse_component_[M:]) > 0
+    assert exact and all(point is not None for point in exact)  # passed the exact test
+    for j, (X, y) in enumerate(zip(Xn, yn, strict=True)):
+        c = _scale(Xs, len(y))
+        a, p = cp.Variable(U.shape[1]), cp.Variable(D)
+        prior = c * (lam / 2 * cp.sum(cp.multiply(1 / s, a ** 2)) + 0.01 * cp.norm1(p))
+        ref, b = _solve_cvx(X, y, prior, [U @ a, p])
+        assert np.allclose(est.coef_[M + j], ref, atol=1e-5)
+        assert np.isclose(est.intercept_[M + j], b, atol=1e-5)
+        assert np.allclose(est.sparse_component_[M + j] + est.low_rank_component_[M + j],
+                           est.coef_[M + j])
+
+
+def test_convex_aso_prior_reads_the_stored_structure():
+    """cASO's new-task prior from the stored ``M`` (no SVD) equals the one computed from the
+    fitted weights."""
+    Xs, ys, _, _ = _data(seed=29)
+    est = _fit(multitask.ConvexASORegressor(k=2, tol=1e-10), Xs, ys)
+    stored = est._new_task_prior()
+    computed = new_task_prior(est._fitted_penalty(), est.coef_variable_)
+    assert np.allclose(stored.precision_matrix(), computed.precision_matrix(), rtol=0,
+                       atol=1e-10 * np.abs(computed.precision_matrix()).max())
+    with pytest.raises(ValueError, match="structure must hold"):
+        new_task_prior(est._fitted_penalty(), est.coef_variable_,
+                       structure=(est.structure_basis_[:1], est.structure_eigenvalues_, 0.0))
+
+
 def test_clustered_new_task_takes_the_best_cluster():
     Xs, ys, Xn, yn = _data(seed=9, m=8)
     alpha, eta = 0.5, 0.2
@@ -531,6 +576,108 @@ def test_the_structure_is_that_of_the_tasks_of_fit():
     one = copy.deepcopy(est).fit_new_tasks([Xn[1]], [yn[1]])
     two = copy.deepcopy(est).fit_new_tasks([Xn[0]], [yn[0]]).fit_new_tasks([Xn[1]], [yn[1]])
     assert np.array_equal(one.coef_[M], two.coef_[M + 1])
+
+
+def _fresh(est, Xn, yn):
+    """The new tasks' weights of a copy of ``est`` (a copy starts without a cached structure)."""
+    return copy.deepcopy(est).fit_new_tasks(Xn, yn, strength="scaled").coef_[M:]
+
+
+@pytest.mark.parametrize(("name", "change"), [
+    ("TraceNormRegressor", "refit"), ("TraceNormRegressor", "set_params"),
+    ("TraceNormRegressor", "weights_in_place"), ("ConvexASORegressor", "context_in_place"),
+    ("ClusteredMTLRegressor", "context_in_place"),
+    ("GraphRegularizedRegressor", "param_in_place")])
+def test_the_cached_structure_follows_the_model(name, change):
+    """The structure (prior, nbar) is computed once per fit and kept across calls; a refit,
+    a new hyper-parameter or an in-place change of what the prior is read from drops it: the
+    new tasks are then those of a model that never cached anything."""
+    from multitask.estimators import new_tasks as nt
+
+    def make():
+        if name == "GraphRegularizedRegressor":
+            return multitask.GraphRegularizedRegressor(np.ones((M, M)) - np.eye(M))
+        return getattr(multitask, name)()
+
+    Xs, ys, Xn, yn = _data(seed=25)
+    est = _fit(make(), Xs, ys)
+    first = nt.fitted_structure(est)
+    est.fit_new_tasks([Xn[0]], [yn[0]], strength="scaled")  # appended tasks keep the entry
+    assert nt.fitted_structure(est) is first
+    est = _fit(make(), Xs, ys)
+    first = nt.fitted_structure(est)
+    before = _fresh(est, Xn, yn)
+    if change == "refit":  # on the same data: a new fit all the same
+        _fit(est, Xs, ys)
+        assert nt.fitted_structure(est) is not first
+        first = nt.fitted_structure(est)
+        # every row twice: the same weights (to the solver's tolerance), twice the rows
+        _fit(est, [np.repeat(x, 2, axis=0) for x in Xs], [np.repeat(y, 2) for y in ys])
+    elif change == "set_params":
+        est.set_params(alpha=3.0 * est.alpha)
+    elif change == "weights_in_place":
+        est.coef_variable_[:, 0] *= 3.0
+    elif change == "context_in_place":
+        if name == "ConvexASORegressor":
+            est.structure_eigenvalues_[0] *= 0.5
+        else:
+            est.labels_[:] = np.arange(M) % 2
+    else:  # the graph of the graph model, changed in place
+        est.graph[0, 1] = est.graph[1, 0] = 5.0
+    assert nt.fitted_structure(est) is not first
+    after = copy.deepcopy(est)
+    nt.clear_fitted_structure(after)
+    expected = after.fit_new_tasks(Xn, yn, strength="scaled").coef_[M:]
+    est.fit_new_tasks(Xn, yn, strength="scaled")
+    assert np.array_equal(est.coef_[M:], expected)
+    assert not np.allclose(expected, before)
+
+
+def test_the_cached_structure_does_not_skip_validation_nor_keep_models_alive():
+    import gc
+
+    from multitask.estimators import new_tasks as nt
+
+    Xs, ys, Xn, yn = _data(seed=26)
+    est = _fit(multitask.TraceNormRegressor(), Xs, ys)
+    est.fit_new_tasks([Xn[0]], [yn[0]])
+    est.set_params(alpha=-1.0)
+    with pytest.raises(ValueError, match="alpha"):
+        est.fit_new_tasks([Xn[1]], [yn[1]])
+    est.set_params(alpha=1.0)
+    nt.fitted_structure(est)
+    n = len(nt._STRUCTURES)
+    del est
+    gc.collect()
+    assert len(nt._STRUCTURES) == n - 1
+
+
+@pytest.mark.parametrize("layout", ["long", "lists"])
+def test_fit_new_tasks_leaves_its_inputs_unchanged(layout, datagen):
+    Xs, ys, Xn, yn = _data(seed=27)
+    est = _fit(multitask.MeanRegularizedRegressor(), Xs, ys)
+    weights = [np.linspace(0.5, 2.0, len(y)) for y in yn]
+    if layout == "long":
+        X, y, task = datagen.lists_to_long(Xn, yn)
+        task = task + 100
+        args = (X, y, task, np.concatenate(weights))
+    else:
+        args = (Xn, yn, None, weights)
+    frozen = copy.deepcopy(args)
+    est.fit_new_tasks(*args)
+    for a, b in zip(_arrays_of(args), _arrays_of(frozen), strict=True):
+        assert np.array_equal(a, b)
+
+
+def _arrays_of(args):
+    """The arrays of ``args`` (nested lists and tuples), in order."""
+    out = []
+    for a in args:
+        if isinstance(a, (list, tuple)):
+            out.extend(_arrays_of(a))
+        elif a is not None:
+            out.append(np.asarray(a))
+    return out
 
 
 @pytest.mark.parametrize("name", ["TraceNormRegressor", "ClusteredMTLRegressor",

@@ -734,16 +734,17 @@ class MultiTaskEstimator(BaseEstimator):
         """
         self._check_linear_structure("fit_new_tasks")
         check_is_fitted(self, "coef_")
-        self._validate_params()
         if _is_distributed(X):
             raise ValueError("fit_new_tasks takes in-memory data (the new tasks' rows), not Dask "
                              "collections or TaskBlocks.")
         rule = _new_tasks._check_strength(strength)
-        prior = self._new_task_prior()
-        nbar = _new_tasks.fitted_mean_size(self)
+        # the hyper-parameters validated and the prior built once per fit (cached beside the
+        # model; dropped on a refit or a change of what the prior is read from)
+        structure = _new_tasks.fitted_structure(self)
         data, positional = _new_tasks.convert_new_rows(self, X, y, task, sample_weight)
         labels = _new_tasks.new_task_labels(self, data, positional)
-        fit = _new_tasks.fit_new_task_columns(self, data, prior, rule, nbar)
+        fit = _new_tasks.fit_new_task_columns(self, data, structure.prior, rule,
+                                              structure.nbar)
         _new_tasks.append_new_tasks(self, labels, fit)
         return self
 

@@ -323,6 +323,14 @@ class _ConvexASO(_Structure):
         self.structure_leftover_ = float(leftover)
         self.components_ = basis[: min(int(self.k), basis.shape[0])].copy()
 
+    def _new_task_context(self) -> dict:
+        """The fitted feature structure ``M``: a new task's prior reads it as stored
+        (:func:`~multitask.penalties.new_task.new_task_prior`)."""
+        if not hasattr(self, "structure_basis_"):  # the rule then computes M from W
+            return {}
+        return {"structure": (self.structure_basis_, self.structure_eigenvalues_,
+                              self.structure_leftover_)}
+
     @property
     def M_(self) -> np.ndarray:
         """The learned ``M`` (``n_features x n_features``), computed on access from

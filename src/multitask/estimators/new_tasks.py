@@ -43,6 +43,11 @@ option, and the option with the lowest objective is kept.
 
 from __future__ import annotations
 
+import threading
+import time
+import warnings
+import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +55,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
+from multitask.compiled import charge_interpreted, interpreted_budget
 from multitask.data import MultiTaskData
 from multitask.losses import get_datafit
 from multitask.penalties.new_task import (
@@ -67,8 +73,13 @@ __all__ = [
     "CV_GRID",
     "CV_MIN_ROWS",
     "STRENGTHS",
+    "FittedStructure",
     "NewTaskFit",
+    "StandardRidge",
+    "clear_fitted_structure",
+    "closed_form",
     "fit_new_task_columns",
+    "fitted_structure",
     "loss_values",
     "strength_scales",
 ]
@@ -376,12 +387,122 @@ class GaussianSystem:
         return 0.5 * np.sum(w[None] * loo * loo, axis=1)
 
 
+class StandardRidge:
+    """The squared loss with a Gaussian prior in the prior's standard form, for every task of
+    ``data``, solved by the compiled kernel (:mod:`multitask.estimators._new_tasks_numba`).
+
+    With the standard form ``w = m0 + T v`` of the prior plus the ridge term
+    (:meth:`~multitask.penalties.new_task.GaussianPrior.standard_form`), task ``t`` at
+    strength ``c`` solves the plain ridge regression with an unpenalized intercept::
+
+        min_{v, b}  sum_i r_i (t_i - z_i^T v - b)^2 / 2 + (c / 2) ||v||^2,
+        z_i = T^T x_i,  t_i = y_i - x_i^T m0,
+
+    then ``w = m0 + T v`` (``b`` is the task's intercept): the new-task problem itself, with
+    the optimum of :class:`GaussianSystem` and the same exact leave-one-out losses
+    (:meth:`solve_grid`), for a whole grid of strengths in one pass over the tasks, each
+    factorized in the smaller of its two forms (``n_t x n_t`` or ``k x k``). A shared design
+    is whitened once.
+    """
+
+    def __init__(self, data: MultiTaskData, form: tuple[np.ndarray, Any], fit_intercept: bool):
+        m0, T = form
+        X = data.X
+        if np.isscalar(T):
+            Z = _dense(X) * T
+        else:
+            Z = np.asarray(X @ T)
+        t = -np.asarray(X @ m0).ravel() if np.any(m0) else np.zeros(X.shape[0])
+        y = np.asarray(data.y, dtype=np.float64)
+        if data.shared:  # the rows once per task, task-major like the targets
+            reps = data.n_tasks
+            Z, t = np.tile(Z, (reps, 1)), np.tile(t, reps)
+        self.Z = np.ascontiguousarray(Z, dtype=np.float64)
+        self.t = t + y
+        sw = getattr(data, "sample_weight", None)
+        self.s = (np.ones(len(y)) if sw is None
+                  else np.ascontiguousarray(sw, dtype=np.float64))
+        self.offsets = np.asarray(data.offsets, dtype=np.int64)
+        self.m0, self.T = m0, T
+        self.fit_intercept = bool(fit_intercept)
+
+    def solve_grid(self, C: np.ndarray, loo: bool = True
+                   ) -> tuple[np.ndarray | None, Any] | None:
+        """``(losses (G,), solution)``: the leave-one-out loss pooled over the tasks at each
+        row of strengths ``C`` (``(G, m)``, all ``> 0``; ``None`` without ``loo``), and
+        ``solution(g)``, the solutions ``(V (m, k), b (m,))`` at row ``g``; ``None`` when a
+        factorization fails (rounding: the caller then solves otherwise)."""
+        from multitask.estimators._new_tasks_numba import kernel_solution, ridge_grid
+
+        C = np.ascontiguousarray(C, dtype=np.float64)
+        G, m = C.shape
+        V = np.empty((G, m, self.Z.shape[1]))
+        B = np.empty((G, m))
+        alpha = np.empty((G, len(self.t)))
+        kernel = np.empty(m, dtype=np.bool_)
+        losses = np.empty(G)
+        if not ridge_grid(self.Z, self.t, self.s, self.offsets, C, self.fit_intercept,
+                          bool(loo), V, B, alpha, kernel, losses):
+            return None
+
+        def solution(g: int) -> tuple[np.ndarray, np.ndarray]:
+            if kernel.any():
+                kernel_solution(self.Z, self.t, self.s, self.offsets, self.fit_intercept,
+                                alpha[g], kernel, V[g], B[g])
+            return V[g], B[g]
+
+        return (losses if loo else None), solution
+
+    def weights(self, V: np.ndarray) -> np.ndarray:
+        """``W = m0 + T V^T`` (``(d, m)``) from the solutions ``V`` (``(m, k)``)."""
+        T = self.T
+        return self.m0[:, None] + (T * V.T if np.isscalar(T) else T @ V.T)
+
+
+def closed_form(data: MultiTaskData, prior: GaussianPrior, fit_intercept: bool,
+                alpha_l2: float, scales: np.ndarray, grid: Sequence[float] | None = None
+                ) -> tuple[np.ndarray, np.ndarray, float | None]:
+    """``(W (d, m), b (m,), g)``: the squared loss with a Gaussian prior in closed form, for
+    every task of ``data``, at strengths ``scales`` (one per task), or, with ``grid``, at
+    ``g * scales`` for the multiplier ``g`` of ``grid`` with the lowest exact leave-one-out
+    loss pooled over the tasks (the first one on ties; ``g`` is ``None`` without a grid).
+
+    :class:`StandardRidge` (the compiled kernel) when the prior has a standard form; the
+    numpy twin :class:`GaussianSystem` while numba's start-up is not worth paying
+    (:mod:`multitask.compiled`: its time counts against that start-up), and for priors without
+    a standard form (a singular ``Q``, solved by least squares) or when a factorization fails.
+    """
+    scales = np.asarray(scales, dtype=np.float64)
+    C = scales[None] if grid is None else np.asarray(grid, dtype=np.float64)[:, None] * scales
+    form = prior.standard_form(alpha_l2) if np.all(C > 0) else None
+    if form is not None and interpreted_budget() == 0.0:
+        system = StandardRidge(data, form, fit_intercept)
+        out = system.solve_grid(C, loo=grid is not None)
+        if out is not None:
+            losses, solution = out
+            i = int(np.argmin(losses)) if losses is not None else 0
+            V, b = solution(i)
+            W = system.weights(V)
+            return W, b, None if grid is None else float(np.asarray(grid)[i])
+    t0 = time.perf_counter()
+    twin = GaussianSystem(data, prior, fit_intercept, alpha_l2)
+    i = 0
+    if grid is not None:
+        losses = twin.loo_losses(C)
+        i = int(np.argmin(np.where(np.isfinite(losses), losses, np.inf)))
+    W, b = twin.solve(C[i])
+    if form is not None:
+        charge_interpreted(time.perf_counter() - t0)
+    return W, b, None if grid is None else float(np.asarray(grid)[i])
+
+
 def _gaussian_closed_form_all(data: MultiTaskData, prior: GaussianPrior, fit_intercept: bool,
                               scales: np.ndarray, alpha_l2: float
                               ) -> tuple[np.ndarray, np.ndarray]:
     """``(W (d, m), b (m,))`` of the squared loss with a Gaussian prior at strengths
-    ``scales`` (:class:`GaussianSystem`)."""
-    return GaussianSystem(data, prior, fit_intercept, alpha_l2).solve(scales)
+    ``scales`` (:func:`closed_form`)."""
+    W, b, _ = closed_form(data, prior, fit_intercept, alpha_l2, scales)
+    return W, b
 
 
 #: The per-task matrices come from one batched product over the rows padded to the largest
@@ -448,7 +569,8 @@ def _fixed_model(prior: ColumnPrior) -> bool:
 
 
 def solve_new_tasks(est, data: MultiTaskData, prior: ColumnPrior, scales: np.ndarray,
-                    screen: bool = True) -> NewTaskFit:
+                    screen: bool = True, coef_init: np.ndarray | None = None,
+                    intercept_init: np.ndarray | None = None) -> NewTaskFit:
     """Solve the new-task problem of every task of ``data``, task ``t`` at strength
     ``scales[t]`` (``prior`` unscaled).
 
@@ -484,12 +606,15 @@ def solve_new_tasks(est, data: MultiTaskData, prior: ColumnPrior, scales: np.nda
                           None if any(f.intercept_variable is None for f in parts)
                           else np.concatenate([f.intercept_variable for f in parts]),
                           scales, [f.choice[0] for f in parts])
-    return _iterative(est, data, prior, scales)
+    return _iterative(est, data, prior, scales, coef_init, intercept_init)
 
 
-def _iterative(est, data: MultiTaskData, prior: ColumnPrior, scales: np.ndarray) -> NewTaskFit:
+def _iterative(est, data: MultiTaskData, prior: ColumnPrior, scales: np.ndarray,
+               coef_init: np.ndarray | None = None, intercept_init: np.ndarray | None = None
+               ) -> NewTaskFit:
     """The library's iterative solver on all the tasks of ``data`` at once (``alpha_l2``
-    times ``scales[0]``: callers give equal scales when ``alpha_l2`` is not zero)."""
+    times ``scales[0]``: callers give equal scales when ``alpha_l2`` is not zero), started
+    from ``coef_init`` and ``intercept_init`` when given (the solver's variable)."""
     m = data.n_tasks
     fit_intercept = bool(getattr(est, "fit_intercept", True))
     options = dict(est._datafit_options())
@@ -498,7 +623,8 @@ def _iterative(est, data: MultiTaskData, prior: ColumnPrior, scales: np.ndarray)
     name = "fista" if "gradient" in datafit.capabilities else "subgradient"
     solver = make_solver(name, max_iter=int(getattr(est, "max_iter", 5000)),
                          tol=float(getattr(est, "tol", 1e-4)))
-    result = solver.solve(datafit, prior.scaled(scales))
+    result = solver.solve(datafit, prior.scaled(scales), coef_init=coef_init,
+                          intercept_init=intercept_init)
     b = np.asarray(result.intercept, dtype=np.float64).copy()
     if prior.fixed_intercept is not None:
         b[:] = prior.fixed_intercept
@@ -555,11 +681,100 @@ def _screened_sum(est, data: MultiTaskData, prior: SumOfPriors, scales: np.ndarr
     coef[gauss[0]] = W
     fit = NewTaskFit(W, b, coef, None, scales, [None] * data.n_tasks)
     rest = np.flatnonzero(~ok)
-    if rest.size:  # the iterative solver on the tasks whose norm parts are not zero
-        sub = solve_new_tasks(est, data.subset_tasks(rest), prior, scales[rest], screen=False)
+    l1_parts = [i for i, k in enumerate(kinds) if k == "l1"]
+    if rest.size and alpha_l2 == 0 and len(parts) == 2 and len(l1_parts) == 1:
+        from sklearn import config_context
+
+        solved = []
+        # the inputs of lars_path_gram are valid by construction: its checks are skipped
+        with config_context(skip_parameter_validation=True):
+            for t in rest:  # sparse + low rank: the exact lasso of the sparse part
+                point = _split_lasso(data, t, g_part, parts[l1_parts[0]],  # type: ignore[arg-type]
+                                     float(scales[t]), fit_intercept)
+                if point is None:
+                    continue
+                (fit.coef[l1_parts[0], :, t], fit.coef[gauss[0], :, t],
+                 fit.intercept[t]) = point
+                fit.W[:, t] = point[0] + point[1]
+                solved.append(t)
+        rest = np.setdiff1d(rest, solved)
+    if rest.size:  # the iterative solver on the other tasks whose norm parts are not zero,
+        # started from the screened point (their norm parts at zero, the Gaussian part optimal)
+        sub = solve_new_tasks(est, data.subset_tasks(rest), prior, scales[rest], screen=False,
+                              coef_init=fit.coef[..., rest], intercept_init=fit.intercept[rest])
         fit.W[:, rest], fit.intercept[rest] = sub.W, sub.intercept
         fit.coef[..., rest] = sub.coef
     return fit
+
+
+#: Relative slack of the exact test of :func:`_split_lasso` (the optimality conditions of the
+#: new-task problem, relative to the l1 strengths).
+_KKT_RTOL = 1e-8
+
+
+def _split_lasso(data: MultiTaskData, t: int, gauss: GaussianPrior, l1: ElementwisePrior,
+                 c: float, fit_intercept: bool
+                 ) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """Task ``t`` of a split prior ``w = p + q``, Gaussian ``q`` and weighted-l1 ``p``, exactly.
+
+    The problem ``min sum_i r_i (y_i - x_i^T (p + q) - b)^2 / 2 + c [R_G(q) + sum_j a_j
+    |p_j|]`` (no ``alpha_l2``) is minimized over ``q`` and ``b`` in closed form for a fixed
+    ``p``: with the standard form ``q = m0 + T v`` of ``R_G``, the centred rows and targets
+    scaled by ``sqrt(r_i)`` (``E``, ``e``, ``tc`` shifted by ``m0``) and ``S = E T``, the
+    partial minimum over ``v`` is ``1/2 (e - E p)^T N (e - E p)`` with
+    ``N = I - S (S^T S + c I)^{-1} S^T = c (S S^T + c I)^{-1}``. What is left is a lasso with
+    the Gram matrix ``M = E^T N E`` and ``h = E^T N e``::
+
+        min_p  1/2 p^T M p - h^T p + c sum_j a_j |p_j|,
+
+    solved exactly by scikit-learn's LARS-lasso homotopy (``lars_path_gram``, features
+    rescaled to one strength), then ``v = (S^T S + c I)^{-1} S^T (e - E p)`` and
+    ``b = ybar - xbar^T (p + q)``. The result is kept only if it passes the exact test: the
+    optimality conditions of the whole problem, ``|g_j| <= c a_j`` where ``p_j = 0`` and
+    ``g_j = -c a_j sign(p_j)`` elsewhere (``g`` the loss gradient in ``w``; ``q`` and ``b``
+    are optimal by construction), to :data:`_KKT_RTOL` relative.
+
+    Returns
+    -------
+    (p, q, b) or None
+        ``None`` when the weights are not all positive and finite, when ``R_G`` has no
+        standard form, or when the result fails the exact test (the caller then iterates).
+    """
+    from sklearn.linear_model import lars_path_gram
+
+    a = c * np.asarray(l1.l1, dtype=np.float64)
+    form = gauss.standard_form(0.0)
+    if form is None or not (np.all(np.isfinite(a)) and np.all(a > 0)):
+        return None
+    m0, T = form
+    X, y, r = _task_arrays(data, t)
+    if fit_intercept:
+        xbar, ybar = r @ X, float(r @ y)
+    else:
+        xbar, ybar = np.zeros(X.shape[1]), 0.0
+    sr = np.sqrt(r)
+    E = sr[:, None] * (X - xbar)
+    e = sr * (y - ybar) - E @ m0
+    S = E * T if np.isscalar(T) else E @ T
+    N = c * np.linalg.inv(S @ S.T + c * np.eye(len(r)))
+    NE = N @ E
+    M, h = E.T @ NE, NE.T @ e
+    scale = a.min() / a  # p = scale * u: one strength a.min() for u
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # LARS's notes on degenerate paths: the test decides
+        u = lars_path_gram(h * scale, M * np.outer(scale, scale), n_samples=1,
+                           alpha_min=float(a.min()), method="lasso", return_path=False)[2]
+    p = scale * np.asarray(u, dtype=np.float64).ravel()
+    resid = e - E @ p
+    v = np.linalg.solve(S.T @ S + c * np.eye(S.shape[1]), S.T @ resid)
+    q = m0 + (T * v if np.isscalar(T) else T @ v)
+    g = -E.T @ (resid - S @ v)  # the loss gradient (centred: b optimal)
+    nz = p != 0
+    ok = (np.all(np.abs(g[~nz]) <= (1.0 + _KKT_RTOL) * a[~nz])
+          and np.all(np.abs(g[nz] + a[nz] * np.sign(p[nz])) <= _KKT_RTOL * a[nz]))
+    if not ok or not np.all(np.isfinite(q)):
+        return None
+    return p, q, ybar - float(xbar @ (p + q))
 
 
 def _solve_task(est, data: MultiTaskData, prior: ColumnPrior, c: float) -> NewTaskFit:
@@ -635,11 +850,11 @@ def _cv_multiplier(est, data: MultiTaskData, prior: ColumnPrior, nbar: float) ->
     _check_cv_rows(data)
     nbar_scales = nbar / task_sizes(data)
     if _closed_form_applies(est, prior, data.n_features):  # exact leave-one-out
-        system = GaussianSystem(data, prior,  # type: ignore[arg-type]
-                                bool(getattr(est, "fit_intercept", True)),
-                                float(getattr(est, "alpha_l2", 0.0)))
-        losses = system.loo_losses(np.asarray(CV_GRID)[:, None] * nbar_scales[None])
-        return float(CV_GRID[int(np.argmin(losses))])
+        g = closed_form(data, prior,  # type: ignore[arg-type]
+                        bool(getattr(est, "fit_intercept", True)),
+                        float(getattr(est, "alpha_l2", 0.0)), nbar_scales, CV_GRID)[2]
+        assert g is not None
+        return g
     m = data.n_tasks
     X, y, _, starts = _stacked_arrays(data)
     sizes = np.diff(np.append(starts, len(y)))
@@ -723,17 +938,16 @@ def fit_new_task_columns(est, data: MultiTaskData, prior: ColumnPrior, strength,
     sizes = task_sizes(data)
     scales = strength_scales("scaled" if rule == "cv" else rule, sizes, fitted_mean_size)
     g = None
-    if _closed_form_applies(est, prior, data.n_features):  # one system for both steps
-        system = GaussianSystem(data, prior,  # type: ignore[arg-type]
-                                bool(getattr(est, "fit_intercept", True)),
-                                float(getattr(est, "alpha_l2", 0.0)))
+    if _closed_form_applies(est, prior, data.n_features):  # one pass for both steps
         if rule == "cv":
             _check_cv_rows(data)
-            losses = system.loo_losses(np.asarray(CV_GRID)[:, None] * scales)
-            g = float(CV_GRID[int(np.argmin(losses))])
+        W, b, g = closed_form(data, prior,  # type: ignore[arg-type]
+                              bool(getattr(est, "fit_intercept", True)),
+                              float(getattr(est, "alpha_l2", 0.0)), scales,
+                              CV_GRID if rule == "cv" else None)
+        if g is not None:
             scales = g * scales
-        W, b = system.solve(scales)
-        return NewTaskFit(W, b, W.copy(), None, scales, [None] * data.n_tasks, g)
+        return NewTaskFit(W, b, W, None, scales, [None] * data.n_tasks, g)
     if rule == "cv":
         g = _cv_multiplier(est, data, prior, float(fitted_mean_size))
         scales = g * scales
@@ -870,6 +1084,129 @@ def append_new_tasks(est, labels: np.ndarray, fit: NewTaskFit) -> None:
             changes["intercept_variable"] = (None if getattr(est, "intercept_variable_", None)
                                              is None else est.intercept_variable_.copy())
         est.solver_result_ = dataclasses.replace(result, **changes)
+
+
+# ----------------------------------------------------------------------------- the structure
+@dataclass(frozen=True)
+class FittedStructure:
+    """What new tasks take from a fitted model: computed once per fit (:func:`fitted_structure`).
+
+    Attributes
+    ----------
+    prior : ColumnPrior
+        The new-task prior of the fitted penalty at the fitted weights of the tasks of fit
+        (its standard forms, once computed, are kept with it).
+    nbar : float
+        The mean size of the tasks of fit (:func:`fitted_mean_size`).
+    """
+
+    prior: ColumnPrior
+    nbar: float
+
+
+@dataclass
+class _CacheEntry:
+    structure: FittedStructure
+    fit: Any  # the fitted attribute that a fit replaces (fit_task_sizes_), by identity
+    state: dict[str, Any]  # what the prior is made of (:func:`_state`), copied
+
+
+#: One entry per live fitted model (weak keys: a model that is deleted leaves the cache; a
+#: copy or a model loaded from a file starts without one, nothing is added to the model).
+_STRUCTURES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_STRUCTURES_LOCK = threading.Lock()
+_PARAM_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _param_names(est) -> tuple[str, ...]:
+    cls = type(est)
+    if cls not in _PARAM_NAMES:
+        _PARAM_NAMES[cls] = tuple(cls._all_params())
+    return _PARAM_NAMES[cls]
+
+
+def _state(est) -> dict[str, Any]:
+    """Everything the new-task prior and ``nbar`` are read from: the hyper-parameters, the
+    sizes, fitted variable, weights, intercepts and labels of the tasks of fit, the number of
+    features, and the context of the prior's rule (``_new_task_context``: clusters,
+    multipliers, the stored structure)."""
+    m = n_fit_tasks(est)
+    return {"params": {n: getattr(est, n, None) for n in _param_names(est)},
+            "sizes": np.asarray(est.fit_task_sizes_), "d": int(est.n_features_in_),
+            "variable": np.asarray(est.coef_variable_)[..., :m],
+            "coef": np.asarray(est.coef_)[:m], "intercept": np.asarray(est.intercept_)[:m],
+            "tasks": np.asarray(est.tasks_)[:m], "context": est._new_task_context()}
+
+
+def _snapshot(value):
+    """A copy of ``value`` that in-place changes of the value do not reach (arrays and
+    containers copied, other objects kept)."""
+    if isinstance(value, np.ndarray) or sp.issparse(value):
+        return value.copy()
+    if isinstance(value, dict):
+        return {k: _snapshot(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_snapshot(v) for v in value)
+    if isinstance(value, set):
+        return set(value)
+    return value
+
+
+def _same(a, b) -> bool:
+    """Whether ``b`` still equals the snapshot ``a``: arrays (dense or sparse) by shape, dtype
+    and values, containers item by item, other values by ``==`` (values without a usable
+    ``==`` are not known to be the same; an object compared by identity is not known to have
+    kept its content)."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
+                and a.dtype == b.dtype and bool(np.array_equal(a, b)))
+    if sp.issparse(a) or sp.issparse(b):
+        return (sp.issparse(a) and sp.issparse(b) and a.shape == b.shape
+                and a.dtype == b.dtype and (a != b).nnz == 0)
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if a is b:
+        return True
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - values without a usable ==: not known to be the same
+        return False
+
+
+def fitted_structure(est) -> FittedStructure:
+    """The fitted structure of ``est`` for new tasks, its hyper-parameters validated.
+
+    Computed at the first call after a fit (``est._validate_params()``,
+    ``est._new_task_prior()``, :func:`fitted_mean_size`) and kept for the model's later calls
+    while it stays the same fit: the entry is dropped when the model is refitted
+    (``fit_task_sizes_`` replaced), or when anything the prior is read from changed since,
+    compared by value (:func:`_state`: a hyper-parameter changed by ``set_params`` or
+    assignment, the fitted weights, intercepts or variable of the tasks of fit, the rule's
+    context). The cache lives beside the model (weak references), never in its attributes:
+    copies and models loaded from files start without it.
+    """
+    fit = getattr(est, "fit_task_sizes_", None)
+    with _STRUCTURES_LOCK:
+        entry = _STRUCTURES.get(est)
+    if entry is not None and fit is not None and entry.fit is fit:
+        if _same(entry.state, _state(est)):
+            return entry.structure
+    est._validate_params()
+    structure = FittedStructure(est._new_task_prior(), fitted_mean_size(est))
+    entry = _CacheEntry(structure, fit, _snapshot(_state(est)))
+    with _STRUCTURES_LOCK:
+        _STRUCTURES[est] = entry
+    return structure
+
+
+def clear_fitted_structure(est) -> None:
+    """Drop the cached structure of ``est`` (the next ``fit_new_tasks`` computes it again)."""
+    with _STRUCTURES_LOCK:
+        _STRUCTURES.pop(est, None)
 
 
 def fitted_mean_size(est) -> float:

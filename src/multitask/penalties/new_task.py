@@ -225,6 +225,57 @@ class GaussianPrior(ColumnPrior):
             P = P + self.complement * (np.eye(B.shape[0]) - B @ B.T)
         return 0.5 * (P + P.T)
 
+    def standard_form(self, alpha_l2: float = 0.0
+                      ) -> tuple[np.ndarray, float | np.ndarray] | None:
+        """``(m0, T)``: the prior plus a ridge term as a plain ridge in new coordinates.
+
+        With ``Q = alpha_l2 I + P`` positive definite on the unknowns, every admissible ``w``
+        is ``w = m0 + T v`` for one ``v`` and::
+
+            r(w) + (alpha_l2 / 2) ||w||^2 = ||v||^2 / 2 + const
+
+        (:attr:`scale` not applied). Confined: ``v`` has ``k`` entries,
+        ``T = B diag(alpha_l2 + p)^{-1/2}`` and ``m0 = mu - alpha_l2 B diag(alpha_l2 + p)^{-1}
+        B^T mu``. Otherwise ``v`` has ``d`` entries, ``T = Q^{-1/2} = B diag(alpha_l2 +
+        p)^{-1/2} B^T + (alpha_l2 + q)^{-1/2} (I - B B^T)`` (the number
+        ``(alpha_l2 + q)^{-1/2}`` when ``k = 0``: ``T`` is then that multiple of the
+        identity) and ``m0 = Q^{-1} P mu``. Computed once per ``alpha_l2`` (the prior is not
+        changed after it is made).
+
+        Returns
+        -------
+        (m0, T) or None
+            ``None`` when ``Q`` is singular (a direction without precision, as for
+            :class:`~multitask.penalties.norms.NoPenalty` with ``alpha_l2 = 0``).
+        """
+        cache = vars(self).setdefault("_standard_forms", {})
+        key = float(alpha_l2)
+        if key not in cache:
+            cache[key] = self._standard_form(key)
+        return cache[key]
+
+    def _standard_form(self, a: float) -> tuple[np.ndarray, float | np.ndarray] | None:
+        B, mu = self.basis, self.mean
+        d, k = B.shape
+        qb = a + self.precision
+        if not np.all(qb > 0):
+            return None
+        root = 1.0 / np.sqrt(qb)
+        mu_b = B.T @ mu
+        if self.confined:
+            return mu - B @ (a * mu_b / qb), B * root
+        qc = a + self.complement
+        if k < d and not qc > 0:
+            return None
+        m0 = B @ (self.precision / qb * mu_b)
+        if k == 0:
+            return m0 + self.complement / qc * mu, float(1.0 / np.sqrt(qc))
+        T = (B * root) @ B.T
+        if k < d:
+            m0 = m0 + self.complement / qc * (mu - B @ mu_b)
+            T = T + (np.eye(d) - B @ B.T) / np.sqrt(qc)
+        return m0, T
+
     def _split(self, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         delta = np.asarray(V, dtype=np.float64) - self.mean[:, None]
         a = self.basis.T @ delta
@@ -475,8 +526,10 @@ def new_task_prior(penalty: Penalty, V: np.ndarray, **context) -> ColumnPrior:
         restricted to the tasks the structure is learned from.
     **context
         What some rules need from the fitted model besides ``V``: ``labels`` (the task
-        clusters of CMTL), ``multiplier`` (the Lagrange multiplier of a trace ball), ``parts``
-        (one such dictionary per part of a split model).
+        clusters of CMTL), ``multiplier`` (the Lagrange multiplier of a trace ball),
+        ``structure`` (cASO's fitted ``M`` as ``(basis (R, d), eigenvalues (R,),
+        leftover)``, which spares the rule an SVD of ``V``), ``parts`` (one such dictionary
+        per part of a split model).
 
     Returns
     -------
@@ -555,9 +608,18 @@ def _(penalty: SubspaceRelaxation, V, **context):
     W = np.asarray(V, dtype=np.float64)
     d = W.shape[0]
     penalty.check_size(W.shape)
-    U, s, _ = safe_svd(W)
-    gamma = structure_eigenvalues(s, penalty.eta, penalty.k, d)
-    g0 = leftover_eigenvalue(gamma, penalty.k, d)
+    structure = context.get("structure")
+    if structure is None:  # the optimal M at W
+        U, s, _ = safe_svd(W)
+        gamma = structure_eigenvalues(s, penalty.eta, penalty.k, d)
+        g0 = leftover_eigenvalue(gamma, penalty.k, d)
+    else:  # the fitted M, as the model stores it (no decomposition)
+        basis, gamma, g0 = structure
+        U, gamma, g0 = np.asarray(basis, dtype=np.float64).T, np.asarray(gamma), float(g0)
+        if U.shape != (d, min(W.shape)) or gamma.shape != (U.shape[1],):
+            raise ValueError(f"structure must hold a basis of shape ({min(W.shape)}, {d}) and "
+                             f"its {min(W.shape)} eigenvalues, got shapes {U.T.shape} and "
+                             f"{gamma.shape}.")
     two_c = 2.0 * penalty.scale
     return GaussianPrior(np.zeros(d), U, two_c / (penalty.eta + gamma),
                          two_c / (penalty.eta + g0) if U.shape[1] < d else np.inf)
