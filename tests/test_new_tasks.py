@@ -652,6 +652,26 @@ def test_the_cached_structure_does_not_skip_validation_nor_keep_models_alive():
     assert len(nt._STRUCTURES) == n - 1
 
 
+def test_valid_hyper_parameters_are_remembered_by_type_and_value_only():
+    """``_validate_params`` skips values of built-in types already found valid for the class
+    (fit, then fit_new_tasks): invalid values are never remembered, arrays never skipped."""
+    from multitask.estimators import base
+
+    est = multitask.TraceNormRegressor(alpha=0.7)
+    est._validate_params()
+    assert base._validated_key(est) in base._VALIDATED
+    assert base._validated_key(multitask.TraceNormRegressor(alpha=0.7)) in base._VALIDATED
+    assert base._validated_key(multitask.TraceNormRegressor(alpha=1)) != base._validated_key(
+        multitask.TraceNormRegressor(alpha=1.0))  # 1 == 1.0, but not the same type
+    for _ in range(2):
+        with pytest.raises(ValueError, match="alpha"):
+            est.set_params(alpha=-1.0)._validate_params()
+        with pytest.raises(ValueError, match="solver"):
+            est.set_params(alpha=0.7, solver="nope")._validate_params()
+    graph = multitask.GraphRegularizedRegressor(np.ones((3, 3)))
+    assert base._validated_key(graph) is None  # an array: checked every time
+
+
 @pytest.mark.parametrize("layout", ["long", "lists"])
 def test_fit_new_tasks_leaves_its_inputs_unchanged(layout, datagen):
     Xs, ys, Xn, yn = _data(seed=27)

@@ -237,6 +237,32 @@ COMMON_PARAMETERS_DOC = """fit_intercept : bool, default=True
         parameter, not a fit argument, so that cross-validation and grid searches keep it."""
 
 
+#: Hyper-parameter values found valid, per class (:meth:`MultiTaskEstimator._validate_params`):
+#: values of immutable built-in types only, so that a key cannot change after it is stored.
+_VALIDATED: set = set()
+_VALIDATED_MAX = 4096
+_PARAM_NAMES: dict[type, tuple[str, ...]] = {}
+_IMMUTABLE = (bool, int, float, str, type(None))
+
+
+def _validated_key(est) -> tuple | None:
+    """``(class, ((name, type, value), ...))`` of ``est``'s hyper-parameters, or ``None``
+    when a value is not of an immutable built-in type (or a tuple of them): an array, an
+    object, a list."""
+    cls = type(est)
+    names = _PARAM_NAMES.get(cls)
+    if names is None:
+        names = _PARAM_NAMES[cls] = tuple(cls._get_param_names())
+    items = []
+    for name in names:
+        v = getattr(est, name)
+        if not (isinstance(v, _IMMUTABLE) or (type(v) is tuple
+                                               and all(isinstance(x, _IMMUTABLE) for x in v))):
+            return None
+        items.append((name, type(v), v))
+    return cls, tuple(items)
+
+
 def _make_init(params: dict[str, Param], classifier: bool):
     """An ``__init__`` with an explicit signature storing each parameter as given."""
     names = list(params)
@@ -433,7 +459,14 @@ class MultiTaskEstimator(BaseEstimator):
 
     # ------------------------------------------------------------------ validation
     def _validate_params(self) -> None:
-        """Check every hyper-parameter against its declared constraints (clear errors)."""
+        """Check every hyper-parameter against its declared constraints (clear errors).
+
+        Values that passed once for this class are not checked again (``fit`` then
+        ``fit_new_tasks``, the fits of a grid search): values of immutable built-in types only
+        (:func:`_validated_key`); arrays and objects are checked every time."""
+        key = _validated_key(self)
+        if key is not None and key in _VALIDATED:
+            return
         params = self._all_params()
         values = self.get_params(deep=False)
         constraints = {name: p.constraints for name, p in params.items() if p.constraints}
@@ -454,6 +487,10 @@ class MultiTaskEstimator(BaseEstimator):
                                  f"'auto', one of {list(self._solvers)} or a Solver, got "
                                  f"{self.solver!r}.")
         self._check_params()
+        if key is not None:
+            if len(_VALIDATED) >= _VALIDATED_MAX:
+                _VALIDATED.clear()
+            _VALIDATED.add(key)
 
     def _check_params(self) -> None:
         """Checks across parameters (override; single parameters are declared)."""

@@ -408,7 +408,7 @@ class StandardRidge:
     def __init__(self, data: MultiTaskData, form: tuple[np.ndarray, Any], fit_intercept: bool):
         m0, T = form
         X = data.X
-        if np.isscalar(T):
+        if isinstance(T, float):  # a multiple of the identity
             Z = _dense(X) * T
         else:
             Z = np.asarray(X @ T)
@@ -456,7 +456,7 @@ class StandardRidge:
     def weights(self, V: np.ndarray) -> np.ndarray:
         """``W = m0 + T V^T`` (``(d, m)``) from the solutions ``V`` (``(m, k)``)."""
         T = self.T
-        return self.m0[:, None] + (T * V.T if np.isscalar(T) else T @ V.T)
+        return self.m0[:, None] + (T * V.T if isinstance(T, float) else T @ V.T)
 
 
 def closed_form(data: MultiTaskData, prior: GaussianPrior, fit_intercept: bool,
@@ -755,7 +755,7 @@ def _split_lasso(data: MultiTaskData, t: int, gauss: GaussianPrior, l1: Elementw
     sr = np.sqrt(r)
     E = sr[:, None] * (X - xbar)
     e = sr * (y - ybar) - E @ m0
-    S = E * T if np.isscalar(T) else E @ T
+    S = E * T if isinstance(T, float) else E @ T
     N = c * np.linalg.inv(S @ S.T + c * np.eye(len(r)))
     NE = N @ E
     M, h = E.T @ NE, NE.T @ e
@@ -767,7 +767,7 @@ def _split_lasso(data: MultiTaskData, t: int, gauss: GaussianPrior, l1: Elementw
     p = scale * np.asarray(u, dtype=np.float64).ravel()
     resid = e - E @ p
     v = np.linalg.solve(S.T @ S + c * np.eye(S.shape[1]), S.T @ resid)
-    q = m0 + (T * v if np.isscalar(T) else T @ v)
+    q = m0 + (T * v if isinstance(T, float) else T @ v)
     g = -E.T @ (resid - S @ v)  # the loss gradient (centred: b optimal)
     nz = p != 0
     ok = (np.all(np.abs(g[~nz]) <= (1.0 + _KKT_RTOL) * a[~nz])
@@ -1116,6 +1116,7 @@ class _CacheEntry:
 _STRUCTURES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _STRUCTURES_LOCK = threading.Lock()
 _PARAM_NAMES: dict[type, tuple[str, ...]] = {}
+_IMMUTABLE = (bool, int, float, str, type(None))
 
 
 def _param_names(est) -> tuple[str, ...]:
@@ -1141,6 +1142,8 @@ def _state(est) -> dict[str, Any]:
 def _snapshot(value):
     """A copy of ``value`` that in-place changes of the value do not reach (arrays and
     containers copied, other objects kept)."""
+    if isinstance(value, _IMMUTABLE):
+        return value
     if isinstance(value, np.ndarray) or sp.issparse(value):
         return value.copy()
     if isinstance(value, dict):
