@@ -63,7 +63,11 @@ def test_bcd_reaches_cvxpy_objective(shared, pen, seed):
     assert res.converged
     assert abs(res.final_objective - ref) / abs(ref) < 1e-6
     assert res.optimality <= 1e-10
-    assert optimality(df, penalty, res.W, None) == pytest.approx(res.optimality, rel=1e-9)
+    # the reported gap is the certificate computed with the solver's tol as its target (the
+    # costlier corrections are skipped once the first dual point meets it)
+    assert optimality(df, penalty, res.W, None, target=solver.tol) == pytest.approx(
+        res.optimality, rel=1e-9)
+    assert optimality(df, penalty, res.W, None) <= res.optimality * (1 + 1e-9)
 
 
 def test_estimators_choose_bcd_and_match_fista():

@@ -253,7 +253,8 @@ def test_estimator_warm_start_resumes_from_the_solver_variables(cls, regression_
     assert est.optimality_ <= 1e-8
     est.fit(Xs, ys)
     assert est.n_iter_ <= 2 < n_cold and est.optimality_ <= 1e-8
-    np.testing.assert_allclose(est.coef_, coef, atol=1e-7 * np.abs(coef).max())
+    # one step from a point certified to 1e-8 in objective: weights within about its root
+    np.testing.assert_allclose(est.coef_, coef, atol=1e-4 * np.abs(coef).max())
     est.set_params(alpha=0.045).fit(Xs, ys)
     cold = cls(alpha=0.045, tol=1e-8).fit(Xs, ys)
     assert est.optimality_ <= 1e-8 and est.n_iter_ < cold.n_iter_

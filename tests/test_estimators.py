@@ -362,8 +362,9 @@ def test_warm_start_reuses_the_previous_solution(regression_lists):
     est = TraceNormRegressor(alpha=0.1, tol=1e-9, warm_start=True).fit(Xs, ys)
     n_cold, coef = est.n_iter_, est.coef_.copy()
     est.fit(Xs, ys)
-    assert est.n_iter_ <= 5 < n_cold
-    np.testing.assert_allclose(est.coef_, coef, atol=1e-6)
+    assert est.n_iter_ <= 10 < n_cold
+    # a few steps from a point certified to 1e-9 in objective: weights within about its root
+    np.testing.assert_allclose(est.coef_, coef, atol=1e-4 * np.abs(coef).max())
     cold = TraceNormRegressor(alpha=0.1, tol=1e-9).fit(Xs, ys)
     cold.fit(Xs, ys)
     assert cold.n_iter_ == n_cold
@@ -404,5 +405,5 @@ def test_fitted_solver_attributes(cls, regression_lists, classification_lists):
     data, _ = as_multitask_data(Xs, ys, classification=cls._is_classifier)
     datafit = est._make_datafit(data)
     penalty = est._make_penalty(datafit)
-    assert optimality(datafit, penalty, est.coef_variable_, est.intercept_variable_) == \
-        pytest.approx(est.optimality_, rel=1e-6, abs=1e-12)
+    assert optimality(datafit, penalty, est.coef_variable_, est.intercept_variable_,
+                      target=est.tol) == pytest.approx(est.optimality_, rel=1e-6, abs=1e-12)

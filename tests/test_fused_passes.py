@@ -104,10 +104,16 @@ def test_accelerated_gradient_takes_the_same_steps_with_the_fused_pass(penalty, 
     b = solver.solve(plain, penalty)
     assert a.converged and b.converged
     # one pass over the data per iteration (a few more at the start, restarts, line-search
-    # trials and optimality checks)
-    assert passes["pair"] >= 0.8 * a.n_iter and passes["other"] <= 0.25 * a.n_iter
-    assert abs(a.n_iter - b.n_iter) <= 2
-    np.testing.assert_allclose(a.coef, b.coef, rtol=0, atol=1e-8 * np.abs(b.coef).max())
+    # trials and certificates: the trace norm restarts in about 28% of its iterations here,
+    # each restart a pass; the certificates take about 3% of the passes)
+    assert passes["pair"] >= 0.8 * a.n_iter and passes["other"] <= 0.35 * a.n_iter
+    # the same steps: the same objective at every iteration both ran (where the runs stop
+    # depends on when the certificates fall, whose schedule follows the measured gaps)
+    n = min(a.n_iter, b.n_iter)
+    np.testing.assert_allclose(a.objective[:n], b.objective[:n], rtol=1e-9)
+    assert abs(a.n_iter - b.n_iter) <= max(2, 0.2 * b.n_iter)
+    # both certified to 1e-8 in objective: weights within about its square root
+    np.testing.assert_allclose(a.coef, b.coef, rtol=0, atol=1e-4 * np.abs(b.coef).max())
     fa = fused.value(a.coef) + penalty.value(a.coef)
     fb = plain.value(b.coef) + penalty.value(b.coef)
-    assert abs(fa - fb) <= 1e-10 * abs(fb)
+    assert abs(fa - fb) <= 2e-8 * abs(fb)

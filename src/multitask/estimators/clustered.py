@@ -200,7 +200,6 @@ class _ClusteredMTL(_Structure):
     _penalty_class = ClusterRelaxation
     _renamed = {"n_clusters": "it is now 'k' (tr M, the number of task clusters)"}
 
-
     _fitted_state = {
         "structure_eigenvalues_": Fitted("array", shape=(None,),
                                          check=length_of(lambda s: min(s["d"], s["t"]))),
@@ -306,7 +305,6 @@ class _ConvexASO(_Structure):
     }
     _penalty_class = SubspaceRelaxation
     _renamed = {"n_components": "it is now 'k' (tr M, the dimension of the shared subspace)"}
-
 
     _fitted_state = {
         "structure_basis_": Fitted("array", shape=("r", "d"),

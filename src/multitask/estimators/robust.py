@@ -206,13 +206,17 @@ class _Robust:
         1e-8 on School); the equality-constrained formulation, and the subproblems of
         divide-and-conquer (whose combine steps were measured with it), keep linearized
         ADMM."""
-        if self._formulation() == "constrained" or self.n_groups != 1:
+        if self._formulation() == "constrained" or getattr(self, "_dividing", False):
             return name
         return super()._conditioned_solver(name, datafit, penalty)
 
     def _make_solver(self, datafit, penalty):
-        solver = super()._make_solver(datafit, penalty)
         t, r = self._choose_groups(datafit, penalty)
+        self._dividing = t > 1  # the subproblems keep linearized ADMM (see above)
+        try:
+            solver = super()._make_solver(datafit, penalty)
+        finally:
+            del self._dividing
         self.n_groups_ = t
         self.estimated_rank_ = r
         if t == 1:

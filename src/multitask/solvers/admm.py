@@ -385,7 +385,7 @@ class QuadraticADMM(Solver):
                 times.append(time.perf_counter() - t0)
             if check:
                 last_check = k
-                measure = optimality(datafit, penalty, V, None, L)
+                measure = optimality(datafit, penalty, V, None, L, self.tol)
                 if measure <= tol:
                     converged, stopped_by = True, "tol"
                     break
@@ -404,7 +404,7 @@ class QuadraticADMM(Solver):
                 anchor = (W, grad_W, AV, -rho * U)
 
         if stopped_by != "tol":
-            measure = optimality(datafit, penalty, V, None, L)
+            measure = optimality(datafit, penalty, V, None, L, self.tol)
             converged = measure <= tol
             if last_check != n_iter and callback is None:
                 history.append(datafit.value(AV) + penalty.value(V))

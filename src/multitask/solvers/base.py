@@ -268,23 +268,25 @@ def measure_lipschitz(datafit: Datafit, penalty: Penalty) -> float:
 
 
 def certify(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.ndarray | None,
-            L: float | None = None) -> tuple[float, bool]:
+            L: float | None = None, target: float | None = None) -> tuple[float, bool]:
     """``(measure, certified)`` at ``(V, b)``: the certified relative duality gap where the
     model has a dual (:func:`multitask.solvers.certificate.duality_gap`), else the
-    prox-gradient residual of :func:`kkt_residual` (``certified`` False)."""
+    prox-gradient residual of :func:`kkt_residual` (``certified`` False). ``target`` (a
+    solver's ``tol``) spares the certificate's costlier corrections when its first dual point
+    already meets it, or is still far from the optimum (``lazy``)."""
     from multitask.solvers.certificate import duality_gap
 
-    cert = duality_gap(datafit, penalty, V, b)
+    cert = duality_gap(datafit, penalty, V, b, target=target, lazy=target is not None)
     if cert is not None:
         return cert.relative_gap, True
     return kkt_residual(datafit, penalty, V, b, L), False
 
 
 def optimality(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.ndarray | None,
-               L: float | None = None) -> float:
+               L: float | None = None, target: float | None = None) -> float:
     """The measure every solver stops on (module docstring): the certified relative duality
     gap, or the prox-gradient residual where the model has no dual (:func:`certify`)."""
-    return certify(datafit, penalty, V, b, L)[0]
+    return certify(datafit, penalty, V, b, L, target)[0]
 
 
 def kkt_residual(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.ndarray | None,
@@ -350,7 +352,7 @@ def finish(solver: Solver, datafit: Datafit, penalty: Penalty, V: np.ndarray,
     from multitask.solvers.certificate import duality_gap
 
     cert = certificate if certificate is not None else (
-        duality_gap(datafit, penalty, V, b) if certify_model else None)
+        duality_gap(datafit, penalty, V, b, target=solver.tol) if certify_model else None)
     if cert is not None:
         measure, certified = cert.relative_gap, True
         if converged and cert.relative_gap > solver.tol:

@@ -87,7 +87,7 @@ from multitask.solvers.base import (
 )
 from multitask.solvers.result import SolverResult
 
-__all__ = ["BlockCoordinateDescent", "row_strengths"]
+__all__ = ["BlockCoordinateDescent", "quadratic_row_descent", "row_strengths"]
 
 #: Codes of the row families in the kernel (positions in ``ROW_PROX_FAMILIES``).
 _FAMILY_CODES = {name: code for code, name in enumerate(ROW_PROX_FAMILIES)}
@@ -475,6 +475,30 @@ def _coupling(penalty: Penalty, m: int) -> tuple[np.ndarray, float]:
     return K, max(top, 0.0)
 
 
+def quadratic_row_descent(H: np.ndarray, C: np.ndarray, W: np.ndarray, penalty: Penalty, *,
+                          max_epochs: int, tol: float, anderson: int = 5) -> tuple[int, bool]:
+    """Epochs of this module's coordinate descent on ``min_W sum_t 0.5 w_t^T H_t w_t - C_t^T
+    w_t + penalty(W)``, in place on ``W`` (C-contiguous float64 of shape ``(d, m)``), for
+    solvers that build such models themselves (the steps of proximal Newton).
+
+    ``H`` of shape ``(m, d, d)`` (or ``(1, d, d)``), ``C`` of shape ``(d, m)``; the penalty is
+    a ``"row_prox"`` one, with its ``"task_coupling"`` where it has one. The epochs stop when
+    the largest change of an epoch is at most ``tol`` times the largest coefficient, or after
+    ``max_epochs``. Returns ``(epochs, converged)``; no certificate is computed.
+    """
+    d, m = W.shape
+    family, params = row_strengths(penalty, d)
+    K, k_top = _coupling(penalty, m)
+    H = np.ascontiguousarray(H, dtype=np.float64)
+    C = np.ascontiguousarray(C, dtype=np.float64)
+    P = np.ascontiguousarray(apply_per_task(H, W))
+    R = np.ascontiguousarray(W @ K) if K.size else np.zeros((0, 0))
+    hist = np.empty((anderson + 1 if anderson else 0, d, m))
+    n_hist = np.zeros(1, dtype=np.int64)
+    return _run_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist,
+                       int(max_epochs), float(tol))
+
+
 class BlockCoordinateDescent(Solver):
     """Block coordinate descent over feature rows (quadratic loss, row-separable penalty,
     optionally a task-side quadratic coupling; module docstring).
@@ -543,7 +567,7 @@ class BlockCoordinateDescent(Solver):
             k, _ = _run_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist,
                                self.max_iter - n_epochs, inner_tol)
             n_epochs += k
-            measure = optimality(datafit, penalty, W, None, L)
+            measure = optimality(datafit, penalty, W, None, L, self.tol)
             history.append(datafit.value(W) + penalty.value(W))
             times.append(time.perf_counter() - t0)
             if measure <= self.tol:

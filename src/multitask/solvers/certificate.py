@@ -98,6 +98,12 @@ def _smooth_terms(datafit: Datafit, penalty: Penalty, W: np.ndarray, dp: DualPoi
 #: their sum that rounding would decide it (at an optimum ``s = 1``).
 MAX_SCALE = 1e3
 
+#: In the solvers' periodic checks (``lazy``), the projected dual point is tried only once
+#: the ray's scale reaches this (closer to the optimum, where it turns a gap of about
+#: ``(1 - s) ||G||`` into one that meets the target; farther away it would cost passes over
+#: the data without doing so).
+REFINE_FROM = 0.99
+
 
 #: Gradients whose largest entry lies outside ``[2**-SAFE_GRADIENT, 2**SAFE_GRADIENT]`` are
 #: rescaled by a power of two before the penalty's dual norms (whose squares would overflow).
@@ -164,7 +170,7 @@ def _dual_value(dp: DualPoint, Q: float, bound: DualBound, s: float) -> float:
 
 def duality_gap(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.ndarray | None,
                 *, correct_free: bool = True, refine: bool = True,
-                target: float | None = None) -> Certificate | None:
+                target: float | None = None, lazy: bool = False) -> Certificate | None:
     """The certified duality gap at ``(V, b)`` (module docstring).
 
     Parameters
@@ -187,6 +193,10 @@ def duality_gap(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.ndarray
     target : float, optional
         Skip that correction when the ray's relative gap is already at most ``target`` (a
         solver passes its ``tol``).
+    lazy : bool, default=False
+        Also skip it while the ray is scaled by less than :data:`REFINE_FROM` (far from the
+        optimum, where the correction costs passes over the data without bringing the gap
+        to ``target``): the solvers' periodic checks.
 
     Returns
     -------
@@ -199,13 +209,14 @@ def duality_gap(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.ndarray
     if not has_dual(penalty):
         return None
     W = np.asarray(penalty.linear_map.forward(V), dtype=np.float64)
-    primal = float(datafit.value(W, b)) + float(penalty.value(V))
+    ridge = float(getattr(datafit, "alpha_l2", 0.0) or 0.0)
+    dp = datafit.dual_point(W, b)  # its loss is the primal loss (one pass for both)
+    primal = (float(dp.loss) + (0.5 * ridge * float(np.vdot(W, W)) if ridge else 0.0)
+              + float(penalty.value(V)))
     if not np.isfinite(primal):
         return Certificate(primal, -np.inf, np.inf, np.inf, 0.0)
-    ridge = float(getattr(datafit, "alpha_l2", 0.0) or 0.0)
     if _quadratic_only(penalty):
-        return _quadratic_gap(datafit, penalty, W, b, primal, ridge, correct_free)
-    dp = datafit.dual_point(W, b)
+        return _quadratic_gap(datafit, penalty, W, b, primal, ridge, correct_free, dp)
     G, Q = _smooth_terms(datafit, penalty, W, dp)
     bound = _dual_bound(penalty, G)
     if bound is None:
@@ -230,6 +241,7 @@ def duality_gap(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.ndarray
     s = _best_scale(dp, Q, bound)
     cert = _finish(primal, dp, Q, bound, s, corrected)
     if (refine and bound.s_max < 1.0 and cert.relative_gap > (target or 0.0)
+            and (not lazy or bound.s_max >= REFINE_FROM)
             and bound.c1 == 0.0 and bound.c2 == 0.0):
         better = _projected_dual(datafit, penalty, W, b, dp, G, Q)
         if better is not None:
@@ -277,12 +289,11 @@ def _quadratic_only(penalty: Penalty) -> bool:
 
 
 def _quadratic_gap(datafit: Datafit, penalty: Penalty, W: np.ndarray, b, primal: float,
-                   ridge: float, correct_free: bool) -> Certificate | None:
+                   ridge: float, correct_free: bool, dp: DualPoint) -> Certificate | None:
     """The gap of ``F + q`` with a homogeneous quadratic ``q`` and no prox part: the dual
     point ``(s theta_0, U = -s X^T theta_0)``, ``D(s) = -F^*(s theta_0) - s^2 q^*(X^T
     theta_0)`` (``q^*`` is finite on the range of ``q``'s curvature only: the free
     directions, such as the mean of the tasks, are re-optimized first where it is not)."""
-    dp = datafit.dual_point(W, b)
     conj, free_sq = penalty.smooth_conjugate(dp.grad, ridge)  # type: ignore[attr-defined]
     corrected = False
     if free_sq > 0.0:

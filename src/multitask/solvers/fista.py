@@ -55,14 +55,28 @@ _LIPSCHITZ_INITS = ("bound", "secant")
 CHECK_PERIOD = 10
 
 
-def check_period(k: int, measure: float, tol: float) -> int:
-    """Iterations until the next certificate after the one at iteration ``k``: ``k // 2``
-    (at least 1) in the first iterations, :data:`CHECK_PERIOD` near the tolerance, and up
-    to ``k // 20`` (at most 5% more iterations than needed) while the measure is more than
-    ten times ``tol`` on a long run."""
+def check_period(k: int, measure: float, tol: float,
+                 previous: tuple[int, float] | None = None) -> int:
+    """Iterations until the next certificate after the one at iteration ``k``.
+
+    ``k // 2`` (at least 1) in the first iterations, then at least :data:`CHECK_PERIOD`.
+    With the previous certificate ``(k0, m0)`` and a measure that fell from ``m0`` to ``m``,
+    the rate ``rho = ln(m0 / m) / (k - k0)`` predicts ``ln(m / tol) / rho`` more iterations
+    to ``tol``: the next certificate comes after 80% of them, at most ``k // 10`` iterations
+    on (at most about 10% more iterations than needed where the prediction is too long).
+    Without a rate: up to ``k // 20`` while the measure is more than ten times ``tol``,
+    :data:`CHECK_PERIOD` near it.
+    """
+    base = min(CHECK_PERIOD, max(1, k // 2))
+    if previous is not None:
+        k0, m0 = previous
+        if k > k0 and tol < measure < m0 and tol > 0.0:
+            rate = np.log(m0 / measure) / (k - k0)
+            need = np.log(measure / tol) / rate
+            return int(max(base, min(0.8 * need, k // 10)))
     if measure > 10.0 * tol:
-        return max(min(CHECK_PERIOD, max(1, k // 2)), k // 20)
-    return min(CHECK_PERIOD, max(1, k // 2))
+        return max(base, k // 20)
+    return base
 
 
 def _inner(a: np.ndarray, b: np.ndarray) -> float:
@@ -182,6 +196,7 @@ class ProximalGradient(Solver):
         converged = False
         measure = None
         next_check = 1  # the certificate at the first iterate, then every CHECK_PERIOD
+        previous: tuple[int, float] | None = None  # the last certificate (k, measure)
         next_cheap = 0
         n_iter = 0
         stopped_by = "max_iter"
@@ -243,12 +258,13 @@ class ProximalGradient(Solver):
                 cheap = safe_norm(np.array([L * safe_norm(dx)] + (
                     [s_b * safe_norm(gby)] if use_b else [])))
             if k >= next_check or (cheap <= tol * scale and k >= next_cheap):
-                measure = optimality(datafit, penalty, x_new, b_new, L_measure)
+                measure = optimality(datafit, penalty, x_new, b_new, L_measure, tol)
                 if measure <= tol:
                     converged, stopped_by = True, "tol"
                     best = (F_new, x_new, b_new)
                     break
-                next_check = k + check_period(k, measure, tol)
+                next_check = k + check_period(k, measure, tol, previous)
+                previous = (k, measure)
                 next_cheap = k + max(5, k // 10)
             if callback is not None and callback(k, F_new, x_new, b_new):
                 stopped_by = "callback"
@@ -267,7 +283,7 @@ class ProximalGradient(Solver):
 
         F_best, x_best, b_best = best
         if not converged or measure is None:
-            measure = optimality(datafit, penalty, x_best, b_best, L_measure)
+            measure = optimality(datafit, penalty, x_best, b_best, L_measure, tol)
             converged = converged or measure <= tol
         return finish(self, datafit, penalty, x_best, b_best, n_iter=n_iter, objective=history,
                       times=times, converged=converged, t0=t0, measure=measure,

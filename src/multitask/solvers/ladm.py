@@ -311,7 +311,8 @@ class LinearizedADMM(Solver):
                     break
             elif small or k - last_check >= self.check_every:
                 last_check = k
-                measure = optimality(datafit, penalty, self._stack(blocks, penalty), b)
+                measure = optimality(datafit, penalty, self._stack(blocks, penalty), b,
+                                     target=self.tol)
                 if measure <= tol:
                     converged = True
                     break
@@ -330,7 +331,7 @@ class LinearizedADMM(Solver):
         if self.constrained:
             measure = float("nan")
         elif paper or not converged:
-            measure = optimality(datafit, penalty, Vout, b)
+            measure = optimality(datafit, penalty, Vout, b, target=self.tol)
         F_out = objective(datafit.scores(penalty.linear_map.forward(Vout), b)) \
             if not self.constrained else sum(p.value(B) for p, B in zip(parts, blocks,
                                                                         strict=True))
