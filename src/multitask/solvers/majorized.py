@@ -78,14 +78,17 @@ def prefer_majorized(datafit: Datafit, penalty: Penalty,
                      threshold: float = ILL_CONDITIONED_BOUND) -> bool:
     """Whether ``solver="auto"`` should take :class:`MajorizedADMM` over accelerated gradient:
     a smooth loss without the ``"quadratic"`` capability (the squared loss has ADMM itself),
-    at least as many rows per task as features on average, Hessians of at most
+    at least twice as many rows per task as features on average (with fewer, the classes of
+    a task are likely separable (Cover's function-counting theorem): the loss's curvature
+    then vanishes at the solution, far below its bound, and majorization takes thousands of
+    short steps where accelerated gradient takes hundreds), Hessians of at most
     :data:`MAX_BOUND_ENTRIES` entries, and :func:`bound_condition_number` at least
     ``threshold``."""
     if "quadratic" in datafit.capabilities or not MajorizedADMM().supports(datafit, penalty):
         return False
     data = datafit.data
     d, m = data.n_features, data.n_tasks
-    if data.n_rows < d * m or (1 if data.shares_gram else m) * d * d > MAX_BOUND_ENTRIES:
+    if data.n_rows < 2 * d * m or (1 if data.shares_gram else m) * d * d > MAX_BOUND_ENTRIES:
         return False
     if data.shared or data.is_sparse:  # one d x d matrix (or a rare sparse per-task design)
         return bound_condition_number(datafit) >= threshold
