@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from multitask.data import MultiTaskData
+import multitask
+from multitask.data import MultiTaskData, as_multitask_data
 from multitask.estimators import new_tasks as nt
 from multitask.estimators._new_tasks_numba import ridge_grid
 from multitask.penalties.new_task import GaussianPrior
@@ -75,14 +76,15 @@ def _normal_equations(X, y, s, prior: GaussianPrior, lam: float, alpha_l2: float
     """``argmin_{w, b} sum_i s_i (y_i - x_i^T w - b)^2 / 2 + (lam / 2) [(w - mu)^T P (w - mu)
     + alpha_l2 ||w||^2]``, ``w`` confined to ``mu + range(B)`` when the prior is."""
     mu, B = prior.mean, prior.basis
+    d = len(mu)
     if prior.confined:  # unknowns (a, b), w = mu + B a
         F, target = X @ B, y - X @ mu
         H_pen = np.diag(prior.precision) + alpha_l2 * B.T @ B
         r_pen = -alpha_l2 * B.T @ mu
     else:
         F, target = X, y
-        P = (B * prior.precision) @ B.T + prior.complement * (np.eye(D) - B @ B.T)
-        H_pen, r_pen = P + alpha_l2 * np.eye(D), P @ mu
+        P = (B * prior.precision) @ B.T + prior.complement * (np.eye(d) - B @ B.T)
+        H_pen, r_pen = P + alpha_l2 * np.eye(d), P @ mu
     if intercept:
         F = np.column_stack([F, np.ones(len(y))])
         H_pen = np.pad(H_pen, ((0, 1), (0, 1)))
@@ -206,3 +208,25 @@ def test_a_task_of_one_row_gets_its_intercept_at_any_strength():
         assert np.allclose(W[:, 0], prior.mean) and np.allclose(W_twin[:, 0], prior.mean)
         assert np.isclose(b[0], 0.7 - X[0] @ prior.mean) and np.isclose(b_twin[0], b[0])
         assert losses.shape == (1,)
+
+
+@pytest.mark.parametrize("name", ["TraceNormRegressor", "MeanRegularizedRegressor",
+                                  "ConvexASORegressor"])
+def test_fitted_priors_leave_one_out_is_exact(name):
+    """On the priors of fitted models, at the grid of ``strength="cv"``: the leave-one-out
+    losses of the kernel and of the twin equal refits without each row (to 1e-9)."""
+    rng = np.random.default_rng(6)
+    d, m = 8, 6
+    W = rng.standard_normal((d, 2)) @ rng.standard_normal((2, m + 2))
+    Xs = [rng.standard_normal((n, d)) + 0.3 for n in [30] * m + [4, 6]]
+    ys = [X @ W[:, t] + 0.5 * t + 0.4 * rng.standard_normal(len(X)) for t, X in enumerate(Xs)]
+    prior = getattr(multitask, name)().fit(Xs[:m], ys[:m])._new_task_prior()
+    data, _ = as_multitask_data(Xs[m:], ys[m:])
+    C = np.asarray(nt.CV_GRID)[:, None] * (30.0 / nt.task_sizes(data))[None]
+    for alpha_l2, intercept in itertools.product([0.0, 0.2], [True, False]):
+        compiled = nt.StandardRidge(data, prior.standard_form(alpha_l2), intercept).solve_grid(
+            C)[0]
+        twin = nt.GaussianSystem(data, prior, intercept, alpha_l2).loo_losses(C)
+        brute = [_reference(data, prior, c, alpha_l2, intercept)[2] for c in C]
+        assert np.allclose(compiled, brute, rtol=1e-9, atol=0)
+        assert np.allclose(twin, brute, rtol=1e-9, atol=0)

@@ -31,14 +31,22 @@ the prior fixes it). The strength ``c_t`` (:func:`strength_scales`):
 Constraint sets (balls) have no strength: ``c_t`` does not change them.
 
 Solvers: the squared loss with a :class:`~multitask.penalties.new_task.GaussianPrior` has a
-closed form (:class:`GaussianSystem`: one ``k x k`` system per task for a prior confined to a
-``k``-dimensional subspace, ``d x d`` otherwise, or one ``n_t x n_t`` system in the space of
-the task's rows when it has fewer); a split prior with one Gaussian part is screened first
-(:func:`_screened_sum`); every other problem goes to the library's accelerated proximal
-gradient (``"fista"``; the projected subgradient method for the hinge loss) with the model's
-``max_iter`` and ``tol``, all new tasks in one call. A
+closed form (:func:`closed_form`): in the prior's standard form ``w = m0 + T v``
+(:meth:`~multitask.penalties.new_task.GaussianPrior.standard_form`) each task is a plain ridge
+regression, which a compiled kernel solves for every task and every strength of the grid in one
+pass (:class:`StandardRidge`: one ``k x k`` Cholesky factorization per task and strength, ``k``
+the dimension of the prior's subspace or ``d``, or one ``n_t x n_t`` in the space of the task's
+rows when it has fewer); its numpy twin :class:`GaussianSystem` runs while numba's start-up is
+not worth paying (:mod:`multitask.compiled`). A split prior with one Gaussian part is screened
+first (:func:`_screened_sum`: the norm parts at zero where that is optimal; the sparse part of
+sparse + low rank solved exactly otherwise); every other problem goes to the library's
+accelerated proximal gradient (``"fista"``; the projected subgradient method for the hinge
+loss) with the model's ``max_iter`` and ``tol``, all new tasks in one call. A
 :class:`~multitask.penalties.new_task.PriorChoice` (the nearest cluster) is solved once per
 option, and the option with the lowest objective is kept.
+
+The structure (the validated hyper-parameters, the prior, ``nbar``) is computed at the first
+call after a fit and kept for the next calls (:func:`fitted_structure`).
 """
 
 from __future__ import annotations
@@ -1189,8 +1197,10 @@ def fitted_structure(est) -> FittedStructure:
     (``fit_task_sizes_`` replaced), or when anything the prior is read from changed since,
     compared by value (:func:`_state`: a hyper-parameter changed by ``set_params`` or
     assignment, the fitted weights, intercepts or variable of the tasks of fit, the rule's
-    context). The cache lives beside the model (weak references), never in its attributes:
-    copies and models loaded from files start without it.
+    context; arrays and containers by their content, other objects by ``==``, which for most
+    is identity: an object parameter changed in place is not seen, call
+    :func:`clear_fitted_structure`). The cache lives beside the model (weak references), never
+    in its attributes: copies and models loaded from files start without it.
     """
     fit = getattr(est, "fit_task_sizes_", None)
     with _STRUCTURES_LOCK:
