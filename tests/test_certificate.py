@@ -294,9 +294,10 @@ def test_the_certificate_is_free_of_the_scale_of_the_data():
 def test_projected_dual_point_certifies_ill_conditioned_problems():
     """Features of scales 10^-1.5 to 10^1.5 offset from zero, weak regularization, no
     intercept: a point optimal in objective to about 1e-11 (50 majorization steps) has its
-    gradient a relative 1e-4 outside the dual ball along the flat directions, and the scaled
-    ray certifies 6e-6; the dual point corrected by projection certifies 1.3e-7
-    (and is still a lower bound: below cvxpy's optimum), so that the solver reaches 1e-9."""
+    gradient outside the dual ball along the flat directions, and the scaled ray certifies
+    about 1e-5; the dual point corrected by projection certifies 4 to 14 times less at 40 to
+    100 steps (and is still a lower bound: below cvxpy's optimum), so that the solver reaches
+    1e-9."""
     rng = np.random.default_rng(0)
     d, m = 6, 4
     scales = np.logspace(-1.5, 1.5, d)
@@ -317,7 +318,7 @@ def test_projected_dual_point_certifies_ill_conditioned_problems():
     projected = duality_gap(df, pen, res.coef, None)
     assert projected.dual >= ray.dual
     assert ray.relative_gap > 1e-6, ray  # the case this correction is for
-    assert projected.relative_gap <= 0.05 * ray.relative_gap, (projected, ray)
+    assert projected.relative_gap <= 0.25 * ray.relative_gap, (projected, ray)
     # and the solver, stopping on it, reaches a certified 1e-9
     tight = MajorizedADMM(tol=1e-9, max_iter=300).solve(df, pen)
     assert tight.converged and tight.optimality <= 1e-9

@@ -432,7 +432,7 @@ def test_step_rules_and_validation(ls_data):
     with pytest.raises(ValueError, match="coef_init"):
         LinearizedADMM().solve(df, pen, coef_init=np.zeros((2, 3, 3)))
     with pytest.raises(ValueError, match="Unknown solver"):
-        make_solver("newton")
+        make_solver("no-such-solver")
 
 
 def test_max_iter_warns_and_returns_best(ls_data):
