@@ -12,6 +12,21 @@ import pytest
 
 from multitask.estimators.base import Param, positive
 
+# ----------------------------------------------------------------------------- session
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_blas_thread():
+    """One BLAS thread for the whole run: the suite's problems are small, and on a shared
+    machine two BLAS threads per process contend with the other processes (an eigh-bound
+    fit took 20 times longer under load than with one thread). Processes the tests start
+    set their own limits."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        yield
+
+
 # ----------------------------------------------------------------------------- generators
 
 
