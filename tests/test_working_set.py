@@ -366,11 +366,17 @@ class _NoDense:
     """Refuse any conversion of a sparse matrix to a dense array holding a large part of the
     design (at least half of its entries)."""
 
-    def __init__(self, monkeypatch, n_entries):
+    def __init__(self, monkeypatch, n_entries, rows=None, n_features=None):
         import scipy.sparse._base as base
         import scipy.sparse._compressed as compressed
 
         self.limit = n_entries // 2
+        # with ``rows`` (the row counts of the design's blocks) and ``n_features``: refuse a
+        # dense matrix with a block's rows on one side (columns of the design; square ones
+        # are Gram matrices of a working set), or a square one of at least half the features
+        # (a Gram matrix of the whole design), whatever its size
+        self.rows = None if rows is None else set(rows)
+        self.n_features = n_features
         self.calls = 0
         for mod, cls in ((base, "_spbase"), (compressed, "_cs_matrix")):
             klass = getattr(mod, cls)
@@ -381,10 +387,30 @@ class _NoDense:
     def _wrap(self, fn):
         def guarded(A, *args, **kwargs):
             self.calls += 1
-            if A.shape[0] * A.shape[1] >= self.limit:
+            a, b = A.shape
+            if self.rows is None:
+                dense_copy = a * b >= self.limit
+            else:
+                dense_copy = (((a in self.rows and b > 1) or (b in self.rows and a > 1))
+                              and a != b) or (a == b and 2 * a >= self.n_features)
+            if dense_copy:
                 raise AssertionError(f"a dense copy of a {A.shape} sparse matrix was made")
             return fn(A, *args, **kwargs)
         return guarded
+
+    def refuse_array_conversions(self, monkeypatch):
+        """Also refuse numpy's array constructors on any sparse matrix (they would make a
+        0-d object array, or a dense copy through a later conversion)."""
+        for name in ("asarray", "array", "ascontiguousarray", "asfortranarray",
+                     "asanyarray"):
+            original = getattr(np, name)
+
+            def guarded(a, *args, _original=original, _name=name, **kwargs):
+                if sp.issparse(a):
+                    raise AssertionError(f"np.{_name} was called on a {a.shape} sparse "
+                                         "matrix")
+                return _original(a, *args, **kwargs)
+            monkeypatch.setattr(np, name, guarded)
 
 
 @pytest.mark.parametrize("fmt", ["csr", "csc"])
@@ -410,6 +436,49 @@ def test_sparse_design_is_never_densified(monkeypatch, fmt, fit_intercept):
     with pytest.raises(AssertionError, match="dense copy"):
         X.toarray()
     assert guard.calls >= 1
+
+
+@pytest.mark.parametrize("layout", ["shared", "lists", "long"])
+@pytest.mark.parametrize("model", ["L21Regressor", "IndependentLassoRegressor", "L21Classifier",
+                                   "IndependentLassoClassifier"])
+def test_no_dense_copy_of_a_sparse_design_from_fit_to_the_solver(monkeypatch, layout, model):
+    """Every path from ``fit`` (and ``alpha_max``) to the solver keeps a sparse design sparse,
+    shared, per-task (a list of CSR blocks) and in long format: ``toarray``/``todense`` of
+    the design and numpy's array constructors on any sparse matrix raise."""
+    import multitask
+
+    rng = np.random.default_rng(8)
+    d, m, sizes = 1500, 3, (37, 43, 61)
+    blocks = [sp.random(k, d, density=0.02, format="csr", random_state=t)
+              for t, k in enumerate(sizes)]
+    w = np.zeros(d)
+    w[:5] = rng.standard_normal(5)
+    classifier = model.endswith("Classifier")
+
+    def target(X):
+        z = np.asarray(X @ w).ravel() + 0.01 * rng.standard_normal(X.shape[0])
+        return (z > np.median(z)).astype(int) if classifier else z
+
+    if layout == "shared":
+        args = (blocks[0], np.column_stack([target(blocks[0]) for _ in range(m)]))
+    elif layout == "lists":
+        args = (blocks, [target(X) for X in blocks])
+    else:
+        X = sp.vstack(blocks, format="csr")
+        args = (X, target(X), np.repeat(np.arange(m), [b.shape[0] for b in blocks]))
+    rows = {37 if layout == "shared" else k for k in sizes} | {
+        37 * m if layout == "shared" else sum(sizes)}
+    guard = _NoDense(monkeypatch, 0, rows=rows, n_features=d)
+    guard.refuse_array_conversions(monkeypatch)
+    est = getattr(multitask, model)()
+    est.set_params(alpha=0.3 * est.alpha_max(*args))
+    est.fit(*args)
+    assert isinstance(est.solver_, WorkingSet) and est.converged_
+    assert np.any(est.coef_ != 0)
+    with pytest.raises(AssertionError, match="sparse"):
+        np.asarray(blocks[0])
+    with pytest.raises(AssertionError, match="dense copy"):
+        blocks[0][:, :10].toarray()
 
 
 def test_path_with_sequential_screening_equals_the_unscreened_path():

@@ -655,7 +655,9 @@ class MultiTaskData:
                 if min(op.shape) - 1 >= 1:
                     return float(svds(op, k=1, return_singular_vectors=False,
                                       random_state=0)[0] ** 2)
-            Xd = Xt.toarray() if sp.issparse(Xt) else np.asarray(Xt)
+            if sp.issparse(Xt):
+                return _sparse_norm_sq(Xt, mu, intercept, root)
+            Xd = np.asarray(Xt)
             if mu is not None:
                 Xd = Xd - mu[None, :]
             if intercept:
@@ -677,7 +679,8 @@ class MultiTaskData:
             if min(op.shape) - 1 >= 1:
                 return float(svds(op, k=1, return_singular_vectors=False,
                                   random_state=0)[0] ** 2)
-        Xt = Xt.toarray() if sp.issparse(Xt) else Xt
+        if sp.issparse(Xt):
+            return _sparse_norm_sq(Xt, mu, intercept, None)
         if mu is not None:
             Xt = Xt - mu[None, :]
         if intercept:
@@ -872,6 +875,23 @@ def _centred_operator(Xt, mu: np.ndarray, intercept: bool, root: np.ndarray | No
 
     return LinearOperator((n, d + int(intercept)), matvec=matvec, rmatvec=rmatvec,
                           dtype=np.float64)
+
+
+def _sparse_norm_sq(X, mu: np.ndarray | None, intercept: bool,
+                    root: np.ndarray | None) -> float:
+    """``||diag(root) [X - 1 mu^T, 1]||_2^2`` (the ones only with ``intercept``; ``root``
+    None: no scaling) of a sparse block with few columns: the largest eigenvalue of its
+    ``(d + 1) x (d + 1)`` Gram matrix, from sparse products (a dense copy of the rows would
+    cost ``n d`` numbers)."""
+    n, d = X.shape
+    w = np.ones(n) if root is None else root * root
+    G = _weighted_gram(X, mu, w)
+    if intercept:
+        s = np.asarray(X.T @ w).ravel()
+        if mu is not None:
+            s = s - float(w.sum()) * mu
+        G = np.block([[G, s[:, None]], [s[None, :], np.full((1, 1), float(w.sum()))]])
+    return float(max(np.linalg.eigvalsh(G)[-1], 0.0)) if G.size else 0.0
 
 
 def _weighted_gram(X, mu: np.ndarray | None, w: np.ndarray) -> np.ndarray:
