@@ -328,7 +328,7 @@ def test_presets_equal_the_generic_model(penalty, preset, regression_lists):
 
 def test_solver_choice_is_validated(regression_lists):
     with pytest.raises(ValueError, match="'solver' parameter of L21Regressor must be"):
-        L21Regressor(solver="newton").fit(*regression_lists)
+        L21Regressor(solver="lbfgs").fit(*regression_lists)
     with pytest.raises(ValueError, match="Solver 'bcd' cannot solve this model: the trace "
                                          "penalty offers no 'row_prox'"):
         TraceNormRegressor(solver="bcd").fit(*regression_lists)

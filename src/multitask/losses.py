@@ -75,8 +75,11 @@ __all__ = [
 #:   the data it sees, ``w_i`` = :attr:`~multitask.data.MultiTaskData.row_weights`, ``y`` =
 #:   ``data.y`` and the scores of its (implicitly centred) design: coordinate descent on the
 #:   residuals (:mod:`multitask.solvers.cd`).
+#: * ``"hessian"``: :meth:`Datafit.score_derivatives` gives ``ell''`` row by row (a
+#:   generalized second derivative at a kink): the steps of proximal Newton
+#:   (:mod:`multitask.solvers.newton`).
 DATAFIT_CAPABILITIES = frozenset({"gradient", "quadratic", "prox_scores", "subgradient",
-                                  "max_affine", "dual", "least_squares"})
+                                  "max_affine", "dual", "least_squares", "hessian"})
 
 
 @dataclass(frozen=True)
@@ -224,6 +227,13 @@ class Datafit:
         """Per-row second derivatives ``ell''(y_i, z_i)`` (a generalized one at a kink): the
         Hessian-vector products of Newton steps (the certificate's free directions)."""
         raise NotImplementedError(f"The {self.name} loss has no second derivative here.")
+
+    def score_derivatives(self, z: np.ndarray, second: bool = False) -> tuple[np.ndarray, ...]:
+        """``(ell(y_i, z_i), ell'(y_i, z_i))`` row by row at the stacked scores ``z`` (shape
+        ``(N,)``, unweighted), and ``ell''(y_i, z_i)`` as a third array with ``second``
+        (``"hessian"``)."""
+        vals, d1 = self._dloss(np.asarray(z, dtype=np.float64))
+        return (vals, d1, self._d2loss(z)) if second else (vals, d1)
 
     def scores(self, W: np.ndarray, b: np.ndarray | None) -> np.ndarray:
         """Stacked scores ``x_i^T w_{t(i)} + b_{t(i)}``, shape ``(N,)``."""
@@ -873,6 +883,7 @@ class Logistic(Datafit):
     """Logistic loss ``sum_t (1 / n_t) sum_i log(1 + exp(-y_i z_i))``, labels -1/+1."""
 
     name = "logistic"
+    capabilities = frozenset({"gradient", "subgradient", "dual", "hessian"})
 
     def curvature(self) -> float:
         return 0.25
@@ -904,7 +915,7 @@ class SquaredHinge(Datafit):
     """Squared hinge ``sum_t (1 / n_t) sum_i max(0, 1 - y_i z_i)^2``, labels -1/+1."""
 
     name = "squared_hinge"
-    capabilities = frozenset({"gradient", "subgradient", "prox_scores", "dual"})
+    capabilities = frozenset({"gradient", "subgradient", "prox_scores", "dual", "hessian"})
 
     def curvature(self) -> float:
         return 2.0

@@ -469,7 +469,9 @@ def roc_auc(
     ``average=None``: the array of the per-task AUCs, NaN for tasks with one class.
 
     Every ROC AUC is scikit-learn's :func:`~sklearn.metrics.roc_auc_score` (ties count one
-    half).
+    half); the per-task AUCs (macro and ``None``) are the same number computed from one sort
+    of each task's scores, without its per-call checks (which cost most of the
+    cross-validation of a small classifier).
 
     Parameters
     ----------
@@ -534,7 +536,8 @@ def roc_auc(
     vals = np.full(len(pairs), np.nan)
     for t, (a, b, w) in enumerate(trip):
         if a.any() and not a.all():
-            vals[t] = roc_auc_score(a, b, sample_weight=w)
+            vals[t] = (_binary_auc(a, b, w) if np.all(np.isfinite(b))
+                       else roc_auc_score(a, b, sample_weight=w))  # its error on infinity
     if average is None:
         return vals
     skipped = np.flatnonzero(np.isnan(vals)).tolist()
@@ -551,6 +554,39 @@ def roc_auc(
     if len(skipped) == len(vals):
         raise ValueError("No task has both classes in y_true: the mean AUC is undefined.")
     return float(np.nanmean(vals))
+
+
+def _binary_auc(positive: np.ndarray, score: np.ndarray,
+               sample_weight: np.ndarray | None = None) -> float:
+    """ROC AUC of one binary task, ties counting one half: the weighted Mann-Whitney
+    statistic
+
+        AUC = sum_{i pos, j neg} w_i w_j (1[s_i > s_j] + 1[s_i = s_j] / 2)
+              / (sum_{i pos} w_i  sum_{j neg} w_j),
+
+    the area under the ROC curve that scikit-learn's :func:`~sklearn.metrics.roc_auc_score`
+    integrates (equal to rounding), from one sort of the scores.
+
+    Parameters
+    ----------
+    positive : ndarray of bool of shape (n,)
+        Whether each row is positive (both classes present).
+    score : ndarray of shape (n,)
+        Finite scores.
+    sample_weight : ndarray of shape (n,), optional
+        Non-negative weights of the rows.
+    """
+    order = np.argsort(score, kind="mergesort")
+    s = np.asarray(score, dtype=np.float64)[order]
+    pos = np.asarray(positive, dtype=bool)[order]
+    w = np.ones(s.size) if sample_weight is None else np.asarray(
+        sample_weight, dtype=np.float64)[order]
+    wp = np.where(pos, w, 0.0)
+    starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])  # groups of tied scores
+    gp = np.add.reduceat(wp, starts)
+    gn = np.add.reduceat(w - wp, starts)
+    below = np.cumsum(gn) - gn  # negative weight strictly below each group
+    return float(gp @ (below + 0.5 * gn)) / (float(gp.sum()) * float(gn.sum()))
 
 
 def mean_task_auc(y_true: Layout, scores: Layout, task: ArrayLike | None = None, *,

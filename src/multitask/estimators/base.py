@@ -417,12 +417,19 @@ class MultiTaskEstimator(BaseEstimator):
         ADMM and accelerated gradient did not reach within their budgets. Before all that, a
         model listing ``"working_set"`` takes working sets with gap-safe screening when its
         penalty is separable over feature rows and there are many features
-        (:func:`multitask.solvers.working_set.prefer_working_set`)."""
+        (:func:`multitask.solvers.working_set.prefer_working_set`), and one listing
+        ``"newton"`` takes proximal Newton for a classification loss with few features
+        (:func:`multitask.solvers.newton.prefer_newton`)."""
         if name != "exact" and "working_set" in self._solvers:
             from multitask.solvers.working_set import prefer_working_set
 
             if prefer_working_set(datafit, penalty):
                 return "working_set"
+        if name == "fista" and "newton" in self._solvers:
+            from multitask.solvers.newton import prefer_newton
+
+            if prefer_newton(datafit, penalty):
+                return "newton"
         if name in ("fista", "ladm") and "admm" in self._solvers:
             from multitask.solvers.admm import prefer_admm, prefer_admm_split
 

@@ -61,7 +61,7 @@ class _NormModel:
     """A norm penalty ``alpha * Omega`` chosen by ``_penalty`` (or the ``penalty`` param)."""
 
     _penalty: str = "trace"
-    _solvers = ("exact", "bcd", "fista", "pg", "admm", "mm", "working_set")
+    _solvers = ("exact", "bcd", "fista", "pg", "admm", "mm", "working_set", "newton")
 
     def _make_penalty(self, datafit: Datafit) -> Penalty:
         p = getattr(self, "penalty", self._penalty)

@@ -23,6 +23,7 @@ from multitask.solvers.ladm import LinearizedADMM
 from multitask.solvers.lp import LinearProgram
 from multitask.solvers.majorized import MajorizedADMM
 from multitask.solvers.multistage import Multistage
+from multitask.solvers.newton import ProxNewton
 from multitask.solvers.result import SolverResult
 from multitask.solvers.subgradient import ProjectedSubgradient
 from multitask.solvers.working_set import WorkingSet
@@ -37,6 +38,7 @@ __all__ = [
     "MajorizedADMM",
     "Multistage",
     "ProjectedSubgradient",
+    "ProxNewton",
     "ProximalGradient",
     "QuadraticADMM",
     "QuadraticExact",
@@ -64,6 +66,7 @@ SOLVERS: dict[str, tuple[type[Solver], dict[str, Any]]] = {
     "admm": (QuadraticADMM, {}),
     "mm": (MajorizedADMM, {}),
     "working_set": (WorkingSet, {}),
+    "newton": (ProxNewton, {}),
 }
 
 

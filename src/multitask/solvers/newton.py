@@ -1,0 +1,305 @@
+"""Proximal Newton for smooth classification losses with row-separable penalties.
+
+The model: a loss with a second derivative (``"hessian"``: logistic, squared hinge), row
+weights ``w_i`` (:attr:`~multitask.data.MultiTaskData.row_weights`), per-task intercepts
+``b`` as variables, the ridge ``(alpha_l2 / 2) ||W||_F^2`` and a penalty of the row families
+of :mod:`multitask.solvers.bcd` (``"row_prox"``: l1, l2,1, the sparse group lasso, the
+weighted l1 stages, the dirty and fused rows; with a ``"task_coupling"`` where it has one)::
+
+    min_{W, b}  F(W, b) + h(W),      F = sum_i w_i ell(y_i, x_i^T w_t + b_t) + ridge.
+
+Each step (glmnet's and skglm's proximal Newton; Lee, Sun & Saunders, "Proximal Newton-type
+methods for minimizing composite functions") replaces ``F`` by its second-order model at the
+current point, with ``D_i = w_i ell''(y_i, z_i)`` and, per task, ``S_t = sum_{i in t} D_i``,
+``s_t = sum_{i in t} D_i x_i`` and ``G_t = sum_{i in t} D_i x_i x_i^T`` (the design as the loss
+sees it, centred where it is). The model's minimum over the intercept step is in closed form,
+``db_t = -(g_b,t + s_t^T dw_t) / S_t``, which leaves in ``w_t`` the Hessian and gradient
+
+    H_t = G_t - s_t s_t^T / S_t + alpha_l2 I,        g~_t = g_w,t - (s_t / S_t) g_b,t,
+
+(without intercepts ``H_t = G_t + alpha_l2 I`` and ``g~ = g_w``). The step's problem ``min_W
+sum_t 0.5 (w_t - w_t^k)^T H_t (w_t - w_t^k) + g~_t^T (w_t - w_t^k) + h(W)`` is solved by the
+block coordinate descent of :mod:`multitask.solvers.bcd` (Anderson-accelerated, on the
+``d x d`` matrices ``H_t``) from the current ``W``, to a relative coordinate change that
+follows the duality gap. The direction ``(dW, db)`` is then damped by backtracking (Armijo:
+``P(x + t d) <= P(x) + sigma t delta`` with ``delta = <grad F, d> + h(W + dW) - h(W) < 0``,
+``sigma = 10^-4``, ``t`` halved), the scores moving along ``X dW + db`` without another product.
+Where the curvature is small (a task whose rows all lie beyond the squared hinge's margin),
+``S_t`` and ``H_t`` get a relative floor of ``1e-10``.
+
+It converges in a few steps (locally superlinearly) where accelerated gradient crawls: small
+weights ``ell''`` (separable classes, a few positives per task) make the loss's curvature
+far below its bound, which sets a gradient method's step. Each step costs one pass over the
+design for the ``G_t`` (``N d^2``) and epochs on ``m d^2`` numbers: for a few features and
+many tasks or rows (:func:`prefer_newton`).
+
+Stopping: the certified relative duality gap of :mod:`multitask.solvers.certificate`, after
+every step.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+import scipy.sparse as sp
+
+from multitask.data import MultiTaskData
+from multitask.losses import Datafit
+from multitask.penalties.base import Penalty
+from multitask.solvers.base import (
+    Solver,
+    apply_per_task,
+    check_int,
+    finish,
+    initial_point,
+    kkt_residual,
+)
+from multitask.solvers.bcd import BlockCoordinateDescent, quadratic_row_descent
+from multitask.solvers.certificate import duality_gap
+from multitask.solvers.result import SolverResult
+
+__all__ = ["NEWTON_MAX_FEATURES", "ProxNewton", "prefer_newton", "task_hessians"]
+
+_TINY = np.finfo(float).tiny
+#: ``solver="auto"`` takes proximal Newton for a classification loss up to this many
+#: features (:func:`prefer_newton`). Measured (``benchmarks/bench_classifier_cv.py --rule``,
+#: ``L21Classifier``, default ``tol``, ``alpha`` 0.1 and 0.01 ``alpha_max``): 1.5 to 28 times
+#: faster than accelerated gradient and 1.2 to 40 times faster than majorization up to 32
+#: features (29 tasks of 9 features, School's 27 raw or standardized, 100 generated tasks of
+#: 16 and 32 i.i.d. features); at 64 and 128 i.i.d. features (80 rows per task) 0.5 to 1.1
+#: times accelerated gradient's speed (a step's ``N d^2`` pass against ``N d`` per gradient
+#: iteration), where the solvers chosen before stay.
+NEWTON_MAX_FEATURES = 32
+#: Most entries of the step's Hessians (``m d^2``).
+NEWTON_MAX_ENTRIES = 2e7
+#: Armijo's constant and the smallest step of the backtracking.
+SIGMA = 1e-4
+MIN_STEP = 2.0**-30
+#: A step's coordinate descent stops when an epoch changes no coefficient by more than
+#: ``kappa`` times the largest change of its first epoch (the size of the step), with
+#: ``kappa`` from ``INNER_START`` down to ``INNER_FRACTION`` times the duality gap.
+#: (at least ``INNER_MIN``: a step solved to that relative accuracy leaves a relative error
+#: of that order to the next step).
+INNER_START = 1e-3
+INNER_FRACTION = 1e-2
+INNER_MIN = 1e-6
+#: Relative rounding of the objective: a step whose predicted decrease ``delta`` is below
+#: it is taken whole where it does not raise the objective beyond it (near the solution the
+#: certificate, first-order in the distance to it, still needs such steps).
+ROUNDING = 1e-13
+#: Relative floor of the curvature (of ``S_t`` and of the ``H_t``'s diagonals).
+FLOOR = 1e-10
+
+
+def prefer_newton(datafit: Datafit, penalty: Penalty) -> bool:
+    """Whether ``solver="auto"`` takes :class:`ProxNewton`: a loss with ``"hessian"`` that is
+    not quadratic, a penalty it solves, at most :data:`NEWTON_MAX_FEATURES` features and
+    :data:`NEWTON_MAX_ENTRIES` Hessian entries."""
+    if "hessian" not in datafit.capabilities or "quadratic" in datafit.capabilities:
+        return False
+    data = datafit.data
+    d, m = data.n_features, data.n_tasks
+    if d > NEWTON_MAX_FEATURES or m * float(d) ** 2 > NEWTON_MAX_ENTRIES:
+        return False
+    return ProxNewton().supports(datafit, penalty)
+
+
+def task_hessians(data: MultiTaskData, D: np.ndarray) -> tuple[np.ndarray, np.ndarray,
+                                                               np.ndarray]:
+    """``(G, s, S)``: ``G_t = sum_{i in t} D_i x~_i x~_i^T`` (shape ``(m, d, d)``), ``s_t =
+    sum_{i in t} D_i x~_i`` (shape ``(d, m)``) and ``S_t = sum_{i in t} D_i`` (shape
+    ``(m,)``), with ``x~_i = x_i - x_offset[:, t]`` the row as the data present it (implicitly
+    centred where they are) and ``D`` stacked like ``data.y``. A sparse design is read in its
+    own storage (its ``d x d`` products only are dense)."""
+    X = data.X
+    m, d = data.n_tasks, data.n_features
+    off = data.offsets
+    G = np.empty((m, d, d))
+    s = np.empty((d, m))
+    S = np.empty(m)
+    for t in range(m):
+        Dt = D[off[t]:off[t + 1]]
+        Xt = X if data.shared else X[off[t]:off[t + 1]]
+        if sp.issparse(Xt):
+            Xs = sp.csr_matrix(Xt)  # already CSR: no copy
+            Gt = Xs.T @ sp.csr_matrix(Xs.multiply(Dt[:, None]))
+            Gt = Gt.toarray() if sp.issparse(Gt) else np.asarray(Gt)
+            st = np.asarray(Xs.T @ Dt).ravel()
+        else:
+            Gt = Xt.T @ (Xt * Dt[:, None])
+            st = Xt.T @ Dt
+        St = float(Dt.sum())
+        if data.x_offset is not None:
+            mu = data.x_offset[:, t]
+            Gt = Gt - np.outer(mu, st) - np.outer(st, mu) + St * np.outer(mu, mu)
+            st = st - St * mu
+        G[t], s[:, t], S[t] = Gt, st, St
+    return G, s, S
+
+
+class ProxNewton(Solver):
+    """Proximal Newton with coordinate descent on each step's model (module docstring).
+
+    Parameters
+    ----------
+    max_iter : int, default=100
+        Most Newton steps (``ConvergenceWarning`` when reached).
+    tol : float, default=1e-4
+        Tolerance on the certified relative duality gap.
+    max_epochs : int, default=10000
+        Most epochs of coordinate descent per step.
+    warn : bool, default=True
+    """
+
+    name = "newton"
+    datafit_requires = frozenset({"gradient", "hessian"})
+    penalty_requires = frozenset({"row_prox"})
+    handles_smooth_part = True
+
+    def __init__(self, *, max_iter: int = 100, tol: float = 1e-4, max_epochs: int = 10000,
+                 warn: bool = True):
+        super().__init__(max_iter=max_iter, tol=tol, warn=warn)
+        self.max_epochs = check_int(max_epochs, "max_epochs")
+
+    def missing(self, datafit: Datafit, penalty: Penalty) -> list[str]:
+        out = super().missing(datafit, penalty)
+        # the penalty side is block coordinate descent's (its epochs solve each step)
+        bcd = BlockCoordinateDescent()
+        out += [m for m in bcd.missing(datafit, penalty) if "penalty" in m
+                and m not in out]
+        return out
+
+    def _measure(self, datafit: Datafit, penalty: Penalty, W: np.ndarray, b):
+        """``(certificate or None, measure)``: the certified relative duality gap, or the
+        prox-gradient residual where the model has no dual."""
+        cert = duality_gap(datafit, penalty, W, b, target=self.tol)
+        if cert is not None:
+            return cert, cert.relative_gap
+        return None, kkt_residual(datafit, penalty, W, b)
+
+    def _step(self, G: np.ndarray, C: np.ndarray, W: np.ndarray, penalty: Penalty,
+              kappa: float) -> int:
+        """Solve a step's model in place on ``W``: one epoch gives the size of the step
+        ``delta`` (its largest change), then epochs until no change exceeds ``kappa delta``
+        (the kernel's criterion is relative to the largest coefficient, which a step far
+        smaller than the weights would meet at once). Returns the epochs run."""
+        W0 = W.copy()
+        done, converged = quadratic_row_descent(G, C, W, penalty, max_epochs=1, tol=0.0)
+        size = float(np.max(np.abs(W - W0))) if W.size else 0.0
+        top = float(np.max(np.abs(W))) if W.size else 0.0
+        if size == 0.0 or top == 0.0 or self.max_epochs <= 1:
+            return int(done)
+        more, _ = quadratic_row_descent(G, C, W, penalty, max_epochs=self.max_epochs - 1,
+                                        tol=kappa * size / top)
+        return int(done) + int(more)
+
+    def solve(self, datafit: Datafit, penalty: Penalty, *, coef_init=None, intercept_init=None,
+              callback: Callable | None = None) -> SolverResult:
+        """Run the Newton steps from ``(coef_init, intercept_init)`` (zeros, and the best
+        intercepts at zero, by default)."""
+        self.check(datafit, penalty)
+        t0 = time.perf_counter()
+        W, b = initial_point(datafit, penalty, coef_init, intercept_init)
+        W = np.ascontiguousarray(W, dtype=np.float64)
+        if b is not None and intercept_init is None and not np.any(W):
+            b0 = datafit.optimal_intercept_at_zero()
+            if b0 is not None:
+                b = np.array(b0, dtype=np.float64)
+        data = datafit.data
+        d, m = W.shape
+        rw = data.row_weights
+        ridge = float(datafit.alpha_l2)
+        eye = np.eye(d)[None]
+
+        def objective(vals: np.ndarray, W_: np.ndarray) -> float:
+            f = float(vals @ rw)
+            if ridge:
+                f += 0.5 * ridge * float(np.vdot(W_, W_))
+            return f + float(penalty.value(W_))
+
+        z = datafit.scores(W, b)
+        vals, a, h = datafit.score_derivatives(z, second=True)
+        P = objective(vals, W)
+        history, times = [P], [time.perf_counter() - t0]
+        cert, gap = self._measure(datafit, penalty, W, b)
+        converged = gap <= self.tol
+        n_iter = n_epochs = 0
+        inner_tol = INNER_START
+        while not converged and n_iter < self.max_iter:
+            r = a * rw
+            gW = data.rmatvec(r)
+            if ridge:
+                gW += ridge * W
+            D = h * rw
+            G, s, S = task_hessians(data, D)
+            if b is not None:
+                S_safe = np.maximum(S, FLOOR * max(float(S.max()), _TINY))
+                mu = s / S_safe[None, :]
+                G -= np.einsum("jt,kt->tjk", s, mu)
+                gb = data.task_sum(r)
+                g = gW - mu * gb[None, :]
+            else:
+                g = gW
+            if ridge:
+                G += ridge * eye
+            diag = np.diagonal(G, axis1=1, axis2=2)
+            floor = FLOOR * max(float(diag.max()) if diag.size else 0.0, _TINY)
+            G[:, np.arange(d), np.arange(d)] = np.maximum(diag, floor)
+            C = np.ascontiguousarray(apply_per_task(G, W) - g)
+            W_new = W.copy()
+            n_epochs += self._step(G, C, W_new, penalty, inner_tol)
+            dW = W_new - W
+            db = None
+            if b is not None:
+                db = -(gb + np.einsum("jt,jt->t", s, dW)) / S_safe
+            delta = float(np.vdot(gW, dW)) + (float(gb @ db) if db is not None else 0.0)
+            delta += float(penalty.value(W_new)) - float(penalty.value(W))
+            noise = ROUNDING * abs(P)
+            if not np.any(dW) and (db is None or not np.any(db)):
+                break
+            if not delta <= noise:  # no descent: the step's model was solved too loosely
+                if inner_tol <= 1e-14:
+                    break
+                inner_tol = max(inner_tol * 1e-2, 1e-14)
+                continue
+            polish = delta >= -noise  # a decrease below the objective's rounding
+            dz = datafit.scores(dW, db)
+            step = 1.0
+            while True:
+                Wt = W + step * dW
+                zt = z + step * dz
+                vt, at, ht = datafit.score_derivatives(zt, second=True)
+                Pt = objective(vt, Wt)
+                if (Pt <= P + SIGMA * step * delta or step <= MIN_STEP
+                        or (polish and Pt <= P + noise)):
+                    break
+                step *= 0.5
+            if not Pt <= P + (noise if polish else 0.0):  # no decrease at the smallest step
+                if inner_tol <= 1e-14 or polish:
+                    break
+                inner_tol = max(inner_tol * 1e-2, 1e-14)
+                continue
+            W = np.ascontiguousarray(Wt)
+            if b is not None and db is not None:
+                b = b + step * db
+            z, vals, a, h, P = zt, vt, at, ht, Pt
+            n_iter += 1
+            history.append(P)
+            times.append(time.perf_counter() - t0)
+            last = gap
+            cert, gap = self._measure(datafit, penalty, W, b)
+            if gap <= self.tol:
+                converged = True
+                break
+            if polish and not gap < last:  # the certificate no longer follows the steps
+                break
+            if callback is not None and callback(n_iter, P, W, b):
+                break
+            inner_tol = float(np.clip(INNER_FRACTION * gap, INNER_MIN, inner_tol))
+        return finish(self, datafit, penalty, W, b, n_iter=n_iter, objective=history,
+                      times=times, converged=converged, t0=t0, certificate=cert,
+                      measure=None if cert is not None else gap,
+                      info={"epochs": n_epochs, "best_objective": P})
+
