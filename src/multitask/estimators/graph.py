@@ -173,7 +173,7 @@ class _Graph:
                           classifier_default=0.001),
         "graph_type": Param("auto", [StrOptions(set(GRAPH_TYPES))]),
     }
-    _solvers = ("exact", "bcd", "fista", "pg")
+    _solvers = ("exact", "bcd", "fista", "pg", "newton")
     _max_iter = 10000
     _path_param = "alpha_l1"
 
@@ -267,7 +267,7 @@ class _Mean:
     _params = {
         "alpha": Param(1.0, [nonnegative], keyword_only=False, classifier_default=0.1),
     }
-    _solvers = ("exact", "bcd", "fista", "pg")
+    _solvers = ("exact", "bcd", "fista", "pg", "newton")
     _max_iter = 10000
 
     def _make_penalty(self, datafit: Datafit) -> MeanRegularization:

@@ -47,7 +47,7 @@ __all__ = [
 
 
 class _Temporal:
-    _solvers: tuple[str, ...] = ("exact", "bcd", "fista", "pg")
+    _solvers: tuple[str, ...] = ("exact", "bcd", "fista", "pg", "newton")
     _max_iter = 10000
     _path_param = "alpha_group"
 
@@ -92,7 +92,7 @@ class _TGL(_Temporal):
 
 
 class _FSGL(_Temporal):
-    _solvers = ("bcd", "fista", "pg", "admm", "mm")
+    _solvers = ("bcd", "fista", "pg", "admm", "mm", "newton")
     _params = {
         "alpha_group": Param(0.1, [nonnegative], keyword_only=False,
                              classifier_default=0.01),
