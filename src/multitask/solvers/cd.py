@@ -29,6 +29,14 @@ entry by entry exactly (``soft(H w - g, a) / (H + c)``); the others take one pro
 with ``L_j = max_t H_jt`` (group soft-thresholding after soft-thresholding), as in block
 coordinate descent.
 
+Anderson extrapolation (skglm's and celer's acceleration of coordinate descent, as in
+:mod:`multitask.solvers.bcd`): after every ``A`` epochs (``anderson``, default 5) the last
+``A + 1`` iterates ``W^0 .. W^A`` give the combination ``sum_i c_i W^i`` (``sum_i c_i = 1``)
+whose combined differences ``sum_i c_i (W^i - W^{i-1})`` have the least norm; it replaces
+``W`` (its residuals recomputed: one pass over the columns) when it lowers the objective. Where
+the columns outnumber the rows that carry them (more active rows than data rows, small
+``alpha``), plain coordinate descent crawls and this cuts the epochs several times.
+
 Epochs run until the largest change of an epoch is at most ``inner_tol`` times the largest
 coefficient; then the certified relative duality gap of :mod:`multitask.solvers.base` is
 computed (from the residuals: one product ``X^T theta``), and the run stops at ``tol`` (else
@@ -46,7 +54,7 @@ from numba import njit
 
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
-from multitask.solvers.base import Solver, finish, initial_point
+from multitask.solvers.base import Solver, check_int, finish, initial_point
 from multitask.solvers.result import SolverResult
 
 __all__ = ["ResidualCoordinateDescent"]
@@ -214,6 +222,18 @@ class _Columns:
             np.add.at(out, (col, tor), vals * rw[self.indices])
         return out
 
+    def objective(self, W: np.ndarray, u: np.ndarray, params: np.ndarray) -> float:
+        """``sum_i rw_i (u_i - s_t)^2 / 2 + sum_j (a_j ||W_j||_1 + b_j ||W_j||_2 + c_j
+        ||W_j||^2 / 2)``: the model's objective at ``W`` with residuals ``u`` (``params``
+        with the datafit's ridge in ``c``), up to the constant the centring drops."""
+        s = np.einsum("jt,jt->t", self.mu, W)
+        k, m = W.shape
+        r = u.reshape(m, -1) - s[:, None] if self.shared else u - s[self.task_of_row]
+        sq = np.einsum("jt,jt->j", W, W)
+        return (0.5 * float(self.rw @ (r.ravel() * r.ravel()))
+                + float(params[:, 0] @ np.abs(W).sum(axis=1) + params[:, 1] @ np.sqrt(sq)
+                        + 0.5 * params[:, 2] @ sq))
+
     def residual(self, W: np.ndarray, y: np.ndarray) -> np.ndarray:
         """``u_i = x_i^T w_t - y_i`` (uncentred scores), stacked ``(N,)``."""
         k, m = W.shape
@@ -230,6 +250,34 @@ class _Columns:
         return z - y
 
 
+def _extrapolate(cols: _Columns, W: np.ndarray, u: np.ndarray, y: np.ndarray,
+                 params: np.ndarray, hist: list[np.ndarray]):
+    """Anderson's combination of the iterates ``hist`` (module docstring): ``(W, u)`` at it
+    when it lowers the objective below that of ``W`` (residuals ``u``), else ``None``."""
+    H = np.stack(hist)
+    n_a = H.shape[0] - 1
+    D = np.diff(H, axis=0).reshape(n_a, -1)
+    G = D @ D.T
+    trace = float(np.trace(G))
+    if not trace > 0.0:
+        return None
+    G[np.diag_indices(n_a)] += 1e-10 * trace
+    try:
+        z = np.linalg.solve(G, np.ones(n_a))
+    except np.linalg.LinAlgError:
+        return None
+    total = float(z.sum())
+    if not (np.isfinite(total) and total != 0.0):
+        return None
+    We = np.ascontiguousarray(np.tensordot(z / total, H[1:], axes=1))
+    ue = cols.residual(We, y)
+    before = cols.objective(W, u, params)
+    after = cols.objective(We, ue, params)
+    if not after < before - 1e-15 * abs(before):
+        return None
+    return We, ue
+
+
 class ResidualCoordinateDescent(Solver):
     """Coordinate descent on the residuals (least squares, elastic-net rows; module
     docstring).
@@ -240,10 +288,18 @@ class ResidualCoordinateDescent(Solver):
         Maximum number of epochs (``ConvergenceWarning`` when reached).
     tol : float, default=1e-4
         Tolerance on the certified relative duality gap.
+    anderson : int, default=5
+        Anderson extrapolation every ``anderson`` epochs, from the last ``anderson + 1``
+        iterates, kept when it lowers the objective (0 turns it off).
     warn : bool, default=True
     """
 
     name = "cd"
+
+    def __init__(self, *, max_iter: int = 10000, tol: float = 1e-4, anderson: int = 5,
+                 warn: bool = True):
+        super().__init__(max_iter=max_iter, tol=tol, warn=warn)
+        self.anderson = check_int(anderson, "anderson", low=0)
     datafit_requires = frozenset({"least_squares"})
     penalty_requires = frozenset({"row_prox"})
 
@@ -284,12 +340,25 @@ class ResidualCoordinateDescent(Solver):
         cert = None
         history: list[float] = []
         times: list[float] = []
+        A = self.anderson
         while n_epochs < self.max_iter:
-            done, _ = _cd_epochs(cols.indptr, cols.indices, cols.values, cols.shared, cols.n,
-                                 cols.task_of_row, cols.rw, u, s, U, cols.wsum, cols.mu,
-                                 cols.A, cols.H, W, params, self.max_iter - n_epochs,
-                                 inner_tol)
-            n_epochs += int(done)
+            hist = [W.copy()]
+            while n_epochs < self.max_iter:  # epochs, one at a time with extrapolation
+                done, inner_done = _cd_epochs(
+                    cols.indptr, cols.indices, cols.values, cols.shared, cols.n,
+                    cols.task_of_row, cols.rw, u, s, U, cols.wsum, cols.mu, cols.A, cols.H,
+                    W, params, 1 if A else self.max_iter - n_epochs, inner_tol)
+                n_epochs += int(done)
+                if inner_done or not A:
+                    break
+                hist.append(W.copy())
+                if len(hist) == A + 1:
+                    better = _extrapolate(cols, W, u, y, params, hist)
+                    if better is not None:
+                        W[:], u = better
+                        s = np.einsum("jt,jt->t", cols.mu, W)
+                        U = np.asarray(datafit.data.task_sum(cols.rw * u), dtype=np.float64)
+                    hist = [W.copy()]
             # the residuals drift by rounding over many updates: recomputed before certifying
             u = cols.residual(W, y)
             s = np.einsum("jt,jt->t", cols.mu, W)
