@@ -626,3 +626,32 @@ def test_anderson_extrapolation_of_residual_coordinate_descent():
     assert runs[1].n_iter < 0.8 * runs[0].n_iter, (runs[0].n_iter, runs[1].n_iter)
     with pytest.raises(ValueError, match="anderson"):
         ResidualCoordinateDescent(anderson=-1)
+
+
+@pytest.mark.parametrize("model", ["L21Regressor", "L21Classifier"])
+@pytest.mark.parametrize("layout", ["shared", "lists"])
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_alpha_max_reads_a_sparse_design_once(monkeypatch, model, layout, fit_intercept):
+    """``alpha_max`` is one product ``X^T r`` (the gradient at zero with the best
+    intercepts), no product ``X W`` at ``W = 0``; with intercepts, per-task sparse designs
+    add the product of the feature means (the centring, computed once per data)."""
+    import multitask
+    from multitask.data import MultiTaskData
+
+    calls = {"matvec": 0, "rmatvec": 0}
+    for name in calls:
+        original = getattr(MultiTaskData, name)
+
+        def counted(self, *args, _name=name, _original=original, **kwargs):
+            calls[_name] += 1
+            return _original(self, *args, **kwargs)
+        monkeypatch.setattr(MultiTaskData, name, counted)
+    rng = np.random.default_rng(3)
+    X = sp.random(60, 500, density=0.05, format="csr", random_state=3)
+    Y = np.asarray(X[:, :3] @ rng.standard_normal((3, 3))) + 0.1 * rng.standard_normal((60, 3))
+    if model.endswith("Classifier"):
+        Y = (Y > np.median(Y, axis=0)).astype(int)
+    args = (X, Y) if layout == "shared" else ([X[:30], X[30:]], [Y[:30, 0], Y[30:, 1]])
+    assert getattr(multitask, model)(fit_intercept=fit_intercept).alpha_max(*args) > 0
+    means = int(fit_intercept and layout == "lists")
+    assert calls == {"matvec": 0, "rmatvec": 1 + means}

@@ -236,8 +236,12 @@ class Datafit:
         return (vals, d1, self._d2loss(z)) if second else (vals, d1)
 
     def scores(self, W: np.ndarray, b: np.ndarray | None) -> np.ndarray:
-        """Stacked scores ``x_i^T w_{t(i)} + b_{t(i)}``, shape ``(N,)``."""
-        z = self.data.matvec(W)
+        """Stacked scores ``x_i^T w_{t(i)} + b_{t(i)}``, shape ``(N,)`` (no pass over the
+        design at ``W = 0``: ``alpha_max`` reads it once, for the gradient)."""
+        W = np.asarray(W, dtype=np.float64)
+        data = self.data
+        zero = W.shape == (data.n_features, data.n_tasks) and not W.any()
+        z = np.zeros(data.n_rows) if zero else data.matvec(W)
         if b is not None:
             z += self.data.expand(b)
         return z

@@ -65,7 +65,7 @@ __all__ = ["NEWTON_MAX_FEATURES", "ProxNewton", "prefer_newton", "task_hessians"
 _TINY = np.finfo(float).tiny
 #: ``solver="auto"`` takes proximal Newton for a classification loss up to this many
 #: features (:func:`prefer_newton`). Measured (``benchmarks/bench_classifier_cv.py --rule``,
-#: ``L21Classifier``, default ``tol``, ``alpha`` 0.1 and 0.01 ``alpha_max``): 1.5 to 28 times
+#: ``L21Classifier``, default ``tol``, ``alpha`` 0.1 and 0.01 ``alpha_max``): 1.4 to 28 times
 #: faster than accelerated gradient and 1.2 to 40 times faster than majorization up to 32
 #: features (29 tasks of 9 features, School's 27 raw or standardized, 100 generated tasks of
 #: 16 and 32 i.i.d. features); at 64 and 128 i.i.d. features (80 rows per task) 0.5 to 1.1
