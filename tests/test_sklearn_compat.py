@@ -43,8 +43,8 @@ EXPECTED_FAILED = {
     "SparseLowRankRegressor": {
         "check_sample_weight_equivalence_on_sparse_data": "the default tol (1e-4) certifies "
         "the objective, which leaves the weights of the two parts within about its square "
-        "root: the fits from weights and from repeated rows agree to 3e-5, not to the "
-        "check's 1e-7 (at tol=1e-8 the check passes: "
+        "root: the fits from weights and from repeated rows agree to about 3e-5 or to 1e-7, "
+        "depending on where the two certified fits stop (at tol=1e-8 the check passes: "
         "test_sparse_low_rank_sample_weights_agree_at_a_tight_tol)",
     },
     "MeanRegularizedRegressor": {
