@@ -193,3 +193,32 @@ def test_binary_auc_is_scikit_learns():
     with pytest.raises(ValueError), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         roc_auc([np.array([0, 1, 1])], [np.array([0.0, np.inf, 1.0])])
+
+
+def test_auto_newton_hands_over_to_gradient_on_a_problem_without_a_minimizer():
+    """Mean regularization leaves the mean task free: on separable classes the logistic loss
+    has no minimizer along it. solver='auto' takes Newton (few features), which must not spend
+    its whole budget in costly steps: after NEWTON_AUTO_MAX_ITER it hands over to
+    accelerated gradient, and the fit says it did not converge."""
+    import time
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from multitask import MeanRegularizedClassifier
+    from multitask.estimators.base import NEWTON_AUTO_MAX_ITER
+
+    rng = np.random.default_rng(0)
+    Xs = [rng.standard_normal((20, 5)) for _ in range(3)]
+    ys = [(X[:, 0] > 0).astype(int) for X in Xs]  # separable in every task
+    t0 = time.process_time()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = MeanRegularizedClassifier(max_iter=2000).fit(Xs, ys)
+    cpu = time.process_time() - t0
+    assert est.solver_.name == "newton"
+    assert est.solver_info_["newton_iter"] == NEWTON_AUTO_MAX_ITER
+    assert est.solver_info_["solver"].startswith("newton, then")
+    assert est.n_iter_ == 2000 and not est.converged_
+    assert any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    assert cpu < 10.0  # 2,000 Newton steps took about 20 s

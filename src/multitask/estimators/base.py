@@ -311,6 +311,11 @@ FITTED_STATE: dict[str, Fitted] = {
 }
 
 
+#: ``solver="auto"``: the proximal Newton steps before a fit that has not converged hands over
+#: to accelerated gradient (a well-posed problem converges in tens of them).
+NEWTON_AUTO_MAX_ITER = 50
+
+
 class MultiTaskEstimator(BaseEstimator):
     """Base of every multi-task model (not used directly; see the module docstring)."""
 
@@ -452,14 +457,37 @@ class MultiTaskEstimator(BaseEstimator):
                                             penalty)
         else:
             name = self.solver
-        solver = make_solver(name, **self._solver_settings(name))
+        settings = self._solver_settings(name)
+        fallback = None
+        if self.solver == "auto" and name == "newton":
+            # Newton converges in tens of steps where the problem is well posed; near
+            # separable classes (tiny alpha, or directions the penalty leaves free) it takes
+            # thousands of costly steps: after NEWTON_AUTO_MAX_ITER it hands over to
+            # accelerated gradient with the rest of the budget (see _run_solver)
+            fallback = self._solver_settings("fista")
+            settings = {**settings, "max_iter": min(int(settings["max_iter"]),
+                                                    NEWTON_AUTO_MAX_ITER), "warn": False}
+        solver = make_solver(name, **settings)
         solver.check(datafit, penalty)
+        if fallback is not None:
+            solver._auto_fallback = fallback  # type: ignore[attr-defined]
         return solver
 
     def _run_solver(self, solver: Solver, datafit: Datafit, penalty: Penalty, coef_init,
                     intercept_init) -> SolverResult:
-        return solver.solve(datafit, penalty, coef_init=coef_init,
-                            intercept_init=intercept_init)
+        result = solver.solve(datafit, penalty, coef_init=coef_init,
+                              intercept_init=intercept_init)
+        fallback = getattr(solver, "_auto_fallback", None)
+        if fallback is None or result.converged:
+            return result
+        rest = max(int(fallback["max_iter"]) - int(result.n_iter), 1)
+        gradient = make_solver("fista", **{**fallback, "max_iter": rest})
+        out = gradient.solve(datafit, penalty, coef_init=result.coef,
+                             intercept_init=result.intercept_variable)
+        out.n_iter += int(result.n_iter)
+        out.info = {**out.info, "newton_iter": int(result.n_iter),
+                    "solver": f"newton, then {out.info.get('solver', 'fista')}"}
+        return out
 
     def _store_extra(self, result: SolverResult, penalty: Penalty, datafit: Datafit) -> None:
         """Model-specific fitted attributes (components, ranks, certificates, ...)."""
