@@ -108,4 +108,4 @@ def test_bcd_refuses_unsupported_problems():
     with pytest.raises(ValueError, match="logistic loss offers no 'quadratic'"):
         bcd.solve(Logistic(clf), L1(0.1))
     with pytest.raises(ValueError, match="solver"):
-        L21Regressor(solver="newton").fit(X, Y)
+        L21Regressor(solver="lbfgs").fit(X, Y)
