@@ -17,8 +17,8 @@ positive (``k_t`` uniform in 3..10). Timed, in CPU seconds of one process with o
 
 The ratio ours / peer is printed for every seed (target: at most 3). ``--composite`` adds the
 default ``MultiTaskCV`` of the composite classifiers (dirty model, sparse + low rank, robust
-MTL, robust feature learning) on the first seed, one run each (they take seconds to
-minutes).
+MTL, robust feature learning, or those named by ``--models``) on the first seed, one run
+each (they take seconds to minutes).
 
 ``--rule`` prints the measurements behind ``solver="auto"``'s choice of proximal Newton
 (:data:`multitask.solvers.newton.NEWTON_MAX_FEATURES`): ``L21Classifier`` (logistic and
@@ -48,6 +48,8 @@ from bench_peers import cpu_time  # noqa: E402
 N_TASKS, N_FEATURES = 29, 9
 ROWS = (90, 115)  # per task, high end excluded
 POSITIVES = (3, 11)
+COMPOSITE = ("DirtyModelClassifier", "SparseLowRankClassifier", "RobustMTLClassifier",
+             "RobustFeatureLearningClassifier")
 
 
 def problem(seed: int = 0):
@@ -140,6 +142,8 @@ def main(argv=None) -> None:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--composite", action="store_true")
+    p.add_argument("--models", nargs="+", default=list(COMPOSITE),
+                   help="the composite classifiers of --composite")
     p.add_argument("--rule", action="store_true", help="the measurements of solver='auto'")
     p.add_argument("--skip-cv", action="store_true", help="only --composite / --rule")
     a = p.parse_args(argv)
@@ -179,8 +183,7 @@ def main(argv=None) -> None:
             t_peer, _ = median_cpu(lambda: peer(Xs, ys), a.repeats)
             print(f"\ncomposite classifiers, default MultiTaskCV, seed {a.seeds[0]}, one run "
                   f"(peer {t_peer:.3f} s)")
-            for name in ("DirtyModelClassifier", "SparseLowRankClassifier",
-                         "RobustMTLClassifier", "RobustFeatureLearningClassifier"):
+            for name in a.models:
                 model = getattr(multitask, name)()
                 t, cv = cpu_time(lambda model=model: ours(Xs, ys, model))
                 print(f"  {name:32s} {t:8.2f} s  ours/peer {t / t_peer:7.1f}  "

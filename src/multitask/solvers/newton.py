@@ -148,8 +148,11 @@ class ProxNewton(Solver):
         Most Newton steps (``ConvergenceWarning`` when reached).
     tol : float, default=1e-4
         Tolerance on the certified relative duality gap.
-    max_epochs : int, default=10000
-        Most epochs of coordinate descent per step.
+    max_epochs : int, default=1000
+        Most epochs of coordinate descent per step (an inexact step is damped by the line
+        search like any other; measured on the dirty model's and l2,1's weakest
+        regularization of ``benchmarks/bench_classifier_cv.py``'s problem: 1.3 to 3 times
+        faster than 10,000, with more steps).
     warn : bool, default=True
     """
 
@@ -158,7 +161,7 @@ class ProxNewton(Solver):
     penalty_requires = frozenset({"row_prox"})
     handles_smooth_part = True
 
-    def __init__(self, *, max_iter: int = 100, tol: float = 1e-4, max_epochs: int = 10000,
+    def __init__(self, *, max_iter: int = 100, tol: float = 1e-4, max_epochs: int = 1000,
                  warn: bool = True):
         super().__init__(max_iter=max_iter, tol=tol, warn=warn)
         self.max_epochs = check_int(max_epochs, "max_epochs")
