@@ -485,8 +485,11 @@ class MultiTaskEstimator(BaseEstimator):
         out = gradient.solve(datafit, penalty, coef_init=result.coef,
                              intercept_init=result.intercept_variable)
         out.n_iter += int(result.n_iter)
-        out.info = {**out.info, "newton_iter": int(result.n_iter),
-                    "solver": f"newton, then {out.info.get('solver', 'fista')}"}
+        # solver_ stays the solver made for the fit (its info names it), which says where
+        # the steps came from
+        out.info = {**out.info, "solver": result.info.get("solver", solver.name),
+                    "newton_iter": int(result.n_iter),
+                    "handed_over_to": out.info.get("solver", "fista")}
         return out
 
     def _store_extra(self, result: SolverResult, penalty: Penalty, datafit: Datafit) -> None:

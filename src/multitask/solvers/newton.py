@@ -93,16 +93,26 @@ ROUNDING = 1e-13
 FLOOR = 1e-10
 
 
+#: Largest feature magnitudes for which ``solver="auto"`` takes Newton: the Hessians hold sums
+#: of squared features, which overflow (or underflow) beyond these.
+NEWTON_SCALE = (1e-60, 1e60)
+
+
 def prefer_newton(datafit: Datafit, penalty: Penalty) -> bool:
     """Whether ``solver="auto"`` takes :class:`ProxNewton`: a loss with ``"hessian"`` that is
     not quadratic, a penalty it solves, at most :data:`NEWTON_MAX_FEATURES` features and
-    :data:`NEWTON_MAX_ENTRIES` Hessian entries."""
+    :data:`NEWTON_MAX_ENTRIES` Hessian entries, and features whose largest magnitude lies in
+    :data:`NEWTON_SCALE` (the accepted range reaches 1e100, whose squares overflow)."""
     if "hessian" not in datafit.capabilities or "quadratic" in datafit.capabilities:
         return False
     data = datafit.data
     d, m = data.n_features, data.n_tasks
     if d > NEWTON_MAX_FEATURES or m * float(d) ** 2 > NEWTON_MAX_ENTRIES:
         return False
+    X = data.X
+    top = float(abs(X).max()) if X.shape[0] and X.shape[1] else 0.0
+    if not NEWTON_SCALE[0] <= top <= NEWTON_SCALE[1]:
+        return False  # the Hessians' entries (squares of the features) leave the float range
     return ProxNewton().supports(datafit, penalty)
 
 
