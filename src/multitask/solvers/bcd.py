@@ -491,6 +491,10 @@ def quadratic_row_descent(H: np.ndarray, C: np.ndarray, W: np.ndarray, penalty: 
     K, k_top = _coupling(penalty, m)
     H = np.ascontiguousarray(H, dtype=np.float64)
     C = np.ascontiguousarray(C, dtype=np.float64)
+    if not (np.isfinite(H).all() and np.isfinite(C).all() and np.isfinite(W).all()):
+        # the compiled epochs index by values computed from these (thresholds, sorts): never
+        # call them on NaN or infinity
+        raise FloatingPointError("quadratic_row_descent: H, C or W holds NaN or infinity.")
     P = np.ascontiguousarray(apply_per_task(H, W))
     R = np.ascontiguousarray(W @ K) if K.size else np.zeros((0, 0))
     hist = np.empty((anderson + 1 if anderson else 0, d, m))

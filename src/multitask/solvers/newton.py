@@ -261,8 +261,13 @@ class ProxNewton(Solver):
             floor = FLOOR * max(float(diag.max()) if diag.size else 0.0, _TINY)
             G[:, np.arange(d), np.arange(d)] = np.maximum(diag, floor)
             C = np.ascontiguousarray(apply_per_task(G, W) - g)
+            if not (np.isfinite(G).all() and np.isfinite(C).all()):
+                break  # the step's model left the float range: stop, not converged
             W_new = W.copy()
-            n_epochs += self._step(G, C, W_new, penalty, inner_tol)
+            try:
+                n_epochs += self._step(G, C, W_new, penalty, inner_tol)
+            except FloatingPointError:  # the step's model left the float range
+                break
             dW = W_new - W
             db = None
             if b is not None:
