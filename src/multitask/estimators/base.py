@@ -312,7 +312,8 @@ FITTED_STATE: dict[str, Fitted] = {
 
 
 #: ``solver="auto"``: the proximal Newton steps before a fit that has not converged hands over
-#: to accelerated gradient (a well-posed problem converges in tens of them).
+#: to accelerated gradient (``ProxNewton(hand_over=...)``; a well-posed problem converges in
+#: tens of them).
 NEWTON_AUTO_MAX_ITER = 50
 
 
@@ -458,39 +459,16 @@ class MultiTaskEstimator(BaseEstimator):
         else:
             name = self.solver
         settings = self._solver_settings(name)
-        fallback = None
         if self.solver == "auto" and name == "newton":
-            # Newton converges in tens of steps where the problem is well posed; near
-            # separable classes (tiny alpha, or directions the penalty leaves free) it takes
-            # thousands of costly steps: after NEWTON_AUTO_MAX_ITER it hands over to
-            # accelerated gradient with the rest of the budget (see _run_solver)
-            fallback = self._solver_settings("fista")
-            settings = {**settings, "max_iter": min(int(settings["max_iter"]),
-                                                    NEWTON_AUTO_MAX_ITER), "warn": False}
+            settings["hand_over"] = NEWTON_AUTO_MAX_ITER  # see ProxNewton's hand_over
         solver = make_solver(name, **settings)
         solver.check(datafit, penalty)
-        if fallback is not None:
-            solver._auto_fallback = fallback  # type: ignore[attr-defined]
         return solver
 
     def _run_solver(self, solver: Solver, datafit: Datafit, penalty: Penalty, coef_init,
                     intercept_init) -> SolverResult:
-        result = solver.solve(datafit, penalty, coef_init=coef_init,
-                              intercept_init=intercept_init)
-        fallback = getattr(solver, "_auto_fallback", None)
-        if fallback is None or result.converged:
-            return result
-        rest = max(int(fallback["max_iter"]) - int(result.n_iter), 1)
-        gradient = make_solver("fista", **{**fallback, "max_iter": rest})
-        out = gradient.solve(datafit, penalty, coef_init=result.coef,
-                             intercept_init=result.intercept_variable)
-        out.n_iter += int(result.n_iter)
-        # solver_ stays the solver made for the fit (its info names it), which says where
-        # the steps came from
-        out.info = {**out.info, "solver": result.info.get("solver", solver.name),
-                    "newton_iter": int(result.n_iter),
-                    "handed_over_to": out.info.get("solver", "fista")}
-        return out
+        return solver.solve(datafit, penalty, coef_init=coef_init,
+                            intercept_init=intercept_init)
 
     def _store_extra(self, result: SolverResult, penalty: Penalty, datafit: Datafit) -> None:
         """Model-specific fitted attributes (components, ranks, certificates, ...)."""

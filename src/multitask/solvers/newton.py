@@ -164,6 +164,13 @@ class ProxNewton(Solver):
         regularization of ``benchmarks/bench_classifier_cv.py``'s problem: 1.3 to 3 times
         faster than 10,000, with more steps).
     warn : bool, default=True
+    hand_over : int or None, default=None
+        After this many Newton steps without convergence, go on with accelerated gradient
+        (:class:`~multitask.solvers.fista.ProximalGradient`, warm-started) for the rest of
+        ``max_iter``: Newton converges in tens of steps where the problem is well posed, but
+        on nearly separable classes (a tiny strength, or a direction the penalty leaves free)
+        it can take thousands of costly ones. The result's ``info`` then keeps
+        ``"solver": "newton"`` and adds ``"newton_iter"`` and ``"handed_over_to"``.
     """
 
     name = "newton"
@@ -172,9 +179,10 @@ class ProxNewton(Solver):
     handles_smooth_part = True
 
     def __init__(self, *, max_iter: int = 100, tol: float = 1e-4, max_epochs: int = 1000,
-                 warn: bool = True):
+                 warn: bool = True, hand_over: int | None = None):
         super().__init__(max_iter=max_iter, tol=tol, warn=warn)
         self.max_epochs = check_int(max_epochs, "max_epochs")
+        self.hand_over = None if hand_over is None else check_int(hand_over, "hand_over")
 
     def missing(self, datafit: Datafit, penalty: Penalty) -> list[str]:
         out = super().missing(datafit, penalty)
@@ -240,7 +248,9 @@ class ProxNewton(Solver):
         converged = gap <= self.tol
         n_iter = n_epochs = 0
         inner_tol = INNER_START
-        while not converged and n_iter < self.max_iter:
+        limit = self.max_iter if self.hand_over is None else min(self.max_iter,
+                                                                  self.hand_over)
+        while not converged and n_iter < limit:
             r = a * rw
             gW = data.rmatvec(r)
             if ridge:
@@ -316,8 +326,22 @@ class ProxNewton(Solver):
             if callback is not None and callback(n_iter, P, W, b):
                 break
             inner_tol = float(np.clip(INNER_FRACTION * gap, INNER_MIN, inner_tol))
+        if not converged and self.hand_over is not None and n_iter < self.max_iter:
+            return self._hand_over(datafit, penalty, W, b, n_iter)
         return finish(self, datafit, penalty, W, b, n_iter=n_iter, objective=history,
                       times=times, converged=converged, t0=t0, certificate=cert,
                       measure=None if cert is not None else gap,
                       info={"epochs": n_epochs, "best_objective": P})
 
+    def _hand_over(self, datafit: Datafit, penalty: Penalty, W: np.ndarray, b,
+                   n_iter: int) -> SolverResult:
+        """Accelerated gradient from ``(W, b)`` for the ``max_iter - n_iter`` steps left."""
+        from multitask.solvers.fista import ProximalGradient
+
+        gradient = ProximalGradient(max_iter=self.max_iter - n_iter, tol=self.tol,
+                                    warn=self.warn)
+        out = gradient.solve(datafit, penalty, coef_init=W, intercept_init=b)
+        out.n_iter += n_iter
+        out.info = {**out.info, "solver": self.name, "newton_iter": n_iter,
+                    "handed_over_to": out.info.get("solver", gradient.name)}
+        return out
