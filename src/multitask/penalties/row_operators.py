@@ -183,21 +183,7 @@ def fsgl_row_prox(v, lam_l1, lam_group, lam_fused, out):  # pragma: no cover - c
     else:
         for t in range(m):
             out[t] = v[t]
-    nrm = 0.0
-    for t in range(m):
-        x = out[t]
-        if x > lam_l1:
-            x -= lam_l1
-        elif x < -lam_l1:
-            x += lam_l1
-        else:
-            x = 0.0
-        out[t] = x
-        nrm += x * x
-    nrm = np.sqrt(nrm)
-    shrink = 1.0 - lam_group / nrm if nrm > lam_group else 0.0
-    for t in range(m):
-        out[t] *= shrink
+    elastic_net_row_prox(out, 1.0, lam_l1, lam_group, 0.0, out)  # soft, then group shrink
 
 
 @njit(cache=True)

@@ -54,6 +54,7 @@ from numba import njit
 
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
+from multitask.penalties.row_operators import elastic_net_row_prox
 from multitask.solvers.base import Solver, check_int, finish, initial_point
 from multitask.solvers.result import SolverResult
 
@@ -71,6 +72,7 @@ def _cd_epochs(indptr, indices, data, shared, n, task_of_row, rw, u, s, U, wsum,
     k, m = W.shape
     g = np.empty(m)
     new = np.empty(m)
+    v_row = np.empty(m)
     n_epochs = 0
     for epoch in range(max_epochs):
         n_epochs = epoch + 1
@@ -119,24 +121,9 @@ def _cd_epochs(indptr, indices, data, shared, n, task_of_row, rw, u, s, U, wsum,
                         new[t] = W[j, t] if c <= 0.0 else 0.0
                 else:
                     step = 1.0 / Lj
-                    den = 1.0 + step * c
-                    ta = step * a / den
-                    tb = step * b / den
-                    nrm = 0.0
                     for t in range(m):
-                        v = (W[j, t] - g[t] * step) / den
-                        if v > ta:
-                            v -= ta
-                        elif v < -ta:
-                            v += ta
-                        else:
-                            v = 0.0
-                        new[t] = v
-                        nrm += v * v
-                    nrm = np.sqrt(nrm)
-                    scale = 1.0 - tb / nrm if nrm > tb else 0.0
-                    for t in range(m):
-                        new[t] *= scale
+                        v_row[t] = W[j, t] - g[t] * step
+                    elastic_net_row_prox(v_row, step, a, b, c, new)
             moved = False
             for t in range(m):
                 delta = new[t] - W[j, t]
