@@ -79,6 +79,7 @@ from multitask.losses import Datafit
 from multitask.penalties.base import IdentityMap, Penalty
 from multitask.solvers.base import (
     Solver,
+    certify,
     check_int,
     check_tol,
     finish,
@@ -362,6 +363,8 @@ class QuadraticADMM(Solver):
         last_check = 0
         res_pri = res_dual = np.inf
         anchor = None  # (W, grad f(W), A V, multiplier) at the last adaptation
+        W = None  # the W-step iterate: the certificate also builds its dual point from it
+        cert = None
         for k in range(1, self.max_iter + 1):
             n_iter = k
             W = eig.solve(AV - U, rho)
@@ -390,7 +393,7 @@ class QuadraticADMM(Solver):
                 times.append(time.perf_counter() - t0)
             if check:
                 last_check = k
-                measure = optimality(datafit, penalty, V, None, L, self.tol)
+                measure, cert = certify(datafit, penalty, V, None, L, self.tol, dual_weights=W)
                 if measure <= tol:
                     converged, stopped_by = True, "tol"
                     break
@@ -409,13 +412,14 @@ class QuadraticADMM(Solver):
                 anchor = (W, grad_W, AV, -rho * U)
 
         if stopped_by != "tol":
-            measure = optimality(datafit, penalty, V, None, L, self.tol)
+            measure = optimality(datafit, penalty, V, None, L, self.tol, dual_weights=W)
             converged = measure <= tol
             if last_check != n_iter and callback is None:
                 history.append(datafit.value(AV) + penalty.value(V))
                 times.append(time.perf_counter() - t0)
         return finish(self, datafit, penalty, V, None, n_iter=n_iter, objective=history,
                       times=times, converged=converged, t0=t0, measure=measure,
+                      dual_weights=W, certificate=cert if stopped_by == "tol" else None,
                       info={"rho": rho, "best_objective": history[-1] if history else np.nan,
                             "stopped_by": stopped_by, "primal_residual": res_pri,
                             "dual_residual": res_dual, "identity_map": identity})

@@ -268,25 +268,30 @@ def measure_lipschitz(datafit: Datafit, penalty: Penalty) -> float:
 
 
 def certify(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.ndarray | None,
-            L: float | None = None, target: float | None = None) -> tuple[float, bool]:
-    """``(measure, certified)`` at ``(V, b)``: the certified relative duality gap where the
-    model has a dual (:func:`multitask.solvers.certificate.duality_gap`), else the
-    prox-gradient residual of :func:`kkt_residual` (``certified`` False). ``target`` (a
+            L: float | None = None, target: float | None = None,
+            dual_weights: np.ndarray | None = None):
+    """``(measure, certificate)`` at ``(V, b)``: the certified relative duality gap where the
+    model has a dual (:func:`multitask.solvers.certificate.duality_gap`, whose
+    :class:`~multitask.solvers.certificate.Certificate` a solver can hand to :func:`finish`),
+    else the prox-gradient residual of :func:`kkt_residual` and ``None``. ``target`` (a
     solver's ``tol``) spares the certificate's costlier corrections when its first dual point
-    already meets it, or is still far from the optimum (``lazy``)."""
+    already meets it, or is still far from the optimum (``lazy``). ``dual_weights``: another
+    iterate's weights to build a dual point from as well (ADMM's W-step)."""
     from multitask.solvers.certificate import duality_gap
 
-    cert = duality_gap(datafit, penalty, V, b, target=target, lazy=target is not None)
+    cert = duality_gap(datafit, penalty, V, b, target=target, lazy=target is not None,
+                       dual_weights=dual_weights)
     if cert is not None:
-        return cert.relative_gap, True
-    return kkt_residual(datafit, penalty, V, b, L), False
+        return cert.relative_gap, cert
+    return kkt_residual(datafit, penalty, V, b, L), None
 
 
 def optimality(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.ndarray | None,
-               L: float | None = None, target: float | None = None) -> float:
+               L: float | None = None, target: float | None = None,
+               dual_weights: np.ndarray | None = None) -> float:
     """The measure every solver stops on (module docstring): the certified relative duality
     gap, or the prox-gradient residual where the model has no dual (:func:`certify`)."""
-    return certify(datafit, penalty, V, b, L, target)[0]
+    return certify(datafit, penalty, V, b, L, target, dual_weights)[0]
 
 
 def kkt_residual(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.ndarray | None,
@@ -332,7 +337,7 @@ def finish(solver: Solver, datafit: Datafit, penalty: Penalty, V: np.ndarray,
            measure: float | None = None, info: dict | None = None,
            what: str = "", exhausted: bool | None = None,
            certified: bool | None = None, certify_model: bool = True,
-           certificate=None) -> SolverResult:
+           certificate=None, dual_weights: np.ndarray | None = None) -> SolverResult:
     """The result record of a run, with the certificate and the shared convergence warning.
 
     The certified gap is computed at the returned ``(V, b)`` (:func:`certify`); the run is
@@ -348,11 +353,14 @@ def finish(solver: Solver, datafit: Datafit, penalty: Penalty, V: np.ndarray,
     ``certificate``: a :class:`~multitask.solvers.certificate.Certificate` the solver computed
     at ``(V, b)`` itself, with the formula of
     :func:`~multitask.solvers.certificate.duality_gap` (it is not computed again).
+    ``dual_weights``: another iterate's weights the certificate also builds a dual point from
+    (ADMM's W-step).
     """
     from multitask.solvers.certificate import duality_gap
 
     cert = certificate if certificate is not None else (
-        duality_gap(datafit, penalty, V, b, target=solver.tol) if certify_model else None)
+        duality_gap(datafit, penalty, V, b, target=solver.tol, dual_weights=dual_weights)
+        if certify_model else None)
     if cert is not None:
         measure, certified = cert.relative_gap, True
         if converged and cert.relative_gap > solver.tol:
