@@ -201,7 +201,7 @@ class _RobustFeatures:
         "alpha_outlier": Param(0.1, [nonnegative], keyword_only=False,
                                classifier_default=0.01),
     }
-    _solvers = ("fista", "pg", "admm", "mm")
+    _solvers = ("fista", "pg", "admm", "mm", "newton_admm")
     _max_iter = 10000
     _path_param = "alpha_group"
 

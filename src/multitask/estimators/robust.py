@@ -103,7 +103,7 @@ class _Robust:
         "random_state": Param(None, ["random_state"]),
         "outlier_threshold": Param(0.1, [Interval(Real, 0, 1, closed="both")]),
     }
-    _solvers = ("ladm", "fista", "admm", "mm")
+    _solvers = ("ladm", "fista", "admm", "mm", "newton_admm")
     _task_components = ("low_rank_component_", "outlier_component_")
     _max_iter = 10000
     _renamed = {"mode": "the schedule of linearized ADMM is a setting of the solver: "

@@ -24,6 +24,7 @@ from multitask.solvers.lp import LinearProgram
 from multitask.solvers.majorized import MajorizedADMM
 from multitask.solvers.multistage import Multistage
 from multitask.solvers.newton import ProxNewton
+from multitask.solvers.newton_admm import NewtonADMM
 from multitask.solvers.result import SolverResult
 from multitask.solvers.subgradient import ProjectedSubgradient
 from multitask.solvers.working_set import WorkingSet
@@ -38,6 +39,7 @@ __all__ = [
     "MajorizedADMM",
     "Multistage",
     "ProjectedSubgradient",
+    "NewtonADMM",
     "ProxNewton",
     "ProximalGradient",
     "QuadraticADMM",
@@ -67,6 +69,7 @@ SOLVERS: dict[str, tuple[type[Solver], dict[str, Any]]] = {
     "mm": (MajorizedADMM, {}),
     "working_set": (WorkingSet, {}),
     "newton": (ProxNewton, {}),
+    "newton_admm": (NewtonADMM, {}),
 }
 
 

@@ -52,8 +52,8 @@ from multitask.solvers.base import (
 )
 from multitask.solvers.result import SolverResult
 
-__all__ = ["ILL_CONDITIONED_BOUND", "MajorizedADMM", "bound_condition_number",
-           "prefer_majorized"]
+__all__ = ["ILL_CONDITIONED_BOUND", "MajorizedADMM", "QuadraticBound",
+           "bound_condition_number", "prefer_majorized"]
 
 #: ``solver="auto"`` prefers :class:`MajorizedADMM` to accelerated gradient for a smooth
 #: non-quadratic loss when :func:`bound_condition_number` is at least this (measured by
@@ -110,8 +110,10 @@ def _condition_estimate(datafit: Datafit) -> float:
     return curvature_ratio(float(datafit.measure_constants()[0]), diag)
 
 
-class _QuadraticBound(Datafit):
-    """``F(W) = sum_t 0.5 w_t^T H_t w_t - C_t^T w_t``: one step's bound, as a datafit with the
+class QuadraticBound(Datafit):
+    """``F(W) = sum_t 0.5 w_t^T H_t w_t - C_t^T w_t``: one step's quadratic model (the bound
+    of :class:`MajorizedADMM`, the second-order model of
+    :class:`~multitask.solvers.newton_admm.NewtonADMM`), as a datafit with the
     ``"quadratic"`` capability (no intercept), measured on the original problem's scale."""
 
     name = "quadratic_bound"
@@ -203,7 +205,7 @@ class MajorizedADMM(Solver):
         while not converged and n_iter < self.max_iter:
             _, gW, gb = datafit.value_and_grad(Wy, by)
             reduced = gW if mu is None else gW - mu * gb[None, :]
-            model = _QuadraticBound(data, H, apply_per_task(H, Wy) - reduced, top, scale)
+            model = QuadraticBound(data, H, apply_per_task(H, Wy) - reduced, top, scale)
             inner.tol = inner_tol
             res = inner.solve(model, penalty, coef_init=Vy)
             inner_total += int(res.n_iter)
