@@ -58,15 +58,9 @@ from multitask.solvers.newton import (
 )
 from multitask.solvers.result import SolverResult
 
-__all__ = ["STALL_RATIO", "STALL_STEPS", "NewtonADMM", "prefer_newton_admm"]
+__all__ = ["NewtonADMM", "prefer_newton_admm"]
 
 _TINY = np.finfo(float).tiny
-
-#: Newton steps in a row whose predicted decrease of the objective is below
-#: :data:`STALL_RATIO` times ``tol`` (relative to the objective), after which the solver hands
-#: over to majorization-minimization (class docstring).
-STALL_STEPS = 3
-STALL_RATIO = 1e-3
 
 
 def prefer_newton_admm(datafit: Datafit, penalty: Penalty) -> bool:
@@ -96,14 +90,17 @@ class NewtonADMM(Solver):
     ----------
     max_iter : int, default=500
         Most steps, Newton's and majorization's together (``ConvergenceWarning`` when
-        reached). When :data:`STALL_STEPS` Newton steps in a row lower the objective by far
-        less than ``tol`` (:data:`STALL_RATIO` times it, relative), the run goes on with
-        :class:`~multitask.solvers.majorized.MajorizedADMM` from the last point for the steps
-        left: on nearly separable classes the loss is flat along directions the certificate
-        still needs (the sparse + low-rank classifier at ``1e-3 alpha_max`` on
-        ``benchmarks/bench_classifier_cv.py``'s problem: 91 Newton steps reach the objective
-        to ``2e-12`` and stall at a gap of ``3e-5``; majorization from there certifies
-        ``1e-6`` in 6 steps, where from zero it took 8,184). The result's ``info`` then keeps
+        reached). When the Newton steps stop without the certificate (a step that lowers the
+        objective by no more than its rounding, or none that descends at the tightest inner
+        tolerance), the run goes on with :class:`~multitask.solvers.majorized.MajorizedADMM`
+        from the last point for the steps left: on nearly separable classes the loss is flat
+        along directions the certificate still needs (the sparse + low-rank classifier at
+        ``1e-3 alpha_max`` on ``benchmarks/bench_classifier_cv.py``'s problem, ``tol=1e-6``:
+        91 Newton steps reach the objective to ``2e-12`` and stop at a gap of ``3e-5``;
+        majorization from there certifies ``1e-6`` in 6 steps, where from zero it took
+        8,184). Handing over earlier, after a few steps that lower the objective by less
+        than ``1e-3 tol``, made the cross-validation of that classifier 6 times slower:
+        majorization then took thousands of steps. The result's ``info`` then keeps
         ``"solver": "newton_admm"`` and adds ``"newton_iter"`` and ``"handed_over_to"``.
     tol : float, default=1e-4
         Tolerance on the certified relative duality gap.
@@ -166,7 +163,7 @@ class NewtonADMM(Solver):
         history, times = [P], [time.perf_counter() - t0]
         gap = optimality(datafit, penalty, V, b, L)
         converged = gap <= self.tol
-        n_iter = inner_total = stalled = 0
+        n_iter = inner_total = 0
         stopped = False
         inner_tol = self.inner_tol
         while not converged and n_iter < self.max_iter:
@@ -242,10 +239,7 @@ class NewtonADMM(Solver):
             if gap <= self.tol:
                 converged = True
                 break
-            # steps that lower the objective by far less than the tolerance: the objective is
-            # converged, the certificate is not (its dual point needs the flat directions)
-            stalled = stalled + 1 if -delta * step < STALL_RATIO * self.tol * abs(P) else 0
-            if polish or stalled >= STALL_STEPS:
+            if polish:  # the objective is converged to rounding, the certificate is not
                 break
             if callback is not None and callback(n_iter, P, V, b):
                 stopped = True
