@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -60,7 +61,8 @@ from multitask.solvers.bcd import BlockCoordinateDescent, quadratic_row_descent
 from multitask.solvers.certificate import duality_gap
 from multitask.solvers.result import SolverResult
 
-__all__ = ["NEWTON_MAX_FEATURES", "ProxNewton", "prefer_newton", "task_hessians"]
+__all__ = ["NEWTON_MAX_FEATURES", "NewtonModel", "ProxNewton", "backtrack", "newton_applies",
+           "newton_model", "prefer_newton", "task_hessians"]
 
 _TINY = np.finfo(float).tiny
 #: ``solver="auto"`` takes proximal Newton for a classification loss up to this many
@@ -98,9 +100,10 @@ FLOOR = 1e-10
 NEWTON_SCALE = (1e-60, 1e60)
 
 
-def prefer_newton(datafit: Datafit, penalty: Penalty) -> bool:
-    """Whether ``solver="auto"`` takes :class:`ProxNewton`: a loss with ``"hessian"`` that is
-    not quadratic, a penalty it solves, at most :data:`NEWTON_MAX_FEATURES` features and
+def newton_applies(datafit: Datafit) -> bool:
+    """The data side of :func:`prefer_newton` (shared with
+    :func:`~multitask.solvers.newton_admm.prefer_newton_admm`): a loss with ``"hessian"`` that
+    is not quadratic, at most :data:`NEWTON_MAX_FEATURES` features and
     :data:`NEWTON_MAX_ENTRIES` Hessian entries, and features whose largest magnitude lies in
     :data:`NEWTON_SCALE` (the accepted range reaches 1e100, whose squares overflow)."""
     if "hessian" not in datafit.capabilities or "quadratic" in datafit.capabilities:
@@ -111,9 +114,14 @@ def prefer_newton(datafit: Datafit, penalty: Penalty) -> bool:
         return False
     X = data.X
     top = float(abs(X).max()) if X.shape[0] and X.shape[1] else 0.0
-    if not NEWTON_SCALE[0] <= top <= NEWTON_SCALE[1]:
-        return False  # the Hessians' entries (squares of the features) leave the float range
-    return ProxNewton().supports(datafit, penalty)
+    # the Hessians' entries (squares of the features) must stay in the float range
+    return NEWTON_SCALE[0] <= top <= NEWTON_SCALE[1]
+
+
+def prefer_newton(datafit: Datafit, penalty: Penalty) -> bool:
+    """Whether ``solver="auto"`` takes :class:`ProxNewton`: :func:`newton_applies` and a
+    penalty it solves."""
+    return newton_applies(datafit) and ProxNewton().supports(datafit, penalty)
 
 
 def task_hessians(data: MultiTaskData, D: np.ndarray) -> tuple[np.ndarray, np.ndarray,
@@ -148,6 +156,94 @@ def task_hessians(data: MultiTaskData, D: np.ndarray) -> tuple[np.ndarray, np.nd
         G[t], s[:, t], S[t] = Gt, st, St
     return G, s, S
 
+
+
+@dataclass(frozen=True)
+class NewtonModel:
+    """A step's second-order model (module docstring), built by :func:`newton_model`.
+
+    Attributes
+    ----------
+    grad : ndarray of shape (d, m)
+        ``g_w``: the loss gradient in ``W`` (with the ridge term).
+    hessian : ndarray of shape (m, d, d)
+        ``H_t``, the intercept step eliminated, the diagonals floored.
+    linear : ndarray of shape (d, m)
+        ``C_t = H_t w_t^k - g~_t``: the model is ``0.5 w^T H w - C^T w`` per task.
+    s, S : ndarray or None
+        ``s_t`` and the floored ``S_t`` (intercepts only).
+    grad_b : ndarray or None
+        ``g_b`` (intercepts only).
+    """
+
+    grad: np.ndarray
+    hessian: np.ndarray
+    linear: np.ndarray
+    s: np.ndarray | None
+    S: np.ndarray | None
+    grad_b: np.ndarray | None
+
+    def intercept_step(self, dW: np.ndarray) -> np.ndarray | None:
+        """``db_t = -(g_b,t + s_t^T dw_t) / S_t``, the model's minimum over the intercepts."""
+        if self.S is None or self.s is None or self.grad_b is None:
+            return None
+        return -(self.grad_b + np.einsum("jt,jt->t", self.s, dW)) / self.S
+
+    def decrease(self, dW: np.ndarray, db: np.ndarray | None) -> float:
+        """``<g_w, dW> + <g_b, db>``: the first-order change of the loss along the step."""
+        out = float(np.vdot(self.grad, dW))
+        return out + (float(self.grad_b @ db) if db is not None else 0.0)
+
+
+def newton_model(datafit: Datafit, W: np.ndarray, b: np.ndarray | None, a: np.ndarray,
+                 h: np.ndarray) -> NewtonModel | None:
+    """The second-order model at ``(W, b)`` from the score derivatives ``a = ell'`` and ``h =
+    ell''`` (module docstring); ``None`` when it leaves the float range."""
+    data = datafit.data
+    rw = data.row_weights
+    ridge = float(datafit.alpha_l2)
+    d = W.shape[0]
+    r = a * rw
+    gW = data.rmatvec(r)
+    if ridge:
+        gW += ridge * W
+    G, s, S = task_hessians(data, h * rw)
+    S_safe = gb = None
+    if b is not None:
+        S_safe = np.maximum(S, FLOOR * max(float(S.max()), _TINY))
+        mu = s / S_safe[None, :]
+        G -= np.einsum("jt,kt->tjk", s, mu)
+        gb = data.task_sum(r)
+        g = gW - mu * gb[None, :]
+    else:
+        g = gW
+    if ridge:
+        G += ridge * np.eye(d)[None]
+    diag = np.diagonal(G, axis1=1, axis2=2)
+    floor = FLOOR * max(float(diag.max()) if diag.size else 0.0, _TINY)
+    G[:, np.arange(d), np.arange(d)] = np.maximum(diag, floor)
+    C = np.ascontiguousarray(apply_per_task(G, W) - g)
+    if not (np.isfinite(G).all() and np.isfinite(C).all()):
+        return None
+    return NewtonModel(gW, G, C, s if b is not None else None, S_safe, gb)
+
+
+def backtrack(datafit: Datafit, objective: Callable[[np.ndarray, float], float],
+              z: np.ndarray, dz: np.ndarray, P: float, delta: float, noise: float,
+              polish: bool):
+    """Armijo backtracking along the scores ``z + t dz`` (``t`` halved from 1): the first
+    ``t`` with ``P(t) <= P + SIGMA t delta`` (or, for a step below the rounding ``noise``,
+    ``P(t) <= P + noise``), down to :data:`MIN_STEP`. ``objective(vals, t)`` is the
+    objective from the rows' losses at ``t``. Returns ``(t, z_t, (vals, ell', ell''), P_t)``."""
+    step = 1.0
+    while True:
+        zt = z + step * dz
+        derivs = datafit.score_derivatives(zt, second=True)
+        Pt = objective(derivs[0], step)
+        if (Pt <= P + SIGMA * step * delta or step <= MIN_STEP
+                or (polish and Pt <= P + noise)):
+            return step, zt, derivs, Pt
+        step *= 0.5
 
 class ProxNewton(Solver):
     """Proximal Newton with coordinate descent on each step's model (module docstring).
@@ -229,10 +325,8 @@ class ProxNewton(Solver):
             if b0 is not None:
                 b = np.array(b0, dtype=np.float64)
         data = datafit.data
-        d, m = W.shape
         rw = data.row_weights
         ridge = float(datafit.alpha_l2)
-        eye = np.eye(d)[None]
 
         def objective(vals: np.ndarray, W_: np.ndarray) -> float:
             f = float(vals @ rw)
@@ -251,38 +345,17 @@ class ProxNewton(Solver):
         limit = self.max_iter if self.hand_over is None else min(self.max_iter,
                                                                   self.hand_over)
         while not converged and n_iter < limit:
-            r = a * rw
-            gW = data.rmatvec(r)
-            if ridge:
-                gW += ridge * W
-            D = h * rw
-            G, s, S = task_hessians(data, D)
-            if b is not None:
-                S_safe = np.maximum(S, FLOOR * max(float(S.max()), _TINY))
-                mu = s / S_safe[None, :]
-                G -= np.einsum("jt,kt->tjk", s, mu)
-                gb = data.task_sum(r)
-                g = gW - mu * gb[None, :]
-            else:
-                g = gW
-            if ridge:
-                G += ridge * eye
-            diag = np.diagonal(G, axis1=1, axis2=2)
-            floor = FLOOR * max(float(diag.max()) if diag.size else 0.0, _TINY)
-            G[:, np.arange(d), np.arange(d)] = np.maximum(diag, floor)
-            C = np.ascontiguousarray(apply_per_task(G, W) - g)
-            if not (np.isfinite(G).all() and np.isfinite(C).all()):
+            model = newton_model(datafit, W, b, a, h)
+            if model is None:
                 break  # the step's model left the float range: stop, not converged
             W_new = W.copy()
             try:
-                n_epochs += self._step(G, C, W_new, penalty, inner_tol)
+                n_epochs += self._step(model.hessian, model.linear, W_new, penalty, inner_tol)
             except FloatingPointError:  # the step's model left the float range
                 break
             dW = W_new - W
-            db = None
-            if b is not None:
-                db = -(gb + np.einsum("jt,jt->t", s, dW)) / S_safe
-            delta = float(np.vdot(gW, dW)) + (float(gb @ db) if db is not None else 0.0)
+            db = model.intercept_step(dW)
+            delta = model.decrease(dW, db)
             delta += float(penalty.value(W_new)) - float(penalty.value(W))
             noise = ROUNDING * abs(P)
             if not np.any(dW) and (db is None or not np.any(db)):
@@ -293,17 +366,13 @@ class ProxNewton(Solver):
                 inner_tol = max(inner_tol * 1e-2, 1e-14)
                 continue
             polish = delta >= -noise  # a decrease below the objective's rounding
-            dz = datafit.scores(dW, db)
-            step = 1.0
-            while True:
-                Wt = W + step * dW
-                zt = z + step * dz
-                vt, at, ht = datafit.score_derivatives(zt, second=True)
-                Pt = objective(vt, Wt)
-                if (Pt <= P + SIGMA * step * delta or step <= MIN_STEP
-                        or (polish and Pt <= P + noise)):
-                    break
-                step *= 0.5
+
+            def along(v: np.ndarray, t: float, W: np.ndarray = W, dW: np.ndarray = dW) -> float:
+                return objective(v, W + t * dW)
+
+            step, zt, (vt, at, ht), Pt = backtrack(datafit, along, z, datafit.scores(dW, db),
+                                                   P, delta, noise, polish)
+            Wt = W + step * dW
             if not Pt <= P + (noise if polish else 0.0):  # no decrease at the smallest step
                 if inner_tol <= 1e-14 or polish:
                     break

@@ -37,7 +37,6 @@ from multitask.penalties.base import Penalty
 from multitask.solvers.admm import EigenSystem, QuadraticADMM
 from multitask.solvers.base import (
     Solver,
-    apply_per_task,
     check_int,
     check_tol,
     finish,
@@ -46,41 +45,19 @@ from multitask.solvers.base import (
     optimality,
 )
 from multitask.solvers.majorized import MajorizedADMM, QuadraticBound
-from multitask.solvers.newton import (
-    FLOOR,
-    MIN_STEP,
-    NEWTON_MAX_ENTRIES,
-    NEWTON_MAX_FEATURES,
-    NEWTON_SCALE,
-    ROUNDING,
-    SIGMA,
-    task_hessians,
-)
+from multitask.solvers.newton import ROUNDING, backtrack, newton_applies, newton_model
 from multitask.solvers.result import SolverResult
 
 __all__ = ["NewtonADMM", "prefer_newton_admm"]
 
-_TINY = np.finfo(float).tiny
 
 
 def prefer_newton_admm(datafit: Datafit, penalty: Penalty) -> bool:
     """Whether ``solver="auto"`` takes :class:`NewtonADMM` for a model it would otherwise give
-    majorization-minimization: a loss with ``"hessian"`` that is not quadratic, at most
-    :data:`~multitask.solvers.newton.NEWTON_MAX_FEATURES` features and
-    :data:`~multitask.solvers.newton.NEWTON_MAX_ENTRIES` Hessian entries, features whose
-    largest magnitude lies in :data:`~multitask.solvers.newton.NEWTON_SCALE`, and a penalty
-    ADMM solves."""
-    if "hessian" not in datafit.capabilities or "quadratic" in datafit.capabilities:
-        return False
-    data = datafit.data
-    d, m = data.n_features, data.n_tasks
-    if d > NEWTON_MAX_FEATURES or m * float(d) ** 2 > NEWTON_MAX_ENTRIES:
-        return False
-    X = data.X
-    top = float(abs(X).max()) if X.shape[0] and X.shape[1] else 0.0
-    if not NEWTON_SCALE[0] <= top <= NEWTON_SCALE[1]:
-        return False
-    return NewtonADMM().supports(datafit, penalty)
+    majorization-minimization: the data side of proximal Newton
+    (:func:`~multitask.solvers.newton.newton_applies`: a classification loss, at most 32
+    features, feature magnitudes the Hessians hold) and a penalty ADMM solves."""
+    return newton_applies(datafit) and NewtonADMM().supports(datafit, penalty)
 
 
 class NewtonADMM(Solver):
@@ -142,10 +119,8 @@ class NewtonADMM(Solver):
             if b0 is not None:
                 b = np.array(b0, dtype=np.float64)
         data = datafit.data
-        d = data.n_features
         rw = data.row_weights
         ridge = float(datafit.alpha_l2)
-        eye = np.eye(d)[None]
         scale = datafit.gradient_scale()
         L = measure_lipschitz(datafit, penalty)
         inner = QuadraticADMM(max_iter=self.inner_max_iter, tol=self.inner_tol, warn=False)
@@ -167,40 +142,21 @@ class NewtonADMM(Solver):
         stopped = False
         inner_tol = self.inner_tol
         while not converged and n_iter < self.max_iter:
-            r = a * rw
-            gW = data.rmatvec(r)
-            if ridge:
-                gW += ridge * W
-            G, s, S = task_hessians(data, h * rw)
-            gb = S_safe = None
-            if b is not None:
-                S_safe = np.maximum(S, FLOOR * max(float(S.max()), _TINY))
-                mu = s / S_safe[None, :]
-                G -= np.einsum("jt,kt->tjk", s, mu)
-                gb = data.task_sum(r)
-                g = gW - mu * gb[None, :]
-            else:
-                g = gW
-            if ridge:
-                G += ridge * eye
-            diag = np.diagonal(G, axis1=1, axis2=2)
-            floor = FLOOR * max(float(diag.max()) if diag.size else 0.0, _TINY)
-            G[:, np.arange(d), np.arange(d)] = np.maximum(diag, floor)
-            C = apply_per_task(G, W) - g
-            if not (np.isfinite(G).all() and np.isfinite(C).all()):
+            model = newton_model(datafit, W, b, a, h)
+            if model is None:
                 break  # the step's model left the float range: stop, not converged
+            G = model.hessian
             eig = EigenSystem(G, np.zeros_like(W))
             top = float(eig.lam.max()) if eig.lam.size else 0.0
             inner.reuse_eigen(G, eig)
             inner.tol = inner_tol
-            res = inner.solve(QuadraticBound(data, G, C, top, scale), penalty, coef_init=V)
+            res = inner.solve(QuadraticBound(data, G, model.linear, top, scale), penalty,
+                              coef_init=V)
             inner_total += int(res.n_iter)
             dV = res.coef - V
             dW = A.forward(dV)
-            db = None
-            if b is not None:
-                db = -(gb + np.einsum("jt,jt->t", s, dW)) / S_safe
-            delta = float(np.vdot(gW, dW)) + (float(gb @ db) if db is not None else 0.0)
+            db = model.intercept_step(dW)
+            delta = model.decrease(dW, db)
             delta += float(penalty.value(res.coef)) - float(penalty.value(V))
             noise = ROUNDING * abs(P)
             if not np.any(dV) and (db is None or not np.any(db)):
@@ -211,18 +167,14 @@ class NewtonADMM(Solver):
                 inner_tol = max(inner_tol * 1e-2, 1e-14)
                 continue
             polish = delta >= -noise
-            dz = datafit.scores(dW, db)
-            step = 1.0
-            while True:
-                Vt = V + step * dV
-                zt = z + step * dz
-                vt, at, ht = datafit.score_derivatives(zt, second=True)
-                Wt = W + step * dW
-                Pt = objective(vt, Vt, Wt)
-                if (Pt <= P + SIGMA * step * delta or step <= MIN_STEP
-                        or (polish and Pt <= P + noise)):
-                    break
-                step *= 0.5
+
+            def along(v: np.ndarray, t: float, V: np.ndarray = V, W: np.ndarray = W,
+                      dV: np.ndarray = dV, dW: np.ndarray = dW) -> float:
+                return objective(v, V + t * dV, W + t * dW)
+
+            step, zt, (vt, at, ht), Pt = backtrack(datafit, along, z, datafit.scores(dW, db),
+                                                   P, delta, noise, polish)
+            Vt, Wt = V + step * dV, W + step * dW
             if not Pt <= P + (noise if polish else 0.0):
                 if inner_tol <= 1e-14 or polish:
                     break
