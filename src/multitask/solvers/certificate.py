@@ -247,7 +247,7 @@ def duality_gap(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.ndarray
     # the point's own dual point, without the projection in the periodic checks: on
     # well-conditioned designs of full rank it is often the better one, by a factor of 1.1
     # to 3 (School z-scored, the ADMM models of benchmarks/bench_certified.py), and in a few
-    # checks the one that meets the target
+    # checks the one that meets the target (benchmarks/diagnose_admm_certificate.py)
     cert = _certify_at(datafit, penalty, W, b, primal, ridge, dp, correct_free,
                        refine and not lazy, target, lazy, None)
     if cert is None or (other is not None and other.dual > cert.dual):
