@@ -68,8 +68,12 @@ __all__ = [
 #:   :meth:`Penalty.alpha_max_from_stats` (the distributed proximal gradient solver). The
 #:   defaults of these methods are those of a penalty separable over tasks (nothing to
 #:   combine); others override them.
+#: * ``"spectral_threshold"``: the penalty is ``a ||W||_*`` (the trace norm, strength ``a`` =
+#:   :meth:`Penalty.spectral_strength`), whose prox is singular value soft-thresholding at
+#:   ``step * a``; :meth:`Penalty.remember_prox` records a prox output computed elsewhere
+#:   (the compiled ADMM step of :mod:`multitask.solvers.admm`).
 CAPABILITIES = frozenset({"row_prox", "blocks", "stages", "lp", "low_rank", "smooth",
-                          "majorant", "blockwise", "task_coupling"})
+                          "majorant", "blockwise", "task_coupling", "spectral_threshold"})
 
 #: The row operators of the ``"row_prox"`` capability: the penalty is ``sum_j r_j(W_j.)`` over
 #: the feature rows, ``r_j`` given by the family and the row's strengths ``(a_j, b_j, c_j)``
@@ -299,6 +303,16 @@ class Penalty(ABC):
         value per feature row); for ``"elastic_net"``, ``h(W) = sum_j a_j ||W_j.||_1 + b_j
         ||W_j.||_2 + (c_j / 2) ||W_j.||_2^2`` over the feature rows ``W_j.``."""
         raise NotImplementedError(f"{self.name} is not separable over feature rows.")
+
+    def spectral_strength(self) -> float:
+        """``"spectral_threshold"``: the strength ``a`` of ``h(W) = a ||W||_*``."""
+        raise NotImplementedError(f"{self.name} is not a trace norm.")
+
+    def remember_prox(self, out: np.ndarray, value: float) -> None:
+        """``"spectral_threshold"``: record that ``out``, a prox output computed outside the
+        penalty, has ``||out||_* = value`` (a penalty that caches its last prox output then
+        evaluates there without an SVD). The default records nothing."""
+        return None
 
     def task_coupling(self) -> np.ndarray:
         """``"task_coupling"``: the symmetric positive semi-definite ``(n_tasks, n_tasks)``

@@ -151,7 +151,7 @@ class TraceNorm(_Scaled):
     """
 
     name = "trace"
-    capabilities = frozenset({"low_rank", "blockwise"})
+    capabilities = frozenset({"low_rank", "blockwise", "spectral_threshold"})
 
     def __init__(self, alpha: float):
         super().__init__(alpha)
@@ -169,6 +169,15 @@ class TraceNorm(_Scaled):
         if last is not None and W.shape == last[0].shape and np.array_equal(W, last[0]):
             return self.alpha * last[1]
         return self.alpha * trace_norm(W)
+
+    def spectral_strength(self) -> float:
+        return self.alpha
+
+    def remember_prox(self, out: np.ndarray, value: float) -> None:
+        """Record that ``out`` (a prox output computed elsewhere, such as the compiled ADMM
+        step of :mod:`multitask.solvers.admm`) has trace norm ``value``, so that
+        :meth:`value` there costs no SVD."""
+        self._last = (np.array(out, dtype=np.float64, copy=True), float(value))
 
     def prox(self, V, step):
         out, s = svt_with_values(V, step * self.alpha)

@@ -34,6 +34,7 @@ from collections.abc import Callable
 
 import numpy as np
 import scipy.linalg
+from scipy.linalg.lapack import dsyevd as _dsyevd
 
 from multitask.penalties._l1ball_numba import l1ball_threshold
 
@@ -48,6 +49,7 @@ __all__ = [
     "spectral_shrink_matrix",
     "svt",
     "svt_with_values",
+    "symmetric_eigh",
     "project_trace_ball",
     "group_soft_threshold",
     "r_factor",
@@ -82,13 +84,28 @@ def _rescaling(V: np.ndarray, what: str) -> float:
     ValueError
         When ``V`` holds NaN or infinity (``what`` names the routine).
     """
-    top = float(np.max(np.abs(V))) if V.size else 0.0
+    # max |V| without the array of absolute values (NaN propagates through max and min)
+    top = max(float(V.max()), -float(V.min())) if V.size else 0.0
     if not np.isfinite(top):
         raise ValueError(f"{what}: the input holds NaN or infinity.")
     if top == 0.0 or 2.0**-SAFE_EXPONENT <= top <= 2.0**SAFE_EXPONENT:
         return 1.0
     # 2^-e with top = f 2^e, 0.5 <= f < 1; at most 2^1000 (subnormal tops: 2^-e overflows)
     return float(2.0 ** min(-int(np.frexp(top)[1]), 1000))
+
+
+def symmetric_eigh(S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(lam, Q)`` with ``S = Q diag(lam) Q^T``, ``lam`` ascending, for a symmetric ``S``.
+
+    LAPACK's divide-and-conquer ``dsyevd`` (the routine of :func:`numpy.linalg.eigh`) called
+    directly: for the small matrices of the spectral proxes, numpy's wrapper costs about a
+    fifth of the call (``20 x 20``: 27 us against 34 us, one core). Falls back to
+    :func:`numpy.linalg.eigh` when LAPACK reports a failure.
+    """
+    lam, Q, info = _dsyevd(S, compute_v=1, lower=1)
+    if info != 0:
+        return np.linalg.eigh(S)
+    return lam, Q
 
 
 def soft_threshold(V: np.ndarray, thresh: float) -> np.ndarray:
@@ -168,13 +185,13 @@ def _shrink_gram(V: np.ndarray, shrink) -> tuple[np.ndarray, np.ndarray] | None:
     """``spectral_shrink`` through ``eigh(V V^T)``; None when a singular value below
     ``GRAM_RTOL`` times the largest (too inaccurate from the square, possibly rounded to 0)
     is, or could be, kept: ``shrink`` must zero it even when raised to that bound."""
-    lam, U = np.linalg.eigh(V @ V.T)
+    lam, U = symmetric_eigh(V @ V.T)
     lam, U = lam[::-1], U[:, ::-1]
     s = np.sqrt(np.maximum(lam, 0.0))
     s_new = np.asarray(shrink(s), dtype=np.float64)
     keep = (s_new > 0) & (s > 0)
-    unresolved = s < GRAM_RTOL * s[0]
-    if unresolved.any():
+    if s[-1] < GRAM_RTOL * s[0]:  # s is non-increasing: some singular value is unresolved
+        unresolved = s < GRAM_RTOL * s[0]
         s_bound = np.where(unresolved, GRAM_RTOL * s[0], s)
         if (np.asarray(shrink(s_bound), dtype=np.float64)[unresolved] > 0).any():
             return None
@@ -229,10 +246,16 @@ def spectral_shrink(V: np.ndarray, shrink: Callable[[np.ndarray], np.ndarray], *
         out, s_new = spectral_shrink(
             V * c, lambda s: np.asarray(shrink(s / c), dtype=np.float64) * c, method=method)
         return out / c, s_new / c
-    d, m = V.shape
-    if d > m:  # work on the small side
-        out, s_new = spectral_shrink(V.T, shrink, method=method)
+    if V.shape[0] > V.shape[1]:  # work on the small side
+        out, s_new = _shrink_wide(V.T, shrink, method)
         return np.ascontiguousarray(out.T), s_new
+    return _shrink_wide(V, shrink, method)
+
+
+def _shrink_wide(V: np.ndarray, shrink, method: str) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`spectral_shrink` of a matrix with ``d <= m`` whose entries are in the safe band
+    (its validation and rescaling done)."""
+    d, m = V.shape
     if method == "auto":
         method = "gram"
     if method == "gram":
@@ -262,9 +285,11 @@ def trace_norm(V: np.ndarray) -> float:
 
 
 def spectral_norm(V: np.ndarray) -> float:
-    """``||V||_2 = sigma_max(V)``; for wide (or tall) matrices from the top eigenvalue of the
-    small Gram matrix (relative accuracy ``eps``: squaring hurts only the small singular
-    values; entries outside the safe band are rescaled first, see :data:`SAFE_EXPONENT`)."""
+    """``||V||_2 = sigma_max(V)``, from the top eigenvalue of the Gram matrix of the small side
+    (``lambda_max(V V^T)`` or ``lambda_max(V^T V)``: relative accuracy ``eps``, squaring hurts
+    only the small singular values; entries outside the safe band are rescaled first, see
+    :data:`SAFE_EXPONENT`). Cheaper than the SVD's singular values even for square matrices
+    (``28 x 20``: 17 us against 38 us, one core)."""
     V = np.asarray(V, dtype=np.float64)
     if V.size == 0:
         return 0.0
@@ -272,10 +297,8 @@ def spectral_norm(V: np.ndarray) -> float:
     if c != 1.0:
         return spectral_norm(V * c) / c
     d, m = V.shape
-    if max(d, m) >= WIDE_RATIO * min(d, m):
-        C = V @ V.T if d <= m else V.T @ V
-        return float(np.sqrt(max(float(np.linalg.eigvalsh(C)[-1]), 0.0)))
-    return float(np.linalg.norm(V, 2))
+    C = V @ V.T if d <= m else V.T @ V
+    return float(np.sqrt(max(float(np.linalg.eigvalsh(C)[-1]), 0.0)))
 
 
 def svt(V: np.ndarray, thresh: float, return_rank: bool = False):
