@@ -283,10 +283,14 @@ def _spectral_rho(rho: float, old: tuple, new: tuple, k: int, correlation: float
     return float(np.clip(proposal, rho / bound, rho * bound))
 
 
-#: Largest ``m d^2`` (tasks times squared features) for which the compiled trace-norm step
-#: runs: it was 1.5 times faster than the interpreted one at ``d = 28, m = 20`` (57 against
-#: 85 us, one core) and slower from ``m = 139`` (BLAS's batched products win there).
-COMPILED_TRACE_MAX_WORK = 60_000
+#: Most features for which the compiled trace-norm step runs: its per-task products are plain
+#: loops, which beat BLAS's batched products on small matrices only. One step against the
+#: interpreted one (``benchmarks/bench_admm_compiled.py``, one core): 1.5x faster at ``d = 28,
+#: m = 20``, 1.06x at ``28 x 139``, 1.2x at ``20 x 2000``, even at ``32 x 500``; 0.9x at
+#: ``50 x 200``, 0.8x at ``100 x 100``, 0.4x at ``300 x 50``. Whole School fits (20 and 139
+#: schools, raw and z-scored, ``tol`` 1e-4 and 1e-6): 1.3 to 1.45 times faster on 20 schools,
+#: 1.0 to 1.09 on 139.
+COMPILED_TRACE_MAX_FEATURES = 32
 
 
 class _CompiledTraceStep:
@@ -307,12 +311,11 @@ class _CompiledTraceStep:
     def applies(cls, penalty: Penalty, identity: bool,
                 eig: EigenSystem) -> _CompiledTraceStep | None:
         """An instance where the compiled step applies (a ``"spectral_threshold"`` penalty,
-        the trace norm; the identity map; ``m d^2`` at most :data:`COMPILED_TRACE_MAX_WORK`),
-        else None."""
+        the trace norm; the identity map; at most :data:`COMPILED_TRACE_MAX_FEATURES`
+        features), else None."""
         if not identity or "spectral_threshold" not in penalty.capabilities:
             return None
-        d = eig.QtC.shape[0]
-        if eig.QtC.shape[1] * d * d > COMPILED_TRACE_MAX_WORK:
+        if eig.QtC.shape[0] > COMPILED_TRACE_MAX_FEATURES:
             return None
         return cls()
 
