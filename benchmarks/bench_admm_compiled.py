@@ -31,9 +31,22 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 SHAPES = ((28, 20), (28, 139), (20, 2000), (32, 500), (50, 200), (100, 100), (300, 50))
 
 
+def _interpreted_step(eig, penalty, AV, U, rho, r):
+    """One interpreted iteration (the W-step, the prox, the dual update) on copies."""
+
+    def step():
+        Uc = U.copy()
+        W = eig.solve(AV - Uc, rho)
+        Wr = r * W + (1 - r) * AV
+        V = penalty.prox(Wr + Uc, 1 / rho)
+        Uc += Wr - V
+
+    return step
+
+
 def one_iteration(repeats: int) -> None:
     from multitask.penalties.norms import TraceNorm
-    from multitask.penalties.prox import GRAM_RTOL
+    from multitask.penalties.prox import GRAM_RTOL, SAFE_EXPONENT
     from multitask.solvers._admm_trace_numba import trace_admm_step
     from multitask.solvers.admm import EigenSystem
 
@@ -51,17 +64,11 @@ def one_iteration(repeats: int) -> None:
         alpha = rho * s[3]
         penalty = TraceNorm(alpha)
         qtc = np.ascontiguousarray(eig.QtC)
+        interpreted = _interpreted_step(eig, penalty, AV, U, rho, r)
 
-        def interpreted():
-            Uc = U.copy()
-            W = eig.solve(AV - Uc, rho)
-            Wr = r * W + (1 - r) * AV
-            V = penalty.prox(Wr + Uc, 1 / rho)
-            Uc += Wr - V
-
-        def compiled():
+        def compiled(eig=eig, qtc=qtc, AV=AV, U=U, rho=rho, r=r, alpha=alpha):
             trace_admm_step(eig.Q, eig._QT, eig.lam, qtc, AV, U.copy(), rho, r, alpha / rho,
-                            GRAM_RTOL)
+                            GRAM_RTOL, 2.0**SAFE_EXPONENT)
 
         compiled()
         n = max(20, int(2e6 / (m * d * d)))
@@ -88,7 +95,7 @@ def whole_fits(repeats: int) -> None:
             for name, cap in (("compiled", limit), ("interpreted", 0)):
                 admm.COMPILED_TRACE_MAX_FEATURES = cap
 
-                def fit(tol=tol):
+                def fit(tol=tol, alpha=alpha, intercept=intercept, Xs=Xs, ys=ys):
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         return TraceNormRegressor(alpha=alpha, fit_intercept=intercept,

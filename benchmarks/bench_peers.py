@@ -245,10 +245,11 @@ def breakdown(Xs, ys, alpha, intercept, tol, model, t_ours, t_scs, repeats) -> d
     """Where the time of our timed fit goes, against what 20x SCS allows.
 
     ``fixed``: a fit with ``max_iter=1`` and ``tol=1`` (validation, Gram matrices, the
-    conditioning check, the eigendecompositions, one iteration and one optimality check); ``per_iter``: the rest
-    of the timed fit over its remaining iterations; ``eigh``: one LAPACK eigendecomposition
-    of the ``k x k`` Gram matrix (``k = min(d, m)``) that the trace norm's prox computes at
-    every iteration (the floor of an iteration); ``allowed``: SCS's time over 20.
+    conditioning check, the eigendecompositions, one iteration and one optimality check);
+    ``per_iter``: the rest of the timed fit over its remaining iterations; ``eigh``: one
+    LAPACK eigendecomposition of the ``k x k`` Gram matrix (``k = min(d, m)``) that the trace
+    norm's prox computes at every iteration (the floor of an iteration); ``allowed``: SCS's
+    time over 20.
     """
     from multitask import TraceNormRegressor
 

@@ -8,10 +8,12 @@ import pytest
 import multitask.compiled as compiled
 from multitask import TraceNormRegressor
 from multitask.penalties.norms import TraceNorm
-from multitask.penalties.prox import GRAM_RTOL
+from multitask.penalties.prox import GRAM_RTOL, SAFE_EXPONENT
 from multitask.solvers import admm
 from multitask.solvers._admm_trace_numba import trace_admm_step
 from multitask.solvers.admm import EigenSystem, _norm
+
+SAFE = 2.0**SAFE_EXPONENT
 
 
 def _system(d: int, m: int, shared: bool, seed: int) -> tuple[EigenSystem, np.ndarray, np.ndarray]:
@@ -51,7 +53,7 @@ def test_compiled_step_takes_the_interpreted_step(d, m, shared, seed):
     U1 = U.copy()
     ok, W1, V1, p1, q1, norm = trace_admm_step(
         eig.Q, eig._QT, eig.lam, np.ascontiguousarray(eig.QtC), AV, U1, rho, r, alpha / rho,
-        GRAM_RTOL)
+        GRAM_RTOL, SAFE)
     assert ok
     scale = max(np.abs(W0).max(), 1.0)
     np.testing.assert_allclose(W1, W0, rtol=0, atol=1e-10 * scale)
@@ -73,14 +75,26 @@ def test_compiled_step_declines_an_unresolved_singular_value():
     # values near 1e-9 of its scale, which a threshold of 1e-12 keeps
     U1 = U.copy()
     ok, *_ = trace_admm_step(eig.Q, eig._QT, eig.lam, np.ascontiguousarray(eig.QtC), AV, U1,
-                             1e9, 1.6, 1e-12, GRAM_RTOL)
+                             1e9, 1.6, 1e-12, GRAM_RTOL, SAFE)
     assert not ok
     np.testing.assert_array_equal(U1, U)
     # with a threshold above GRAM_RTOL times the largest it proceeds
     top = np.linalg.svd(AV, compute_uv=False)[0]
     ok, *_ = trace_admm_step(eig.Q, eig._QT, eig.lam, np.ascontiguousarray(eig.QtC), AV, U1,
-                             1e9, 1.6, 1e-2 * top, GRAM_RTOL)
+                             1e9, 1.6, 1e-2 * top, GRAM_RTOL, SAFE)
     assert ok
+
+
+@pytest.mark.parametrize("scale", [1e-200, 1e200, np.nan])
+def test_compiled_step_declines_entries_outside_the_safe_band(scale):
+    """Entries whose squares overflow or underflow (or NaN): the kernel declines and the
+    interpreted step, which rescales (or raises a clear error), takes over."""
+    eig, AV, U = _system(6, 9, False, 0)
+    U1 = U * scale
+    ok, *_ = trace_admm_step(eig.Q, eig._QT, eig.lam, np.ascontiguousarray(eig.QtC) * scale,
+                             AV * scale, U1, 1.0, 1.6, 1e-3, GRAM_RTOL, SAFE)
+    assert not ok
+    np.testing.assert_array_equal(U1, U * scale)
 
 
 def _school_like(seed: int = 0):

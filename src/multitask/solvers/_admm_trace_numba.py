@@ -11,8 +11,9 @@ One call takes one iteration of the module docstring of :mod:`multitask.solvers.
 with the singular value thresholding through the eigendecomposition of the small Gram matrix
 of ``Z = Wr + U`` (``Z Z^T`` or ``Z^T Z``), as :func:`multitask.penalties.prox.spectral_shrink`
 takes it: where a kept singular value lies below ``gram_rtol`` times the largest (too
-inaccurate from the square) the kernel reports it and changes nothing, and the solver takes
-the interpreted step, which falls back to the ``R`` factor or the SVD. The interpreted loop of
+inaccurate from the square), or the entries lie outside the band where the square is safe,
+the kernel reports it and changes nothing, and the solver takes the interpreted step, which
+falls back to the ``R`` factor or the SVD, or rescales. The interpreted loop of
 :class:`~multitask.solvers.admm.QuadraticADMM` is this kernel's twin: the same updates
 (``tests/test_admm_compiled.py`` checks the iterates against it to ``1e-10``).
 """
@@ -24,7 +25,8 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def trace_admm_step(Q, QT, lam, QtC, AV, U, rho, r, thresh, gram_rtol):  # pragma: no cover
+def trace_admm_step(Q, QT, lam, QtC, AV, U, rho, r, thresh, gram_rtol,
+                    safe):  # pragma: no cover - compiled
     """One fused ADMM iteration (module docstring), ``U`` updated in place.
 
     Parameters
@@ -41,11 +43,17 @@ def trace_admm_step(Q, QT, lam, QtC, AV, U, rho, r, thresh, gram_rtol):  # pragm
     rho, r, thresh, gram_rtol : float
         Penalty parameter, over-relaxation, threshold ``alpha / rho`` and
         :data:`multitask.penalties.prox.GRAM_RTOL`.
+    safe : float
+        ``2**SAFE_EXPONENT`` (:data:`multitask.penalties.prox.SAFE_EXPONENT`): where the
+        largest entry of the prox's argument lies outside ``[1 / safe, safe]`` (its Gram matrix
+        could overflow or underflow; NaN included) the kernel declines, and the interpreted
+        step rescales it first.
 
     Returns
     -------
     ok : bool
-        False when the Gram route cannot resolve a kept singular value (nothing changed).
+        False when the Gram route cannot resolve a kept singular value, or the entries lie
+        outside the safe band (nothing changed).
     W, V : ndarray of shape (d, m)
         The W-step iterate and the new ``V``.
     res_pri, res_dual : float
@@ -74,6 +82,14 @@ def trace_admm_step(Q, QT, lam, QtC, AV, U, rho, r, thresh, gram_rtol):  # pragm
             W[j, t] = acc
     Wr = r * W + (1.0 - r) * AV
     Z = Wr + U
+    big = 0.0
+    for j in range(d):
+        for t in range(m):
+            a = abs(Z[j, t])
+            if not a <= big:  # NaN included
+                big = a
+    if not (big == 0.0 or 1.0 / safe <= big <= safe):
+        return False, W, AV, 0.0, 0.0, 0.0
     wide = d <= m
     if wide:
         G = Z @ Z.T

@@ -78,7 +78,7 @@ import numpy as np
 
 from multitask.losses import Datafit
 from multitask.penalties.base import IdentityMap, Penalty
-from multitask.penalties.prox import GRAM_RTOL
+from multitask.penalties.prox import GRAM_RTOL, SAFE_EXPONENT
 from multitask.solvers.base import (
     Solver,
     certify,
@@ -342,8 +342,8 @@ class _CompiledTraceStep:
     def step(self, eig: EigenSystem, AV: np.ndarray, U: np.ndarray, rho: float, r: float,
              thresh: float):
         """``(W, V, res_pri, res_dual, ||V||_*)`` of one iteration (``U`` updated in place),
-        or None where the Gram route cannot resolve a kept singular value (nothing
-        changed)."""
+        or None where the Gram route cannot resolve a kept singular value or the entries
+        lie outside the band where their squares are safe (nothing changed)."""
         if self._kernel is None:
             from multitask.solvers._admm_trace_numba import trace_admm_step
 
@@ -351,7 +351,7 @@ class _CompiledTraceStep:
             self._qtc = np.ascontiguousarray(eig.QtC)
         ok, W, V, res_pri, res_dual, norm = self._kernel(
             eig.Q, eig._QT, eig.lam, self._qtc, np.ascontiguousarray(AV), U, rho, r, thresh,
-            GRAM_RTOL)
+            GRAM_RTOL, 2.0**SAFE_EXPONENT)
         if not ok:
             return None
         return W, V, float(res_pri), float(res_dual), float(norm)
