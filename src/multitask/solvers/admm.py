@@ -129,13 +129,13 @@ class EigenSystem:
         #: Orthonormal eigenvectors ``(m or 1, d, d)`` (columns).
         self.Q = np.ascontiguousarray(Q)
         self._QT = np.ascontiguousarray(np.swapaxes(Q, 1, 2))
-        #: ``Q_t^T C_t`` ``(d, m)``.
-        self.QtC = self.rotate(np.asarray(C, dtype=np.float64))
+        #: ``Q_t^T C_t`` ``(d, m)``, C-contiguous (the compiled trace-norm step reads it).
+        self.QtC = np.ascontiguousarray(self.rotate(np.asarray(C, dtype=np.float64)))
 
     def with_linear_term(self, C: np.ndarray) -> EigenSystem:
         """The same eigendecompositions with the linear terms ``C`` (no new decomposition)."""
         new = copy.copy(self)
-        new.QtC = self.rotate(np.asarray(C, dtype=np.float64))
+        new.QtC = np.ascontiguousarray(self.rotate(np.asarray(C, dtype=np.float64)))
         return new
 
     def rotate(self, T: np.ndarray) -> np.ndarray:
@@ -305,7 +305,6 @@ class _CompiledTraceStep:
         self._spent = 0.0
         self._charged = False
         self._kernel: Callable | None = None
-        self._qtc: np.ndarray | None = None
 
     @classmethod
     def applies(cls, penalty: Penalty, identity: bool,
@@ -348,9 +347,8 @@ class _CompiledTraceStep:
             from multitask.solvers._admm_trace_numba import trace_admm_step
 
             self._kernel = trace_admm_step
-            self._qtc = np.ascontiguousarray(eig.QtC)
         ok, W, V, res_pri, res_dual, norm = self._kernel(
-            eig.Q, eig._QT, eig.lam, self._qtc, np.ascontiguousarray(AV), U, rho, r, thresh,
+            eig.Q, eig._QT, eig.lam, eig.QtC, np.ascontiguousarray(AV), U, rho, r, thresh,
             GRAM_RTOL, 2.0**SAFE_EXPONENT)
         if not ok:
             return None
