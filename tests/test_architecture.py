@@ -18,7 +18,7 @@ import pytest
 import multitask
 
 PACKAGE = Path(multitask.__file__).parent
-SOLVERS = sorted((PACKAGE / "solvers").glob("*.py"))
+SOLVERS = sorted((PACKAGE / "solvers").glob("**/*.py"))
 
 #: What a solver may import from the other layers: the protocols, the data container, the
 #: result record and plain functions (prox operators), never a concrete class.
