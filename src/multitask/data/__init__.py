@@ -10,6 +10,18 @@ input lives here too:
 (c) long format: one ``X`` and ``y`` with a task id per row, given as ``task=`` or stored in a
     column of ``X`` (``task_column=``), which is what lets scikit-learn's ``cross_val_score``,
     ``GridSearchCV`` and ``Pipeline`` split and pass the data without custom code.
+
+The modules, by responsibility:
+
+* :mod:`~multitask.data.container`: :class:`MultiTaskData`, its per-task products and caches;
+* :mod:`~multitask.data.operators`: the compiled per-task kernels, Gram matrices and linear
+  operators;
+* :mod:`~multitask.data.statistics`: per-task Gram matrices, spectral norms, feature means;
+* :mod:`~multitask.data.checks`: numbers, dtypes, finiteness, scale, sparse structure;
+* :mod:`~multitask.data.targets`: targets, class labels, missing targets;
+* :mod:`~multitask.data.weights`: row weights in the three layouts;
+* :mod:`~multitask.data.task_ids`: task ids and task columns;
+* :mod:`~multitask.data.formats`: one converter per format and the common finishing step.
 """
 
 from __future__ import annotations
@@ -17,31 +29,23 @@ from __future__ import annotations
 import sys
 import types
 
-from multitask.data.container import (
+# "name as name": imported from this package by the library, its tests or benchmarks besides
+# __all__ (a test replaces the compiled means kernel through the package: see _Package)
+from multitask.data.checks import (
     MAX_ABS_VALUE,
-    MISSING_TARGETS,
-    MultiTaskData,
-    as_multitask_data,
-    as_task_ids,
     check_not_complex,
     check_scalar_param,
     check_sparse_structure,
-    check_task_column,
-    observed_mask,
-    split_task_column,
 )
-from multitask.data.container import (
-    MIN_MAX_ABS_VALUE as MIN_MAX_ABS_VALUE,
-)
-from multitask.data.container import (
-    SPECTRAL_LANCZOS_ENTRIES as SPECTRAL_LANCZOS_ENTRIES,
-)
-from multitask.data.container import (
-    _dense_task_sums_constant as _dense_task_sums_constant,
-)
-from multitask.data.container import (
-    unstack_predictions as unstack_predictions,
-)
+from multitask.data.checks import MIN_MAX_ABS_VALUE as MIN_MAX_ABS_VALUE
+from multitask.data.container import MultiTaskData
+from multitask.data.formats import as_multitask_data, is_task_list
+from multitask.data.formats import unstack_predictions as unstack_predictions
+from multitask.data.operators import _dense_task_sums_constant as _dense_task_sums_constant
+from multitask.data.statistics import SPECTRAL_LANCZOS_ENTRIES as SPECTRAL_LANCZOS_ENTRIES
+from multitask.data.targets import MISSING_TARGETS, observed_mask
+from multitask.data.task_ids import _id_family as _id_family
+from multitask.data.task_ids import as_task_ids, check_task_column, split_task_column
 
 __all__ = [
     "MAX_ABS_VALUE",
@@ -53,6 +57,7 @@ __all__ = [
     "check_not_complex",
     "check_sparse_structure",
     "check_task_column",
+    "is_task_list",
     "observed_mask",
     "split_task_column",
 ]
@@ -61,9 +66,9 @@ _ABSENT = object()
 
 
 class _Package(types.ModuleType):
-    """The package module: setting one of its names (a test replacing a constant or a
-    compiled kernel) sets it as well in each submodule holding the same object, the module
-    whose code reads it."""
+    """This package as a module: setting one of its names (a test replacing a constant or a
+    compiled kernel) sets it as well in each of its submodules holding the same object, the
+    module whose code reads it."""
 
     def __setattr__(self, name: str, value) -> None:
         old = self.__dict__.get(name, _ABSENT)
