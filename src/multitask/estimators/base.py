@@ -54,6 +54,7 @@ from multitask.data import (
     as_multitask_data,
     check_not_complex,
     check_sparse_structure,
+    is_task_list,
     observed_mask,
     unstack_predictions,
 )
@@ -1119,15 +1120,6 @@ def _distributed():
     from multitask.solvers import distributed  # imported on use: Dask is optional
 
     return distributed
-
-
-def is_task_list(X) -> bool:
-    """Whether ``X`` is a list of per-task designs (format b): a list of 2-D blocks."""
-    return (
-        isinstance(X, (list, tuple))
-        and len(X) > 0
-        and all(sp.issparse(x) or np.ndim(x) == 2 for x in X)
-    )
 
 
 def _check_classification_targets(y) -> None:
