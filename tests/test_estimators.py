@@ -396,7 +396,7 @@ def test_fitted_solver_attributes(cls, regression_lists, classification_lists):
     Xs, ys = classification_lists if cls._is_classifier else regression_lists
     est = cls(alpha=0.05).fit(Xs, ys)
     assert est.converged_ and est.optimality_ <= est.tol == 1e-4
-    assert est.solver_.name in cls._solvers and est.solver_.tol == est.tol
+    assert est.solver_.name in cls._accepted_solvers() and est.solver_.tol == est.tol
     np.testing.assert_array_equal(est.coef_variable_, est.coef_.T)
     if cls._is_classifier:
         assert est.intercept_variable_.shape == (len(Xs),)

@@ -71,7 +71,8 @@ from multitask.estimators.fitted_state import (
 from multitask.losses import Datafit, get_datafit
 from multitask.penalties.base import Penalty
 from multitask.penalties.new_task import ColumnPrior, new_task_prior
-from multitask.solvers import SOLVERS, Solver, make_solver
+from multitask.solvers import SOLVERS, Problem, Solver, choose, make_solver
+from multitask.solvers.newton import NEWTON_AUTO_MAX_ITER  # noqa: F401 - public before
 from multitask.solvers.result import SolverResult
 
 __all__ = [
@@ -312,12 +313,6 @@ FITTED_STATE: dict[str, Fitted] = {
 }
 
 
-#: ``solver="auto"``: the proximal Newton steps before a fit that has not converged hands over
-#: to accelerated gradient (``ProxNewton(hand_over=...)``; a well-posed problem converges in
-#: tens of them).
-NEWTON_AUTO_MAX_ITER = 50
-
-
 class MultiTaskEstimator(BaseEstimator):
     """Base of every multi-task model (not used directly; see the module docstring)."""
 
@@ -327,8 +322,16 @@ class MultiTaskEstimator(BaseEstimator):
     _params: ClassVar[dict[str, Param]] = {}
     #: The losses a classifier accepts (the first is the default); regressors use "squared".
     _losses: ClassVar[tuple[str, ...]] = ("logistic", "squared_hinge")
-    #: Solver names accepted, in the order ``solver="auto"`` tries them.
-    _solvers: ClassVar[tuple[str, ...]] = ("fista",)
+    #: The solver names a model family accepts and ``solver="auto"`` chooses from (its
+    #: candidates); ``None``: every registered solver (:data:`multitask.solvers.SOLVERS`).
+    _solvers: ClassVar[tuple[str, ...] | None] = None
+    #: The candidates of ``solver="auto"`` where they are fewer than the accepted ones.
+    _auto_solvers: ClassVar[tuple[str, ...] | None] = None
+
+    @classmethod
+    def _accepted_solvers(cls) -> tuple[str, ...]:
+        """The names ``solver=`` accepts (``_solvers``, or every registered solver)."""
+        return tuple(SOLVERS) if cls._solvers is None else cls._solvers
     #: Default ``max_iter`` of the model.
     _max_iter: ClassVar[int] = 5000
     #: The path parameter of the default grid (strongest regularization first).
@@ -396,84 +399,35 @@ class MultiTaskEstimator(BaseEstimator):
         """Settings of the solver ``name`` taken from the hyper-parameters."""
         return {"max_iter": int(self.max_iter), "tol": float(self.tol)}
 
-    def _auto_solver(self, datafit: Datafit, penalty: Penalty) -> str:
-        """The solver ``"auto"`` picks: the first of ``_solvers`` that applies."""
-        reasons = []
-        for name in self._solvers:
-            solver = make_solver(name)
-            miss = solver.missing(datafit, penalty)
-            if not miss:
-                return name
-            reasons.append(f"{name}: " + "; ".join(miss))
-        raise ValueError(f"No solver of {type(self).__name__} applies: " + " | ".join(reasons))
-
-    def _conditioned_solver(self, name: str, datafit: Datafit, penalty: Penalty) -> str:
-        """``solver="auto"`` on ill-conditioned quadratic data: ADMM with exact per-task solves
-        (``"admm"``) instead of accelerated gradient, whose iteration count grows with the
-        condition number, when the model lists ``"admm"`` in ``_solvers`` and
-        :func:`multitask.solvers.admm.prefer_admm` finds the Gram matrices ill-conditioned
-        (largest eigenvalue over the median Gram diagonal entry at least
-        :data:`~multitask.solvers.admm.ILL_CONDITIONED`); for the other smooth losses,
-        majorization-minimization (``"mm"``) under the same conditions on the Hessian of the
-        loss's quadratic bound (:func:`multitask.solvers.majorized.prefer_majorized`). Split
-        models (``W = P + Q``) take ADMM whenever it applies (quadratic losses), and
-        majorization-minimization for the other smooth losses, whatever the conditioning
-        (:func:`multitask.solvers.admm.prefer_admm_split`): on the ill-conditioned
-        classification problems of ``tests/test_default_accuracy.py`` the robust MTL
-        classifier's default (majorization) certifies the default tolerance, which linearized
-        ADMM and accelerated gradient did not reach within their budgets. Before all that, a
-        model listing ``"working_set"`` takes working sets with gap-safe screening when its
-        penalty is separable over feature rows and there are many features
-        (:func:`multitask.solvers.working_set.prefer_working_set`), and one listing
-        ``"newton"`` takes proximal Newton for a classification loss with few features
-        (:func:`multitask.solvers.newton.prefer_newton`); a split model that would take
-        majorization-minimization and lists ``"newton_admm"`` takes proximal Newton with ADMM
-        steps under the same conditions (:func:`multitask.solvers.newton_admm.
-        prefer_newton_admm`): on the 29-task problem of ``benchmarks/bench_classifier_cv.py``
-        the sparse + low-rank classifier at ``1e-2 alpha_max`` certified ``1e-6`` in 0.08 s
-        against majorization's 2.35 s (at ``1e-3 alpha_max``: 0.51 s against 18 s)."""
-        if name != "exact" and "working_set" in self._solvers:
-            from multitask.solvers.working_set import prefer_working_set
-
-            if prefer_working_set(datafit, penalty):
-                return "working_set"
-        if name == "fista" and "newton" in self._solvers:
-            from multitask.solvers.newton import prefer_newton
-
-            if prefer_newton(datafit, penalty):
-                return "newton"
-        if name in ("fista", "ladm") and "admm" in self._solvers:
-            from multitask.solvers.admm import prefer_admm, prefer_admm_split
-
-            if prefer_admm(datafit, penalty) or prefer_admm_split(datafit, penalty):
-                return "admm"
-        if name in ("fista", "ladm") and "mm" in self._solvers:
-            from multitask.solvers.majorized import MajorizedADMM, prefer_majorized
-
-            if prefer_majorized(datafit, penalty) or (
-                    penalty.parts and MajorizedADMM().supports(datafit, penalty)):
-                if penalty.parts and "newton_admm" in self._solvers:
-                    from multitask.solvers.newton_admm import prefer_newton_admm
-
-                    if prefer_newton_admm(datafit, penalty):
-                        return "newton_admm"
-                return "mm"
-        return name
+    def _auto_candidates(self, datafit: Datafit, penalty: Penalty) -> tuple[str, ...] | None:
+        """The solvers ``solver="auto"`` chooses from (``_auto_solvers``, by default the
+        accepted ``_solvers``); the choice itself is :func:`multitask.solvers.choose`."""
+        return self._auto_solvers if self._auto_solvers is not None else self._solvers
 
     def _make_solver(self, datafit: Datafit, penalty: Penalty) -> Solver:
         if isinstance(self.solver, Solver):
             self.solver.check(datafit, penalty)
             return self.solver
+        chosen: dict = {}
         if self.solver == "auto":
-            name = self._conditioned_solver(self._auto_solver(datafit, penalty), datafit,
-                                            penalty)
+            try:
+                choice = choose(Problem(datafit, penalty),
+                                self._auto_candidates(datafit, penalty))
+            except ValueError as exc:
+                raise ValueError(f"No solver of {type(self).__name__} applies: "
+                                 + str(exc).split(": ", 1)[-1]) from None
+            name, chosen = choice.name, choice.settings
         else:
             name = self.solver
-        settings = self._solver_settings(name)
-        if self.solver == "auto" and name == "newton":
-            settings["hand_over"] = NEWTON_AUTO_MAX_ITER  # see ProxNewton's hand_over
-        solver = make_solver(name, **settings)
-        solver.check(datafit, penalty)
+        solver = make_solver(name, **{**self._solver_settings(name), **chosen})
+        miss = solver.missing(datafit, penalty)
+        if miss:
+            applicable = [n for n in self._accepted_solvers()
+                          if not make_solver(n).missing(datafit, penalty)]
+            raise ValueError(f"Solver {solver.label!r} cannot solve this model: "
+                             f"{'; '.join(miss)}. The 'solver' parameter of "
+                             f"{type(self).__name__} must be 'auto', one of {applicable} or a "
+                             "Solver for this model and data.")
         return solver
 
     def _run_solver(self, solver: Solver, datafit: Datafit, penalty: Penalty, coef_init,
@@ -509,9 +463,10 @@ class MultiTaskEstimator(BaseEstimator):
                     raise ValueError(f"The {name!r} parameter of {type(self).__name__} must be "
                                      f"finite, got {v!r}.")
         if isinstance(self.solver, str) and self.solver != "auto":
-            if self.solver not in self._solvers or self.solver not in SOLVERS:
+            accepted = self._accepted_solvers()
+            if self.solver not in accepted or self.solver not in SOLVERS:
                 raise ValueError(f"The 'solver' parameter of {type(self).__name__} must be "
-                                 f"'auto', one of {list(self._solvers)} or a Solver, got "
+                                 f"'auto', one of {list(accepted)} or a Solver, got "
                                  f"{self.solver!r}.")
         self._check_params()
         if key is not None:

@@ -61,25 +61,12 @@ class _NormModel:
     """A norm penalty ``alpha * Omega`` chosen by ``_penalty`` (or the ``penalty`` param)."""
 
     _penalty: str = "trace"
-    _solvers = ("exact", "bcd", "fista", "pg", "admm", "mm", "working_set", "newton")
 
     def _make_penalty(self, datafit: Datafit) -> Penalty:
         p = getattr(self, "penalty", self._penalty)
         if isinstance(p, Penalty):
             return p
         return PENALTIES[p](float(self.alpha))
-
-    def _auto_solver(self, datafit: Datafit, penalty: Penalty) -> str:
-        # the closed form for ridge; coordinate descent for l1, and for l2,1 with a shared
-        # design, where it is fastest (measured); FISTA otherwise
-        from multitask.solvers import make_solver
-
-        if make_solver("exact").supports(datafit, penalty):
-            return "exact"
-        bcd = make_solver("bcd")
-        if bcd.supports(datafit, penalty) and (penalty.name == "l1" or datafit.data.shared):
-            return "bcd"
-        return "fista"
 
 
 class _GenericModel(_NormModel):

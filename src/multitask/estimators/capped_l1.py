@@ -43,7 +43,7 @@ from multitask.estimators.fitted_state import Fitted, derived, fit_weights
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
 from multitask.penalties.capped_l1 import CappedL1
-from multitask.solvers import Multistage, Solver, make_solver
+from multitask.solvers import Multistage, Solver, make_auto_solver
 
 __all__ = ["CappedL1Classifier", "CappedL1Regressor"]
 
@@ -56,7 +56,7 @@ class _CappedL1:
         "n_stages": Param(20, [Interval(Integral, 1, None, closed="left")]),
     }
     _solvers = ("multistage",)
-    #: The stage solvers ``solver="auto"`` tries, in order (the first that applies).
+    #: The candidates of ``solver="auto"`` for the stages (:func:`multitask.solvers.choose`).
     _inner_solvers = ("bcd", "fista")
     _max_iter = 2000
 
@@ -80,18 +80,16 @@ class _CappedL1:
         return {**super()._solver_settings(name), "n_stages": int(self.n_stages)}
 
     def _make_solver(self, datafit: Datafit, penalty: Penalty) -> Solver:
-        """The multi-stage solver; with ``solver="auto"``, its stages solved by the first of
-        ``_inner_solvers`` that applies to the first stage's penalty."""
+        """The multi-stage solver; with ``solver="auto"``, its stages solved by the solver the
+        chooser takes for the first stage's penalty among ``_inner_solvers``."""
         solver = super()._make_solver(datafit, penalty)  # type: ignore[misc]
         if self.solver != "auto" or not isinstance(solver, Multistage) or solver.inner:
             return solver
         d, m = datafit.data.n_features, datafit.data.n_tasks
         stage = penalty.stage_penalty(np.zeros((d, m)))
-        for name in self._inner_solvers:
-            inner = make_solver(name, max_iter=int(self.max_iter), tol=float(self.tol))
-            if inner.supports(datafit, stage):
-                return solver.with_params(inner=inner)
-        return solver
+        inner = make_auto_solver(datafit, stage, self._inner_solvers, role="inner",
+                                 max_iter=int(self.max_iter), tol=float(self.tol))
+        return solver.with_params(inner=inner)
 
     _fitted_state = {
         "n_stages_": Fitted("int", nonnegative=True),

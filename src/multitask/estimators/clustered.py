@@ -128,7 +128,6 @@ def _kmeans(Z: np.ndarray, k: int, random_state) -> np.ndarray:
 class _Structure:
     """What CMTL and cASO share: the parameters ``alpha`` and ``eta``, FISTA, the stored ``M``."""
 
-    _solvers = ("fista", "admm", "mm")
     _max_iter = 5000
     _penalty_class: type = ClusterRelaxation
     #: Parameters the default grid leaves at their set value, and why (MultiTaskCV notes it).

@@ -202,25 +202,15 @@ class _RobustFeatures:
                                classifier_default=0.01),
     }
     _solvers = ("fista", "pg", "admm", "mm", "newton_admm")
+    # solver="auto" takes majorization-minimization where the other split models take ADMM:
+    # to a certified 1e-8 on School's 20 schools, z-scored, ADMM needed thousands of
+    # iterations where majorization took tens of outer steps (benchmarks/bench_certified.py)
+    _auto_solvers = ("fista", "pg", "mm", "newton_admm")
     _max_iter = 10000
     _path_param = "alpha_group"
 
     def _make_penalty(self, datafit: Datafit) -> RobustFeatureLearning:
         return RobustFeatureLearning(float(self.alpha_group), float(self.alpha_outlier))
-
-    def _conditioned_solver(self, name: str, datafit: Datafit, penalty) -> str:
-        """``solver="auto"``: majorization-minimization (restarted ADMM with tightening
-        inner tolerances) where the other split models take ADMM. Measured on School's 20
-        schools (``benchmarks/bench_certified.py``): to a certified 1e-8, ADMM took 130
-        iterations on raw features but 4,720 (8 to 12 times ``L21Regressor``'s CPU) on
-        z-scored ones, majorization 24 and 26 outer steps (7.3 and 1.3 times)."""
-        chosen = super()._conditioned_solver(name, datafit, penalty)  # type: ignore[misc]
-        if chosen == "admm":
-            from multitask.solvers.majorized import MajorizedADMM
-
-            if MajorizedADMM().supports(datafit, penalty):
-                return "mm"
-        return chosen
 
     def _grid_tops(self, datafit, penalty):
         grad = datafit.grad_at_zero()

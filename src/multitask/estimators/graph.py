@@ -267,7 +267,6 @@ class _Mean:
     _params = {
         "alpha": Param(1.0, [nonnegative], keyword_only=False, classifier_default=0.1),
     }
-    _solvers = ("exact", "bcd", "fista", "pg", "newton")
     _max_iter = 10000
 
     def _make_penalty(self, datafit: Datafit) -> MeanRegularization:

@@ -36,16 +36,13 @@ from multitask.estimators.fitted_state import Fitted, derived, fit_weights
 from multitask.losses import Datafit
 from multitask.penalties import ColumnL1Balls, ColumnL2Balls, L1InfBall, l1inf_norm
 from multitask.penalties.base import Constraint
-from multitask.solvers import make_solver
+from multitask.solvers.lp import LP_AUTO_MAX_ENTRIES  # noqa: F401 - public here before
 from multitask.solvers.subgradient import ITERATES
 
 __all__ = ["CONSTRAINTS", "L1InfClassifier", "L1InfRegressor", "constraint_norm",
            "make_constraint"]
 
 CONSTRAINTS = ("l1inf", "l1", "l2")
-#: Largest number of stored entries of the stacked design for which ``solver="auto"`` solves
-#: the hinge loss exactly as a linear program (larger problems use the subgradient method).
-LP_AUTO_MAX_ENTRIES = 200_000
 
 
 def _check_radius(radius, n_tasks: int | None = None, constraint: str = "l1inf"):
@@ -127,17 +124,6 @@ class _L1Inf:
                 eta0 = [float(e) for e in np.asarray(eta0, dtype=float).ravel()]
             settings.update(eta0=eta0, iterate=self.iterate)
         return settings
-
-    def _auto_solver(self, datafit, penalty) -> str:
-        if make_solver("fista").supports(datafit, penalty):
-            return "fista"
-        X = datafit.data.X
-        entries = X.nnz if hasattr(X, "nnz") else X.size
-        if datafit.data.shared:
-            entries *= datafit.data.n_tasks
-        if make_solver("lp").supports(datafit, penalty) and entries <= LP_AUTO_MAX_ENTRIES:
-            return "lp"
-        return "subgradient"
 
     def alpha_max(self, X, y, task=None, sample_weight=None) -> float:
         """The radius is a constraint: no finite radius forces ``coef_ = 0`` (``inf``)."""

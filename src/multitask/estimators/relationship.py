@@ -38,7 +38,6 @@ class _TaskRelationship:
     _params = {
         "alpha": Param(0.1, [nonnegative], keyword_only=False, classifier_default=0.01),
     }
-    _solvers = ("fista", "admm", "mm")
     _max_iter = 5000
 
     def _make_penalty(self, datafit: Datafit):

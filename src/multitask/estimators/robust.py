@@ -103,7 +103,6 @@ class _Robust:
         "random_state": Param(None, ["random_state"]),
         "outlier_threshold": Param(0.1, [Interval(Real, 0, 1, closed="both")]),
     }
-    _solvers = ("ladm", "fista", "admm", "mm", "newton_admm")
     _task_components = ("low_rank_component_", "outlier_component_")
     _max_iter = 10000
     _renamed = {"mode": "the schedule of linearized ADMM is a setting of the solver: "
@@ -200,15 +199,13 @@ class _Robust:
             )
         return t, r
 
-    def _conditioned_solver(self, name, datafit, penalty):
-        """ADMM with exact per-task solves for the penalized model on a quadratic loss (as for
-        every split model: 3 to 13 times fewer iterations than linearized ADMM to a gap of
-        1e-8 on School); the equality-constrained formulation, and the subproblems of
-        divide-and-conquer (whose combine steps were measured with it), keep linearized
-        ADMM."""
+    def _auto_candidates(self, datafit, penalty):
+        """The equality-constrained formulation, and the subproblems of divide-and-conquer
+        (whose combine steps were measured with it), keep linearized ADMM; the penalized
+        model takes what every split model takes."""
         if self._formulation() == "constrained" or getattr(self, "_dividing", False):
-            return name
-        return super()._conditioned_solver(name, datafit, penalty)
+            return ("ladm", "fista")
+        return super()._auto_candidates(datafit, penalty)
 
     def _make_solver(self, datafit, penalty):
         t, r = self._choose_groups(datafit, penalty)

@@ -53,7 +53,6 @@ class _SparseLowRank:
         "alpha": Param(0.01, [nonnegative], keyword_only=False),
         "radius": Param(1.0, [nonnegative], keyword_only=False),
     }
-    _solvers = ("fista", "pg", "admm", "mm", "newton_admm")
     _task_components = ("sparse_component_", "low_rank_component_")
     _max_iter = 10000
     _renamed = {

@@ -4,17 +4,23 @@
 Every solver declares the capabilities it needs of the datafit and the penalty
 (:attr:`Solver.datafit_requires`, :attr:`Solver.penalty_requires`) and stops on the same
 relative optimality measure (:func:`~multitask.solvers.base.optimality`). The estimators pick
-one by name (:data:`SOLVERS`, :func:`make_solver`) or take a configured solver object.
+one by name (:data:`SOLVERS`, :func:`make_solver`) or take a configured solver object;
+``solver="auto"`` is :func:`~multitask.solvers.choice.choose`.
+
+A solver registers itself by being defined: this package imports every public module in it,
+so a new solver is one new file (its class with ``name``, ``missing`` and ``preference``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+import pkgutil
 
 from multitask.solvers.admm import QuadraticADMM
-from multitask.solvers.base import Solver, optimality
+from multitask.solvers.base import REGISTRY, Solver, make_solver, optimality
 from multitask.solvers.bcd import BlockCoordinateDescent
 from multitask.solvers.cd import ResidualCoordinateDescent
+from multitask.solvers.choice import Choice, Problem, choose, explain, make_auto_solver
 from multitask.solvers.distributed import DistributedProximalGradient, TaskBlocks
 from multitask.solvers.divide_conquer import DivideAndConquer, partition_tasks
 from multitask.solvers.exact import QuadraticExact
@@ -32,6 +38,7 @@ from multitask.solvers.working_set import WorkingSet
 __all__ = [
     "SOLVERS",
     "BlockCoordinateDescent",
+    "Choice",
     "DistributedProximalGradient",
     "DivideAndConquer",
     "LinearProgram",
@@ -40,6 +47,7 @@ __all__ = [
     "Multistage",
     "ProjectedSubgradient",
     "NewtonADMM",
+    "Problem",
     "ProxNewton",
     "ProximalGradient",
     "QuadraticADMM",
@@ -49,34 +57,19 @@ __all__ = [
     "SolverResult",
     "TaskBlocks",
     "WorkingSet",
+    "choose",
+    "explain",
+    "make_auto_solver",
     "make_solver",
     "optimality",
     "partition_tasks",
 ]
 
-#: Solver names and the (class, fixed settings) each one builds.
-SOLVERS: dict[str, tuple[type[Solver], dict[str, Any]]] = {
-    "fista": (ProximalGradient, {}),
-    "pg": (ProximalGradient, {"accelerated": False}),
-    "bcd": (BlockCoordinateDescent, {}),
-    "cd": (ResidualCoordinateDescent, {}),
-    "ladm": (LinearizedADMM, {}),
-    "subgradient": (ProjectedSubgradient, {}),
-    "lp": (LinearProgram, {}),
-    "multistage": (Multistage, {}),
-    "exact": (QuadraticExact, {}),
-    "admm": (QuadraticADMM, {}),
-    "mm": (MajorizedADMM, {}),
-    "working_set": (WorkingSet, {}),
-    "newton": (ProxNewton, {}),
-    "newton_admm": (NewtonADMM, {}),
-}
+# every public module of the package, so that a solver defined in a new file registers itself
+for _module in pkgutil.iter_modules(__path__):
+    if not _module.name.startswith("_"):
+        importlib.import_module(f"{__name__}.{_module.name}")
 
-
-def make_solver(name: str, **settings) -> Solver:
-    """Build the solver ``name`` (a key of :data:`SOLVERS`) with the given settings."""
-    try:
-        cls, fixed = SOLVERS[name]
-    except KeyError:
-        raise ValueError(f"Unknown solver {name!r}; choose from {sorted(SOLVERS)}.") from None
-    return cls(**{**fixed, **settings})
+#: Solver names and the (class, fixed settings) each one builds: the live registry
+#: (:data:`multitask.solvers.base.REGISTRY`).
+SOLVERS = REGISTRY

@@ -52,9 +52,11 @@ from sklearn.exceptions import ConvergenceWarning
 
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
+from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
 __all__ = [
+    "REGISTRY",
     "Solver",
     "check_int",
     "check_tol",
@@ -64,6 +66,7 @@ __all__ = [
     "certify",
     "kkt_residual",
     "lipschitz_bound",
+    "make_solver",
     "measure_lipschitz",
     "optimality",
     "safe_norm",
@@ -86,6 +89,31 @@ def check_tol(value, name: str = "tol", allow_zero: bool = False) -> float:
         raise ValueError(f"{name} must be a finite number {'>=' if allow_zero else '>'} 0, "
                          f"got {value!r}.")
     return v
+
+
+#: Every solver by name: ``name -> (class, fixed settings)``. A solver class registers itself
+#: by being defined (:meth:`Solver.__init_subclass__`): its ``name``, and each of its
+#: ``variants`` (another name for the class with some settings fixed, e.g. ``"pg"``).
+REGISTRY: dict[str, tuple[type[Solver], dict[str, Any]]] = {}
+
+
+def _register(cls: type[Solver]) -> None:
+    names = {cls.name: {}, **cls.variants}
+    for name, fixed in names.items():
+        taken = REGISTRY.get(name)
+        if taken is not None and taken[0].__qualname__ != cls.__qualname__:
+            raise ValueError(f"The solver name {name!r} of {cls.__qualname__} is taken by "
+                             f"{taken[0].__qualname__}.")
+        REGISTRY[name] = (cls, dict(fixed))
+
+
+def make_solver(name: str, **settings) -> Solver:
+    """Build the registered solver ``name`` (:data:`REGISTRY`) with the given settings."""
+    try:
+        cls, fixed = REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"Unknown solver {name!r}; choose from {sorted(REGISTRY)}.") from None
+    return cls(**{**fixed, **settings})
 
 
 class Solver(ABC):
@@ -112,6 +140,30 @@ class Solver(ABC):
     needs_prox: ClassVar[bool] = True
     #: Whether the solver handles a penalty's ``"smooth"`` part (gradient methods do).
     handles_smooth_part: ClassVar[bool] = False
+    #: Other names of the class with some settings fixed (``{"pg": {"accelerated": False}}``).
+    variants: ClassVar[dict[str, dict[str, Any]]] = {}
+    #: Where ``solver="auto"`` may put it (:data:`multitask.solvers.problem.ROLES`).
+    roles: ClassVar[frozenset[str]] = frozenset({"model"})
+    #: Whether the class is built by name (a meta-solver needing another solver is not).
+    by_name: ClassVar[bool] = True
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "name" in cls.__dict__ and cls.__dict__.get("by_name", True):
+            _register(cls)
+
+    @classmethod
+    def preference(cls, problem: Problem, **settings) -> float | None:
+        """How much ``solver="auto"`` wants this solver for ``problem`` (a solver that applies;
+        higher wins, :mod:`multitask.solvers.choice`), or ``None``: no claim (taken only where
+        no applicable candidate has one). ``settings`` are a variant's fixed settings. Read
+        only by the chooser."""
+        return None
+
+    @classmethod
+    def auto_settings(cls, problem: Problem, **settings) -> dict[str, Any]:
+        """Settings ``solver="auto"`` gives the solver it chose for ``problem``."""
+        return {}
 
     def __init__(self, *, max_iter: int = 1000, tol: float = 1e-4, warn: bool = True):
         self.max_iter = check_int(max_iter, "max_iter")

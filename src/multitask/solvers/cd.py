@@ -56,6 +56,7 @@ from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
 from multitask.penalties.row_operators import elastic_net_row_prox
 from multitask.solvers.base import Solver, check_int, finish, initial_point
+from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
 __all__ = ["ResidualCoordinateDescent"]
@@ -282,6 +283,14 @@ class ResidualCoordinateDescent(Solver):
     """
 
     name = "cd"
+    roles = frozenset({"model", "inner"})
+
+    @classmethod
+    def preference(cls, problem: Problem, **settings) -> float | None:
+        """60 for a working set's subproblems (behind coordinate descent on Gram matrices,
+        which applies where the subproblem forms them); a whole model is not given to it
+        automatically (block coordinate descent or the working sets take those)."""
+        return 60.0 if problem.role == "inner" else None
 
     def __init__(self, *, max_iter: int = 10000, tol: float = 1e-4, anderson: int = 5,
                  warn: bool = True):

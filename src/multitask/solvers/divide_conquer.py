@@ -346,6 +346,7 @@ class DivideAndConquer(Solver):
     """
 
     name = "divide_conquer"
+    by_name = False  # built around a base solver
     handles_smooth_part = True
     needs_prox = False
 

@@ -36,6 +36,7 @@ import scipy.linalg
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
 from multitask.solvers.base import Solver, apply_per_task, finish
+from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
 __all__ = ["DENSE_MAX", "QuadraticExact"]
@@ -84,6 +85,11 @@ class QuadraticExact(Solver):
     datafit_requires = frozenset({"quadratic"})
     penalty_requires = frozenset({"row_prox"})
     handles_smooth_part = True
+
+    @classmethod
+    def preference(cls, problem: Problem, **settings) -> float:
+        """100: where it applies (a quadratic model) one linear system is the answer."""
+        return 100.0
 
     def missing(self, datafit: Datafit, penalty: Penalty) -> list[str]:
         out = super().missing(datafit, penalty)

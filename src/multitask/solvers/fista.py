@@ -45,6 +45,7 @@ from multitask.solvers.base import (
     smooth_value_and_grad,
     smooth_value_pair_and_grad,
 )
+from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
 __all__ = ["ProximalGradient", "secant_lipschitz"]
@@ -142,8 +143,16 @@ class ProximalGradient(Solver):
     """
 
     name = "fista"
+    variants = {"pg": {"accelerated": False}}
+    roles = frozenset({"model", "inner"})
     handles_smooth_part = True
     datafit_requires = frozenset({"gradient"})
+
+    @classmethod
+    def preference(cls, problem: Problem, accelerated: bool = True, **settings) -> float:
+        """50, the default of every smooth loss with a prox; 10 without momentum (``"pg"``,
+        never ahead of FISTA)."""
+        return 50.0 if accelerated else 10.0
 
     def __init__(self, *, max_iter: int = 5000, tol: float = 1e-4, accelerated: bool = True,
                  restart: bool = True, line_search: bool = True,

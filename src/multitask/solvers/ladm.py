@@ -51,6 +51,7 @@ from multitask.data import MultiTaskData
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
 from multitask.solvers.base import Solver, check_tol, finish, initial_point, optimality
+from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
 __all__ = ["LADM_PAPER_CONSTANTS", "LinearizedADMM", "admm_step"]
@@ -157,6 +158,13 @@ class LinearizedADMM(Solver):
 
     name = "ladm"
     datafit_requires = frozenset({"prox_scores"})
+
+    @classmethod
+    def preference(cls, problem: Problem, **settings) -> float | None:
+        """55 for a split model (the solver of Pan, Xia, Yin & Liu's robust MTL): ahead of
+        accelerated gradient on the stacked variable, behind the ADMM and majorization
+        solvers that split models take where they apply."""
+        return 55.0 if problem.split else None
 
     def __init__(self, *, max_iter: int = 10000, tol: float | None = None,
                  schedule: str = "exact",

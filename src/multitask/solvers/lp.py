@@ -48,9 +48,10 @@ from multitask.data import MultiTaskData
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
 from multitask.solvers.base import Solver, finish
+from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
-__all__ = ["LP_METHODS", "LinearProgram", "build_lp", "design_scale"]
+__all__ = ["LP_AUTO_MAX_ENTRIES", "LP_METHODS", "LinearProgram", "build_lp", "design_scale"]
 
 #: HiGHS methods: interior point followed by HiGHS's crossover to a vertex (``"highs-ipm"``),
 #: dual simplex (``"highs-ds"``), or HiGHS's choice (``"highs"``).
@@ -151,6 +152,11 @@ def _dual_objective(res, b_ub: np.ndarray, bounds: np.ndarray) -> float:
     return val
 
 
+#: Largest number of stored entries of the stacked design (``m`` times a shared design's) for
+#: which ``solver="auto"`` solves a piecewise-linear loss exactly as a linear program (larger
+#: problems go to the subgradient method).
+LP_AUTO_MAX_ENTRIES = 200_000
+
 class LinearProgram(Solver):
     """Exact solution of a piecewise-linear loss over a polyhedral set (HiGHS).
 
@@ -180,6 +186,12 @@ class LinearProgram(Solver):
     name = "lp"
     datafit_requires = frozenset({"max_affine"})
     penalty_requires = frozenset({"lp"})
+
+    @classmethod
+    def preference(cls, problem: Problem, **settings) -> float | None:
+        """40 up to :data:`LP_AUTO_MAX_ENTRIES` stored entries of the stacked design (an exact
+        solve); beyond, not taken automatically."""
+        return 40.0 if problem.stored_entries <= LP_AUTO_MAX_ENTRIES else None
 
     def __init__(self, *, method: str = "highs-ipm", zero_tol: float = 1e-12,
                  options: dict | None = None, max_iter: int = 1000, tol: float = 1e-4,

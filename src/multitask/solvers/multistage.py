@@ -47,6 +47,7 @@ from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
 from multitask.solvers.base import Solver, check_int, check_tol, finish, initial_point
 from multitask.solvers.fista import ProximalGradient
+from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
 __all__ = ["STAGE_SOLVERS", "Multistage"]
@@ -88,6 +89,11 @@ class Multistage(Solver):
     datafit_requires = frozenset({"gradient"})
     penalty_requires = frozenset({"stages"})
     needs_prox = False
+
+    @classmethod
+    def preference(cls, problem: Problem, **settings) -> float:
+        """50: the solver of the non-convex stage penalties (the only one that applies)."""
+        return 50.0
 
     def __init__(self, *, max_iter: int = 2000, tol: float = 1e-5, n_stages: int = 20,
                  stage_solver: str = "prox", inner: Solver | None = None,

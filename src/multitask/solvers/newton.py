@@ -59,10 +59,11 @@ from multitask.solvers.base import (
 )
 from multitask.solvers.bcd import BlockCoordinateDescent, quadratic_row_descent
 from multitask.solvers.certificate import duality_gap
+from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
-__all__ = ["NEWTON_MAX_FEATURES", "NewtonModel", "ProxNewton", "backtrack", "newton_applies",
-           "newton_model", "prefer_newton", "task_hessians"]
+__all__ = ["NEWTON_AUTO_MAX_ITER", "NEWTON_MAX_FEATURES", "NewtonModel", "ProxNewton",
+           "backtrack", "newton_applies", "newton_model", "prefer_newton", "task_hessians"]
 
 _TINY = np.finfo(float).tiny
 #: ``solver="auto"`` takes proximal Newton for a classification loss up to this many
@@ -95,6 +96,10 @@ ROUNDING = 1e-13
 FLOOR = 1e-10
 
 
+#: ``solver="auto"``: the proximal Newton steps before a fit that has not converged hands over
+#: to accelerated gradient (``ProxNewton(hand_over=...)``; a well-posed problem converges in
+#: tens of them).
+NEWTON_AUTO_MAX_ITER = 50
 #: Largest feature magnitudes for which ``solver="auto"`` takes Newton: the Hessians hold sums
 #: of squared features, which overflow (or underflow) beyond these.
 NEWTON_SCALE = (1e-60, 1e60)
@@ -273,6 +278,18 @@ class ProxNewton(Solver):
     datafit_requires = frozenset({"gradient", "hessian"})
     penalty_requires = frozenset({"row_prox"})
     handles_smooth_part = True
+
+    @classmethod
+    def preference(cls, problem: Problem, **settings) -> float | None:
+        """80 where :func:`newton_applies` (a smooth loss that is not quadratic, few features,
+        a feature scale the Hessians hold)."""
+        return 80.0 if problem.fact("newton", lambda: newton_applies(problem.datafit)) else None
+
+    @classmethod
+    def auto_settings(cls, problem: Problem, **settings) -> dict:
+        """``hand_over``: :data:`NEWTON_AUTO_MAX_ITER` steps before a fit that has not
+        converged hands over to accelerated gradient."""
+        return {"hand_over": NEWTON_AUTO_MAX_ITER}
 
     def __init__(self, *, max_iter: int = 100, tol: float = 1e-4, max_epochs: int = 1000,
                  warn: bool = True, hand_over: int | None = None):

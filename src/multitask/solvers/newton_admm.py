@@ -46,6 +46,7 @@ from multitask.solvers.base import (
 )
 from multitask.solvers.majorized import MajorizedADMM, QuadraticBound
 from multitask.solvers.newton import ROUNDING, backtrack, newton_applies, newton_model
+from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
 __all__ = ["NewtonADMM", "prefer_newton_admm"]
@@ -91,6 +92,15 @@ class NewtonADMM(Solver):
     """
 
     name = "newton_admm"
+
+    @classmethod
+    def preference(cls, problem: Problem, **settings) -> float | None:
+        """65 for a split model (``W = sum_i V[i]``) where proximal Newton's data conditions
+        hold (:func:`~multitask.solvers.newton.newton_applies`): ahead of
+        majorization-minimization, which it hands over to when its steps stall."""
+        if not problem.split:
+            return None
+        return 65.0 if problem.fact("newton", lambda: newton_applies(problem.datafit)) else None
     datafit_requires = frozenset({"gradient", "hessian"})
     penalty_requires = frozenset()
 

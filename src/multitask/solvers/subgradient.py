@@ -43,6 +43,7 @@ from sklearn.exceptions import ConvergenceWarning
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
 from multitask.solvers.base import Solver, check_tol, finish, initial_point, optimality
+from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
 __all__ = ["ITERATES", "ProjectedSubgradient", "default_eta0"]
@@ -116,6 +117,11 @@ class ProjectedSubgradient(Solver):
 
     name = "subgradient"
     datafit_requires = frozenset({"subgradient"})
+
+    @classmethod
+    def preference(cls, problem: Problem, **settings) -> float:
+        """5: the fallback of constraint sets where no faster solver applies."""
+        return 5.0
 
     def __init__(self, *, max_iter: int = 1000, tol: float = 1e-4, eta0=None, window: int = 50,
                  window_tol: float = 0.0, iterate: str = "best", warn: bool = True):

@@ -62,13 +62,15 @@ from multitask.data import MultiTaskData
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
 from multitask.penalties.row_blocks import restrict_rows, row_blocks
-from multitask.solvers.base import Solver, check_int, finish, initial_point
+from multitask.solvers.base import Solver, check_int, finish, initial_point, make_solver
 from multitask.solvers.certificate import (
     Certificate,
     duality_gap,
     has_dual,
     ray_certificate,
 )
+from multitask.solvers.choice import make_auto_solver
+from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
 __all__ = ["WORKING_SET_MIN_FEATURES", "WorkingSet", "column_norms", "dual_strong_concavity",
@@ -306,6 +308,15 @@ class WorkingSet(Solver):
     datafit_requires = frozenset({"gradient", "dual"})
     handles_smooth_part = True
 
+    @classmethod
+    def preference(cls, problem: Problem, **settings) -> float | None:
+        """90 for a whole model with many feature rows (:func:`prefer_working_set`)."""
+        if problem.role != "model":
+            return None
+        wanted = problem.fact("working_set", lambda: prefer_working_set(problem.datafit,
+                                                                        problem.penalty))
+        return 90.0 if wanted else None
+
     def __init__(self, *, max_iter: int = 10000, tol: float = 1e-4, inner="auto", p0: int = 50,
                  max_outer: int = 100, screening: bool = True, warn: bool = True):
         super().__init__(max_iter=max_iter, tol=tol, warn=warn)
@@ -338,15 +349,12 @@ class WorkingSet(Solver):
 
     # ------------------------------------------------------------------ pieces
     def _inner_solver(self, sub: Datafit, pen: Penalty, tol: float, budget: int) -> Solver:
-        from multitask.solvers import make_solver
-
         if isinstance(self.inner, Solver):
             return self.inner.with_params(tol=tol, max_iter=budget, warn=False)
-        name = self.inner
-        if name == "auto":
-            name = next((k for k in ("bcd", "cd") if make_solver(k).supports(sub, pen)),
-                        "fista")
-        return make_solver(name, tol=tol, max_iter=budget, warn=False)
+        if self.inner == "auto":
+            return make_auto_solver(sub, pen, role="inner", tol=tol, max_iter=budget,
+                                    warn=False)
+        return make_solver(self.inner, tol=tol, max_iter=budget, warn=False)
 
     def _gram(self, datafit: Datafit, penalty: Penalty, data: MultiTaskData) -> bool:
         """Whether the subproblem on ``data`` (the working set's columns) forms Gram matrices.
@@ -356,8 +364,6 @@ class WorkingSet(Solver):
         and elastic-net rows without a task coupling) the stored entries of the ``k`` columns
         (``m`` times for a shared design): the Gram matrices where they are the smaller, and
         at most :data:`WHOLE_GRAM_ENTRIES` numbers in any case."""
-        from multitask.solvers import make_solver
-
         k, m = data.n_features, data.n_tasks
         n_mats = 1 if data.shares_gram else m
         affordable = n_mats * float(k) ** 2 <= WHOLE_GRAM_ENTRIES

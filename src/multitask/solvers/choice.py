@@ -1,0 +1,142 @@
+"""The automatic solver choice (``solver="auto"``), in one place.
+
+Every solver class registers itself by being defined (:class:`~multitask.solvers.base.Solver`
+keeps the registry, :data:`~multitask.solvers.base.REGISTRY`), declares what it needs
+(``missing``) and, beside it, how much it wants a problem (``preference``: a score read from
+the problem's facts, :class:`~multitask.solvers.problem.Problem`, or ``None`` where it has no
+claim on the problem). :func:`choose` is the rule:
+
+    among the candidates that apply to the problem (``missing`` empty), take the highest
+    preference; ties go to the earlier candidate; a solver without a preference is taken
+    only when no candidate that applies has one (the first such candidate).
+
+The candidates are every registered solver that may stand in the problem's role (``"model"``
+for a whole model, ``"inner"`` for a meta-solver's subproblems), or the names a model family
+gives (a family names at most its candidates; it never ranks them). The scores of the solvers
+of this library, highest first (each solver's module says when and why it takes its score):
+
+======  =====================================================================================
+score   solver and condition
+======  =====================================================================================
+100     ``exact``: a quadratic model solved by one linear system
+90      ``working_set``: many feature rows, separable, not all free
+80      ``newton``: a smooth non-quadratic loss, few features, feature scale its Hessians hold
+70      ``bcd``: a quadratic loss with row operators (unless group rows on per-task designs)
+65      ``newton_admm``: a split model with Newton's data conditions
+62      ``admm``: a quadratic loss, ill-conditioned or a split model
+60      ``mm``: a smooth loss, ill-conditioned bound or a split model; ``cd`` as inner solver
+55      ``ladm``: a split model
+50      ``fista``: any smooth loss with a prox
+40      ``lp``: a piecewise-linear loss with linear constraints, up to a size; ``bcd`` on group
+        rows of per-task designs
+10, 5   ``pg``, ``subgradient``: fallbacks
+======  =====================================================================================
+
+``tests/test_solver_choice.py`` pins the result for every model on a table of data sets;
+``benchmarks/bench_auto_solver.py`` measures it against the other applicable solvers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from multitask.losses import Datafit
+from multitask.penalties.base import Penalty
+from multitask.solvers.base import REGISTRY, Solver, make_solver
+from multitask.solvers.problem import Problem
+
+__all__ = ["Choice", "Problem", "choose", "explain", "make_auto_solver"]
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The outcome of :func:`choose`: the solver ``name`` and the settings ``solver="auto"``
+    gives it (``settings``, from the solver's ``auto_settings``)."""
+
+    name: str
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+def _candidates(problem: Problem, candidates: Sequence[str] | None) -> list[str]:
+    if candidates is None:
+        return [name for name, (cls, _) in REGISTRY.items() if problem.role in cls.roles]
+    unknown = [c for c in candidates if c not in REGISTRY]
+    if unknown:
+        raise ValueError(f"Unknown solver(s) {unknown}; choose from {sorted(REGISTRY)}.")
+    return list(candidates)
+
+
+def _assess(problem: Problem, name: str) -> tuple[list[str], float | None]:
+    """``(what is missing, preference)`` of the registered solver ``name`` for ``problem``."""
+    cls, fixed = REGISTRY[name]
+    miss = make_solver(name).missing(problem.datafit, problem.penalty)
+    if miss:
+        return miss, None
+    return [], cls.preference(problem, **fixed)
+
+
+def choose(problem: Problem, candidates: Sequence[str] | None = None) -> Choice:
+    """The solver ``solver="auto"`` takes for ``problem`` (module docstring).
+
+    Parameters
+    ----------
+    problem : Problem
+        The facts of ``(datafit, penalty)`` and the role of the solver.
+    candidates : sequence of str, optional
+        Solver names to choose from (a model family's); default: every registered solver
+        that may stand in ``problem.role``.
+
+    Returns
+    -------
+    Choice
+
+    Raises
+    ------
+    ValueError
+        When no candidate applies, with what each one lacks.
+    """
+    best: tuple[float, int, str] | None = None
+    reasons = []
+    for rank, name in enumerate(_candidates(problem, candidates)):
+        miss, score = _assess(problem, name)
+        if miss:
+            reasons.append(f"{name}: " + "; ".join(miss))
+            continue
+        key = (float("-inf") if score is None else float(score), -rank, name)
+        if best is None or key > best:
+            best = key
+    if best is None:
+        raise ValueError("No solver applies to this problem: " + " | ".join(reasons))
+    name = best[2]
+    cls, fixed = REGISTRY[name]
+    return Choice(name, dict(cls.auto_settings(problem, **fixed)))
+
+
+def explain(problem: Problem, candidates: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Every candidate with what it lacks and its preference, in the chooser's order (the
+    chosen one first): why ``solver="auto"`` took what it took.
+
+    Returns
+    -------
+    list of dict
+        ``{"solver": name, "applies": bool, "missing": [...], "preference": float | None}``.
+    """
+    ranked = []
+    for rank, name in enumerate(_candidates(problem, candidates)):
+        miss, score = _assess(problem, name)
+        key = (not miss, float("-inf") if score is None else score, -rank)
+        ranked.append((key, {"solver": name, "applies": not miss, "missing": miss,
+                             "preference": score}))
+    ranked.sort(key=lambda item: item[0], reverse=True)
+    return [row for _, row in ranked]
+
+
+def make_auto_solver(datafit: Datafit, penalty: Penalty,
+                     candidates: Sequence[str] | None = None, *, role: str = "model",
+                     **settings) -> Solver:
+    """The solver :func:`choose` takes, built with ``settings`` (``max_iter``, ``tol``, ...)
+    over the choice's own settings."""
+    choice = choose(Problem(datafit, penalty, role), candidates)
+    return make_solver(choice.name, **{**choice.settings, **settings})
