@@ -46,12 +46,13 @@ import csv
 import os
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from multitask.benchmark_data import BenchmarkData, benchmark_splits, load_benchmark_data
 
@@ -130,7 +131,16 @@ METRICS: dict[str, tuple[tuple[str, str, bool], ...]] = {
 RESULT_COLUMNS = ("model", "nmse_mean", "nmse_std", "amse_mean", "amse_std", "n_splits",
                   "fit_seconds", "params")
 #: Columns of ``splits.csv`` of a regression (one row per model and split).
-SPLIT_COLUMNS = ("model", "split", "nmse", "amse", "fit_seconds", "params")
+SPLIT_COLUMNS = ("model", "split", "nmse", "amse", "amse_tasks_left_out", "cv_rule",
+                 "fit_seconds", "params")
+
+#: The per-task metric of each kind whose tasks can be left out of a test part (aMSE: the
+#: tasks whose test targets are all equal; AUC: the tasks whose test part holds one class).
+_LEFT_OUT = {"regression": "amse", "classification": "auc"}
+
+#: Up to this median number of test rows per task, the table says that aMSE (each task's
+#: MSE over the variance of its few test targets) is unstable.
+FEW_TEST_ROWS = 20
 
 
 def result_columns(kind: str = "regression") -> tuple[str, ...]:
@@ -141,8 +151,12 @@ def result_columns(kind: str = "regression") -> tuple[str, ...]:
 
 
 def split_columns(kind: str = "regression") -> tuple[str, ...]:
-    """Columns of ``splits.csv``: one row per model and split."""
-    return ("model", "split", *(k for k, _, _ in METRICS[kind]), "fit_seconds", "params")
+    """Columns of ``splits.csv``: one row per model and split: the metrics, the number of
+    tasks left out of the per-task metric (aMSE: test targets all equal; AUC: one class in
+    the test part), the cross-validation rule applied (``3-fold`` or ``leave-one-out: 15
+    folds``), the fit time and the chosen parameters."""
+    return ("model", "split", *(k for k, _, _ in METRICS[kind]),
+            f"{_LEFT_OUT[kind]}_tasks_left_out", "cv_rule", "fit_seconds", "params")
 
 
 # ----------------------------------------------------------------------------- models
@@ -263,9 +277,24 @@ class BenchmarkResult:
     classes : tuple or None
         Classification: the labels ``(negative, positive)``.
     cv : int or None
-        Folds of the model selection.
+        Folds of the model selection asked for (``--cv-folds``); the rule applied is
+        ``cv_rules``.
     verdict : dict or None
-        :func:`verdict` of the run.
+        :func:`verdict` of the run (None for a partial run).
+    cv_rules : list of dict
+        The cross-validation rules the jobs applied: ``{"selection": "kfold" | "loo",
+        "folds", "train_rows" (median training rows per task), "jobs"}``, one per distinct
+        rule.
+    test_rows : float or None
+        The median number of test rows per task (the smallest over the splits).
+    left_out : dict
+        Split -> number of tasks left out of the per-task metric on that split (aMSE: test
+        targets all equal; AUC: one class in the test part); splits without any are absent.
+    n_tasks : int or None
+    n_jobs_total : int
+        The (model, split) jobs of the run; ``len(split_rows)`` of them are done.
+    complete : bool
+        Every job is done (False when a time limit stopped the run).
     """
 
     rows: list[dict]
@@ -281,6 +310,12 @@ class BenchmarkResult:
     classes: tuple | None = None
     cv: int | None = None
     verdict: dict | None = None
+    cv_rules: list[dict] = field(default_factory=list)
+    test_rows: float | None = None
+    left_out: dict[int, int] = field(default_factory=dict)
+    n_tasks: int | None = None
+    n_jobs_total: int = 0
+    complete: bool = True
 
 
 #: The name of the result of the first versions, which ran on School only.
@@ -288,16 +323,18 @@ SchoolBenchmark = BenchmarkResult
 
 
 # ----------------------------------------------------------------------------- one job
-def _amse(y, pred, task=None) -> float:
-    """aMSE, over the tasks whose test targets vary (NaN if none does)."""
+def _amse(y, pred, task=None) -> tuple[float, int]:
+    """aMSE over the tasks whose test targets vary (NaN if none does), and the number of
+    tasks left out because their test targets are all equal (``Var(y_t) = 0``)."""
     from multitask.metrics import amse, per_task
 
     try:
-        return float(amse(y, pred, task))
+        return float(amse(y, pred, task)), 0
     except ValueError:
-        vals = [float(np.mean((a - b) ** 2)) / float(np.var(a))
-                for a, b in per_task(y, pred, task) if np.var(a) > 0]
-        return float(np.mean(vals)) if vals else float("nan")
+        pairs = per_task(y, pred, task)
+        vals = [float(np.mean((a - b) ** 2)) / float(np.var(a)) for a, b in pairs
+                if np.var(a) > 0]
+        return (float(np.mean(vals)) if vals else float("nan")), len(pairs) - len(vals)
 
 
 def _regression_scores(search, X_te, y_te) -> dict:
@@ -307,9 +344,12 @@ def _regression_scores(search, X_te, y_te) -> dict:
     if isinstance(y_te, list):
         y_all, p_all = np.concatenate(y_te), np.concatenate(pred)
         task = np.concatenate([np.full(len(v), t) for t, v in enumerate(y_te)])
-        return {"nmse": float(nmse(y_all, p_all)), "amse": _amse(y_all, p_all, task)}
+        value, left_out = _amse(y_all, p_all, task)
+        return {"nmse": float(nmse(y_all, p_all)), "amse": value,
+                "amse_tasks_left_out": left_out}
     pred = np.asarray(pred).reshape(y_te.shape)
-    return {"nmse": float(nmse(y_te, pred)), "amse": _amse(y_te, pred)}
+    value, left_out = _amse(y_te, pred)
+    return {"nmse": float(nmse(y_te, pred)), "amse": value, "amse_tasks_left_out": left_out}
 
 
 def _classification_scores(search, X_te, y_te) -> dict:
@@ -331,9 +371,23 @@ def _classification_scores(search, X_te, y_te) -> dict:
             "auc_tasks_left_out": int(per_task_auc.size - defined.size)}
 
 
+def _rows_per_task(y) -> float:
+    """The median number of rows per task (the rows of a shared design)."""
+    if isinstance(y, list):
+        return float(np.median([len(v) for v in y]))
+    return float(np.asarray(y).shape[0])
+
+
 def _job(name: str, split: int, data, kind: str, fixed: dict, n_alphas: int,
          alpha_ratio: float, cv: int, random_state: int, limit_threads: bool) -> dict:
-    """Cross-validate one model on one training part and score it on the test part."""
+    """Cross-validate one model on one training part and score it on the test part.
+
+    Returns the job's record: the model, the split, the metrics (and the number of tasks
+    left out of the per-task one), the cross-validation rule applied (``selection``:
+    ``"kfold"`` or ``"loo"``, ``cv_folds``, ``train_rows``: the median training rows per
+    task), ``test_rows``, ``fit_seconds``, the chosen ``params``, and the trace-norm model's
+    ``coef`` on split 0.
+    """
     import multitask
 
     X_tr, y_tr, X_te, y_te = data
@@ -358,10 +412,18 @@ def _job(name: str, split: int, data, kind: str, fixed: dict, n_alphas: int,
             limiter.restore_original_limits()
     params = {k: float(v) if isinstance(v, (int, float, np.number)) else v
               for k, v in search.best_params_.items() if k not in fixed}
-    out = {"model": name, "split": split, **scores, "fit_seconds": seconds, "params": params}
+    out = {"model": name, "split": split, **scores, "fit_seconds": seconds, "params": params,
+           "selection": str(getattr(search, "selection_", "kfold")),
+           "cv_folds": int(getattr(search, "n_splits_", cv)),
+           "train_rows": _rows_per_task(y_tr), "test_rows": _rows_per_task(y_te)}
     if _stem(name) == _stem(SPECTRUM_MODEL) and split == 0:
         out["coef"] = np.array(search.best_estimator_.coef_, copy=True)
     return out
+
+
+def _rule_text(selection: str, folds: int) -> str:
+    """The rule of a job in words: ``3-fold`` or ``leave-one-out: 15 folds``."""
+    return f"leave-one-out: {folds} folds" if selection == "loo" else f"{folds}-fold"
 
 
 def _format_params(params: list[dict]) -> str:
@@ -407,11 +469,84 @@ def _setting(data: BenchmarkData, n: int, train_ratio: float | None) -> str:
     return f"{n} random split{plural}{rows}, training ratio {ratio:g}"
 
 
+def _check_training_rows(splits: list[tuple], data: BenchmarkData,
+                         train_ratio: float | None) -> None:
+    """Refuse splits whose training parts leave the cross-validation within tasks nothing to
+    hold out: every task with a single training row (a shared design: one row)."""
+    for s, (_, y_tr, _, y_te) in enumerate(splits):
+        if isinstance(y_tr, list):
+            most = max(len(v) for v in y_tr)
+            if most >= 2:
+                continue
+            sizes = [len(a) + len(b) for a, b in zip(y_tr, y_te, strict=True)]
+            what = (f"every task has 1 training row in split {s} (numbered from 0, as in "
+                    f"splits.csv): the tasks have {min(sizes)} to {max(sizes)} rows"
+                    if min(sizes) != max(sizes) else
+                    f"every task has 1 training row in split {s} (numbered from 0, as in "
+                    f"splits.csv): the tasks have {sizes[0]} rows each")
+        else:
+            if np.asarray(y_tr).shape[0] >= 2:
+                continue
+            what = (f"the training part of split {s} holds 1 row of the "
+                    f"{np.asarray(y_tr).shape[0] + np.asarray(y_te).shape[0]}")
+        from multitask.benchmark_data import DEFAULT_TRAIN_RATIO
+
+        ratio = DEFAULT_TRAIN_RATIO if train_ratio is None else train_ratio
+        largest = (max(len(a) + len(b) for a, b in zip(y_tr, y_te, strict=True))
+                   if isinstance(y_tr, list) else np.asarray(y_tr).shape[0] + np.asarray(
+                       y_te).shape[0])
+        fix = ("raise --train-ratio" if largest >= 3 and data.official_splits is None
+               else "give at least 3 rows per task")
+        raise ValueError(
+            f"{data.name}: {what}, with --train-ratio {ratio:g} and at least one row per "
+            f"task kept for testing. The hyper-parameters are chosen by cross-validation "
+            f"within {'the rows' if data.shared else 'tasks'} inside the training part, which "
+            f"needs a task with at least 2 training rows: {fix}.")
+
+
+def benchmark_settings(data: BenchmarkData, *, train_ratio: float | None = None,
+                       n_alphas: int = DEFAULT_N_ALPHAS,
+                       alpha_ratio: float = DEFAULT_ALPHA_RATIO, cv: int = DEFAULT_CV,
+                       random_state: int = 0) -> dict:
+    """What makes a job's result: the data (a SHA-256 of every array, the task names, the
+    kind, the order and graph) and the options of the splits and of the model selection.
+
+    Two runs with equal settings give the same record for the same (model, split) job, so a
+    stopped run can be completed (``multitask benchmark --resume``); the number of splits
+    and the models are not part of it (split ``s`` does not depend on how many follow).
+    """
+    import hashlib
+
+    h = hashlib.sha256()
+
+    def add(a: Any) -> None:
+        if sp.issparse(a):
+            a = a.tocsr()
+            for part in (a.data, a.indices, a.indptr, np.asarray(a.shape)):
+                add(part)
+            return
+        arr = np.ascontiguousarray(np.asarray(a))
+        h.update(f"{arr.dtype.str}{arr.shape}".encode())
+        h.update(arr.tobytes())
+
+    for part in ([data.X, data.y] if data.shared else [*data.X, *data.y]):
+        add(part)
+    if data.graph is not None:
+        add(data.graph)
+    h.update(repr((data.task_names, data.kind, data.ordered, data.shared,
+                   data.official_splits is not None, data.classes)).encode())
+    return {"data": h.hexdigest(), "train_ratio": None if train_ratio is None
+            else float(train_ratio), "n_alphas": int(n_alphas),
+            "alpha_ratio": float(alpha_ratio), "cv": int(cv), "random_state": int(random_state)}
+
+
 def run_benchmark(data: BenchmarkData | str, n_splits: int = DEFAULT_SPLITS,
                   models: Sequence[str] | None = None, *, train_ratio: float | None = None,
                   n_alphas: int = DEFAULT_N_ALPHAS, alpha_ratio: float = DEFAULT_ALPHA_RATIO,
                   cv: int = DEFAULT_CV, n_jobs: int | None = None, random_state: int = 0,
-                  show_progress: bool = True) -> BenchmarkResult:
+                  show_progress: bool = True, done: Sequence[dict] = (),
+                  on_job: Callable[[dict, BenchmarkResult], None] | None = None,
+                  time_limit: float | None = None) -> BenchmarkResult:
     """Run the benchmark on a data set.
 
     Parameters
@@ -432,13 +567,26 @@ def run_benchmark(data: BenchmarkData | str, n_splits: int = DEFAULT_SPLITS,
     alpha_ratio : float, default=DEFAULT_ALPHA_RATIO
         Smallest / largest value of each model's default grid.
     cv : int, default=DEFAULT_CV
-        Folds of the cross-validation inside each training part (within each task).
+        Folds of the cross-validation inside each training part (within each task), where
+        the selection rule takes K-fold (see :class:`~multitask.MultiTaskCV`: small tasks
+        take leave-one-out; the table says which rule each job applied).
     n_jobs : int, optional
         Parallel processes over (model, split) pairs; default: every core.
     random_state : int, default=0
         Seed of the folds (and of the random splits).
     show_progress : bool, default=True
         Report finished fits through :mod:`multitask.progress`.
+    done : sequence of dict, default=()
+        Records of jobs already done by a run with the same :func:`benchmark_settings`
+        (what ``on_job`` received): those (model, split) jobs are not run again, their
+        records are used as they are. Records of other models or splits are ignored.
+    on_job : callable, optional
+        ``on_job(record, result)`` after each job that ends: the job's record (a dict of
+        plain values and arrays) and the :class:`BenchmarkResult` of every job done so far
+        (``complete=False`` until the last one).
+    time_limit : float, optional
+        Seconds after which no new job starts; the result is then ``complete=False``, with
+        the jobs done (jobs running in parallel at the limit are abandoned).
 
     Returns
     -------
@@ -447,16 +595,21 @@ def run_benchmark(data: BenchmarkData | str, n_splits: int = DEFAULT_SPLITS,
     Raises
     ------
     ValueError
-        On an unknown model name, an invalid number of splits, folds or grid size.
+        On an unknown model name, an invalid number of splits, folds or grid size, or splits
+        whose training parts hold one row per task.
     """
     t_start = time.perf_counter()
     _check_options(n_alphas, cv, alpha_ratio)
+    if time_limit is not None and not float(time_limit) >= 0:
+        raise ValueError(f"The time limit must be a number of seconds >= 0, got "
+                         f"{time_limit!r}.")
     if isinstance(data, str):
         data = load_benchmark_data(data)
     kind = data.kind
     available = benchmark_models(kind, graph=data.graph is not None, ordered=data.ordered)
     names = _resolve(models, available, kind)
     splits = benchmark_splits(data, n_splits, train_ratio, random_state)
+    _check_training_rows(splits, data, train_ratio)
 
     skipped = {}
     X0, y0 = splits[0][0], splits[0][1]
@@ -472,41 +625,107 @@ def run_benchmark(data: BenchmarkData | str, n_splits: int = DEFAULT_SPLITS,
 
     order = sorted(names, key=lambda n: _SLOW_FIRST.index(_stem(n)) if _stem(n) in _SLOW_FIRST
                    else len(_SLOW_FIRST))
-    jobs = [(name, s) for s in range(len(splits)) for name in order]
+    every = [(name, s) for s in range(len(splits)) for name in order]
+    results = [dict(r) for r in done if (r.get("model"), r.get("split")) in set(every)]
+    results = list({(r["model"], r["split"]): r for r in results}.values())
+    finished = {(r["model"], r["split"]) for r in results}
+    jobs = [j for j in every if j not in finished]
+    context = {"names": names, "skipped": skipped, "data": data, "n_splits": len(splits),
+               "train_ratio": train_ratio, "cv": cv, "n_jobs_total": len(every)}
     cores = os.cpu_count() or 1
     workers = cores if n_jobs is None else (cores if n_jobs < 0 else max(1, int(n_jobs)))
-    workers = min(workers, len(jobs))
-    results = []
+    workers = max(1, min(workers, len(jobs)))
     from multitask.progress import progress
 
     def args(name: str, s: int, limit: bool) -> tuple:
         return (name, s, splits[s], kind, _fixed_params(name, data), n_alphas, alpha_ratio, cv,
                 random_state, limit)
 
+    def over_time() -> bool:
+        return time_limit is not None and time.perf_counter() - t_start >= float(time_limit)
+
+    def finish(record: dict) -> None:
+        results.append(record)
+        bar.advance()
+        if on_job is not None:
+            on_job(record, _summarize(results, context, complete=False))
+
     bar = progress(len(jobs), f"{data.name} benchmark",
                    **({} if show_progress else {"mode": "off"}))
     with bar:
         if workers == 1:
             for name, s in jobs:
-                results.append(_job(*args(name, s, False)))
-                bar.advance()
-        else:
-            from joblib import Parallel, delayed
+                if over_time():
+                    break
+                finish(_job(*args(name, s, False)))
+        elif jobs:
+            _run_parallel(jobs, workers, lambda name, s: args(name, s, True), finish, over_time)
 
-            par = Parallel(n_jobs=workers, return_as="generator_unordered")
-            for res in par(delayed(_job)(*args(name, s, True)) for name, s in jobs):
-                results.append(res)
-                bar.advance()
+    res = _summarize(results, context, complete=len(results) == len(every))
+    res.seconds = time.perf_counter() - t_start
+    return res
 
-    trace_coef = next((r.pop("coef") for r in results if "coef" in r), None)
-    results.sort(key=lambda r: (r["split"], names.index(r["model"])))
+
+#: Environment variables that cap the thread pools of the worker processes (joblib's list).
+_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMBA_NUM_THREADS",
+                "NUMEXPR_NUM_THREADS")
+
+
+def _run_parallel(jobs: list[tuple[str, int]], workers: int, job_args: Callable,
+                  finish: Callable[[dict], None], over_time: Callable[[], bool]) -> None:
+    """Run ``jobs`` on ``workers`` processes (loky, as joblib does), at most ``workers`` at a
+    time: a job starts when another ends, unless ``over_time()``; ``finish(record)`` as each
+    ends. The jobs running when the time is over are waited for and kept. On an exception
+    (Ctrl-C included) the workers are stopped and the exception propagates."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    from joblib.externals.loky import get_reusable_executor
+
+    threads = str(max((os.cpu_count() or 1) // workers, 1))
+    env = {v: os.environ.get(v, threads) for v in _THREAD_VARS}
+    env.setdefault("ENABLE_IPC", os.environ.get("ENABLE_IPC", "1"))
+    executor = get_reusable_executor(max_workers=workers, env=env)
+    todo = list(jobs)
+    running: set = set()
+
+    def submit() -> None:
+        name, s = todo.pop(0)
+        running.add(executor.submit(_job, *job_args(name, s)))
+
+    try:
+        while todo and len(running) < workers:
+            submit()
+        while running:
+            ended, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in ended:
+                running.discard(future)
+                record = future.result()
+                if todo and not over_time():
+                    submit()
+                finish(record)
+    except BaseException:
+        for future in running:
+            future.cancel()
+        executor.shutdown(wait=False, kill_workers=True)
+        raise
+
+
+def _summarize(records: list[dict], context: dict, complete: bool) -> BenchmarkResult:
+    """The :class:`BenchmarkResult` of the job records done so far."""
+    data, names = context["data"], context["names"]
+    kind = data.kind
+    trace = next((r["coef"] for r in records if r.get("coef") is not None), None)
+    results = sorted(records, key=lambda r: (r["split"], names.index(r["model"])))
     metrics = METRICS[kind]
     rows = []
     for name in names:
         mine = [r for r in results if r["model"] == name]
+        if not mine:
+            continue
         row: dict[str, Any] = {"model": name}
         for key, _, _ in metrics:
-            vals = np.array([r[key] for r in mine])
+            vals = np.array([r[key] for r in mine], dtype=float)
             row[f"{key}_mean"], row[f"{key}_std"] = float(vals.mean()), float(vals.std())
         row.update({"n_splits": len(mine),
                     "fit_seconds": float(np.mean([r["fit_seconds"] for r in mine])),
@@ -514,14 +733,39 @@ def run_benchmark(data: BenchmarkData | str, n_splits: int = DEFAULT_SPLITS,
         rows.append(row)
     first, _, larger = metrics[0]
     rows.sort(key=lambda r: _sort_key(r[f"{first}_mean"], larger))
-    split_rows = [{**r, "params": _format_params([r["params"]])} for r in results]
-    res = BenchmarkResult(rows=rows, split_rows=split_rows, skipped=skipped,
-                          trace_coef=trace_coef,
-                          setting=_setting(data, len(splits), train_ratio),
+    left_key = f"{_LEFT_OUT[kind]}_tasks_left_out"
+    split_rows = []
+    for r in results:
+        row = {k: v for k, v in r.items() if k != "coef"}
+        row["params"] = _format_params([r["params"]])
+        row["cv_rule"] = _rule_text(r.get("selection", "kfold"),
+                                    int(r.get("cv_folds", context["cv"])))
+        row.setdefault(left_key, 0)
+        split_rows.append(row)
+    rules: dict[tuple, dict] = {}
+    for r in results:
+        key = (r.get("selection", "kfold"), int(r.get("cv_folds", context["cv"])))
+        rule = rules.setdefault(key, {"selection": key[0], "folds": key[1], "train_rows": [],
+                                      "jobs": 0})
+        rule["jobs"] += 1
+        if "train_rows" in r:
+            rule["train_rows"].append(float(r["train_rows"]))
+    cv_rules = [{**v, "train_rows": float(np.median(v["train_rows"])) if v["train_rows"]
+                 else None} for v in rules.values()]
+    test_rows = [float(r["test_rows"]) for r in results if "test_rows" in r]
+    left_out: dict[int, int] = {}
+    for r in results:
+        if r.get(left_key):
+            left_out[int(r["split"])] = max(left_out.get(int(r["split"]), 0), int(r[left_key]))
+    res = BenchmarkResult(rows=rows, split_rows=split_rows, skipped=dict(context["skipped"]),
+                          trace_coef=None if trace is None else np.asarray(trace, dtype=float),
+                          setting=_setting(data, context["n_splits"], context["train_ratio"]),
                           name=data.name, kind=kind, task_word=data.task_word,
-                          shared=data.shared, classes=data.classes, cv=cv)
-    res.verdict = verdict(res)
-    res.seconds = time.perf_counter() - t_start
+                          shared=data.shared, classes=data.classes, cv=context["cv"],
+                          cv_rules=cv_rules, test_rows=min(test_rows) if test_rows else None,
+                          left_out=dict(sorted(left_out.items())), n_tasks=data.n_tasks,
+                          n_jobs_total=context["n_jobs_total"], complete=complete)
+    res.verdict = verdict(res) if complete else None
     return res
 
 
@@ -546,21 +790,46 @@ def _best(rows: list[dict], names: list[str], key: str, larger: bool) -> str | N
     return min(cands, key=lambda r: _sort_key(r[f"{key}_mean"], larger))["model"]
 
 
+def _noise(gains: np.ndarray, mine: np.ndarray, theirs: np.ndarray) -> dict:
+    """How noisy a paired comparison over ``k`` splits is.
+
+    ``se = std(g, ddof=1) / sqrt(k)``, the standard error of the mean paired gain;
+    ``spread = max(std(m_a), std(m_b))``, the larger split-to-split standard deviation of
+    the two models' metric (the table's ``±``); the gain is clear of the noise when
+    ``k >= 2`` and ``|mean(g)| > max(2 se, spread)``: larger than twice its standard error
+    and than how much either model's score moves from one split to the next.
+    """
+    k = int(gains.size)
+    if k < 2:
+        return {"se": float("nan"), "spread": float("nan"), "noise": float("nan"),
+                "clear": False}
+    se = float(np.std(gains, ddof=1) / np.sqrt(k))
+    spread = float(max(np.std(mine), np.std(theirs)))
+    noise = max(2 * se, spread)
+    return {"se": se, "spread": spread, "noise": noise,
+            "clear": bool(abs(float(gains.mean())) > noise)}
+
+
 def verdict(res: BenchmarkResult) -> dict | None:
     """The best multi-task model against the best independent and the pooled baseline.
 
     For each baseline ``b`` run, the paired gain of the best multi-task model ``a`` (best mean
     of the first metric) over the splits ``s``: ``g_s = m_s(b) - m_s(a)`` for a metric where
     lower is better (nMSE), ``m_s(a) - m_s(b)`` where larger is better (AUC); positive when
-    the multi-task model is better. Reported: the mean of ``g_s``, its standard deviation over
-    the splits, its smallest and largest value, and the number of splits with ``g_s > 0``.
+    the multi-task model is better. Reported: the mean of ``g_s``, the relative gain
+    ``mean(g) / mean(m(b))``, its standard deviation over the splits, its smallest and largest
+    value, the number of splits with ``g_s > 0``, and its noise (:func:`_noise`): the
+    standard error of the mean gain, the split-to-split spread of the two models' metric, and
+    whether the gain is clear of both.
 
     Returns
     -------
     dict or None
         ``{"metric", "label", "best", "comparisons": [{"baseline", "role", "gains", "mean",
-        "std", "min", "max", "n_better", "n_splits"}], "holds": "every split" | "on average"
-        | "no"}``; None when no multi-task model or no baseline ran.
+        "relative", "std", "min", "max", "n_better", "n_splits", "se", "spread", "noise",
+        "clear"}], "holds": "every split" | "on average" | "no", "clear"}`` (``clear``: the
+        gain over every baseline is clear of the noise); None when no multi-task model or no
+        baseline ran.
     """
     key, label, larger = METRICS[res.kind][0]
     models = [r["model"] for r in res.rows]
@@ -582,16 +851,22 @@ def verdict(res: BenchmarkResult) -> dict | None:
     comparisons = []
     for b, role in baselines:
         theirs = per_split(b)
-        common = sorted(set(mine) & set(theirs))
-        gains = np.array([(mine[s] - theirs[s]) if larger else (theirs[s] - mine[s])
-                          for s in common])
-        gains = gains[~np.isnan(gains)]
-        if gains.size == 0:
+        common = [s for s in sorted(set(mine) & set(theirs))
+                  if not (np.isnan(mine[s]) or np.isnan(theirs[s]))]
+        if not common:
             continue
+        a_vals = np.array([mine[s] for s in common], dtype=float)
+        b_vals = np.array([theirs[s] for s in common], dtype=float)
+        gains = (a_vals - b_vals) if larger else (b_vals - a_vals)
+        base = float(b_vals.mean())
         comparisons.append({"baseline": b, "role": role, "gains": gains.tolist(),
-                            "mean": float(gains.mean()), "std": float(gains.std()),
+                            "mean": float(gains.mean()),
+                            "relative": float(gains.mean()) / abs(base) if base else float(
+                                "nan"),
+                            "std": float(gains.std()),
                             "min": float(gains.min()), "max": float(gains.max()),
-                            "n_better": int(np.sum(gains > 0)), "n_splits": int(gains.size)})
+                            "n_better": int(np.sum(gains > 0)), "n_splits": int(gains.size),
+                            **_noise(gains, a_vals, b_vals)})
     if not comparisons:
         return None
     if all(c["n_better"] == c["n_splits"] for c in comparisons):
@@ -601,55 +876,153 @@ def verdict(res: BenchmarkResult) -> dict | None:
     else:
         holds = "no"
     return {"metric": key, "label": label, "larger_is_better": larger, "best": best,
-            "comparisons": comparisons, "holds": holds}
+            "comparisons": comparisons, "holds": holds,
+            "clear": all(c["clear"] for c in comparisons)}
+
+
+def _percent(c: dict) -> str:
+    rel = c.get("relative", float("nan"))
+    return "n/a" if rel is None or np.isnan(rel) else f"{100 * abs(rel):.1f}%"
 
 
 def format_verdict(res: BenchmarkResult) -> str:
-    """The verdict in words: one line starting ``verdict:``, then one line per baseline."""
+    """The verdict in words: one line starting ``verdict:``, then one line per baseline and
+    the noise of the comparison.
+
+    The first line says whether the best multi-task model is better than the baselines on
+    every split, on average or not, by how much relative to each baseline, and whether that
+    gain is within the noise (see :func:`verdict`): a gain within the noise is never
+    reported as multi-task learning helping.
+    """
     v = res.verdict if res.verdict is not None else verdict(res)
     if v is None:
+        if not res.complete:
+            return (f"verdict: none yet (a partial run: {len(res.split_rows)} of "
+                    f"{res.n_jobs_total} jobs done; --resume completes it)")
         return ("verdict: none (it needs a multi-task model and an independent or pooled "
                 "baseline among the models run)")
     label, best = v["label"], v["best"]
     better = "higher" if v["larger_is_better"] else "lower"
-    against = " and ".join(f"the {c['role']} ({c['baseline']})" for c in v["comparisons"])
-    n = v["comparisons"][0]["n_splits"]
+    comps = v["comparisons"]
+    against = " and ".join(f"the {c['role']} ({c['baseline']})" for c in comps)
+    by = " and ".join(_percent(c) for c in comps)
+    n = comps[0]["n_splits"]
+    noisy = [c for c in comps if not c.get("clear", True)]
     if v["holds"] == "every split":
         every = f"on every split ({n} of {n})" if n > 1 else "on its one split"
-        head = f"multi-task learning helps: {best} has a {better} {label} than {against} {every}"
+        if n == 1:
+            head = (f"multi-task learning may help: {best} has a {better} {label} than "
+                    f"{against} {every}, by {by}")
+        elif noisy:
+            head = (f"multi-task learning may help, but within the noise: {best} has a "
+                    f"{better} {label} than {against} {every}, by {by}")
+        else:
+            head = (f"multi-task learning helps: {best} has a {better} {label} than {against} "
+                    f"{every}, by {by}")
     elif v["holds"] == "on average":
         head = (f"multi-task learning helps on average but not on every split: {best} has a "
-                f"{better} {label} than {against} on average")
+                f"{better} {label} than {against} on average, by {by}")
     else:
-        worse = [c["baseline"] for c in v["comparisons"] if c["mean"] <= 0]
+        worse = [c["baseline"] for c in comps if c["mean"] <= 0]
         head = (f"no gain from multi-task learning: the best multi-task model, {best}, is not "
                 f"better than {' or '.join(worse)} on average")
     if n == 1:
-        head += " (one split: no spread; --splits N for more)"
+        head += " (one split: no spread, the noise is not measured; --splits N for more)"
+    elif noisy and v["holds"] != "no":
+        within = " and ".join(c["baseline"] for c in noisy)
+        head += (f"; the gain over {within} is within the split-to-split noise (see below)")
     lines = [f"verdict: {head}"]
-    for c in v["comparisons"]:
+    for c in comps:
         k = c["n_splits"]
-        spread = (f"paired over {k} splits: std {c['std']:.4f}, from {c['min']:+.4f} to "
-                  f"{c['max']:+.4f}; better on {c['n_better']} of {k}" if k > 1
-                  else "one split")
+        if k > 1:
+            spread = (f"paired over {k} splits: std {c['std']:.4f}, standard error "
+                      f"{c['se']:.4f}, from {c['min']:+.4f} to {c['max']:+.4f}; better on "
+                      f"{c['n_better']} of {k}")
+            noise = (f"{'clear of' if c['clear'] else 'within'} the noise (|gain| "
+                     f"{'>' if c['clear'] else '<='} {c['noise']:.4f}: twice its standard "
+                     f"error, {2 * c['se']:.4f}, or the two models' split-to-split std of "
+                     f"{label}, {c['spread']:.4f}, whichever is larger)")
+        else:
+            spread, noise = "one split", "noise not measured"
+        rel = c.get("relative", float("nan"))
+        rel_text = "" if rel is None or np.isnan(rel) else f", {100 * rel:+.1f}% of its {label}"
         lines.append(f"  {best} vs {c['baseline']} ({c['role']}): {label} gain "
-                     f"{c['mean']:+.4f} on average ({spread})")
+                     f"{c['mean']:+.4f} on average{rel_text} ({spread}); {noise}")
     pair = (f"{label} of {best} - {label} of the baseline" if v["larger_is_better"]
             else f"{label} of the baseline - {label} of {best}")
     lines.append(f"  (gain = {pair}, per split; positive: {best} is better)")
+    if res.shared:
+        lines.append("  (a shared design: each split draws the rows once for all tasks, so "
+                     "every task's test part changes with the split at once: a noisier "
+                     "comparison than per-task splits of the same data; --splits N for more)")
     return "\n".join(lines)
 
 
 # ----------------------------------------------------------------------------- output
+def _cv_words(res: BenchmarkResult, cv: int) -> str:
+    """The cross-validation rule(s) the jobs applied, in words."""
+    from multitask.model_selection import SMALL_TASK_ROWS
+
+    where = "on the rows" if res.shared else f"within {res.task_word}"
+    per = "rows" if res.shared else "rows per task"
+    if not res.cv_rules:
+        return f"{cv}-fold CV {where}"
+    parts = []
+    for rule in res.cv_rules:
+        rows = rule.get("train_rows")
+        if rule["selection"] == "loo":
+            text = (f"leave-one-out CV {where} ({rule['folds']} folds; the default rule for "
+                    f"small tasks: a median of {rows:g} training {per}, <= {SMALL_TASK_ROWS})"
+                    if rows is not None else f"leave-one-out CV {where} ({rule['folds']} folds)")
+        else:
+            text = f"{rule['folds']}-fold CV {where}"
+        if len(res.cv_rules) > 1:
+            text += f" on {rule['jobs']} jobs"
+        parts.append(text)
+    return " and ".join(parts)
+
+
+def _left_out_note(res: BenchmarkResult) -> list[str]:
+    """Notes on the tasks left out of the per-task metric, and on aMSE with few test rows."""
+    lines = []
+    m = res.n_tasks
+    of = f" of {m}" if m else ""
+    if res.kind == "regression":
+        if res.left_out:
+            per = ", ".join(f"{k}{of if i == 0 else ''} tasks on split {s}"
+                            for i, (s, k) in enumerate(res.left_out.items()))
+            lines.append(f"(aMSE leaves out the tasks whose test targets are all equal "
+                         f"(Var(y_t) = 0, the term is undefined): {per}; splits numbered as "
+                         "in splits.csv)")
+        n = res.test_rows
+        if n is not None and n <= FEW_TEST_ROWS:
+            rows = "test rows" if res.shared else "test rows per task (median)"
+            rel = (f"about ±{100 * np.sqrt(2 / (n - 1)):.0f}% for normal targets"
+                   if n > 1 else "undefined")
+            lines.append(f"(aMSE is unstable here: each task's Var(y_t) is estimated from "
+                         f"{n:g} {rows}, {rel}; compare the models by nMSE)")
+    else:
+        total = sum(int(r.get("auc_tasks_left_out", 0) or 0) for r in res.split_rows)
+        if total:
+            lines.append(f"(AUC: {total} (task, model, split) test parts with one class only "
+                         "were left out of the mean)")
+    return lines
+
+
 def format_table(res: BenchmarkResult, cv: int | None = None) -> str:
-    """The result table as text, best model first (lowest nMSE, or highest AUC)."""
+    """The result table as text, best model first (lowest nMSE, or highest AUC).
+
+    The header says the splits and the cross-validation rule each job applied (K-fold, or
+    leave-one-out for small tasks, see :class:`~multitask.MultiTaskCV`); notes under the table
+    name the skipped models, the tasks left out of aMSE (test targets all equal) or AUC (one
+    class), and say when aMSE is unstable (at most :data:`FEW_TEST_ROWS` test rows per task).
+    """
     cv = res.cv if cv is None and res.cv is not None else (DEFAULT_CV if cv is None else cv)
     metrics = METRICS[res.kind]
     header = ("model", *(lab for _, lab, _ in metrics), "fit s", "chosen")
     body = [(r["model"], *(f"{r[f'{k}_mean']:.4f} ± {r[f'{k}_std']:.4f}" for k, _, _ in metrics),
              f"{r['fit_seconds']:.1f}", r["params"]) for r in res.rows]
-    widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(header)]
-    where = "on the rows" if res.shared else f"within {res.task_word}"
+    widths = [max([len(h), *(len(b[i]) for b in body)]) for i, h in enumerate(header)]
     if res.kind == "classification":
         positive = f" (positive class: {res.classes[1]!r})" if res.classes else ""
         legend = (f"AUC = mean over {res.task_word} of the test ROC AUC of each; accuracy = "
@@ -658,20 +1031,20 @@ def format_table(res: BenchmarkResult, cv: int | None = None) -> str:
     else:
         legend = (f"nMSE = test MSE / Var(test y), pooled; aMSE = mean over {res.task_word} "
                   "of MSE_t / Var(y_t); mean ± std over splits; fit s = CV + refit per split")
-    lines = [f"{res.name}: {res.setting}, hyper-parameters by {cv}-fold CV {where} "
+    lines = [f"{res.name}: {res.setting}, hyper-parameters by {_cv_words(res, cv)} "
              "inside each training part",
-             legend,
-             "",
-             "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip(),
-             "  ".join("-" * w for w in widths)]
+             legend]
+    if not res.complete:
+        lines.append(f"partial run: {len(res.split_rows)} of {res.n_jobs_total} (model, "
+                     "split) jobs done (n_splits in results.csv); --resume completes it")
+    lines += ["",
+              "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip(),
+              "  ".join("-" * w for w in widths)]
     lines += ["  ".join(c.ljust(w) for c, w in zip(b, widths, strict=True)).rstrip()
               for b in body]
     for name, why in res.skipped.items():
         lines.append(f"(skipped {name}: {why})")
-    left_out = sum(r.get("auc_tasks_left_out", 0) for r in res.split_rows)
-    if left_out:
-        lines.append(f"(AUC: {left_out} (task, model, split) test parts with one class only "
-                     "were left out of the mean)")
+    lines += _left_out_note(res)
     return "\n".join(lines)
 
 
@@ -693,9 +1066,43 @@ def write_csv(rows: Sequence[dict], path: str | os.PathLike, columns: Sequence[s
     atomic_write(path, write)
 
 
+#: A bar whose value exceeds this many times the median of the others' is drawn off the
+#: scale of the figure (clipped at the axis' end, its value written there), so that it does
+#: not flatten the others.
+OFF_SCALE = 3.0
+
+
+def _axis_end(means: np.ndarray, stds: np.ndarray) -> tuple[float, np.ndarray]:
+    """The end of the bar axis (which starts at 0), and which bars lie beyond it.
+
+    A bar is off the scale when its mean exceeds :data:`OFF_SCALE` times the median of the
+    means (with at least two bars on the scale); the axis then ends 15% past the largest
+    ``mean + std`` of the bars on it.
+    """
+    ok = np.isfinite(means)
+    off = np.zeros(means.shape, dtype=bool)
+    if ok.sum() >= 3:
+        med = float(np.median(means[ok]))
+        if med > 0:
+            off = ok & (means > OFF_SCALE * med)
+            if (ok & ~off).sum() < 2:
+                off[:] = False
+    keep = ok & ~off
+    if not keep.any():
+        return 1.0, off
+    top = float(np.max(means[keep] + np.nan_to_num(stds[keep])))
+    return (1.15 * top if top > 0 else 1.0), off
+
+
 def plot_benchmark(res: BenchmarkResult) -> Any:
     """Figure: the first metric ± std per model (best at the top), and the trace-norm model's
-    singular values.
+    singular values on split 0.
+
+    The bar axis starts at 0, so that bar lengths compare as ratios; a model far off the
+    others (:data:`OFF_SCALE`) is clipped at the axis' end, marked with ``//`` and its value
+    written there, instead of flattening the others. The spectrum marks singular values that
+    are zero (to machine precision) at zero (see
+    :func:`~multitask.plotting.plot_singular_values`).
 
     Returns
     -------
@@ -719,21 +1126,26 @@ def plot_benchmark(res: BenchmarkResult) -> Any:
     ax = axes[0]
     rows = res.rows[::-1]  # best at the top
     pos = np.arange(n)
-    means = np.array([r[f"{key}_mean"] for r in rows])
-    stds = np.array([r[f"{key}_std"] for r in rows])
-    ax.barh(pos, np.nan_to_num(means), xerr=np.nan_to_num(stds), capsize=3, color="#4c72b0")
+    means = np.array([r[f"{key}_mean"] for r in rows], dtype=float)
+    stds = np.array([r[f"{key}_std"] for r in rows], dtype=float)
+    end, off = _axis_end(means, stds)
+    shown = np.where(off, end, np.nan_to_num(means))
+    err = np.where(off, 0.0, np.nan_to_num(stds))
+    ax.barh(pos, shown, xerr=err, capsize=3, color="#4c72b0")
     ax.set_yticks(pos, [_stem(r["model"]) for r in rows], fontsize=8)
-    ok = ~np.isnan(means)
-    lo = float(np.min(means[ok] - stds[ok])) if ok.any() else 0.0
-    hi = float(np.max(means[ok] + stds[ok])) if ok.any() else 1.0
-    pad = 0.1 * max(hi - lo, 1e-3)
-    ax.set_xlim(max(0.0, lo - pad), hi + pad)
+    ax.set_xlim(0.0, end)
+    for i in np.flatnonzero(off):
+        ax.text(0.985 * end, pos[i], "//", ha="center", va="center", color="white",
+                fontsize=9, fontweight="bold")
+        ax.annotate(f"{means[i]:.4g} ± {stds[i]:.2g} (off scale)", (0.97 * end, pos[i]),
+                    ha="right", va="center", fontsize=7, color="white")
+    note = " (// : off scale, value written)" if off.any() else ""
     ax.set_xlabel(f"test {label} (mean ± std over splits; "
-                  f"{'higher' if larger else 'lower'} is better)")
+                  f"{'higher' if larger else 'lower'} is better){note}")
     ax.set_title(f"{res.name}: {res.setting}", fontsize=10)
     if two:
         plot_singular_values({"TraceNorm coef_": res.trace_coef}, ax=axes[1],
-                             title="Trace-norm model: singular values (split 1)")
+                             title="Trace-norm model: singular values (split 0)")
     return fig
 
 

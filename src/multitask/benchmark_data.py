@@ -111,6 +111,9 @@ class BenchmarkData:
         The task ids were numbers (``task_names`` are their text): a task order or a graph
         names a task by its value (``1``, ``"01"`` and ``"1.0"`` are task ``1``); otherwise by
         its name as written (see :func:`match_task_ids`).
+    feature_names : list of str or None
+        One per feature column (the file's column names), used to name a feature in error
+        messages; None: features are named by their position.
     """
 
     name: str
@@ -124,6 +127,7 @@ class BenchmarkData:
     ordered: bool = False
     graph: np.ndarray | None = field(default=None, repr=False)
     numeric_ids: bool = False
+    feature_names: list[str] | None = field(default=None, repr=False)
 
     @property
     def shared(self) -> bool:
@@ -260,7 +264,8 @@ def _check_finite(X: Any, what: str) -> None:
 
 def make_benchmark_data(X: Any, y: Any, task: Any = None, *, name: str = "data",
                         task_names: Sequence[str] | None = None, kind: str = "auto",
-                        task_word: str = "tasks") -> BenchmarkData:
+                        task_word: str = "tasks",
+                        feature_names: Sequence[str] | None = None) -> BenchmarkData:
     """Build :class:`BenchmarkData` from arrays in one of the library's layouts.
 
     * lists of per-task ``X_t`` and ``y_t``;
@@ -277,6 +282,8 @@ def make_benchmark_data(X: Any, y: Any, task: Any = None, *, name: str = "data",
     kind : {"auto", "regression", "classification"}, default="auto"
         See :func:`detect_kind`; classification labels are coded 0 / 1.
     task_word : str, default="tasks"
+    feature_names : sequence of str, optional
+        One per feature column; errors about a feature name it (default: its position).
 
     Returns
     -------
@@ -325,6 +332,11 @@ def make_benchmark_data(X: Any, y: Any, task: Any = None, *, name: str = "data",
                              "task of each row (long format) or one target column per task.")
     shared = not isinstance(Xs, list)
     m = ys.shape[1] if shared else len(Xs)
+    d = int((Xs if shared else Xs[0]).shape[1])
+    if feature_names is not None:
+        feature_names = [str(f) for f in feature_names]
+        if len(feature_names) != d:
+            raise ValueError(f"{len(feature_names)} feature names for {d} features.")
     if task_names is not None:
         if len(task_names) != m:
             raise ValueError(f"{len(task_names)} task names for {m} tasks.")
@@ -369,7 +381,8 @@ def make_benchmark_data(X: Any, y: Any, task: Any = None, *, name: str = "data",
             if not np.all(np.isfinite(v)):
                 raise ValueError(f"The targets of task {names[t]!r} hold infinite values.")
     return BenchmarkData(name=name, X=Xs, y=ys, kind=kind, task_names=names, classes=classes,
-                         task_word=task_word, numeric_ids=numeric_ids)
+                         task_word=task_word, numeric_ids=numeric_ids,
+                         feature_names=feature_names)
 
 
 # ----------------------------------------------------------------------------- named sets
@@ -577,42 +590,89 @@ def order_tasks(data: BenchmarkData, order: Sequence[Any] | str) -> BenchmarkDat
 
 
 # ----------------------------------------------------------------------------- splits
-def _standardize(X_tr: Any, X_te: Any) -> tuple[Any, Any]:
+def _power_of_two_scale(absmax: np.ndarray) -> np.ndarray:
+    """Per column, the power of two ``2**-e`` that brings its largest magnitude into
+    ``[0.5, 1)`` (1 for a column of zeros; ``e`` is kept within ``[-1000, 1000]``).
+
+    Multiplying by a power of two is exact (no rounding, away from the subnormal range), so
+    moments computed on the scaled columns and scaled back are those of the columns
+    themselves, without the overflow of squares of entries above about ``1e154`` or the
+    underflow of squares below about ``1e-154``.
+    """
+    _, exponent = np.frexp(absmax)
+    return np.ldexp(1.0, np.clip(-exponent.astype(np.int64), -1000, 1000))
+
+
+def _feature_name(names: list[str] | None, j: int) -> str:
+    return repr(names[j]) if names is not None else f"{j} (position, from 0)"
+
+
+def _standardize(X_tr: Any, X_te: Any, feature_names: list[str] | None = None,
+                 split: int = 0) -> tuple[Any, Any]:
     """Scale (and, dense, center) both parts with the training part's pooled moments.
 
     Dense: ``(x - mu) / sd`` with ``mu``, ``sd`` the mean and standard deviation of each
     feature over the pooled training rows (``sd = 1`` for a constant feature). Sparse: ``x / sd``
-    (centering would fill the matrix).
+    (centering would fill the matrix). The moments are computed on each column scaled by a
+    power of two (:func:`_power_of_two_scale`): the same numbers as on the column itself, and
+    no overflow for entries up to the largest float.
+
+    Raises
+    ------
+    ValueError
+        When a standardized test entry is not finite (a test value beyond the float range
+        once scaled by the training part's spread), naming the feature and the split.
     """
     lists = isinstance(X_tr, list)
     pooled = (sp.vstack(X_tr, format="csr") if sp.issparse(X_tr[0]) else np.vstack(X_tr)) \
         if lists else X_tr
     if sp.issparse(pooled):
-        mean = np.asarray(pooled.mean(axis=0)).ravel()
-        sq = np.asarray(pooled.multiply(pooled).mean(axis=0)).ravel()
+        absmax = np.asarray(abs(pooled).max(axis=0).todense()).ravel().astype(np.float64)
+        c = _power_of_two_scale(absmax)
+        scaled = pooled @ sp.diags(c)
+        mean = np.asarray(scaled.mean(axis=0)).ravel()
+        sq = np.asarray(scaled.multiply(scaled).mean(axis=0)).ravel()
         sd = np.sqrt(np.maximum(sq - mean ** 2, 0.0))
-        sd[sd == 0] = 1.0
-        scale = sp.diags(1.0 / sd)
+        sd[sd == 0] = c[sd == 0]  # a constant column keeps its values (sd = 1)
+        scale = sp.diags(c / sd)
 
         def f(x):
-            return sp.csr_matrix(x @ scale)
+            with np.errstate(over="ignore", invalid="ignore"):  # checked below
+                return sp.csr_matrix(x @ scale)
     else:
-        mu, sd = pooled.mean(axis=0), pooled.std(axis=0)
-        sd[sd == 0] = 1.0
+        absmax = np.max(np.abs(pooled), axis=0) if pooled.shape[0] else np.zeros(
+            pooled.shape[1])
+        c = _power_of_two_scale(absmax)
+        scaled = pooled * c
+        mu, sd = scaled.mean(axis=0), scaled.std(axis=0)
+        sd[sd == 0] = c[sd == 0]  # a constant column: (x - mu) / 1
 
         def f(x):
-            return (x - mu) / sd
+            with np.errstate(over="ignore", invalid="ignore"):  # checked below
+                return (x * c - mu) / sd
     if lists:
-        return [f(x) for x in X_tr], [f(x) for x in X_te]
-    return f(X_tr), f(X_te)
+        out_tr, out_te = [f(x) for x in X_tr], [f(x) for x in X_te]
+    else:
+        out_tr, out_te = f(X_tr), f(X_te)
+    for part in (out_tr if lists else [out_tr]) + (out_te if lists else [out_te]):
+        vals = part.data if sp.issparse(part) else part
+        if not np.all(np.isfinite(vals)):
+            bad = (np.flatnonzero(~np.isfinite(part.toarray()).all(axis=0)) if sp.issparse(part)
+                   else np.flatnonzero(~np.isfinite(part).all(axis=0)))
+            raise ValueError(f"Feature {_feature_name(feature_names, int(bad[0]))}: a value of "
+                             f"the test part of split {split} lies beyond the float range once "
+                             "standardized with the training part's mean and standard "
+                             "deviation; rescale that column.")
+    return out_tr, out_te
 
 
 def _check_both_classes(y_tr: Any, names: list[str], split: int) -> None:
     columns = y_tr.T if not isinstance(y_tr, list) else y_tr
     for t, v in enumerate(columns):
         if v.min() == v.max():
-            raise ValueError(f"Task {names[t]!r}: the training part of split {split + 1} holds "
-                             f"one class only; raise --train-ratio or leave the task out.")
+            raise ValueError(f"Task {names[t]!r}: the training part of split {split} (numbered "
+                             "from 0, as in splits.csv) holds one class only; raise "
+                             "--train-ratio or leave the task out.")
 
 
 def benchmark_splits(data: BenchmarkData, n_splits: int, train_ratio: float | None = None,
@@ -680,6 +740,6 @@ def benchmark_splits(data: BenchmarkData, n_splits: int, train_ratio: float | No
             y_tr, y_te = list(y_tr), list(y_te)
         if classification:
             _check_both_classes(y_tr, data.task_names, s)
-        X_tr, X_te = _standardize(X_tr, X_te)
+        X_tr, X_te = _standardize(X_tr, X_te, data.feature_names, s)
         out.append((X_tr, y_tr, X_te, y_te))
     return out

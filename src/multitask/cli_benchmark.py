@@ -8,13 +8,20 @@ The data (one of):
 * a CSV or Parquet file, read as ``multitask fit`` reads it (:mod:`multitask.cli_fit`): long
   format with ``--target COL --task COL`` (one row per (task, example)), or a shared design
   with ``--targets COL1 COL2 ...`` (one target column per task); features are ``--features``
-  or all other columns.
+  or all other columns. ``--targets`` and ``--features`` take column names or glob patterns
+  (``'y_*'``, ``'q[0-9]'``, matched in the file's column order; quote them in a shell);
+  ``--targets '*'`` with ``--features`` is every column but the features.
 
 Regression or binary classification is detected from the targets (two distinct values are a
 classification problem; ``--kind`` decides otherwise). ``--task-order`` (the tasks in time
 order) adds the temporal models, ``--graph FILE`` (edges between tasks) the graph-regularized
 model. The run prints the table and the verdict, and writes ``results.csv``, ``splits.csv``
 and ``results.png`` to ``--out`` (see :mod:`multitask.benchmark` for the protocol).
+
+``results.csv`` and ``splits.csv`` are rewritten as each (model, split) job ends, and each
+job's record is appended to ``jobs.jsonl`` there: a run stopped by Ctrl-C, SIGTERM, a crash
+or ``--time-limit`` leaves the finished jobs, and ``--resume`` completes it without running
+them again (the data and the options that make a job's result must be the same).
 
 Examples
 --------
@@ -25,21 +32,36 @@ Examples
     multitask benchmark --input ratings.csv --target rating --task respondent
     multitask benchmark --input sites.parquet --targets site1 site2 site3 --train-ratio 0.5
     multitask benchmark --input visits.csv --target y --task month --task-order sorted
+    multitask benchmark --input survey.csv --features age income --targets '*'
+    multitask benchmark school --splits 10 --time-limit 600      # then: --resume
 """
 
 from __future__ import annotations
 
 import argparse
+import fnmatch
+import json
+import sys
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["DEFAULT_BENCHMARK_OUT", "add_command", "cmd_benchmark", "read_benchmark_file",
-           "read_graph"]
+__all__ = ["DEFAULT_BENCHMARK_OUT", "JOURNAL", "add_command", "cmd_benchmark",
+           "read_benchmark_file", "read_graph", "read_journal"]
 
 #: Default output folder of ``multitask benchmark school`` (relative to the current folder);
 #: other data sets write to ``results/<name>-benchmark``.
 DEFAULT_BENCHMARK_OUT = "results/school-benchmark"
+
+#: The record of the jobs done, in ``--out``: a first line with the run's settings, then one
+#: JSON line per finished (model, split) job; ``--resume`` reads it.
+JOURNAL = "jobs.jsonl"
+
+#: Exit status of a run stopped by ``--time-limit`` before its last job.
+EXIT_TIME_LIMIT = 3
+
+#: Characters that make a ``--targets`` / ``--features`` entry a glob pattern.
+_GLOB = set("*?[")
 
 
 # --------------------------------------------------------------------------- reading
@@ -70,9 +92,75 @@ def _targets(df, cols: list[str], layout: str):
     return out
 
 
+def _check_header(df) -> None:
+    """Refuse a CSV file whose header names a column twice (pandas would rename the second
+    ``a`` to ``a.1`` and read it as another column), naming the column."""
+    if not df.attrs.get("multitask_csv"):
+        return  # Parquet refuses duplicated names itself
+    import pandas as pd
+
+    from multitask.cli_fit import CLIError
+
+    path = df.attrs["multitask_path"]
+    sep = "\t" if ".tsv" in [s.lower() for s in Path(path).suffixes] else ","
+    try:
+        head = pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str,
+                           skipinitialspace=True, keep_default_na=False)
+    except Exception:  # noqa: BLE001 - read_table read it: nothing more to check
+        return
+    names = [str(v) for v in head.iloc[0].tolist()] if len(head) else []
+    seen: dict[str, int] = {}
+    for j, name in enumerate(names):
+        if name in seen:
+            raise CLIError(f"{path}: the header names column {name!r} twice (columns "
+                           f"{seen[name] + 1} and {j + 1}): give each column its own name.")
+        seen[name] = j
+
+
+def _expand(items, columns: list[str], option: str, path: str, exclude=()) -> list[str] | None:
+    """Column names and glob patterns (``fnmatch``, case-sensitive) as column names.
+
+    A name that is a column is kept as it is (even with ``*`` in it); a pattern becomes the
+    columns it matches, in the file's order, less those of ``exclude``; a column named twice
+    is kept once. A pattern that matches no column is refused, naming it."""
+    from multitask.cli_fit import CLIError
+
+    if not items:
+        return items
+    out: list[str] = []
+    for item in items:
+        if item in columns or not (_GLOB & set(item)):
+            found = [item]
+        else:
+            found = [c for c in fnmatch.filter(columns, item) if c not in exclude]
+            if not found:
+                shown = ", ".join(map(repr, columns[:12])) + (", ..." if len(columns) > 12
+                                                             else "")
+                raise CLIError(f"{path}: the {option} pattern {item!r} matches no column"
+                               f"{' left' if exclude else ''} (columns: {shown}).")
+        out += [c for c in found if c not in out]
+    return out
+
+
+def _resolve_columns(args, df):
+    """``args`` with the glob patterns of ``--features`` and ``--targets`` expanded
+    (targets leave out the features and the task column)."""
+    path = df.attrs["multitask_path"]
+    columns = list(df.columns)
+    resolved = argparse.Namespace(**vars(args))
+    resolved.features = _expand(args.features, columns, "--features", path)
+    taken = set(resolved.features or ()) | ({args.task} if args.task else set()) | (
+        {args.target} if args.target else set())
+    resolved.targets = _expand(args.targets, columns, "--targets", path, exclude=taken)
+    return resolved
+
+
 def read_benchmark_file(args):
     """The data of ``--input`` (with ``--target/--task`` or ``--targets``) as
-    :class:`~multitask.benchmark_data.BenchmarkData`; errors name the file, row and column."""
+    :class:`~multitask.benchmark_data.BenchmarkData`; errors name the file, row and column.
+
+    ``--targets`` and ``--features`` take names or glob patterns (:func:`_expand`); a header
+    that names a column twice is refused, naming it."""
     from multitask.benchmark_data import make_benchmark_data
     from multitask.cli_fit import CLIError, _distinct_ids, _labels, _layout, _numeric, read_table
 
@@ -80,6 +168,8 @@ def read_benchmark_file(args):
     df = read_table(args.input, text_columns=[] if numeric_ids or not args.task
                     else [args.task])
     path = df.attrs["multitask_path"]
+    _check_header(df)
+    args = _resolve_columns(args, df)
     layout, features, target, task_col, targets = _layout(args, df)
     if layout == "long" and not task_col:
         raise CLIError(f"{path}: give the task column with --task COL (the benchmark compares "
@@ -91,12 +181,14 @@ def read_benchmark_file(args):
             (y,) = _targets(df, [target], layout)
             task = _labels(df, task_col, "task id", strip=False)  # as written, as fit does
             _distinct_ids(df, task_col, task)
-            return make_benchmark_data(X, y, task, name=name, kind=args.kind)
+            return make_benchmark_data(X, y, task, name=name, kind=args.kind,
+                                       feature_names=features)
         columns = _targets(df, targets, layout)
         numeric = all(c.dtype.kind == "f" for c in columns)
         Y = np.column_stack(columns) if numeric else np.column_stack(
             [c.astype(object) for c in columns])
-        return make_benchmark_data(X, Y, name=name, task_names=targets, kind=args.kind)
+        return make_benchmark_data(X, Y, name=name, task_names=targets, kind=args.kind,
+                                   feature_names=features)
     except CLIError:
         raise
     except ValueError as exc:
@@ -180,10 +272,100 @@ def _data(args):
     return data
 
 
+# --------------------------------------------------------------------------- the journal
+def _plain(v):
+    """A record's value as JSON: arrays as nested lists, numpy scalars as Python ones."""
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    return str(v)
+
+
+def _start_journal(path: Path, settings: dict, records: list[dict]) -> None:
+    """(Re)write the journal: its settings line and the records kept."""
+    from multitask.persistence import atomic_write
+
+    def write(tmp: str) -> None:
+        with open(tmp, "w") as fh:
+            fh.write(json.dumps({"multitask_benchmark_jobs": 1, "settings": settings}) + "\n")
+            for r in records:
+                fh.write(json.dumps(_plain(r)) + "\n")
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, write)
+
+
+def _append_journal(path: Path, record: dict) -> None:
+    line = json.dumps(_plain(record)) + "\n"
+    with open(path, "a") as fh:
+        fh.write(line)
+        fh.flush()
+
+
+_SETTING_NAMES = {"data": "the data (file contents, task ids, kind, order or graph)",
+                  "train_ratio": "--train-ratio", "n_alphas": "--grid-size",
+                  "alpha_ratio": "--grid-ratio", "cv": "--cv-folds",
+                  "random_state": "--random-state"}
+
+
+def read_journal(path: str | Path, settings: dict) -> list[dict]:
+    """The records of the jobs done by an earlier run, from its journal (:data:`JOURNAL`).
+
+    Raises :class:`~multitask.cli_fit.CLIError` when the journal is not one, or was written
+    with other settings (:func:`~multitask.benchmark.benchmark_settings`: the data or an
+    option that changes a job's result), naming the setting. A last line cut short (a run
+    stopped while writing it) is left out; that job runs again.
+    """
+    from multitask.cli_fit import CLIError
+
+    path = Path(path)
+    try:
+        lines = path.read_text().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CLIError(f"{path}: cannot be read: {exc}") from None
+    try:
+        head = json.loads(lines[0]) if lines else None
+    except json.JSONDecodeError:
+        head = None
+    if not isinstance(head, dict) or "settings" not in head:
+        raise CLIError(f"{path}: not a journal of multitask benchmark (its first line holds no "
+                       "settings); run without --resume.")
+    theirs = head["settings"]
+    for key, what in _SETTING_NAMES.items():
+        if theirs.get(key) != settings.get(key):
+            detail = ("" if key == "data" else
+                      f": {theirs.get(key)!r} in the stopped run, {settings.get(key)!r} now")
+            raise CLIError(f"{path}: the stopped run had other settings ({what} differ"
+                           f"{'s' if key != 'data' else ''}{detail}); give the same ones to "
+                           "--resume, or run without --resume to start again.")
+    records = []
+    for i, line in enumerate(lines[1:], start=2):
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            if i == len(lines):
+                break  # cut short by the stop: that job runs again
+            raise CLIError(f"{path}: line {i} is damaged; run without --resume to start "
+                           "again.") from None
+        if not (isinstance(rec, dict) and isinstance(rec.get("model"), str)
+                and isinstance(rec.get("split"), int)):
+            raise CLIError(f"{path}: line {i} is not a job record; run without --resume to "
+                           "start again.")
+        records.append(rec)
+    return records
+
+
 # --------------------------------------------------------------------------- the command
 def cmd_benchmark(args) -> int:
     """``multitask benchmark``: run, print the table and the verdict, write results.csv,
-    splits.csv and a PNG."""
+    splits.csv (as the jobs end) and a PNG; with ``--resume``, complete a stopped run."""
     if args.list_datasets:
         from multitask.benchmark_data import DATASETS
 
@@ -191,19 +373,65 @@ def cmd_benchmark(args) -> int:
             print(f"  {name:11s} {what}")
         return 0
     from multitask import benchmark as bench
+    from multitask.persistence import TerminatedBySignal
 
     data = _data(args)
-    res = bench.run_benchmark(data, args.splits, args.models, train_ratio=args.train_ratio,
-                              n_alphas=args.grid_size, alpha_ratio=args.grid_ratio,
-                              cv=args.cv_folds, n_jobs=args.n_jobs,
-                              random_state=args.random_state, show_progress=not args.quiet)
+    out = Path(args.out if args.out else _default_out(args))
+    journal = out / JOURNAL
+    settings = bench.benchmark_settings(data, train_ratio=args.train_ratio,
+                                        n_alphas=args.grid_size, alpha_ratio=args.grid_ratio,
+                                        cv=args.cv_folds, random_state=args.random_state)
+    done: list[dict] = []
+    if args.resume:
+        if journal.is_file():
+            done = read_journal(journal, settings)
+        else:
+            print(f"multitask: nothing to resume in {out} (no {JOURNAL}): running every job.",
+                  file=sys.stderr)
+    columns = (bench.result_columns(data.kind), bench.split_columns(data.kind))
+    state = {"done": len(done), "total": None, "started": False}
+
+    def start() -> None:
+        """The first write of this run: the journal (kept records only), stale figure out."""
+        _start_journal(journal, settings, done)
+        (out / "results.png").unlink(missing_ok=True)
+        state["started"] = True
+
+    def on_job(record: dict, partial) -> None:
+        if not state["started"]:
+            start()
+        _append_journal(journal, record)
+        bench.write_csv(partial.rows, out / "results.csv", columns[0])
+        bench.write_csv(partial.split_rows, out / "splits.csv", columns[1])
+        state["done"], state["total"] = len(partial.split_rows), partial.n_jobs_total
+
+    try:
+        res = bench.run_benchmark(data, args.splits, args.models, train_ratio=args.train_ratio,
+                                  n_alphas=args.grid_size, alpha_ratio=args.grid_ratio,
+                                  cv=args.cv_folds, n_jobs=args.n_jobs,
+                                  random_state=args.random_state,
+                                  show_progress=not args.quiet, done=done, on_job=on_job,
+                                  time_limit=args.time_limit)
+    except (KeyboardInterrupt, TerminatedBySignal):
+        if state["started"]:
+            of = f" of {state['total']}" if state["total"] else ""
+            print(f"multitask: stopped after {state['done']}{of} jobs: {out / 'results.csv'} "
+                  f"and splits.csv hold them; the same command with --resume completes the "
+                  "run.", file=sys.stderr)
+        raise
+    if not state["started"]:
+        start()  # nothing ran (every job was done): the journal stays as it was read
     print(bench.format_table(res, cv=args.cv_folds))
     print()
     print(bench.format_verdict(res))
-    out = Path(args.out if args.out else _default_out(args))
-    bench.write_csv(res.rows, out / "results.csv", bench.result_columns(res.kind))
-    bench.write_csv(res.split_rows, out / "splits.csv", bench.split_columns(res.kind))
+    bench.write_csv(res.rows, out / "results.csv", columns[0])
+    bench.write_csv(res.split_rows, out / "splits.csv", columns[1])
     wrote = [out / "results.csv", out / "splits.csv"]
+    if not res.complete:
+        print(f"\n{len(res.split_rows)} of {res.n_jobs_total} jobs done in {res.seconds:.0f} s "
+              f"(--time-limit {args.time_limit:g}); wrote {wrote[0]}, {wrote[1]} (no figure "
+              "of a partial run); the same command with --resume completes it.")
+        return EXIT_TIME_LIMIT
     png = _save_figure(res, out / "results.png")
     if png is not None:
         wrote.append(png)
@@ -249,10 +477,21 @@ _EPILOG = """examples:
   # tasks in time order (adds the temporal models), a task graph (adds the graph model)
   multitask benchmark --input visits.csv --target y --task month --task-order sorted
   multitask benchmark --input sales.csv --target y --task store --graph neighbours.csv
+  # every column but the features is a target (quote patterns: 'y_*', '*')
+  multitask benchmark --input survey.csv --features age income --targets '*'
+  # stop starting jobs after 10 minutes, then complete the run
+  multitask benchmark school --splits 10 --time-limit 600
+  multitask benchmark school --splits 10 --resume
 
 The verdict compares the best multi-task model with the best independent baseline (ridge or
 lasso per task) and the pooled baseline (one model for all tasks): the paired difference of
-nMSE (regression) or AUC (classification) over the splits, and on how many splits it holds.
+nMSE (regression) or AUC (classification) over the splits, relative to the baseline, on how
+many splits it holds, and whether it is clear of the noise (larger than twice its standard
+error and than the split-to-split spread of the two models' scores).
+
+results.csv and splits.csv are rewritten as each job ends and jobs.jsonl records the jobs
+done: a run stopped by Ctrl-C or --time-limit (exit status 3) keeps them, and --resume
+completes it without running them again.
 """
 
 
@@ -287,9 +526,13 @@ def add_command(sub) -> None:
     data.add_argument("--task", metavar="COL", help="task id column (long format); ids are "
                       "kept as written: 01 and 1 are two tasks")
     data.add_argument("--targets", metavar="COL", nargs="+",
-                      help="one target column per task (shared design)")
+                      help="one target column per task (shared design): names or glob "
+                      "patterns ('y_*'; quote them), matched in the file's column order, "
+                      "the feature columns left out: --features ... --targets '*' is every "
+                      "column but the features")
     data.add_argument("--features", metavar="COL", nargs="+",
-                      help="feature columns (default: all columns but the target and task ones)")
+                      help="feature columns, names or glob patterns (default: all columns but "
+                      "the target and task ones)")
     data.add_argument("--numeric-task-ids", action="store_true",
                       help="read the task ids as numbers (01 and 1 are then one task)")
     data.add_argument("--kind", choices=["auto", "regression", "classification"],
@@ -334,6 +577,14 @@ def add_command(sub) -> None:
                     help="parallel processes (default: every core)")
     pb.add_argument("--random-state", type=int, default=0,
                     help="seed of the folds and of random splits (default 0)")
+    pb.add_argument("--resume", action="store_true",
+                    help=f"complete a run stopped before its end (Ctrl-C, --time-limit, a "
+                    f"crash): the jobs recorded in --out's {JOURNAL} are not run again; the data "
+                    "and the options that change a job's result must be the same (more "
+                    "--splits or --models may be added)")
+    pb.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                    help="start no job after this many seconds: the run ends with the jobs "
+                    f"done written (exit status {EXIT_TIME_LIMIT}); --resume completes it")
     pb.add_argument("--quiet", action="store_true", help="no progress display")
     pb.add_argument("--list-datasets", action="store_true",
                     help="list the data sets known by name and exit")

@@ -138,9 +138,21 @@ _COMPONENTS = (
 )
 
 
+def _zero_tolerance(shape: tuple[int, ...], top: float) -> float:
+    """Singular values at most ``max(shape) * eps * sigma_1`` are zero to machine precision
+    (the tolerance of ``numpy.linalg.matrix_rank``)."""
+    return float(max(shape, default=0)) * float(np.finfo(np.float64).eps) * top
+
+
 def plot_singular_values(model, *, components: bool = True, log: bool = True, tau=None,
                          ax=None, title: str | None = None):
     """Singular values of ``coef_`` (and of the model's components), largest first.
+
+    Singular values that are zero to machine precision (at most ``max(m, d) * eps *
+    sigma_1``, the tolerance of ``numpy.linalg.matrix_rank``) are drawn at zero and marked
+    with an ``x``; with ``log`` the vertical axis is then logarithmic above the smallest
+    non-zero value and linear below it (matplotlib's ``symlog``), so that zero has its
+    place on the axis. The index axis has integer ticks.
 
     Parameters
     ----------
@@ -150,8 +162,7 @@ def plot_singular_values(model, *, components: bool = True, log: bool = True, ta
         Also draw ``low_rank_component_``, ``sparse_component_`` and ``outlier_component_``
         when the model has them.
     log : bool, default=True
-        Logarithmic vertical axis (singular values that are zero to machine precision are
-        drawn at the bottom of the axis).
+        Logarithmic vertical axis (linear near zero when a singular value is zero).
     tau : float, optional
         A horizontal line at the cap; default: the model's ``tau`` when it has
         ``singular_values_`` (the capped trace norm).
@@ -161,6 +172,8 @@ def plot_singular_values(model, *, components: bool = True, log: bool = True, ta
     -------
     matplotlib.figure.Figure
     """
+    from matplotlib.ticker import MaxNLocator
+
     if isinstance(model, Mapping):
         mats = {str(k): _coef_of(v) for k, v in model.items()}
     elif hasattr(model, "coef_"):
@@ -175,22 +188,32 @@ def plot_singular_values(model, *, components: bool = True, log: bool = True, ta
     spectra = {}
     for label, A in mats.items():
         s = np.linalg.svd(A, compute_uv=False) if A.size else np.zeros(0)
-        spectra[label] = s
-        top = s[0] if s.size else 0.0
-        pos = s[s > 1e-12 * max(top, 1e-300)]
-        if pos.size:
-            floor = min(floor, float(pos.min()))
-    for label, s in spectra.items():
+        top = float(s[0]) if s.size else 0.0
+        zero = s <= _zero_tolerance(A.shape, top)
+        s = np.where(zero, 0.0, s)
+        spectra[label] = (s, zero)
+        if (~zero).any():
+            floor = min(floor, float(s[~zero].min()))
+    any_zero = False
+    for label, (s, zero) in spectra.items():
         k = np.arange(1, s.size + 1)
-        vals = np.maximum(s, floor / 10) if log and np.isfinite(floor) else s
-        ax.plot(k, vals, marker="o", ms=3, label=f"{label} (rank "
-                f"{int(np.sum(s > 1e-8 * max(s[0] if s.size else 0, 1e-300)))})")
+        rank = int(np.sum(s > 1e-8 * max(s[0] if s.size else 0, 1e-300)))
+        (line,) = ax.plot(k, s, marker="o", ms=3, label=f"{label} (rank {rank})")
+        if zero.any():
+            any_zero = True
+            ax.scatter(k[zero], s[zero], marker="x", s=30, color=line.get_color(), zorder=3,
+                       clip_on=False, label=f"{label}: {int(zero.sum())} zero")
     if tau is not None and np.isfinite(float(tau)):
         ax.axhline(float(tau), color="k", ls="--", lw=1, label=f"tau = {float(tau):g}")
     if log and np.isfinite(floor):
-        ax.set_yscale("log")
+        if any_zero:
+            ax.set_yscale("symlog", linthresh=floor)
+            ax.set_ylim(bottom=0.0)
+        else:
+            ax.set_yscale("log")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("index i")
-    ax.set_ylabel("singular value sigma_i")
+    ax.set_ylabel("singular value sigma_i" + (" (x: zero)" if any_zero else ""))
     ax.legend(fontsize=8)
     ax.set_title(title or "Singular value spectrum")
     return fig
