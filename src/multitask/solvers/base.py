@@ -321,17 +321,19 @@ def measure_lipschitz(datafit: Datafit, penalty: Penalty) -> float:
 
 def certify(datafit: Datafit, penalty: Penalty, V: np.ndarray, b: np.ndarray | None,
             L: float | None = None, target: float | None = None,
-            dual_weights: np.ndarray | None = None):
+            dual_weights: np.ndarray | None = None, *, lazy: bool | None = None):
     """``(measure, certificate)`` at ``(V, b)``: the certified relative duality gap where the
     model has a dual (:func:`multitask.solvers.certificate.duality_gap`, whose
     :class:`~multitask.solvers.certificate.Certificate` a solver can hand to :func:`finish`),
     else the prox-gradient residual of :func:`kkt_residual` and ``None``. ``target`` (a
     solver's ``tol``) spares the certificate's costlier corrections when its first dual point
-    already meets it, or is still far from the optimum (``lazy``). ``dual_weights``: another
-    iterate's weights to build a dual point from as well (ADMM's W-step)."""
+    already meets it, and, when ``lazy`` (by default whenever a ``target`` is given), while
+    it is still far from the optimum. ``dual_weights``: another iterate's weights to build a
+    dual point from as well (ADMM's W-step)."""
     from multitask.solvers.certificate import duality_gap
 
-    cert = duality_gap(datafit, penalty, V, b, target=target, lazy=target is not None,
+    lazy = target is not None if lazy is None else lazy
+    cert = duality_gap(datafit, penalty, V, b, target=target, lazy=lazy,
                        dual_weights=dual_weights)
     if cert is not None:
         return cert.relative_gap, cert
@@ -389,7 +391,8 @@ def finish(solver: Solver, datafit: Datafit, penalty: Penalty, V: np.ndarray,
            measure: float | None = None, info: dict | None = None,
            what: str = "", exhausted: bool | None = None,
            certified: bool | None = None, certify_model: bool = True,
-           certificate=None, dual_weights: np.ndarray | None = None) -> SolverResult:
+           certificate=None, dual_weights: np.ndarray | None = None,
+           stacklevel: int = 3) -> SolverResult:
     """The result record of a run, with the certificate and the shared convergence warning.
 
     The certified gap is computed at the returned ``(V, b)`` (:func:`certify`); the run is
@@ -406,7 +409,8 @@ def finish(solver: Solver, datafit: Datafit, penalty: Penalty, V: np.ndarray,
     at ``(V, b)`` itself, with the formula of
     :func:`~multitask.solvers.certificate.duality_gap` (it is not computed again).
     ``dual_weights``: another iterate's weights the certificate also builds a dual point from
-    (ADMM's W-step).
+    (ADMM's W-step). ``stacklevel``: the warnings' (3: the caller of the solver calling
+    this function).
     """
     from multitask.solvers.certificate import duality_gap
 
@@ -424,7 +428,7 @@ def finish(solver: Solver, datafit: Datafit, penalty: Penalty, V: np.ndarray,
                     "is not certified to the tolerance (converged_ is False). Decrease the "
                     "solver's inner tolerance or use another solver.",
                     ConvergenceWarning,
-                    stacklevel=3,
+                    stacklevel=stacklevel,
                 )
     else:
         if measure is None:
@@ -441,7 +445,7 @@ def finish(solver: Solver, datafit: Datafit, penalty: Penalty, V: np.ndarray,
             f" {measure:.2e}, tol={solver.tol:g}. "
             "Increase max_iter or tol.",
             ConvergenceWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
     info = dict(info or {})
     info.setdefault("solver", solver.label)
