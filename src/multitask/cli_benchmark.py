@@ -400,10 +400,10 @@ def cmd_benchmark(args) -> int:
     def on_job(record: dict, partial) -> None:
         if not state["started"]:
             start()
-        _append_journal(journal, record)
         bench.write_csv(partial.rows, out / "results.csv", columns[0])
         bench.write_csv(partial.split_rows, out / "splits.csv", columns[1])
         state["done"], state["total"] = len(partial.split_rows), partial.n_jobs_total
+        _append_journal(journal, record)  # last: a job in the journal is in the tables
 
     try:
         res = bench.run_benchmark(data, args.splits, args.models, train_ratio=args.train_ratio,
