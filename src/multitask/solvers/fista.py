@@ -27,8 +27,8 @@ stops at the first point where it is at most ``tol``.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -36,8 +36,6 @@ from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
 from multitask.solvers.base import (
     Solver,
-    finish,
-    initial_point,
     lipschitz_bound,
     measure_lipschitz,
     optimality,
@@ -45,6 +43,7 @@ from multitask.solvers.base import (
     smooth_value_and_grad,
     smooth_value_pair_and_grad,
 )
+from multitask.solvers.iteration import CertificateSchedule, IterationRecord
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
@@ -56,28 +55,14 @@ _LIPSCHITZ_INITS = ("bound", "secant")
 CHECK_PERIOD = 10
 
 
-def check_period(k: int, measure: float, tol: float,
-                 previous: tuple[int, float] | None = None) -> int:
-    """Iterations until the next certificate after the one at iteration ``k``.
-
-    ``k // 2`` (at least 1) in the first iterations, then at least :data:`CHECK_PERIOD`.
-    With the previous certificate ``(k0, m0)`` and a measure that fell from ``m0`` to ``m``,
-    the rate ``rho = ln(m0 / m) / (k - k0)`` predicts ``ln(m / tol) / rho`` more iterations
-    to ``tol``: the next certificate comes after 80% of them, at most ``k // 10`` iterations
-    on (at most about 10% more iterations than needed where the prediction is too long).
-    Without a rate: up to ``k // 20`` while the measure is more than ten times ``tol``,
-    :data:`CHECK_PERIOD` near it.
-    """
-    base = min(CHECK_PERIOD, max(1, k // 2))
-    if previous is not None:
-        k0, m0 = previous
-        if k > k0 and tol < measure < m0 and tol > 0.0:
-            rate = np.log(m0 / measure) / (k - k0)
-            need = np.log(measure / tol) / rate
-            return int(max(base, min(0.8 * need, k // 10)))
-    if measure > 10.0 * tol:
-        return max(base, k // 20)
-    return base
+def certificate_schedule() -> CertificateSchedule:
+    """The certificates of the gradient methods: after the first iteration, then at intervals
+    predicted from the measure's rate (at least :data:`CHECK_PERIOD` past the first
+    iterations; :func:`~multitask.solvers.iteration.predicted_period`), and sooner when the
+    prox-gradient residual of a step falls below ``tol``, ``max(5, k // 10)`` iterations
+    after the last certificate at the soonest."""
+    return CertificateSchedule(period=CHECK_PERIOD, first=1, adaptive=True, early_gap=5,
+                               early_fraction=10)
 
 
 def _inner(a: np.ndarray, b: np.ndarray) -> float:
@@ -172,112 +157,41 @@ class ProximalGradient(Solver):
 
     def solve(self, datafit: Datafit, penalty: Penalty, *, coef_init=None, intercept_init=None,
               callback: Callable | None = None) -> SolverResult:
-        self.check(datafit, penalty)
-        t0 = time.perf_counter()
-        A = penalty.linear_map
-        x, b = initial_point(datafit, penalty, coef_init, intercept_init)
-        use_b = b is not None
-        L_bound = lipschitz_bound(datafit, penalty)
+        run = IterationRecord(self, datafit, penalty, callback, certificate_schedule())
+        x, b = run.start(coef_init, intercept_init)
+        model = _SmoothPart(datafit, penalty, b is not None)
         L_measure = measure_lipschitz(datafit, penalty)
-        s_b = datafit.measure_constants()[1] if use_b else 0.0
+        s_b = datafit.measure_constants()[1] if model.use_b else 0.0
         if self.lipschitz_init == "secant" and self.line_search:
-            L = min(secant_lipschitz(datafit, penalty, x, b), L_bound)
+            L = min(secant_lipschitz(datafit, penalty, x, b), model.L_bound)
         else:
-            L = L_bound
-        scale = max(datafit.gradient_scale() * np.sqrt(A.norm_sq), np.finfo(float).tiny)
+            L = model.L_bound
+        scale = max(datafit.gradient_scale() * np.sqrt(penalty.linear_map.norm_sq),
+                    np.finfo(float).tiny)
         tol = self.tol
-
-        smooth_part = "smooth" in penalty.capabilities
-
-        def loss_and_grad(V, bb):
-            return smooth_value_and_grad(datafit, penalty, V, bb)
-
-        def loss_value(V, bb):
-            f = datafit.value(A.forward(V), bb)
-            return f + penalty.smooth_value_and_grad(V)[0] if smooth_part else f
-
-        fx = datafit.value(A.forward(x), b) + penalty.value(x)  # the objective F at the start
-        best = (fx, x, b)
+        fx = datafit.value(penalty.linear_map.forward(x), b) + penalty.value(x)  # F at the start
+        run.keep(fx, x, b)
         y, yb = x, b
         t_k = 1.0
-        history: list[float] = []
-        times: list[float] = []
-        converged = False
-        measure = None
-        next_check = 1  # the certificate at the first iterate, then every CHECK_PERIOD
-        previous: tuple[int, float] | None = None  # the last certificate (k, measure)
-        next_cheap = 0
         n_iter = 0
-        stopped_by = "max_iter"
-        db = None
-        # where the datafit reads the data once for two points, the objective at the new
-        # point and the gradient at the next extrapolated one come from one pass (when the
-        # step is accepted whatever the objective: no line search, or L at its bound)
-        fuse = getattr(datafit, "fuses_value_pairs", False)
-        ahead = None  # (f, grad W, grad b) at y, computed by the previous iteration's pass
-
-        def extrapolate(x_new, b_new, x, b, t_k):
-            if not self.accelerated:
-                return x_new, b_new, t_k
-            t_next = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t_k * t_k))
-            beta = (t_k - 1.0) / t_next
-            y = x_new + beta * (x_new - x)
-            yb = b_new + beta * (b_new - b) if use_b else None
-            return y, yb, t_next
-
+        # (f, grad W, grad b) at y and the extrapolated point they belong to, computed by the
+        # previous iteration's fused pass (_Step.ahead)
+        ahead = None
         for k in range(1, self.max_iter + 1):
             n_iter = k
-            if ahead is None:
-                fy, gy, gby = loss_and_grad(y, yb)
-            else:
-                fy, gy, gby = ahead
-            ahead = None
-            while True:
-                x_new = penalty.prox(y - gy / L, 1.0 / L)
-                b_new = yb - gby / L if use_b else None
-                dx = x_new - y
-                if fuse and (not self.line_search or L >= L_bound):
-                    nxt = extrapolate(x_new, b_new, x, b, t_k)
-                    f_new, *grads = smooth_value_pair_and_grad(datafit, penalty, x_new, b_new,
-                                                               nxt[0], nxt[1])
-                    ahead = tuple(grads)
-                    break
-                f_new = loss_value(x_new, b_new)
-                if not self.line_search:
-                    break
-                quad = _inner(gy, dx) + 0.5 * L * _inner(dx, dx)
-                if use_b:
-                    db = b_new - yb
-                    quad += _inner(gby, db) + 0.5 * L * _inner(db, db)
-                if f_new <= fy + quad + 1e-12 * max(1.0, abs(fy)):
-                    break
-                # at or above the bound the descent test holds mathematically: a failure is
-                # rounding, which must not make the step run away
-                if L >= L_bound:
-                    break
-                L = min(2.0 * L, L_bound)
-            F_new = f_new + penalty.prox_value(x_new)
-            history.append(F_new)
-            times.append(time.perf_counter() - t0)
-            if F_new < best[0]:
-                best = (F_new, x_new, b_new)
-            cheap = np.sqrt(L * L * _inner(dx, dx) + (s_b * s_b * _inner(gby, gby) if use_b
-                                                       else 0.0))
-            if not cheap < np.inf:  # squares beyond the float range (data near 1e100)
-                cheap = safe_norm(np.array([L * safe_norm(dx)] + (
-                    [s_b * safe_norm(gby)] if use_b else [])))
-            if k >= next_check or (cheap <= tol * scale and k >= next_cheap):
-                measure = optimality(datafit, penalty, x_new, b_new, L_measure, tol)
-                if measure <= tol:
-                    converged, stopped_by = True, "tol"
-                    best = (F_new, x_new, b_new)
-                    break
-                next_check = k + check_period(k, measure, tol, previous)
-                previous = (k, measure)
-                next_cheap = k + max(5, k // 10)
-            if callback is not None and callback(k, F_new, x_new, b_new):
-                stopped_by = "callback"
-                best = (F_new, x_new, b_new)
+            fy, gy, gby = model.value_and_grad(y, yb) if ahead is None else ahead.grads
+            step = self._step(model, y, yb, fy, gy, gby, L, x, b, t_k)
+            L, ahead = step.L, step.ahead
+            x_new, b_new = step.x, step.b
+            F_new = step.f + penalty.prox_value(x_new)
+            run.record(F_new)
+            run.offer(F_new, x_new, b_new)
+            cheap = _step_residual(L, step.dx, s_b, gby if model.use_b else None)
+            if (run.due(k, small=cheap <= tol * scale)
+                    and run.certify(k, x_new, b_new, L=L_measure, target=tol) <= tol):
+                run.stopped_by = "tol"
+            if run.stopped_by == "tol" or run.notify(k, F_new, x_new, b_new):
+                run.keep(F_new, x_new, b_new)
                 break
             if self.accelerated and self.restart and F_new > fx and t_k > 1.0:
                 # restart: drop the momentum, restart from x. Without momentum (t_k == 1) the
@@ -287,14 +201,118 @@ class ProximalGradient(Solver):
                 y, yb = x, b
                 ahead = None
                 continue
-            y, yb, t_k = nxt if ahead is not None else extrapolate(x_new, b_new, x, b, t_k)
+            if ahead is not None:
+                y, yb, t_k = ahead.point
+            else:
+                y, yb, t_k = _extrapolate(self.accelerated, x_new, b_new, x, b, t_k)
             x, b, fx = x_new, b_new, F_new
 
-        F_best, x_best, b_best = best
+        assert run.best is not None
+        F_best, x_best, b_best = run.best
+        converged = run.stopped_by == "tol"
+        measure = run.measure
         if not converged or measure is None:
             measure = optimality(datafit, penalty, x_best, b_best, L_measure, tol)
             converged = converged or measure <= tol
-        return finish(self, datafit, penalty, x_best, b_best, n_iter=n_iter, objective=history,
-                      times=times, converged=converged, t0=t0, measure=measure,
-                      info={"lipschitz": L, "best_objective": F_best, "stopped_by": stopped_by,
-                            "accelerated": self.accelerated})
+        return run.finish(x_best, b_best, n_iter=n_iter, converged=converged, measure=measure,
+                          info={"lipschitz": L, "best_objective": F_best,
+                                "stopped_by": run.stopped_by,
+                                "accelerated": self.accelerated})
+
+    def _step(self, model: _SmoothPart, y: np.ndarray, yb, fy: float, gy: np.ndarray, gby,
+              L: float, x: np.ndarray, b, t_k: float) -> _Step:
+        """``x+ = prox_{h / L}(y - grad f(y) / L)`` (``b+ = b_y - grad_b f(y) / L``), with
+        ``L`` doubled (up to the bound) until the descent test of the module docstring holds
+        (``line_search``). Where the datafit reads the data once for two points
+        (``fuses_value_pairs``) and the step is accepted whatever the objective (no line
+        search, or ``L`` at its bound), the loss at ``x+`` and its gradient at the next
+        extrapolated point (from ``x``, ``b`` and ``t_k``) come from one pass."""
+        penalty, use_b, L_bound = model.penalty, model.use_b, model.L_bound
+        while True:
+            x_new = penalty.prox(y - gy / L, 1.0 / L)
+            b_new = yb - gby / L if use_b else None
+            dx = x_new - y
+            if model.fuse and (not self.line_search or L >= L_bound):
+                nxt = _extrapolate(self.accelerated, x_new, b_new, x, b, t_k)
+                f_new, *grads = smooth_value_pair_and_grad(model.datafit, penalty, x_new, b_new,
+                                                           nxt[0], nxt[1])
+                return _Step(x_new, b_new, f_new, dx, L, _Ahead(nxt, tuple(grads)))
+            f_new = model.value(x_new, b_new)
+            if not self.line_search:
+                break
+            quad = _inner(gy, dx) + 0.5 * L * _inner(dx, dx)
+            if use_b:
+                db = b_new - yb
+                quad += _inner(gby, db) + 0.5 * L * _inner(db, db)
+            if f_new <= fy + quad + 1e-12 * max(1.0, abs(fy)):
+                break
+            # at or above the bound the descent test holds mathematically: a failure is
+            # rounding, which must not make the step run away
+            if L >= L_bound:
+                break
+            L = min(2.0 * L, L_bound)
+        return _Step(x_new, b_new, f_new, dx, L, None)
+
+
+class _SmoothPart:
+    """The smooth part ``f(A V, b) + g(V)`` of the model (the loss, plus the penalty's smooth
+    part ``g`` when it declares one), with what a step needs of it."""
+
+    def __init__(self, datafit: Datafit, penalty: Penalty, use_b: bool):
+        self.datafit, self.penalty, self.use_b = datafit, penalty, use_b
+        self.L_bound = lipschitz_bound(datafit, penalty)
+        self.smooth = "smooth" in penalty.capabilities
+        # where the datafit reads the data once for two points, the objective at the new
+        # point and the gradient at the next extrapolated one come from one pass (when the
+        # step is accepted whatever the objective: no line search, or L at its bound)
+        self.fuse = getattr(datafit, "fuses_value_pairs", False)
+
+    def value_and_grad(self, V: np.ndarray, b):
+        return smooth_value_and_grad(self.datafit, self.penalty, V, b)
+
+    def value(self, V: np.ndarray, b) -> float:
+        f = self.datafit.value(self.penalty.linear_map.forward(V), b)
+        return f + self.penalty.smooth_value_and_grad(V)[0] if self.smooth else f
+
+
+class _Ahead(NamedTuple):
+    """The next extrapolated point ``(y, b_y, t)`` and ``(f, grad W, grad b)`` there."""
+
+    point: tuple
+    grads: tuple
+
+
+class _Step(NamedTuple):
+    """A prox-gradient step: the new point ``(x, b)``, the smooth part ``f`` there, the move
+    ``dx = x - y``, the step's ``L`` and, from a fused pass, what the next iteration needs."""
+
+    x: np.ndarray
+    b: np.ndarray | None
+    f: float
+    dx: np.ndarray
+    L: float
+    ahead: _Ahead | None
+
+
+def _extrapolate(accelerated: bool, x_new: np.ndarray, b_new, x: np.ndarray, b, t_k: float):
+    """``(y, b_y, t_{k+1})``: ``y = x+ + ((t_k - 1) / t_{k+1}) (x+ - x)`` with ``t_{k+1} = (1
+    + sqrt(1 + 4 t_k^2)) / 2`` (the same for the intercepts); ``(x+, b+, t_k)`` without
+    momentum."""
+    if not accelerated:
+        return x_new, b_new, t_k
+    t_next = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t_k * t_k))
+    beta = (t_k - 1.0) / t_next
+    y = x_new + beta * (x_new - x)
+    yb = b_new + beta * (b_new - b) if b_new is not None else None
+    return y, yb, t_next
+
+
+def _step_residual(L: float, dx: np.ndarray, s_b: float, gby) -> float:
+    """``||(L dx, s_b grad_b f(y))||``: the prox-gradient residual of a step (free), computed
+    with scaling where the squares leave the float range (data near 1e100)."""
+    cheap = np.sqrt(L * L * _inner(dx, dx) + (s_b * s_b * _inner(gby, gby) if gby is not None
+                                               else 0.0))
+    if not cheap < np.inf:
+        cheap = safe_norm(np.array([L * safe_norm(dx)] + (
+            [s_b * safe_norm(gby)] if gby is not None else [])))
+    return cheap

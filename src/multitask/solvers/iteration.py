@@ -248,7 +248,12 @@ class IterationRecord:
         schedule as taken after iteration ``k``."""
         measure, cert = certify(self.datafit, self.penalty, V, b, L, target, dual_weights,
                                 lazy=lazy)
-        self.measure, self.certificate = measure, cert
+        return self.certified(k, measure, cert)
+
+    def certified(self, k: int, measure: float, certificate: Any = None) -> float:
+        """Keep a measure the solver computed itself after iteration ``k`` (and its
+        certificate, if any), counted by the schedule; returns ``measure``."""
+        self.measure, self.certificate = measure, certificate
         self.schedule.done(k, measure, self.solver.tol)
         return measure
 

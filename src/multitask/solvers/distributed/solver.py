@@ -20,19 +20,19 @@ when it is checked) and the assembly of the result.
 from __future__ import annotations
 
 import pickle
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from multitask.losses import Datafit
 from multitask.penalties.base import IdentityMap, LinearMap, Penalty, SumMap
-from multitask.solvers.base import Solver, check_int, finish
+from multitask.solvers.base import Solver, check_int
 from multitask.solvers.distributed.blocks import TaskBlocks
 from multitask.solvers.distributed.cluster import future_result, get_client
 from multitask.solvers.distributed.datafit import DistributedDatafit
+from multitask.solvers.iteration import CertificateSchedule, IterationRecord
 from multitask.solvers.result import SolverResult
 
 __all__ = ["DistributedProximalGradient"]
@@ -98,22 +98,12 @@ class _Steps:
 
 @dataclass
 class _Trace:
-    """What the iteration leaves to the end of the run.
-
-    ``best_F`` the best objective, ``history`` and ``times`` the objective and the elapsed
-    time at each iteration, ``meas`` the last optimality measure taken (None: none yet),
+    """What the iteration leaves to the end of the run besides the record: ``n_iter``,
     ``mark_best`` whether the last prox step's point is the one to return, ``stats`` the last
     combined reduction and ``bytes_up`` / ``bytes_down`` the pickled bytes of the step round
-    trips (answers, arguments).
-    """
+    trips (answers, arguments)."""
 
-    best_F: float
-    history: list[float] = field(default_factory=list)
-    times: list[float] = field(default_factory=list)
     n_iter: int = 0
-    converged: bool = False
-    stopped_by: str = "max_iter"
-    meas: float | None = None
     mark_best: bool = False
     stats: Any = None
     bytes_up: int = 0
@@ -292,17 +282,19 @@ class DistributedProximalGradient(Solver):
     def _solve(self, ddf: DistributedDatafit, penalty: Penalty, coef_init, intercept_init,
                callback) -> SolverResult:
         """The run on the actors of ``ddf``: start, constants, iteration, result."""
-        self.check(ddf, penalty)  # type: ignore[arg-type]
-        t0 = time.perf_counter()
+        # early certificates only: when the cheap bound falls under tol, max(5, k // 10)
+        # iterations after the last one at the soonest
+        run = IterationRecord(self, ddf, penalty, callback,  # type: ignore[arg-type]
+                              CertificateSchedule(period=None, early_gap=5, early_fraction=10))
         shape = penalty.linear_map.variable_shape(ddf.data.n_features, ddf.data.n_tasks)
         coefs, bs = _split_start(ddf, shape, coef_init, intercept_init)
         fx = _start(ddf, penalty, coefs, bs)
         steps = _step_constants(ddf, penalty.linear_map)
-        trace = self._iterate(ddf, penalty, steps, fx, t0, callback)
-        return self._assemble_result(ddf, penalty, steps, trace, shape, t0)
+        trace = self._iterate(ddf, penalty, steps, fx, run)
+        return self._assemble_result(ddf, penalty, steps, trace, shape, run)
 
     def _iterate(self, ddf: DistributedDatafit, penalty: Penalty, steps: _Steps, fx: float,
-                 t0: float, callback) -> _Trace:
+                 run: IterationRecord) -> _Trace:
         """The iterations from the started point, whose objective is ``fx``.
 
         Each is one round trip (:meth:`TaskBlockWorker.step`): ``x+ = prox_{h / L}(V)``
@@ -311,12 +303,12 @@ class DistributedProximalGradient(Solver):
         sqrt(1 + 4 t_k^2)) / 2``. The client accepts ``x+`` unless ``F(x+) > F(x)`` after
         momentum (a restart: ``t = 1`` and the gradient step from ``x`` again), and stops
         when the cheap bound ``sqrt(L^2 ||x+ - y||^2 + s_b^2 ||grad_b||^2)`` falls under
-        ``tol * scale`` and the measure confirms it, or when ``callback`` says so.
+        ``tol * scale`` and the measure confirms it, or when the callback says so.
         """
         L, s_b, scale, tol = steps.L, steps.s_b, steps.scale, self.tol
-        trace = _Trace(best_F=fx)
+        trace = _Trace()
+        run.keep(fx, None, None)  # the iterates stay on the workers (mark_best)
         t_k = 1.0
-        next_check = 0
         accept = mark_best = False
         res = ddf._all(lambda a: a.begin(L))
         stats, gb2 = _reduce(penalty, (r[0] for r in res)), sum(r[1] for r in res)
@@ -334,24 +326,17 @@ class DistributedProximalGradient(Solver):
             trace.bytes_up += sum(len(pickle.dumps(r)) for r in parts)
             F_new = (sum(r[0] for r in parts) + h_plan + sum(r[1] for r in parts))
             dx2 = sum(r[2] for r in parts)
-            trace.history.append(F_new)
-            trace.times.append(time.perf_counter() - t0)
-            mark_best = F_new < trace.best_F
-            if mark_best:
-                trace.best_F = F_new
+            run.record(F_new)
+            mark_best = run.offer(F_new, None, None)
             cheap = np.sqrt(L * L * dx2 + s_b * s_b * gb2)
             stats, gb2 = _reduce(penalty, (r[3] for r in parts)), sum(r[4] for r in parts)
             accept = False
-            if cheap <= tol * scale and k >= next_check:
-                trace.meas = _measure(ddf, penalty, steps, "xnew")
-                if trace.meas <= tol:
-                    trace.converged, trace.stopped_by = True, "tol"
-                    trace.best_F, mark_best = F_new, True
-                    break
-                next_check = k + max(5, k // 10)
-            if callback is not None and callback(k, F_new, None, None):
-                trace.stopped_by = "callback"
-                trace.best_F, mark_best = F_new, True
+            if run.due(k, small=cheap <= tol * scale) and run.certified(
+                    k, _measure(ddf, penalty, steps, "xnew")) <= tol:
+                run.stopped_by = "tol"
+            if run.stopped_by == "tol" or run.notify(k, F_new, None, None):
+                run.keep(F_new, None, None)
+                mark_best = True
                 break
             if self.accelerated and self.restart and F_new > fx and t_k > 1.0:
                 t_k = 1.0  # restart: drop the momentum and this step's point, from x
@@ -367,24 +352,25 @@ class DistributedProximalGradient(Solver):
         return trace
 
     def _assemble_result(self, ddf: DistributedDatafit, penalty: Penalty, steps: _Steps,
-                trace: _Trace, shape: tuple, t0: float) -> SolverResult:
+                         trace: _Trace, shape: tuple, run: IterationRecord) -> SolverResult:
         """The best point gathered from the blocks, with its optimality measure (taken now
         unless the run converged on it) and the run's record."""
         if trace.mark_best:  # the last step's point is the best one (or where the run stopped)
             ddf._all(lambda a: a.mark_best())
-        meas, converged = trace.meas, trace.converged
+        meas, converged = run.measure, run.stopped_by == "tol"
         if not converged or meas is None:
             meas = _measure(ddf, penalty, steps, "best")
             converged = converged or meas <= self.tol
         V, b, intercept = _gather(ddf, shape)
         n_iter, L = trace.n_iter, steps.L
-        info = {"lipschitz": L, "best_objective": trace.best_F, "stopped_by": trace.stopped_by,
+        assert run.best is not None
+        info = {"lipschitz": L, "best_objective": run.best.objective,
+                "stopped_by": run.stopped_by,
                 "accelerated": self.accelerated, "n_blocks": int(len(ddf.block_offsets) - 1),
                 "n_workers": len(ddf.actors),
                 "bytes_up_per_iteration": trace.bytes_up / max(n_iter, 1),
                 "bytes_down_per_iteration": trace.bytes_down / max(n_iter, 1),
                 "reduction_bytes": _nbytes(trace.stats),
                 "plan_bytes": _nbytes(penalty.block_plan(trace.stats, 1.0 / L)[0])}
-        return finish(self, _Fitted(intercept), penalty, V, b,  # type: ignore[arg-type]
-                      n_iter=n_iter, objective=trace.history, times=trace.times,
-                      converged=converged, t0=t0, measure=meas, info=info)
+        return run.finish(V, b, n_iter=n_iter, converged=converged, measure=meas, info=info,
+                          datafit=_Fitted(intercept))  # type: ignore[arg-type]
