@@ -81,14 +81,12 @@ from multitask.penalties.base import IdentityMap, Penalty
 from multitask.penalties.prox import GRAM_RTOL, SAFE_EXPONENT
 from multitask.solvers.base import (
     Solver,
-    certify,
     check_int,
     check_tol,
-    finish,
-    initial_point,
     lipschitz_bound,
     optimality,
 )
+from multitask.solvers.iteration import CertificateSchedule, IterationRecord
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
@@ -425,87 +423,47 @@ class QuadraticADMM(Solver):
               callback: Callable | None = None) -> SolverResult:
         """Run ADMM from ``coef_init`` (zeros by default); ``intercept_init`` is unused (the
         quadratic datafit eliminates the intercepts)."""
-        self.check(datafit, penalty)
-        t0 = time.perf_counter()
+        # every check_every iterations, and every check_every // 5 while both relative
+        # residuals are at most tol
+        early = max(1, self.check_every // 5)
+        run = IterationRecord(self, datafit, penalty, callback, CertificateSchedule(
+            period=self.check_every, early_gap=early, early_start=early))
         A = penalty.linear_map
         identity = isinstance(A, IdentityMap)
-        tau = 1.0 if identity else 1.01 * A.norm_sq
-        V, _ = initial_point(datafit, penalty, coef_init, None)
-        H, C = datafit.quadratic_form()
-        if self._eigen is not None and self._eigen[0] is H:
-            eig = self._eigen[1].with_linear_term(C)
-        else:  # the datafit's cached decompositions (shared along a path, gives L below)
-            eig = EigenSystem(None, C, eigen=datafit.quadratic_eigen())
+        V, _ = run.start(coef_init, None)
+        eig = self._eigen_system(datafit)
         rho = float(self.rho) if self.rho is not None else eig.positive_median()
         L = lipschitz_bound(datafit, penalty)
-        tiny = np.finfo(float).tiny
-        r = self.relaxation
         tol = self.tol
 
         AV = A.forward(V)
         _, gW, _ = datafit.value_and_grad(AV)
         U = np.ascontiguousarray(-gW / rho)
-        history: list[float] = []
-        times: list[float] = []
-        converged = False
-        measure = np.inf
-        stopped_by = "max_iter"
         n_iter = 0
-        last_check = 0
         res_pri = res_dual = np.inf
         anchor = None  # (W, grad f(W), A V, multiplier) at the last adaptation
         W = None  # the W-step iterate: the certificate also builds its dual point from it
-        cert = None
         compiled = _CompiledTraceStep.applies(penalty, identity, eig)
         for k in range(1, self.max_iter + 1):
             n_iter = k
             adapting = self.adaptive and (anchor is None or k % self.adapt_every == 0)
             target = AV - U if adapting else None  # for grad f(W) = rho (A V - U - W)
-            if compiled is not None and compiled.ready():
-                step = compiled.step(eig, AV, U, rho, r, penalty.spectral_strength() / rho)
-            else:
-                step = None
-            if step is not None:  # the compiled twin of the steps below (trace norm)
-                W, V_new, res_pri, res_dual, norm = step
-                penalty.remember_prox(V_new, norm)
-                AV_new = V_new
-            else:
-                started = time.perf_counter()
-                W = eig.solve(target if target is not None else AV - U, rho)
-                Wr = r * W + (1.0 - r) * AV
-                if identity:
-                    V_new = penalty.prox(Wr + U, 1.0 / rho)
-                elif self.split_passes and penalty.parts:
-                    V_new = _part_passes(penalty, V, Wr + U, 1.0 / rho, self.split_passes)
-                else:
-                    V_new = penalty.prox(V - A.adjoint(AV - Wr - U) / tau, 1.0 / (rho * tau))
-                AV_new = A.forward(V_new)
-                U += Wr - AV_new
-                # residuals of W = A V (Boyd et al., Sec. 3.3), relative to the iterates' scale
-                res_pri = _norm(W - AV_new) / max(_norm(W), _norm(AV_new), tiny)
-                res_dual = _norm(AV_new - AV) / max(_norm(U), tiny)
-                if compiled is not None:
-                    compiled.charge(time.perf_counter() - started)
-            V, AV = V_new, AV_new
-            since = k - last_check
-            check = since >= self.check_every or (res_pri <= tol and res_dual <= tol
-                                                  and since >= max(1, self.check_every // 5))
-            if check:
-                last_check = k
-                measure, cert = certify(datafit, penalty, V, None, L, self.tol, dual_weights=W)
+            W, V, AV_new, res_pri, res_dual = self._iteration(penalty, eig, compiled, V, AV, U,
+                                                              rho, target)
+            AV = AV_new
+            check = run.due(k, small=res_pri <= tol and res_dual <= tol)
+            if check and run.certify(k, V, None, L=L, target=tol, dual_weights=W) <= tol:
+                run.stopped_by = "tol"
+            F = float("nan")
             if check or callback is not None:
                 # the certificate's primal value is the objective (one pass over the data less)
+                cert = run.certificate
                 if check and cert is not None and np.isfinite(cert.primal):
                     F = cert.primal
                 else:
                     F = datafit.value(AV) + penalty.prox_value(V)
-                history.append(F)
-                times.append(time.perf_counter() - t0)
-            if check and measure <= tol:
-                converged, stopped_by = True, "tol"
-                break
-            if callback is not None and callback(k, F, V, None):
-                stopped_by = "callback"
+                run.record(F)
+            if run.stopped_by == "tol" or run.notify(k, F, V, None):
                 break
             if not adapting:
                 continue
@@ -521,15 +479,61 @@ class QuadraticADMM(Solver):
 
         if compiled is not None:
             compiled.close()
-        if stopped_by != "tol":
+        converged = run.stopped_by == "tol"
+        measure = run.measure
+        if not converged:
             measure = optimality(datafit, penalty, V, None, L, self.tol, dual_weights=W)
             converged = measure <= tol
-            if last_check != n_iter and callback is None:
-                history.append(datafit.value(AV) + penalty.value(V))
-                times.append(time.perf_counter() - t0)
-        return finish(self, datafit, penalty, V, None, n_iter=n_iter, objective=history,
-                      times=times, converged=converged, t0=t0, measure=measure,
-                      dual_weights=W, certificate=cert if stopped_by == "tol" else None,
-                      info={"rho": rho, "best_objective": history[-1] if history else np.nan,
-                            "stopped_by": stopped_by, "primal_residual": res_pri,
-                            "dual_residual": res_dual, "identity_map": identity})
+            if run.certified_at != n_iter and callback is None:
+                run.record(datafit.value(AV) + penalty.value(V))
+        return run.finish(V, None, n_iter=n_iter, converged=converged, measure=measure,
+                          dual_weights=W, certificate=run.certificate if run.stopped_by == "tol"
+                          else None,
+                          info={"rho": rho,
+                                "best_objective": run.history[-1] if run.history else np.nan,
+                                "stopped_by": run.stopped_by, "primal_residual": res_pri,
+                                "dual_residual": res_dual, "identity_map": identity})
+
+    def _eigen_system(self, datafit: Datafit) -> EigenSystem:
+        """The eigendecompositions of the datafit's ``H_t`` with its linear terms: those given
+        to :meth:`reuse_eigen` for this very ``H``, else the datafit's cached ones (shared
+        along a path; they also give the Lipschitz constant)."""
+        H, C = datafit.quadratic_form()
+        if self._eigen is not None and self._eigen[0] is H:
+            return self._eigen[1].with_linear_term(C)
+        return EigenSystem(None, C, eigen=datafit.quadratic_eigen())
+
+    def _iteration(self, penalty: Penalty, eig: EigenSystem,
+                   compiled: _CompiledTraceStep | None, V: np.ndarray, AV: np.ndarray,
+                   U: np.ndarray, rho: float, target: np.ndarray | None):
+        """One iteration of the module docstring, compiled where it runs
+        (:class:`_CompiledTraceStep`): ``(W, V, A V, relative primal residual, relative dual
+        residual)``, the scaled dual ``U`` updated in place. ``target``: ``A V - U`` when
+        computed already."""
+        r = self.relaxation
+        if compiled is not None and compiled.ready():
+            step = compiled.step(eig, AV, U, rho, r, penalty.spectral_strength() / rho)
+            if step is not None:  # the compiled twin of the steps below (trace norm)
+                W, V_new, res_pri, res_dual, norm = step
+                penalty.remember_prox(V_new, norm)
+                return W, V_new, V_new, res_pri, res_dual
+        started = time.perf_counter()
+        A = penalty.linear_map
+        W = eig.solve(target if target is not None else AV - U, rho)
+        Wr = r * W + (1.0 - r) * AV
+        if isinstance(A, IdentityMap):
+            V_new = penalty.prox(Wr + U, 1.0 / rho)
+        elif self.split_passes and penalty.parts:
+            V_new = _part_passes(penalty, V, Wr + U, 1.0 / rho, self.split_passes)
+        else:
+            tau = 1.01 * A.norm_sq
+            V_new = penalty.prox(V - A.adjoint(AV - Wr - U) / tau, 1.0 / (rho * tau))
+        AV_new = A.forward(V_new)
+        U += Wr - AV_new
+        # residuals of W = A V (Boyd et al., Sec. 3.3), relative to the iterates' scale
+        tiny = np.finfo(float).tiny
+        res_pri = _norm(W - AV_new) / max(_norm(W), _norm(AV_new), tiny)
+        res_dual = _norm(AV_new - AV) / max(_norm(U), tiny)
+        if compiled is not None:
+            compiled.charge(time.perf_counter() - started)
+        return W, V_new, AV_new, res_pri, res_dual

@@ -166,6 +166,8 @@ class IterationRecord:
         The last certified measure (None before the first).
     certificate : Certificate or None
         The last certificate (None before the first, or where the model has no dual).
+    certified_at : int
+        The iteration after which the last certificate was taken (0 before the first).
     stopped_by : str
         ``"max_iter"`` until the loop says otherwise (``"tol"``, or ``"callback"`` when the
         callback asked to stop).
@@ -187,6 +189,7 @@ class IterationRecord:
         self.best: Best | None = None
         self.measure: float | None = None
         self.certificate: Any = None
+        self.certified_at = 0
         self.stopped_by = "max_iter"
 
     # ----------------------------------------------------------------- start and clock
@@ -253,7 +256,7 @@ class IterationRecord:
     def certified(self, k: int, measure: float, certificate: Any = None) -> float:
         """Keep a measure the solver computed itself after iteration ``k`` (and its
         certificate, if any), counted by the schedule; returns ``measure``."""
-        self.measure, self.certificate = measure, certificate
+        self.measure, self.certificate, self.certified_at = measure, certificate, k
         self.schedule.done(k, measure, self.solver.tol)
         return measure
 
