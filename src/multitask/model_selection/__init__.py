@@ -12,6 +12,9 @@ Long-format data (a task id per row, kept in a column of ``X`` via ``task_column
 through scikit-learn's ``cross_val_score``, ``GridSearchCV`` and ``Pipeline`` unchanged.
 """
 
+from multitask.model_selection._cv_estimator import MultiTaskCV
+from multitask.model_selection._engine import cross_validate_grid
+from multitask.model_selection._folds import SELECTION_RULES, SMALL_TASK_ROWS
 from multitask.model_selection._path import (
     PATH_PARAMETERS,
     default_param_grid,
@@ -27,12 +30,6 @@ from multitask.model_selection._scoring import (
     mean_auc_scorer,
     nmse_scorer,
     pooled_metric,
-)
-from multitask.model_selection._search import (
-    SELECTION_RULES,
-    SMALL_TASK_ROWS,
-    MultiTaskCV,
-    cross_validate_grid,
 )
 from multitask.model_selection._split import SharedKFold, TaskKFold, to_long_format
 

@@ -2,7 +2,7 @@
 
 A path fits one estimator along the values of one parameter, in the order that starts with
 the strongest regularization, each fit warm-started from the previous solution
-(:func:`regularization_path`). Cross-validation (:mod:`multitask.model_selection._search`)
+(:func:`regularization_path`). Cross-validation (:mod:`multitask.model_selection._engine`)
 runs the same function on each training fold. The default grid of a model comes from the
 model itself (its ``default_grid`` method: relative to ``alpha_max`` for the norm penalties).
 """
