@@ -284,10 +284,36 @@ def _layout(args, df):
 
 
 # --------------------------------------------------------------------------- models
-def _model_classes() -> dict[str, type]:
+def _model_classes(aliases: bool = True) -> dict[str, type]:
+    """The model classes by name; without ``aliases``, not the deprecated spellings (a class
+    that subclasses the class it renames, under a name that differs from it by case only)."""
     import multitask.estimators as E
 
-    return {n: getattr(E, n) for n in E.__all__ if n != "MultiTaskCV"}
+    classes = {n: getattr(E, n) for n in E.__all__ if n != "MultiTaskCV"}
+    if aliases:
+        return classes
+    return {n: c for n, c in classes.items() if n not in _deprecated_aliases(classes)}
+
+
+def _deprecated_aliases(classes: dict[str, type]) -> set[str]:
+    """The names of ``classes`` that are a deprecated spelling of another: same name up to
+    case, and a subclass of it (``MultitaskKernelClassifier`` of
+    ``MultiTaskKernelClassifier``)."""
+    return {n for n, c in classes.items()
+            if any(o != n and o.lower() == n.lower() and issubclass(c, classes[o])
+                   and c is not classes[o] for o in classes)}
+
+
+def _model_name(typed: str, classes: dict[str, type]) -> str | None:
+    """The class a ``--model`` name means: the name as typed; else the one name equal to it up
+    to case, a class rather than its deprecated spelling (``multitaskkernelclassifier`` is
+    ``MultiTaskKernelClassifier``)."""
+    if typed in classes:
+        return typed
+    aliases = _deprecated_aliases(classes)
+    matches = [n for n in classes if n.lower() == typed.lower()]
+    preferred = [n for n in matches if n not in aliases] or matches
+    return preferred[0] if preferred else None
 
 
 def _parse_value(text: str):
@@ -358,11 +384,11 @@ def _check_param_types(params: dict, defaults: dict, model: str) -> dict:
 
 def _make_model(args):
     classes = _model_classes()
-    lookup = {n.lower(): n for n in classes}
-    name = lookup.get(args.model.lower())
+    name = _model_name(args.model, classes)
     if name is None:
-        raise CLIError(f"unknown model {args.model!r}; choose from {', '.join(classes)} "
-                       "(multitask fit --list-models).")
+        raise CLIError(f"unknown model {args.model!r}; choose from "
+                       f"{', '.join(_model_classes(aliases=False))} (multitask fit "
+                       "--list-models).")
     cls = classes[name]
     est = cls()
     defaults = est.get_params(deep=False)
@@ -495,8 +521,12 @@ def cmd_fit(args) -> int:
     from sklearn.base import is_classifier
 
     if args.list_models:
-        for n, cls in _model_classes().items():
+        classes = _model_classes()
+        aliases = _deprecated_aliases(classes)
+        for n, cls in classes.items():
             doc = (cls.__doc__ or "").strip().splitlines()
+            if n in aliases:
+                doc = [f"deprecated spelling of {_model_name(n.lower(), classes)}"]
             print(f"  {n:28s} {doc[0] if doc else ''}")
         return 0
     if not args.input or not args.model or not args.model_file:
@@ -552,8 +582,9 @@ def cmd_fit(args) -> int:
         raise CLIError(str(exc)) from None
     tasks = _fitted_tasks(est)
     n_tasks = len(targets) if layout == "wide" else (len(tasks) if tasks is not None else 1)
-    print(f"fitted {name} on {len(df)} rows, {len(features)} features, {n_tasks} task(s) in "
-          f"{seconds:.2f} s")
+    n_used, left_out = _rows_fitted(y, missing)
+    print(f"fitted {name} on {n_used} rows{left_out}, {len(features)} features, {n_tasks} "
+          f"task(s) in {seconds:.2f} s")
     if args.cv:
         chosen = ", ".join(f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v!r}"
                            for k, v in est.best_params_.items())
@@ -561,6 +592,27 @@ def cmd_fit(args) -> int:
               f"{est.best_score_:.6g}")
     print(f"wrote {args.model_file}")
     return 0
+
+
+def _rows_fitted(y, missing: str) -> tuple[int, str]:
+    """``(rows, note)``: the rows the model was fitted on (with ``--missing-targets ignore``,
+    those with an observed target; a shared design's row counts when one of its targets is),
+    and a note saying what was left out (empty when nothing was)."""
+    from multitask.data import observed_mask
+
+    Y = np.asarray(y)
+    n = Y.shape[0]
+    if missing != "ignore":
+        return n, ""
+    seen = observed_mask(Y).reshape(n, -1)
+    used = int(seen.any(axis=1).sum())
+    if Y.ndim == 1:
+        return used, (f" ({n - used} row(s) without a target left out)" if used < n else "")
+    cells = int((~seen).sum())
+    if not cells:
+        return used, ""
+    rows = f"; {n - used} row(s) without any" if used < n else ""
+    return used, f" ({cells} missing target(s) left out{rows})"
 
 
 def cmd_predict(args) -> int:

@@ -1,6 +1,6 @@
 """Multi-task multiple kernel learning classifier (Widmer, Kloft, Sreedharan & Rätsch).
 
-``MultitaskKernelClassifier`` learns ``T`` binary tasks that share a base kernel ``k`` and are
+``MultiTaskKernelClassifier`` learns ``T`` binary tasks that share a base kernel ``k`` and are
 coupled by task kernels ``B_1..B_M`` (``(T, T)``, positive semidefinite): the joint kernel is
 
     k((x, s), (z, t)) = sum_m theta_m B_m[s, t] k(x, z),
@@ -332,15 +332,7 @@ class MultiTaskKernelClassifier(MultiTaskClassifierBase):
         if sample_weight is not None:
             if fmt != "long":
                 raise ValueError("sample_weight is supported for long-format input only.")
-            sw = np.asarray(sample_weight, dtype=np.float64)
-            if sw.shape != (len(yv),):
-                raise ValueError(f"sample_weight must have shape ({len(yv)},), got {sw.shape}.")
-            if not np.all(np.isfinite(sw)) or np.any(sw < 0):
-                raise ValueError("sample_weight must be finite and non-negative.")
-            if not np.any(sw > 0):
-                raise ValueError("sample_weight is zero everywhere: nothing to fit.")
-            if order is not None:
-                sw = sw[order]
+            sw = _row_weights(sample_weight, data, tv, order)
         common = dict(
             C=1.0 / float(self.alpha),
             p=float(self.p),
@@ -484,6 +476,26 @@ def _first_bad_row(X, what: str, task=None) -> None:
         label = task[row].item() if isinstance(task[row], np.generic) else task[row]
         where += f" (task {label!r})"
     raise ValueError(f"{what} contains NaN or infinity at {where}.")
+
+
+def _row_weights(sample_weight, data, task_of_row: np.ndarray, order) -> np.ndarray:
+    """The ``(n,)`` row weights of long-format training rows, in the data's row order, checked
+    as every model checks them (:mod:`multitask.data.weights`: real numbers, not strings, one
+    per row, finite and ``>= 0``, the first bad one named), and refused where every row of a
+    task weighs zero (the task would have nothing to fit)."""
+    from multitask.data.weights import _long_weights
+
+    sw = _long_weights(sample_weight, len(task_of_row), None)
+    if order is not None:
+        sw = sw[order]
+    totals = np.bincount(task_of_row, weights=sw, minlength=data.n_tasks)
+    empty = np.flatnonzero(~(totals > 0))
+    if empty.size:
+        label = np.asarray(data.tasks)[int(empty[0])]
+        label = label.item() if isinstance(label, np.generic) else label
+        raise ValueError(f"sample_weight is zero on every row of task {label!r}: the task has "
+                         "nothing to fit (drop it, or give a row a positive weight).")
+    return sw
 
 
 class MultitaskKernelClassifier(MultiTaskKernelClassifier):
