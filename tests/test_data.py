@@ -585,9 +585,9 @@ def test_spectral_norms_of_large_dense_designs_by_lanczos(shared, intercept, mon
     full SVD's to 1e-10; a shared design computes one norm for all its tasks."""
     import scipy.sparse.linalg as spla
 
-    import multitask.data as mdata
+    import multitask.data.statistics as statistics  # the module whose code reads it
 
-    monkeypatch.setattr(mdata, "SPECTRAL_LANCZOS_ENTRIES", 2000)
+    monkeypatch.setattr(statistics, "SPECTRAL_LANCZOS_ENTRIES", 2000)
     rng = np.random.default_rng(3)
     n, d, m = 300, 12, 4
     if shared:

@@ -26,11 +26,8 @@ The modules, by responsibility:
 
 from __future__ import annotations
 
-import sys
-import types
-
 # "name as name": imported from this package by the library, its tests or benchmarks besides
-# __all__ (a test replaces the compiled means kernel through the package: see _Package)
+# __all__
 from multitask.data.checks import (
     MAX_ABS_VALUE,
     check_not_complex,
@@ -41,7 +38,6 @@ from multitask.data.checks import MIN_MAX_ABS_VALUE as MIN_MAX_ABS_VALUE
 from multitask.data.container import MultiTaskData
 from multitask.data.formats import as_multitask_data, is_task_list
 from multitask.data.formats import unstack_predictions as unstack_predictions
-from multitask.data.operators import _dense_task_sums_constant as _dense_task_sums_constant
 from multitask.data.statistics import SPECTRAL_LANCZOS_ENTRIES as SPECTRAL_LANCZOS_ENTRIES
 from multitask.data.targets import MISSING_TARGETS, observed_mask
 from multitask.data.task_ids import _id_family as _id_family
@@ -61,23 +57,3 @@ __all__ = [
     "observed_mask",
     "split_task_column",
 ]
-
-_ABSENT = object()
-
-
-class _Package(types.ModuleType):
-    """This package as a module: setting one of its names (a test replacing a constant or a
-    compiled kernel) sets it as well in each of its submodules holding the same object, the
-    module whose code reads it."""
-
-    def __setattr__(self, name: str, value) -> None:
-        old = self.__dict__.get(name, _ABSENT)
-        if old is not _ABSENT and not isinstance(old, types.ModuleType):
-            prefix = self.__name__ + "."
-            for key, module in list(sys.modules.items()):
-                if key.startswith(prefix) and getattr(module, name, _ABSENT) is old:
-                    setattr(module, name, value)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
