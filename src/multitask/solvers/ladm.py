@@ -40,7 +40,6 @@ are ``y``): it stops on the ADMM residuals (its optimality measure is NaN, havin
 
 from __future__ import annotations
 
-import time
 import warnings
 from collections.abc import Callable
 
@@ -50,7 +49,8 @@ import scipy.sparse as sp
 from multitask.data import MultiTaskData
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
-from multitask.solvers.base import Solver, check_tol, finish, initial_point, optimality
+from multitask.solvers.base import Solver, check_tol, optimality
+from multitask.solvers.iteration import CertificateSchedule, IterationRecord
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
@@ -209,105 +209,58 @@ class LinearizedADMM(Solver):
     def solve(self, datafit: Datafit, penalty: Penalty, *, coef_init=None, intercept_init=None,
               callback: Callable | None = None) -> SolverResult:
         """Run linearized ADMM; ``callback(k, objective, V, b)`` after each iteration."""
-        self.check(datafit, penalty)
-        t0 = time.perf_counter()
+        # exact schedule: a certificate every check_every iterations, and whenever both
+        # residuals are at most tol
+        run = IterationRecord(self, datafit, penalty, callback,
+                              CertificateSchedule(period=self.check_every))
         data = datafit.data
         parts = penalty.parts if penalty.parts else (penalty,)
-        k_blocks = len(parts)
-        V, b = initial_point(datafit, penalty, coef_init, intercept_init)
-        blocks = [V[i].copy() for i in range(k_blocks)] if penalty.parts else [V.copy()]
-        has_b = b is not None
-        if self.constrained and data.n_rows and np.any(data.task_sizes > data.n_features):
-            warnings.warn(
-                "The equality-constrained form asks X_t w_t = y_t, which in general has no "
-                f"solution when a task has more rows ({int(data.task_sizes.max())}) than "
-                f"features ({data.n_features}): W tends to each task's least-squares fit or the "
-                "solver does not converge. Use the penalized form.",
-                UserWarning, stacklevel=3,
-            )
+        V, b = run.start(coef_init, intercept_init)
+        it = _Iterate(data, penalty, V, b)
+        if self.constrained:
+            self._warn_infeasible(data)
         paper = self.schedule == "paper"
-        consts = dict(LADM_PAPER_CONSTANTS) if paper else {"rho": 2.0, "mu_max": 1e10}
-        rho = self.rho if self.rho is not None else consts["rho"]
-        unit = float(getattr(penalty, "alpha", 1.0) or 1.0)
-        y = data.y
-        # the metric of score space: diag(w) with row weights (a row of weight k counts as k
-        # copies, so integer weights take the iterates of the repeated rows), else the identity
-        cw = data.sample_weight
+        rho, mu, mu_max = self._penalty_parameters(penalty, data)
+        y, cw, tol = data.y, data.sample_weight, self.tol
         ynorm = max(1.0, _norm(y, cw))
-        mu0 = self.mu0 if self.mu0 is not None else consts.get("mu0", 1.0 / ynorm)
-        mu = unit * mu0
-        mu_max = unit * (self.mu_max if self.mu_max is not None else consts["mu_max"])
-        tol = self.tol
-        step = self.step if self.step is not None else admm_step(data, has_b, self.step_rule)
-
-        s_blocks = [_forward(data, B) for B in blocks]
-        sb = data.expand(b) if has_b else 0.0
-        s = sum(s_blocks) + sb
+        step = self.step if self.step is not None else admm_step(data, it.b is not None,
+                                                                 self.step_rule)
         c = np.zeros_like(y)
 
-        def objective(s_):
+        def objective(s_, blocks):
             reg = sum(p.value(B) for p, B in zip(parts, blocks, strict=True))
             return reg if self.constrained else datafit.value_scores(s_) + reg
 
-        history: list[float] = []
-        times: list[float] = []
         primal_hist: list[float] = []
-        best = None
         converged = False
-        measure = float("nan")
         n_iter = 0
         rp = rd = np.nan
-        last_check = 0
-        G = np.zeros((data.n_features, data.n_tasks))
         for k in range(1, self.max_iter + 1):
             n_iter = k
             cm = c / mu
-            z = y if self.constrained else datafit.prox_scores(s + cm, _prox_step(mu, cw))
-            old = [B for B in blocks]
-            b_old = b
-            s_old = s
-            dx2 = 0.0
-            for i, p in enumerate(parts):
-                r = s - z + cm
-                if cw is not None:
-                    r = cw * r
-                G = data.rmatvec(r)
-                new = p.prox(blocks[i] - step * G, step / mu)
-                if i == 0 and has_b:
-                    b = b - step * data.task_sum(r)
-                    sb = data.expand(b)
-                s_blocks[i] = _forward(data, new)
-                blocks[i] = new
-                s = sum(s_blocks) + sb
-                dx2 += float(np.sum((new - old[i]) ** 2))
-            if has_b:
-                dx2 += float(np.sum((b - b_old) ** 2))
-            res = s - z
+            z = y if self.constrained else datafit.prox_scores(it.s + cm, _prox_step(mu, cw))
+            old, s_old = list(it.blocks), it.s
+            G, dx2 = it.sweep(data, parts, z, cm, cw, step, mu)
+            res = it.s - z
             c = c + mu * res
             rp_abs = _norm(res, cw)
             znorm = ynorm if self.constrained else _norm(z, cw)
-            rp = rp_abs / max(1.0, znorm, _norm(s, cw))
+            rp = rp_abs / max(1.0, znorm, _norm(it.s, cw))
             # dual residual: a bound of the distance of -K^T c to the subdifferentials, from
             # the optimality conditions of the linearized steps; scale ||K^T c|| ~ ||mu G||
-            ds = _norm(s - s_old, cw)
+            ds = _norm(it.s - s_old, cw)
             rd = ((mu / step) * np.sqrt(dx2) + mu * ds / np.sqrt(step)) / max(
                 1.0, mu * float(np.linalg.norm(G)))
-            F_k = objective(s)
-            history.append(F_k)
+            F_k = objective(it.s, it.blocks)
+            run.record(F_k)
             primal_hist.append(rp)
-            times.append(time.perf_counter() - t0)
-            if not self.constrained and (best is None or F_k < best[0]):
-                best = (F_k, [B.copy() for B in blocks], None if b is None else b.copy(), k)
-            if callback is not None and callback(k, F_k, self._stack(blocks, penalty), b):
+            if not self.constrained and run.improves(F_k):
+                run.keep(F_k, [B.copy() for B in it.blocks], None if it.b is None
+                         else it.b.copy())
+            if callback is not None and run.notify(k, F_k, it.stacked(penalty), it.b):
                 break
             if paper:
-                rel = [float(np.linalg.norm(blocks[i] - old[i]))
-                       / max(1.0, float(np.linalg.norm(old[i]))) for i in range(k_blocks)]
-                stop = max(rel) <= tol
-                if self.guard:
-                    nonzero = any(np.any(B) for B in blocks)
-                    stop = stop and (mu >= mu_max or (nonzero and rp <= tol))
-                if stop:
+                if self._paper_rule(it.blocks, old, mu >= mu_max, rp):
                     converged = True
                     break
                 mu = min(rho * mu, mu_max)
@@ -317,13 +270,10 @@ class LinearizedADMM(Solver):
                 if small:
                     converged = True
                     break
-            elif small or k - last_check >= self.check_every:
-                last_check = k
-                measure = optimality(datafit, penalty, self._stack(blocks, penalty), b,
-                                     target=self.tol)
-                if measure <= tol:
-                    converged = True
-                    break
+            elif run.due(k, small) and run.certify(k, it.stacked(penalty), it.b,
+                                                   target=self.tol) <= tol:
+                converged = True
+                break
             # residual balancing every 10 iterations during the first 2000 (then mu stays
             # fixed, which keeps the convergence guarantee of ADMM with a constant penalty)
             if k % 10 == 0 and k <= 2000:
@@ -333,19 +283,21 @@ class LinearizedADMM(Solver):
                 elif rd > 10.0 * rp_scaled:
                     mu = mu / rho
 
-        if not self.constrained and best is not None and not converged and not paper:
-            _, blocks, b, _ = best
+        blocks, b = it.blocks, it.b
+        if not self.constrained and run.best is not None and not converged and not paper:
+            _, blocks, b = run.best
         Vout = self._stack(blocks, penalty)
+        measure = float("nan") if run.measure is None else run.measure
         if self.constrained:
             measure = float("nan")
         elif paper or not converged:
             measure = optimality(datafit, penalty, Vout, b, target=self.tol)
-        F_out = objective(datafit.scores(penalty.linear_map.forward(Vout), b)) \
-            if not self.constrained else sum(p.value(B) for p, B in zip(parts, blocks,
-                                                                        strict=True))
-        return finish(
-            self, datafit, penalty, Vout, b, n_iter=n_iter, objective=history, times=times,
-            converged=converged, t0=t0, measure=measure, certify_model=not self.constrained,
+        F_out = (objective(datafit.scores(penalty.linear_map.forward(Vout), b), blocks)
+                 if not self.constrained
+                 else sum(p.value(B) for p, B in zip(parts, blocks, strict=True)))
+        return run.finish(
+            Vout, b, n_iter=n_iter, converged=converged, measure=measure,
+            certify_model=not self.constrained,
             what=f"relative primal residual {rp:.2e}, dual residual {rd:.2e}",
             info={"multiplier": c, "multiplier_grad": data.rmatvec(data.weigh(c)), "mu": mu,
                   "step": step, "primal_residual": rp, "dual_residual": rd,
@@ -353,6 +305,86 @@ class LinearizedADMM(Solver):
                   "constrained": self.constrained, "best_objective": F_out},
         )
 
+    def _warn_infeasible(self, data: MultiTaskData) -> None:
+        """Warn when a task has more rows than features (the equality-constrained form has
+        no solution then, in general)."""
+        if data.n_rows and np.any(data.task_sizes > data.n_features):
+            warnings.warn(
+                "The equality-constrained form asks X_t w_t = y_t, which in general has no "
+                f"solution when a task has more rows ({int(data.task_sizes.max())}) than "
+                f"features ({data.n_features}): W tends to each task's least-squares fit or the "
+                "solver does not converge. Use the penalized form.",
+                UserWarning, stacklevel=4,
+            )
+
+    def _penalty_parameters(self, penalty: Penalty, data: MultiTaskData
+                            ) -> tuple[float, float, float]:
+        """``(rho, mu_0, mu_max)`` of the schedule (its constants unless given), ``mu`` in
+        units of the penalty's strength (module docstring)."""
+        consts = (dict(LADM_PAPER_CONSTANTS) if self.schedule == "paper"
+                  else {"rho": 2.0, "mu_max": 1e10})
+        rho = self.rho if self.rho is not None else consts["rho"]
+        unit = float(getattr(penalty, "alpha", 1.0) or 1.0)
+        ynorm = max(1.0, _norm(data.y, data.sample_weight))
+        mu0 = self.mu0 if self.mu0 is not None else consts.get("mu0", 1.0 / ynorm)
+        mu_max = unit * (self.mu_max if self.mu_max is not None else consts["mu_max"])
+        return rho, unit * mu0, mu_max
+
+    def _paper_rule(self, blocks: list, old: list, at_max: bool, rp: float) -> bool:
+        """The paper's stopping rule (eq. (25)): every block's relative change at most
+        ``tol``; with ``guard``, only once ``mu = mu_max`` (``at_max``) or at a nonzero
+        iterate whose relative primal residual ``rp`` is at most ``tol``."""
+        rel = [float(np.linalg.norm(B - B0)) / max(1.0, float(np.linalg.norm(B0)))
+               for B, B0 in zip(blocks, old, strict=True)]
+        stop = max(rel) <= self.tol
+        if self.guard:
+            nonzero = any(np.any(B) for B in blocks)
+            stop = stop and (at_max or (nonzero and rp <= self.tol))
+        return stop
+
     @staticmethod
     def _stack(blocks, penalty: Penalty) -> np.ndarray:
         return np.stack(blocks) if penalty.parts else blocks[0]
+
+
+class _Iterate:
+    """The iterate of linearized ADMM: the penalty's blocks ``V[i]`` (one block when it is
+    not split), their scores ``K V[i]``, the intercepts ``b`` and their scores, and the
+    stacked scores ``s = sum_i K V[i] + b``."""
+
+    def __init__(self, data: MultiTaskData, penalty: Penalty, V: np.ndarray, b):
+        self.blocks = ([V[i].copy() for i in range(len(penalty.parts))] if penalty.parts
+                       else [V.copy()])
+        self.s_blocks = [_forward(data, B) for B in self.blocks]
+        self.b = b
+        self.sb = data.expand(b) if b is not None else 0.0
+        self.s = sum(self.s_blocks) + self.sb
+
+    def stacked(self, penalty: Penalty) -> np.ndarray:
+        """The solver's variable ``V`` (the blocks stacked for a split penalty)."""
+        return LinearizedADMM._stack(self.blocks, penalty)
+
+    def sweep(self, data: MultiTaskData, parts, z: np.ndarray, cm: np.ndarray, cw, step: float,
+              mu: float):
+        """The V-step of the module docstring, one block after the other (Gauss-Seidel; the
+        intercepts take their plain step after the first block): ``(G, dx2)``, the last
+        block's gradient ``K^T r`` and the squared change of the blocks and intercepts."""
+        old, b_old = list(self.blocks), self.b
+        dx2 = 0.0
+        G = np.zeros((data.n_features, data.n_tasks))
+        for i, p in enumerate(parts):
+            r = self.s - z + cm
+            if cw is not None:
+                r = cw * r
+            G = data.rmatvec(r)
+            new = p.prox(self.blocks[i] - step * G, step / mu)
+            if i == 0 and self.b is not None:
+                self.b = self.b - step * data.task_sum(r)
+                self.sb = data.expand(self.b)
+            self.s_blocks[i] = _forward(data, new)
+            self.blocks[i] = new
+            self.s = sum(self.s_blocks) + self.sb
+            dx2 += float(np.sum((new - old[i]) ** 2))
+        if b_old is not None:
+            dx2 += float(np.sum((self.b - b_old) ** 2))
+        return G, dx2
