@@ -76,15 +76,8 @@ from multitask.compiled import charge_interpreted, interpreted_budget
 from multitask.losses import Datafit
 from multitask.penalties.base import ROW_PROX_FAMILIES, Penalty
 from multitask.penalties.row_operators import row_penalty, row_prox
-from multitask.solvers.base import (
-    Solver,
-    apply_per_task,
-    check_int,
-    finish,
-    initial_point,
-    measure_lipschitz,
-    optimality,
-)
+from multitask.solvers.base import Solver, apply_per_task, check_int, measure_lipschitz
+from multitask.solvers.iteration import IterationRecord, inner_tolerances
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
@@ -561,9 +554,8 @@ class BlockCoordinateDescent(Solver):
               callback: Callable | None = None) -> SolverResult:
         """Run the epochs (``callback`` is called after each batch of epochs);
         ``intercept_init`` is unused (the quadratic datafit eliminates the intercepts)."""
-        self.check(datafit, penalty)
-        t0 = time.perf_counter()
-        W, _ = initial_point(datafit, penalty, coef_init, None)
+        run = IterationRecord(self, datafit, penalty, callback)
+        W, _ = run.start(coef_init, None)
         W = np.ascontiguousarray(W)
         d, m = W.shape
         H, C = datafit.quadratic_form()
@@ -576,29 +568,22 @@ class BlockCoordinateDescent(Solver):
         hist = np.empty((self.anderson + 1 if self.anderson else 0, d, m))
         n_hist = np.zeros(1, dtype=np.int64)
         L = measure_lipschitz(datafit, penalty)
-        inner_tol = max(self.tol, 1e-12)
         n_epochs = 0
         converged = False
-        measure = np.inf
-        history: list[float] = []
-        times: list[float] = []
-        while n_epochs < self.max_iter:
+        for inner_tol in inner_tolerances(self.tol):
+            if n_epochs >= self.max_iter:
+                break
             k, _ = _run_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist,
                                self.max_iter - n_epochs, inner_tol)
             n_epochs += k
-            measure = optimality(datafit, penalty, W, None, L, self.tol)
-            history.append(datafit.value(W) + penalty.value(W))
-            times.append(time.perf_counter() - t0)
+            measure = run.certify(n_epochs, W, None, L=L, target=self.tol)
+            run.record(datafit.value(W) + penalty.value(W))
             if measure <= self.tol:
                 converged = True
                 break
-            if callback is not None and callback(n_epochs, history[-1], W, None):
+            if run.notify(n_epochs, run.history[-1], W, None):
                 break
-            if inner_tol <= 1e-16:
-                break
-            inner_tol *= 0.1
-        return finish(self, datafit, penalty, W, None, n_iter=n_epochs, objective=history,
-                      times=times, converged=converged, t0=t0, measure=measure,
-                      info={"best_objective": history[-1] if history else np.nan,
-                            "row_family": ROW_PROX_FAMILIES[family],
-                            "coupled": bool(K.size)})
+        return run.finish(W, None, n_iter=n_epochs, converged=converged, measure=run.measure,
+                          info={"best_objective": run.history[-1] if run.history else np.nan,
+                                "row_family": ROW_PROX_FAMILIES[family],
+                                "coupled": bool(K.size)})

@@ -45,7 +45,6 @@ the inner criterion is tightened tenfold).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import numpy as np
@@ -55,7 +54,8 @@ from numba import njit
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
 from multitask.penalties.row_operators import elastic_net_row_prox
-from multitask.solvers.base import Solver, check_int, finish, initial_point
+from multitask.solvers.base import Solver, check_int
+from multitask.solvers.iteration import IterationRecord, inner_tolerances
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
@@ -314,9 +314,8 @@ class ResidualCoordinateDescent(Solver):
         from multitask.penalties.row_blocks import row_blocks
         from multitask.solvers.certificate import duality_gap
 
-        self.check(datafit, penalty)
-        t0 = time.perf_counter()
-        W, _ = initial_point(datafit, penalty, coef_init, None)
+        run = IterationRecord(self, datafit, penalty, callback)
+        W, _ = run.start(coef_init, None)
         W = np.ascontiguousarray(W, dtype=np.float64)
         k, m = W.shape
         cols = _Columns(datafit)
@@ -330,14 +329,13 @@ class ResidualCoordinateDescent(Solver):
         u = cols.residual(W, y)
         s = np.einsum("jt,jt->t", cols.mu, W)
         U = np.asarray(datafit.data.task_sum(cols.rw * u), dtype=np.float64)
-        inner_tol = max(self.tol, 1e-12)
         n_epochs = 0
         converged = False
         cert = None
-        history: list[float] = []
-        times: list[float] = []
         A = self.anderson
-        while n_epochs < self.max_iter:
+        for inner_tol in inner_tolerances(self.tol):
+            if n_epochs >= self.max_iter:
+                break
             hist = [W.copy()]
             while n_epochs < self.max_iter:  # epochs, one at a time with extrapolation
                 done, inner_done = _cd_epochs(
@@ -362,16 +360,12 @@ class ResidualCoordinateDescent(Solver):
             cert = duality_gap(datafit, penalty, W, None, target=self.tol)
             if cert is None:  # pragma: no cover - every elastic-net penalty has a dual
                 break
-            history.append(cert.primal)
-            times.append(time.perf_counter() - t0)
+            run.certified(n_epochs, cert.relative_gap, cert)
+            run.record(cert.primal)
             if cert.relative_gap <= self.tol:
                 converged = True
                 break
-            if callback is not None and callback(n_epochs, history[-1], W, None):
+            if run.notify(n_epochs, cert.primal, W, None):
                 break
-            if inner_tol <= 1e-16:
-                break
-            inner_tol *= 0.1
-        return finish(self, datafit, penalty, W, None, n_iter=n_epochs, objective=history,
-                      times=times, converged=converged, t0=t0, certificate=cert,
-                      info={"best_objective": history[-1] if history else np.nan})
+        return run.finish(W, None, n_iter=n_epochs, converged=converged, certificate=cert,
+                          info={"best_objective": run.history[-1] if run.history else np.nan})

@@ -43,7 +43,8 @@ from multitask.penalties.base import Penalty
 from multitask.solvers.base import Solver, certify, finish, initial_point
 from multitask.solvers.result import SolverResult
 
-__all__ = ["Best", "CertificateSchedule", "IterationRecord", "predicted_period"]
+__all__ = ["Best", "CertificateSchedule", "IterationRecord", "inner_tolerances",
+           "predicted_period"]
 
 
 def predicted_period(k: int, measure: float, tol: float, period: int,
@@ -69,6 +70,18 @@ def predicted_period(k: int, measure: float, tol: float, period: int,
     if measure > 10.0 * tol:
         return max(base, k // 20)
     return base
+
+
+def inner_tolerances(tol: float, floor: float = 1e-16):
+    """The inner criteria of a solver that certifies after each batch of epochs (the
+    coordinate descents): ``max(tol, 1e-12)``, then a tenth of the last one after every
+    certificate that does not meet ``tol``, down to ``floor``."""
+    inner = max(tol, 1e-12)
+    while True:
+        yield inner
+        if inner <= floor:
+            return
+        inner *= 0.1
 
 
 @dataclass
