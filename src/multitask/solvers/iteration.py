@@ -206,10 +206,20 @@ class IterationRecord:
         self.stopped_by = "max_iter"
 
     # ----------------------------------------------------------------- start and clock
-    def start(self, coef_init=None, intercept_init=None, *, project: bool = True):
-        """The validated start ``(V, b)`` (:func:`~multitask.solvers.base.initial_point`)."""
-        return initial_point(self.datafit, self.penalty, coef_init, intercept_init,
+    def start(self, coef_init=None, intercept_init=None, *, project: bool = True,
+              intercept_at_zero: bool = False):
+        """The validated start ``(V, b)`` (:func:`~multitask.solvers.base.initial_point`;
+        ``project``: a constraint's start made feasible). ``intercept_at_zero``: without an
+        ``intercept_init``, a start at ``V = 0`` takes the best intercepts there
+        (:meth:`~multitask.losses.Datafit.optimal_intercept_at_zero`, where the loss has
+        them) instead of zeros."""
+        V, b = initial_point(self.datafit, self.penalty, coef_init, intercept_init,
                              project=project)
+        if intercept_at_zero and b is not None and intercept_init is None and not np.any(V):
+            b0 = self.datafit.optimal_intercept_at_zero()
+            if b0 is not None:
+                b = np.array(b0, dtype=np.float64)
+        return V, b
 
     def elapsed(self) -> float:
         """Seconds since the clock started."""

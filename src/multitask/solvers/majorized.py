@@ -31,7 +31,6 @@ original problem, after every step.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import numpy as np
@@ -45,11 +44,9 @@ from multitask.solvers.base import (
     apply_per_task,
     check_int,
     check_tol,
-    finish,
-    initial_point,
     measure_lipschitz,
-    optimality,
 )
+from multitask.solvers.iteration import IterationRecord
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
@@ -166,7 +163,8 @@ class MajorizedADMM(Solver):
     """
 
     name = "mm"
-    datafit_requires = frozenset({"gradient"})
+    #: the loss's curvature bound makes the fixed quadratic a majorant
+    datafit_requires = frozenset({"gradient", "curvature_bound"})
     penalty_requires = frozenset()
 
     @classmethod
@@ -187,10 +185,9 @@ class MajorizedADMM(Solver):
               callback: Callable | None = None) -> SolverResult:
         """Run the majorization steps from ``(coef_init, intercept_init)`` (zeros by
         default)."""
-        self.check(datafit, penalty)
-        t0 = time.perf_counter()
+        run = IterationRecord(self, datafit, penalty, callback)
         A = penalty.linear_map
-        V, b = initial_point(datafit, penalty, coef_init, intercept_init)
+        V, b = run.start(coef_init, intercept_init)
         data = datafit.data
         c = float(datafit.curvature())
         H, mu = datafit.bound_hessian()
@@ -203,13 +200,13 @@ class MajorizedADMM(Solver):
 
         W = A.forward(V)
         F = datafit.value(W, b) + penalty.value(V)
-        history, times = [F], [time.perf_counter() - t0]
+        run.record(F)
         inner_tol = self.inner_tol
         floor = self.tol / 10
         n_iter = inner_total = 0
         t = 1.0  # momentum (accelerated steps in the metric of H)
         Vy, by, Wy = V, b, W
-        measure = optimality(datafit, penalty, V, b, L)
+        measure = run.certify(0, V, b, L=L)
         converged = measure <= self.tol  # a warm start at the solution
         while not converged and n_iter < self.max_iter:
             _, gW, gb = datafit.value_and_grad(Wy, by)
@@ -239,19 +236,15 @@ class MajorizedADMM(Solver):
             by = None if b_new is None or b is None else b_new + beta * (b_new - b)
             Wy = A.forward(Vy)
             V, W, b, F, t = V_new, W_new, b_new, F_new, t_new
-            history.append(F)
-            times.append(time.perf_counter() - t0)
-            measure = optimality(datafit, penalty, V, b, L)
+            run.record(F)
+            measure = run.certify(n_iter, V, b, L=L)
             if measure <= self.tol:
                 converged = True
                 break
-            if callback is not None and callback(n_iter, F, V, b):
+            if run.notify(n_iter, F, V, b):
                 break
             inner_tol = max(min(inner_tol, 0.1 * measure), floor)
         inner.reuse_eigen(None, None)
-        return finish(self, datafit, penalty, V, b, n_iter=n_iter, objective=history,
-                      times=times, converged=converged, t0=t0,
-                      measure=measure,
-                      info={"inner_iterations": inner_total, "curvature_bound": c,
-                            "best_objective": F})
-
+        return run.finish(V, b, n_iter=n_iter, converged=converged, measure=measure,
+                          info={"inner_iterations": inner_total, "curvature_bound": c,
+                                "best_objective": F})

@@ -39,9 +39,9 @@ every step.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -49,21 +49,15 @@ import scipy.sparse as sp
 from multitask.data import MultiTaskData
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
-from multitask.solvers.base import (
-    Solver,
-    apply_per_task,
-    check_int,
-    finish,
-    initial_point,
-    kkt_residual,
-)
+from multitask.solvers.base import Solver, apply_per_task, check_int
 from multitask.solvers.bcd import BlockCoordinateDescent, quadratic_row_descent
-from multitask.solvers.certificate import duality_gap
+from multitask.solvers.iteration import IterationRecord
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
-__all__ = ["NEWTON_AUTO_MAX_ITER", "NEWTON_MAX_FEATURES", "NewtonModel", "ProxNewton",
-           "backtrack", "newton_applies", "newton_model", "prefer_newton", "task_hessians"]
+__all__ = ["NEWTON_AUTO_MAX_ITER", "NEWTON_MAX_FEATURES", "DampedStep", "NewtonModel",
+           "ProxNewton", "backtrack", "damped_step", "newton_applies", "newton_model",
+           "newton_objective", "prefer_newton", "task_hessians"]
 
 _TINY = np.finfo(float).tiny
 #: ``solver="auto"`` takes proximal Newton for a classification loss up to this many
@@ -250,6 +244,67 @@ def backtrack(datafit: Datafit, objective: Callable[[np.ndarray, float], float],
             return step, zt, derivs, Pt
         step *= 0.5
 
+
+def newton_objective(datafit: Datafit, penalty: Penalty
+                     ) -> Callable[[np.ndarray, np.ndarray, np.ndarray], float]:
+    """``P(vals, V, W) = sum_i w_i vals_i + (alpha_l2 / 2) ||W||_F^2 + h(V)``: the objective
+    from the rows' losses ``vals`` (row weights ``w_i``), the weights ``W = A(V)`` and the
+    solver's variable ``V``."""
+    rw = datafit.data.row_weights
+    ridge = float(datafit.alpha_l2)
+
+    def objective(vals: np.ndarray, V: np.ndarray, W: np.ndarray) -> float:
+        f = float(vals @ rw)
+        if ridge:
+            f += 0.5 * ridge * float(np.vdot(W, W))
+        return f + float(penalty.value(V))
+
+    return objective
+
+
+class DampedStep(NamedTuple):
+    """A Newton direction taken: the step ``t``, the scores ``z + t dz``, ``(vals, ell',
+    ell'')`` there, the objective ``P_t``, the intercept direction ``db`` and whether the
+    step's predicted decrease was below the objective's rounding (``polish``)."""
+
+    t: float
+    z: np.ndarray
+    derivs: tuple
+    P: float
+    db: np.ndarray | None
+    polish: bool
+
+
+def damped_step(datafit: Datafit, model: NewtonModel, dW: np.ndarray, moved: bool,
+                penalty_change: float, z: np.ndarray, P: float,
+                along: Callable[[np.ndarray, float], float],
+                inner_tol: float) -> DampedStep | float | None:
+    """The direction ``(dW, db)`` of a step's model (``db`` its intercept step), damped by
+    :func:`backtrack`, with the objective ``P`` at the scores ``z`` and ``along(vals, t)``
+    the objective at ``t``; ``moved`` whether the step's variable changed,
+    ``penalty_change`` the penalty's change along the whole direction.
+
+    Returns the :class:`DampedStep`; or, where the direction does not descend (its model
+    was solved too loosely), the tighter inner tolerance to solve it again with (a
+    hundredth, at least ``1e-14``); or None: stop (no direction, or none that descends at
+    the tightest tolerance or below the rounding).
+    """
+    db = model.intercept_step(dW)
+    delta = model.decrease(dW, db)
+    delta += penalty_change
+    noise = ROUNDING * abs(P)
+    if not moved and (db is None or not np.any(db)):
+        return None
+    if not delta <= noise:  # no descent: the step's model was solved too loosely
+        return None if inner_tol <= 1e-14 else max(inner_tol * 1e-2, 1e-14)
+    polish = delta >= -noise  # a decrease below the objective's rounding
+    step, zt, derivs, Pt = backtrack(datafit, along, z, datafit.scores(dW, db), P, delta,
+                                     noise, polish)
+    if not Pt <= P + (noise if polish else 0.0):  # no decrease at the smallest step
+        return None if inner_tol <= 1e-14 or polish else max(inner_tol * 1e-2, 1e-14)
+    return DampedStep(step, zt, derivs, Pt, db, polish)
+
+
 class ProxNewton(Solver):
     """Proximal Newton with coordinate descent on each step's model (module docstring).
 
@@ -305,14 +360,6 @@ class ProxNewton(Solver):
                 and m not in out]
         return out
 
-    def _measure(self, datafit: Datafit, penalty: Penalty, W: np.ndarray, b):
-        """``(certificate or None, measure)``: the certified relative duality gap, or the
-        prox-gradient residual where the model has no dual."""
-        cert = duality_gap(datafit, penalty, W, b, target=self.tol)
-        if cert is not None:
-            return cert, cert.relative_gap
-        return None, kkt_residual(datafit, penalty, W, b)
-
     def _step(self, G: np.ndarray, C: np.ndarray, W: np.ndarray, penalty: Penalty,
               kappa: float) -> int:
         """Solve a step's model in place on ``W``: one epoch gives the size of the step
@@ -333,29 +380,16 @@ class ProxNewton(Solver):
               callback: Callable | None = None) -> SolverResult:
         """Run the Newton steps from ``(coef_init, intercept_init)`` (zeros, and the best
         intercepts at zero, by default)."""
-        self.check(datafit, penalty)
-        t0 = time.perf_counter()
-        W, b = initial_point(datafit, penalty, coef_init, intercept_init)
+        run = IterationRecord(self, datafit, penalty, callback)
+        W, b = run.start(coef_init, intercept_init, intercept_at_zero=True)
         W = np.ascontiguousarray(W, dtype=np.float64)
-        if b is not None and intercept_init is None and not np.any(W):
-            b0 = datafit.optimal_intercept_at_zero()
-            if b0 is not None:
-                b = np.array(b0, dtype=np.float64)
-        data = datafit.data
-        rw = data.row_weights
-        ridge = float(datafit.alpha_l2)
-
-        def objective(vals: np.ndarray, W_: np.ndarray) -> float:
-            f = float(vals @ rw)
-            if ridge:
-                f += 0.5 * ridge * float(np.vdot(W_, W_))
-            return f + float(penalty.value(W_))
-
+        objective = newton_objective(datafit, penalty)
         z = datafit.scores(W, b)
         vals, a, h = datafit.score_derivatives(z, second=True)
-        P = objective(vals, W)
-        history, times = [P], [time.perf_counter() - t0]
-        cert, gap = self._measure(datafit, penalty, W, b)
+        P = objective(vals, W, W)
+        run.record(P)
+        # the certificate without the lazy shortcut: after every step, near the optimum
+        gap = run.certify(0, W, b, target=self.tol, lazy=False)
         converged = gap <= self.tol
         n_iter = n_epochs = 0
         inner_tol = INNER_START
@@ -371,53 +405,41 @@ class ProxNewton(Solver):
             except FloatingPointError:  # the step's model left the float range
                 break
             dW = W_new - W
-            db = model.intercept_step(dW)
-            delta = model.decrease(dW, db)
-            delta += float(penalty.value(W_new)) - float(penalty.value(W))
-            noise = ROUNDING * abs(P)
-            if not np.any(dW) and (db is None or not np.any(db)):
-                break
-            if not delta <= noise:  # no descent: the step's model was solved too loosely
-                if inner_tol <= 1e-14:
-                    break
-                inner_tol = max(inner_tol * 1e-2, 1e-14)
-                continue
-            polish = delta >= -noise  # a decrease below the objective's rounding
 
             def along(v: np.ndarray, t: float, W: np.ndarray = W, dW: np.ndarray = dW) -> float:
-                return objective(v, W + t * dW)
+                Wt = W + t * dW
+                return objective(v, Wt, Wt)
 
-            step, zt, (vt, at, ht), Pt = backtrack(datafit, along, z, datafit.scores(dW, db),
-                                                   P, delta, noise, polish)
-            Wt = W + step * dW
-            if not Pt <= P + (noise if polish else 0.0):  # no decrease at the smallest step
-                if inner_tol <= 1e-14 or polish:
+            out = damped_step(datafit, model, dW, bool(np.any(dW)),
+                              float(penalty.value(W_new)) - float(penalty.value(W)), z, P,
+                              along, inner_tol)
+            if not isinstance(out, DampedStep):
+                if out is None:
                     break
-                inner_tol = max(inner_tol * 1e-2, 1e-14)
+                inner_tol = out
                 continue
-            W = np.ascontiguousarray(Wt)
-            if b is not None and db is not None:
-                b = b + step * db
-            z, vals, a, h, P = zt, vt, at, ht, Pt
+            W = np.ascontiguousarray(W + out.t * dW)
+            if b is not None and out.db is not None:
+                b = b + out.t * out.db
+            z, (vals, a, h), P = out.z, out.derivs, out.P
             n_iter += 1
-            history.append(P)
-            times.append(time.perf_counter() - t0)
+            run.record(P)
             last = gap
-            cert, gap = self._measure(datafit, penalty, W, b)
+            gap = run.certify(n_iter, W, b, target=self.tol, lazy=False)
             if gap <= self.tol:
                 converged = True
                 break
-            if polish and not gap < last:  # the certificate no longer follows the steps
+            if out.polish and not gap < last:  # the certificate no longer follows the steps
                 break
-            if callback is not None and callback(n_iter, P, W, b):
+            if run.notify(n_iter, P, W, b):
                 break
             inner_tol = float(np.clip(INNER_FRACTION * gap, INNER_MIN, inner_tol))
         if not converged and self.hand_over is not None and n_iter < self.max_iter:
             return self._hand_over(datafit, penalty, W, b, n_iter)
-        return finish(self, datafit, penalty, W, b, n_iter=n_iter, objective=history,
-                      times=times, converged=converged, t0=t0, certificate=cert,
-                      measure=None if cert is not None else gap,
-                      info={"epochs": n_epochs, "best_objective": P})
+        cert = run.certificate
+        return run.finish(W, b, n_iter=n_iter, converged=converged, certificate=cert,
+                          measure=None if cert is not None else gap,
+                          info={"epochs": n_epochs, "best_objective": P})
 
     def _hand_over(self, datafit: Datafit, penalty: Penalty, W: np.ndarray, b,
                    n_iter: int) -> SolverResult:

@@ -27,7 +27,6 @@ prox-gradient residual where the model has no dual), after every step.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import numpy as np
@@ -35,17 +34,16 @@ import numpy as np
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
 from multitask.solvers.admm import EigenSystem, QuadraticADMM
-from multitask.solvers.base import (
-    Solver,
-    check_int,
-    check_tol,
-    finish,
-    initial_point,
-    measure_lipschitz,
-    optimality,
-)
+from multitask.solvers.base import Solver, check_int, check_tol, measure_lipschitz
+from multitask.solvers.iteration import IterationRecord
 from multitask.solvers.majorized import MajorizedADMM, QuadraticBound
-from multitask.solvers.newton import ROUNDING, backtrack, newton_applies, newton_model
+from multitask.solvers.newton import (
+    DampedStep,
+    damped_step,
+    newton_applies,
+    newton_model,
+    newton_objective,
+)
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
@@ -120,36 +118,21 @@ class NewtonADMM(Solver):
               callback: Callable | None = None) -> SolverResult:
         """Run the Newton steps from ``(coef_init, intercept_init)`` (zeros, and the best
         intercepts at zero, by default)."""
-        self.check(datafit, penalty)
-        t0 = time.perf_counter()
+        run = IterationRecord(self, datafit, penalty, callback)
         A = penalty.linear_map
-        V, b = initial_point(datafit, penalty, coef_init, intercept_init)
-        if b is not None and intercept_init is None and not np.any(V):
-            b0 = datafit.optimal_intercept_at_zero()
-            if b0 is not None:
-                b = np.array(b0, dtype=np.float64)
-        data = datafit.data
-        rw = data.row_weights
-        ridge = float(datafit.alpha_l2)
+        V, b = run.start(coef_init, intercept_init, intercept_at_zero=True)
         scale = datafit.gradient_scale()
         L = measure_lipschitz(datafit, penalty)
         inner = QuadraticADMM(max_iter=self.inner_max_iter, tol=self.inner_tol, warn=False)
-
-        def objective(vals: np.ndarray, V_: np.ndarray, W_: np.ndarray) -> float:
-            f = float(vals @ rw)
-            if ridge:
-                f += 0.5 * ridge * float(np.vdot(W_, W_))
-            return f + float(penalty.value(V_))
-
+        objective = newton_objective(datafit, penalty)
         W = A.forward(V)
         z = datafit.scores(W, b)
         vals, a, h = datafit.score_derivatives(z, second=True)
         P = objective(vals, V, W)
-        history, times = [P], [time.perf_counter() - t0]
-        gap = optimality(datafit, penalty, V, b, L)
+        run.record(P)
+        gap = run.certify(0, V, b, L=L)
         converged = gap <= self.tol
         n_iter = inner_total = 0
-        stopped = False
         inner_tol = self.inner_tol
         while not converged and n_iter < self.max_iter:
             model = newton_model(datafit, W, b, a, h)
@@ -160,59 +143,44 @@ class NewtonADMM(Solver):
             top = float(eig.lam.max()) if eig.lam.size else 0.0
             inner.reuse_eigen(G, eig)
             inner.tol = inner_tol
-            res = inner.solve(QuadraticBound(data, G, model.linear, top, scale), penalty,
-                              coef_init=V)
+            res = inner.solve(QuadraticBound(datafit.data, G, model.linear, top, scale),
+                              penalty, coef_init=V)
             inner_total += int(res.n_iter)
             dV = res.coef - V
             dW = A.forward(dV)
-            db = model.intercept_step(dW)
-            delta = model.decrease(dW, db)
-            delta += float(penalty.value(res.coef)) - float(penalty.value(V))
-            noise = ROUNDING * abs(P)
-            if not np.any(dV) and (db is None or not np.any(db)):
-                break
-            if not delta <= noise:  # no descent: the step's model was solved too loosely
-                if inner_tol <= 1e-14:
-                    break
-                inner_tol = max(inner_tol * 1e-2, 1e-14)
-                continue
-            polish = delta >= -noise
 
             def along(v: np.ndarray, t: float, V: np.ndarray = V, W: np.ndarray = W,
                       dV: np.ndarray = dV, dW: np.ndarray = dW) -> float:
                 return objective(v, V + t * dV, W + t * dW)
 
-            step, zt, (vt, at, ht), Pt = backtrack(datafit, along, z, datafit.scores(dW, db),
-                                                   P, delta, noise, polish)
-            Vt, Wt = V + step * dV, W + step * dW
-            if not Pt <= P + (noise if polish else 0.0):
-                if inner_tol <= 1e-14 or polish:
+            out = damped_step(datafit, model, dW, bool(np.any(dV)),
+                              float(penalty.value(res.coef)) - float(penalty.value(V)), z, P,
+                              along, inner_tol)
+            if not isinstance(out, DampedStep):
+                if out is None:
                     break
-                inner_tol = max(inner_tol * 1e-2, 1e-14)
+                inner_tol = out
                 continue
-            V, W = Vt, Wt
-            if b is not None and db is not None:
-                b = b + step * db
-            z, vals, a, h, P = zt, vt, at, ht, Pt
+            V, W = V + out.t * dV, W + out.t * dW
+            if b is not None and out.db is not None:
+                b = b + out.t * out.db
+            z, (vals, a, h), P = out.z, out.derivs, out.P
             n_iter += 1
-            history.append(P)
-            times.append(time.perf_counter() - t0)
-            gap = optimality(datafit, penalty, V, b, L, self.tol)
+            run.record(P)
+            gap = run.certify(n_iter, V, b, L=L, target=self.tol)
             if gap <= self.tol:
                 converged = True
                 break
-            if polish:  # the objective is converged to rounding, the certificate is not
+            if out.polish:  # the objective is converged to rounding, the certificate is not
                 break
-            if callback is not None and callback(n_iter, P, V, b):
-                stopped = True
+            if run.notify(n_iter, P, V, b):
                 break
             inner_tol = float(np.clip(1e-2 * gap, 1e-10, inner_tol))
         inner.reuse_eigen(None, None)
-        if not (converged or stopped) and n_iter < self.max_iter:
+        if not (converged or run.stop_requested) and n_iter < self.max_iter:
             return self._hand_over(datafit, penalty, V, b, n_iter, inner_total)
-        return finish(self, datafit, penalty, V, b, n_iter=n_iter, objective=history,
-                      times=times, converged=converged, t0=t0, measure=gap,
-                      info={"inner_iterations": inner_total, "best_objective": P})
+        return run.finish(V, b, n_iter=n_iter, converged=converged, measure=gap,
+                          info={"inner_iterations": inner_total, "best_objective": P})
 
     def _hand_over(self, datafit: Datafit, penalty: Penalty, V: np.ndarray, b, n_iter: int,
                    inner_total: int) -> SolverResult:
