@@ -10,10 +10,13 @@ file received from someone else cannot run code when it is loaded. Pickle and jo
 can run arbitrary code when they are read: they are refused unless the caller passes
 ``allow_pickle=True`` (``--allow-pickle`` on the command line), for files one trusts.
 
-A model file is data until it is checked: after the objects are rebuilt, the class recorded in
-the file must be the class rebuilt, and every fitted attribute is checked against what its
-class declares (:func:`multitask.estimators.fitted_state.check_fitted_state`: shapes, dtypes,
-finiteness, the consistency of ``coef_``, ``intercept_``, ``tasks_``, ``n_features_in_``,
+A model file is data until it is checked. Before any array is unpacked, the archive's declared
+sizes and array headers are compared with what the model declares
+(:mod:`multitask.model_archive`: a small file that would unpack to gigabytes, a symbolic link
+or a member the model does not name is refused). After the objects are rebuilt, the class
+recorded in the file must be the class rebuilt, and every fitted attribute is checked against
+what its class declares (:func:`multitask.estimators.fitted_state.check_fitted_state`: shapes,
+dtypes, finiteness, the consistency of ``coef_``, ``intercept_``, ``tasks_``, ``n_features_in_``,
 ``classes_`` and of each family's own attributes, the hyper-parameters) before the model is
 returned: a file that does not pass is refused with a :class:`ModelFileError` naming the
 attribute, and nothing of it is used.
@@ -39,6 +42,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from multitask.model_archive import check_archive
 
 __all__ = [
     "MODEL_FORMAT",
@@ -335,6 +340,12 @@ def read_model_file(path: str | os.PathLike, *, allow_pickle: bool = False,
     try:
         with open_regular(p, path) as fh:
             payload = fh.read()
+    except OSError as exc:
+        raise ModelFileError(f"{path}: cannot be read: {exc}") from None
+    # sizes, members and array headers against what the model declares, before any array
+    # is unpacked (skops reads every member even to list the types)
+    check_archive(payload, path, ModelFileError)
+    try:
         found = sio.get_untrusted_types(data=payload)
     except ModelFileError:
         raise
