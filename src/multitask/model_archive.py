@@ -216,17 +216,15 @@ def _check_npz(archive: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, erro
 
 
 # --------------------------------------------------------------------------- 4. declared shapes
-def _library_class(node) -> type | None:
+def _library_class(node, trusted: set[str]) -> type | None:
     """The library estimator class an ``ObjectNode`` of the schema rebuilds (None for any
-    other node, or a class that is not one of the library's trusted types)."""
-    from multitask.persistence import trusted_types
-
+    other node, or a class that is not one of the library's ``trusted`` types)."""
     if not (isinstance(node, dict) and node.get("__loader__") == "ObjectNode"):
         return None
     module, name = node.get("__module__"), node.get("__class__")
     if not (isinstance(module, str) and isinstance(name, str)):
         return None
-    if f"{module}.{name}" not in trusted_types():
+    if f"{module}.{name}" not in trusted:
         return None
     cls = getattr(importlib.import_module(module), name, None)
     return cls if hasattr(cls, "_fitted_declaration") else None
@@ -254,6 +252,9 @@ def _declared_shapes(schema, headers: dict, where: str, error) -> None:
     ``n_features_in_``, a check's symbol such as ``"t"`` from ``fit_task_sizes_``, the others
     on first use; ``"t"`` is ``"m"`` unless recorded). An estimator inside another (the
     refitted model of a search) is named by its attribute, as the validator names it."""
+    from multitask.persistence import trusted_types
+
+    trusted = set(trusted_types())
     stack = [(schema, "")]
     while stack:
         node, prefix = stack.pop()
@@ -262,7 +263,7 @@ def _declared_shapes(schema, headers: dict, where: str, error) -> None:
             continue
         if not isinstance(node, dict):
             continue
-        cls = _library_class(node)
+        cls = _library_class(node, trusted)
         if cls is None:
             stack.extend((v, prefix) for v in node.values())
             continue
