@@ -54,6 +54,9 @@ FREE_BYTES = 1 << 20
 HEADER_BYTES = 1 << 16
 
 _ARRAY_KINDS = ("array", "labels", "indices", "names", "sparse_or_array")
+#: The size symbols compared before reading: tasks, features, tasks of the fit (the other
+#: symbols of the declarations are checked once the model is rebuilt).
+_SIZE_SYMBOLS = ("m", "d", "t")
 
 
 def check_archive(payload: bytes, path, error: Callable[[str], Exception]) -> None:
@@ -248,9 +251,9 @@ def _json_int(node) -> int | None:
 
 def _declared_shapes(schema, headers: dict, where: str, error) -> None:
     """Compare the array headers of every library estimator of the schema with the shapes its
-    class declares, binding the symbols as the validator does (``"d"`` from
-    ``n_features_in_``, a check's symbol such as ``"t"`` from ``fit_task_sizes_``, the others
-    on first use; ``"t"`` is ``"m"`` unless recorded). An estimator inside another (the
+    class declares, binding the size symbols :data:`_SIZE_SYMBOLS` as the validator does
+    (``"d"`` from ``n_features_in_``, ``"t"`` from ``fit_task_sizes_``, ``"m"`` on first use;
+    ``"t"`` is ``"m"`` unless recorded). An estimator inside another (the
     refitted model of a search) is named by its attribute, as the validator names it."""
     from multitask.persistence import trusted_types
 
@@ -289,7 +292,10 @@ def _estimator_shapes(cls: type, attrs: dict, headers: dict, where: str, error) 
             header = headers.get(value["file"])
             if header is None:
                 continue
-            want = decl.shape or ((None,) if decl.kind != "array" else ())
+            if callable(decl.shape):
+                continue  # a shape that depends on the estimator: checked once rebuilt
+            want = tuple(w if not isinstance(w, str) or w in _SIZE_SYMBOLS else None
+                         for w in decl.shape) or ((None,) if decl.kind != "array" else ())
             _match(sizes, origin, header[0], want, label, where, error)
             symbol = getattr(decl.check, "binds", None)
             if symbol is not None and header[0]:

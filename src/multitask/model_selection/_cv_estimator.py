@@ -216,10 +216,10 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
     #: the search's summaries and the refitted model (of the tuned model's class), checked
     #: whole against its own declaration.
     _fitted_state = {
-        "scores_": Fitted("array", shape=("k", "c"), finite=False, check=_split_scores),
+        "scores_": Fitted("array", shape=("k", "candidates"), finite=False, check=_split_scores),
         "n_splits_": Fitted("int", nonnegative=True, check=lambda est, v, s: None if v == s.get(
             "k") else f"must be the {s.get('k')} rows of scores_"),
-        "best_index_": Fitted("int", nonnegative=True, bound="c"),
+        "best_index_": Fitted("int", nonnegative=True, bound="candidates"),
         "best_params_": Fitted("dict"),
         "cv_results_": Fitted("dict"),
         "best_score_": Fitted("float", check=_best_score),
