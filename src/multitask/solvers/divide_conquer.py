@@ -61,7 +61,8 @@ from multitask.data import MultiTaskData
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
 from multitask.penalties.prox import safe_svd
-from multitask.solvers.base import Solver, check_int, finish
+from multitask.solvers.base import Solver, check_int
+from multitask.solvers.iteration import IterationRecord
 from multitask.solvers.result import SolverResult
 
 __all__ = [
@@ -293,6 +294,36 @@ def _n_workers(backend, n_jobs, n_groups: int) -> int:
         return 1
 
 
+def _assemble(outs: list[dict], groups: list[np.ndarray], anchors: np.ndarray,
+              shape: tuple, m: int):
+    """``(V, c, M, b)``: the groups' blocks put back in the task order (an anchor task gets
+    the mean of its columns and intercept variables over the groups; the anchors come
+    first in each group's solution), with each group's intercept parts ``c``, ``M``
+    (:meth:`~multitask.losses.Datafit.intercept_parts`) and intercept variables ``b`` (None
+    unless every group has them)."""
+    d = shape[-2]
+    V = np.zeros(shape)
+    c = np.zeros(m)
+    M = np.zeros((d, m))
+    has_b = all(o["b"] is not None for o in outs)
+    b = np.zeros(m) if has_b else None
+    k = anchors.size
+    for g, o in zip(groups, outs, strict=True):
+        V[..., g] = o["coef"][..., k:]
+        c[g] = o["c"][k:]
+        M[:, g] = o["M"][:, k:]
+        if b is not None:
+            b[g] = o["b"][k:]
+    if k:  # an anchor task: the mean of its columns over the groups
+        n_out = len(outs)
+        V[..., anchors] = sum(o["coef"][..., :k] for o in outs) / n_out
+        c[anchors] = sum(o["c"][:k] for o in outs) / n_out
+        M[:, anchors] = outs[0]["M"][:, :k]
+        if b is not None:
+            b[anchors] = sum(o["b"][:k] for o in outs) / n_out
+    return V, c, M, b
+
+
 def _block_rank(L: np.ndarray) -> int:
     """The numerical rank of a block (0 for an empty or zero block)."""
     if not (L.size and np.any(L)):
@@ -409,93 +440,26 @@ class DivideAndConquer(Solver):
         """Solve the groups and combine; ``group_penalty`` (default ``penalty``) is the
         penalty of each group's problem. Warm starts do not apply to the groups; the
         callback is passed to the refinement."""
-        self.check(datafit, penalty)
-        t_start = time.perf_counter()
+        run = IterationRecord(self, datafit, penalty)
         c_start = time.process_time()
         data = datafit.raw
         m, d = data.n_tasks, data.n_features
         anchors, groups = anchor_partition(m, self.n_groups, self.random_state,
                                            self._anchors(m))
         solved = [np.concatenate([anchors, g]) for g in groups]
-        spec = {"datafit_class": type(datafit), "datafit_params": datafit.get_params(),
-                "penalty": group_penalty if group_penalty is not None else penalty,
-                "solver": self.base.with_params(warn=False)}
-        n_workers = _n_workers(self.backend, self.n_jobs, len(groups))
-        threads = self.blas_threads
-        if threads is not None and self.backend == "joblib":
-            threads = max(1, min(int(threads), (os.cpu_count() or 1) // n_workers))
-        n_jobs = self.n_jobs
-        if self.backend == "joblib":
-            n_jobs = n_workers
-        subs = [data.subset_tasks(g) for g in solved]
-        t_groups = time.perf_counter()
-        outs = _run_groups(subs, spec, self.backend, n_jobs, threads)
-        t_groups = time.perf_counter() - t_groups
-
-        shape = penalty.linear_map.variable_shape(d, m)
-        V = np.zeros(shape)
-        c = np.zeros(m)
-        M = np.zeros((d, m))
-        has_b = all(o["b"] is not None for o in outs)
-        b = np.zeros(m) if has_b else None
-        k = anchors.size
-        for g, o in zip(groups, outs, strict=True):
-            V[..., g] = o["coef"][..., k:]
-            c[g] = o["c"][k:]
-            M[:, g] = o["M"][:, k:]
-            if b is not None:
-                b[g] = o["b"][k:]
-        if k:  # an anchor task: the mean of its columns over the groups
-            n_out = len(outs)
-            V[..., anchors] = sum(o["coef"][..., :k] for o in outs) / n_out
-            c[anchors] = sum(o["c"][:k] for o in outs) / n_out
-            M[:, anchors] = outs[0]["M"][:, :k]
-            if b is not None:
-                b[anchors] = sum(o["b"][:k] for o in outs) / n_out
+        outs, run_info = self._solve_groups(datafit, penalty if group_penalty is None
+                                            else group_penalty, data, solved, len(groups))
+        V, c, M, b = _assemble(outs, groups, anchors,
+                               penalty.linear_map.variable_shape(d, m), m)
         V_concat = V.copy()
-        rank = None
-        idx = _low_rank_index(penalty)
-        # the numerical rank of each group's own low-rank block (its tasks and the anchors)
-        block_ranks: list[int] | None = None
         refine_info: dict[str, Any] = {}
         result: SolverResult | None = None
         with threadpool_limits(limits=self.blas_threads):
-            # the refinement starts from the blocks as solved (the lowest full objective of
-            # the combines, no truncation) unless a rank is given
-            project = self.combine not in ("concatenate", "refine") or self.rank is not None
-            if idx is not None and len(groups) > 1 and project:
-                L = V[idx] if idx >= 0 else V
-                if self.combine == "project":
-                    L_hat, rank = self._project(L, groups)
-                else:
-                    cover = groups if k == 0 else [anchors, *groups]
-                    U, _, cover_ranks = leading_subspace(L, cover, self.rank)
-                    if k == 0:  # the blocks of L are the groups' blocks: their ranks are known
-                        block_ranks = cover_ranks
-                    rank = U.shape[1]
-                    L_hat = U @ (U.T @ L)
-                if idx >= 0:
-                    V[idx] = L_hat
-                else:
-                    V = L_hat
-            if block_ranks is None:
-                block_ranks = ([] if idx is None
-                               else [_block_rank(o["coef"][idx] if idx >= 0 else o["coef"])
-                                     for o in outs])
+            V, rank, block_ranks = self._combine(penalty, V, groups, anchors, outs)
             W = penalty.linear_map.forward(V)
             intercept = c - np.einsum("jt,jt->t", M, W)
             if self.combine == "refine" and self.refine_iter > 0 and len(groups) > 1:
-                solver = (self.refine_solver or self.base).with_params(
-                    max_iter=self.refine_iter, warn=False)
-                t_ref, c_ref = time.perf_counter(), time.process_time()
-                result = solver.solve(datafit, penalty, coef_init=V.copy(),
-                                      intercept_init=b if datafit.has_intercept_variable
-                                      else None, callback=callback)
-                refine_info = {"refine_n_iter": int(result.n_iter),
-                               "refine_converged": bool(result.converged),
-                               "refine_seconds": time.perf_counter() - t_ref,
-                               "refine_cpu_seconds": time.process_time() - c_ref,
-                               "refine_solver": solver.label}
+                result, refine_info = self._refine(datafit, penalty, V, b, callback)
         self._check_group_ranks(solved, block_ranks)
         converged = [o["converged"] for o in outs]
         if self.warn and not all(converged):
@@ -512,27 +476,95 @@ class DivideAndConquer(Solver):
                 "n_iter_groups": [o["n_iter"] for o in outs], "converged_groups": converged,
                 "seconds_groups": [o["seconds"] for o in outs],
                 "cpu_seconds_groups": [o["cpu_seconds"] for o in outs],
-                "groups_wall_seconds": t_groups,
-                "n_workers": n_workers, "blas_threads": threads, **refine_info}
+                **run_info, **refine_info}
         n_iter = max(o["n_iter"] for o in outs)
         if result is not None:
             result.info = {**result.info, **info}
             result.n_iter = n_iter + int(result.n_iter)
-            result.time = time.perf_counter() - t_start
+            result.time = run.elapsed()
             result.info["parent_cpu_seconds"] = time.process_time() - c_start
             return result
         # the objective of the full problem at the combined point
-        objective = ([] if datafit.has_intercept_variable and b is None
-                     else [datafit.value(W, b) + penalty.value(V)])
+        if not (datafit.has_intercept_variable and b is None):
+            run.record(datafit.value(W, b) + penalty.value(V))
         with threadpool_limits(limits=self.blas_threads):  # the measure's spectral norms
-            result = finish(self, datafit, penalty, V, b, n_iter=n_iter, objective=objective,
-                            times=[time.perf_counter() - t_start] if objective else [],
-                            converged=all(converged), t0=t_start, exhausted=False, info=info)
+            result = run.finish(V, b, n_iter=n_iter, converged=all(converged),
+                                exhausted=False, info=info)
         # the intercepts of the combined weights, from each group's intercept variable
         result.intercept = intercept
         result.intercept_variable = b
         result.info["parent_cpu_seconds"] = time.process_time() - c_start
         return result
+
+    def _solve_groups(self, datafit: Datafit, penalty: Penalty, data: MultiTaskData,
+                      solved: list[np.ndarray], n_groups: int) -> tuple[list[dict], dict]:
+        """Each group's problem (its tasks, and the anchors) solved by the base solver on
+        the backend: the groups' outcomes (:func:`_fit_group`) and what the run reports
+        of the workers (their number, BLAS threads and wall-clock seconds)."""
+        spec = {"datafit_class": type(datafit), "datafit_params": datafit.get_params(),
+                "penalty": penalty, "solver": self.base.with_params(warn=False)}
+        n_workers = _n_workers(self.backend, self.n_jobs, n_groups)
+        threads = self.blas_threads
+        if threads is not None and self.backend == "joblib":
+            threads = max(1, min(int(threads), (os.cpu_count() or 1) // n_workers))
+        n_jobs = self.n_jobs
+        if self.backend == "joblib":
+            n_jobs = n_workers
+        subs = [data.subset_tasks(g) for g in solved]
+        t_groups = time.perf_counter()
+        outs = _run_groups(subs, spec, self.backend, n_jobs, threads)
+        t_groups = time.perf_counter() - t_groups
+        return outs, {"groups_wall_seconds": t_groups, "n_workers": n_workers,
+                      "blas_threads": threads}
+
+    def _combine(self, penalty: Penalty, V: np.ndarray, groups: list[np.ndarray],
+                 anchors: np.ndarray, outs: list[dict]
+                 ) -> tuple[np.ndarray, int | None, list[int]]:
+        """The combine step on the blocks as solved, ``V`` (module docstring): ``(V
+        combined, rank of the projection or None, the numerical rank of each group's own
+        low-rank block)``. The refinement starts from the blocks as solved (the lowest full
+        objective of the combines, no truncation) unless a rank is given."""
+        rank = None
+        idx = _low_rank_index(penalty)
+        k = anchors.size
+        block_ranks: list[int] | None = None
+        project = self.combine not in ("concatenate", "refine") or self.rank is not None
+        if idx is not None and len(groups) > 1 and project:
+            L = V[idx] if idx >= 0 else V
+            if self.combine == "project":
+                L_hat, rank = self._project(L, groups)
+            else:
+                cover = groups if k == 0 else [anchors, *groups]
+                U, _, cover_ranks = leading_subspace(L, cover, self.rank)
+                if k == 0:  # the blocks of L are the groups' blocks: their ranks are known
+                    block_ranks = cover_ranks
+                rank = U.shape[1]
+                L_hat = U @ (U.T @ L)
+            if idx >= 0:
+                V[idx] = L_hat
+            else:
+                V = L_hat
+        if block_ranks is None:
+            block_ranks = ([] if idx is None
+                           else [_block_rank(o["coef"][idx] if idx >= 0 else o["coef"])
+                                 for o in outs])
+        return V, rank, block_ranks
+
+    def _refine(self, datafit: Datafit, penalty: Penalty, V: np.ndarray, b, callback
+                ) -> tuple[SolverResult, dict[str, Any]]:
+        """``refine_iter`` iterations of the refinement solver on the full problem from the
+        combined ``(V, b)``: its result and what the run reports of it."""
+        solver = (self.refine_solver or self.base).with_params(max_iter=self.refine_iter,
+                                                               warn=False)
+        t_ref, c_ref = time.perf_counter(), time.process_time()
+        result = solver.solve(datafit, penalty, coef_init=V.copy(),
+                              intercept_init=b if datafit.has_intercept_variable else None,
+                              callback=callback)
+        return result, {"refine_n_iter": int(result.n_iter),
+                        "refine_converged": bool(result.converged),
+                        "refine_seconds": time.perf_counter() - t_ref,
+                        "refine_cpu_seconds": time.process_time() - c_ref,
+                        "refine_solver": solver.label}
 
     @staticmethod
     def _project(L: np.ndarray, groups: list[np.ndarray]) -> tuple[np.ndarray, int]:
@@ -547,7 +579,7 @@ class DivideAndConquer(Solver):
             warnings.warn(
                 "The low-rank block of the first group is zero: projecting on the "
                 f"block of group {best} (rank {rank}) instead.",
-                UserWarning, stacklevel=3,
+                UserWarning, stacklevel=4,
             )
         return L_hat, rank
 

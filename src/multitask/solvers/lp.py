@@ -35,7 +35,6 @@ repeated once per task).
 
 from __future__ import annotations
 
-import time
 import warnings
 from collections.abc import Callable
 
@@ -47,7 +46,8 @@ from sklearn.exceptions import ConvergenceWarning
 from multitask.data import MultiTaskData
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
-from multitask.solvers.base import Solver, finish
+from multitask.solvers.base import Solver
+from multitask.solvers.iteration import IterationRecord
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
@@ -206,10 +206,9 @@ class LinearProgram(Solver):
     def solve(self, datafit: Datafit, penalty: Penalty, *, coef_init=None, intercept_init=None,
               callback: Callable | None = None) -> SolverResult:
         """Solve the program (warm starts and callbacks do not apply)."""
-        self.check(datafit, penalty)
+        run = IterationRecord(self, datafit, penalty)
         data = datafit.data
         d, m = data.n_features, data.n_tasks
-        t0 = time.perf_counter()
         scale = design_scale(data)
         c, A_ub, b_ub, bounds, sizes = build_lp(datafit, penalty, scale)
         options = {"maxiter": self.max_iter, **(self.options or {})}
@@ -249,16 +248,16 @@ class LinearProgram(Solver):
         if res.x is None:
             gap = float("nan")
         converged = bool(res.status == 0) and not gap > self.tol
+        run.record(F)
         # HiGHS's dual solution certifies the linear program, which is the model itself: its
         # relative gap is the certificate (the subgradient dual point of the generic one is
         # loose at the hinge's kinks, where a vertex solution puts many rows)
-        return finish(self, datafit, penalty, W, b, n_iter=int(getattr(res, "nit", 0)),
-                      objective=[F], times=[time.perf_counter() - t0],
-                      converged=converged, t0=t0, measure=gap, certify_model=False,
-                      certified=bool(np.isfinite(gap)),
-                      exhausted=False,  # HiGHS's own warning above says why it stopped
-                      info={"best_objective": F, "status": int(res.status),
-                            "message": str(res.message),
-                            "lp_objective": float("nan") if res.fun is None else float(res.fun),
-                            "lp_shape": A_ub.shape, "method": self.method,
-                            "crossover_nit": getattr(res, "crossover_nit", None)})
+        return run.finish(W, b, n_iter=int(getattr(res, "nit", 0)), converged=converged,
+                          measure=gap, certify_model=False, certified=bool(np.isfinite(gap)),
+                          exhausted=False,  # HiGHS's own warning above says why it stopped
+                          info={"best_objective": F, "status": int(res.status),
+                                "message": str(res.message),
+                                "lp_objective": (float("nan") if res.fun is None
+                                                 else float(res.fun)),
+                                "lp_shape": A_ub.shape, "method": self.method,
+                                "crossover_nit": getattr(res, "crossover_nit", None)})

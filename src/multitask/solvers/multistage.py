@@ -45,8 +45,9 @@ from sklearn.exceptions import ConvergenceWarning
 
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
-from multitask.solvers.base import Solver, check_int, check_tol, finish, initial_point
+from multitask.solvers.base import Solver, check_int, check_tol
 from multitask.solvers.fista import ProximalGradient
+from multitask.solvers.iteration import IterationRecord
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
@@ -153,13 +154,12 @@ class Multistage(Solver):
     def solve(self, datafit: Datafit, penalty: Penalty, *, coef_init=None, intercept_init=None,
               callback: Callable | None = None) -> SolverResult:
         """Run the stages; ``callback(stage, objective, W, b)`` after each stage."""
-        self.check(datafit, penalty)
-        t0 = time.perf_counter()
-        W, b = initial_point(datafit, penalty, coef_init, intercept_init, project=False)
+        run = IterationRecord(self, datafit, penalty, callback)
+        W, b = run.start(coef_init, intercept_init, project=False)
         ref = np.zeros_like(W) if self.first_stage == "zero" else W
         key = penalty.stage_key(ref)
         stage_pen = penalty.stage_penalty(ref)
-        keys, objectives, iters, stage_times, stage_conv, times = [], [], [], [], [], []
+        keys, iters, stage_times, stage_conv = [], [], [], []
         stage_coefs = []
         converged = False
         F_prev = np.inf
@@ -173,13 +173,12 @@ class Multistage(Solver):
                 stage_coefs.append(W.copy())
             F = datafit.value(W, b) + penalty.value(W)
             keys.append(key)
-            objectives.append(F)
             iters.append(n_inner)
             n_dc.append(n_dc_stage)
             stage_conv.append(bool(res.converged))
             stage_times.append(time.perf_counter() - ts)
-            times.append(time.perf_counter() - t0)
-            if callback is not None and callback(stage + 1, F, W, b):
+            run.record(F)
+            if run.notify(stage + 1, F, W, b):
                 break
             key_new = penalty.stage_key(W)
             small = np.isfinite(F_prev) and (F_prev - F) <= self.stage_tol * max(abs(F), 1e-300)
@@ -200,11 +199,10 @@ class Multistage(Solver):
         info = {"stage_keys": keys, "final_key": penalty.stage_key(W),
                 "stage_iters": iters, "stage_dc_iters": n_dc, "stage_times": stage_times,
                 "stage_converged": stage_conv, "n_stages": len(keys),
-                "best_objective": objectives[-1]}
+                "best_objective": run.history[-1]}
         if self.keep_stages:
             info["stage_coefs"] = stage_coefs
         info["stage_certified"] = bool(res.info.get("certified", False))
-        return finish(self, datafit, penalty, W, b, n_iter=int(sum(iters)),
-                      objective=objectives, times=times, converged=converged and last_ok,
-                      t0=t0, measure=res.optimality, exhausted=False, info=info,
-                      certified=bool(res.info.get("certified", False)))
+        return run.finish(W, b, n_iter=int(sum(iters)), converged=converged and last_ok,
+                          measure=res.optimality, exhausted=False, info=info,
+                          certified=bool(res.info.get("certified", False)))

@@ -33,7 +33,6 @@ in the paper's 200-iteration runs); the reported measure is then NaN.
 
 from __future__ import annotations
 
-import time
 import warnings
 from collections.abc import Callable
 
@@ -42,7 +41,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
-from multitask.solvers.base import Solver, check_tol, finish, initial_point, optimality
+from multitask.solvers.base import Solver, check_tol, optimality
+from multitask.solvers.iteration import CertificateSchedule, IterationRecord
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
@@ -170,23 +170,22 @@ class ProjectedSubgradient(Solver):
         return "gradient" in datafit.capabilities or self.window_tol > 0
 
     def _run(self, datafit, penalty, coef_init, intercept_init, callback) -> SolverResult:
-        t0 = time.perf_counter()
-        W, b = initial_point(datafit, penalty, coef_init, intercept_init)
+        # smooth losses: the measure at the best iterate every window iterations
+        run = IterationRecord(self, datafit, penalty, callback,
+                              CertificateSchedule(period=self.window), check=False)
+        W, b = run.start(coef_init, intercept_init)
         eta0 = self.eta0 if self.eta0 is not None else default_eta0(datafit, penalty,
                                                                    self.max_iter)
         smooth = "gradient" in datafit.capabilities
         use_b = b is not None
         m = datafit.data.n_tasks
         f, gW, gb = datafit.value_and_grad(W, b)
-        best = (f, W, b)
+        run.keep(f, W, b)
         avg_W = np.zeros_like(W) if self.iterate == "average" else None
         avg_b = np.zeros(m) if (self.iterate == "average" and use_b) else None
         eta_sum = 0.0
-        history: list[float] = []
-        times: list[float] = []
         best_hist: list[float] = []
         converged = False
-        measure = float("nan")
         n_iter = 0
         window = self.window
         for k in range(1, self.max_iter + 1):
@@ -196,31 +195,32 @@ class ProjectedSubgradient(Solver):
             if use_b:
                 b = b - eta * gb
             f, gW, gb = datafit.value_and_grad(W, b)
-            history.append(f)
-            times.append(time.perf_counter() - t0)
-            if f < best[0]:
-                best = (f, W, b)
-            best_hist.append(best[0])
+            run.record(f)
+            run.offer(f, W, b)
+            best = run.best
+            assert best is not None
+            best_hist.append(best.objective)
             if avg_W is not None:
                 eta_sum += eta
                 avg_W += eta * W
                 if use_b:
                     avg_b += eta * b
-            if callback is not None and callback(k, f, W, b):
+            if run.notify(k, f, W, b):
                 break
-            if smooth and k % window == 0:
-                measure = optimality(datafit, penalty, best[1], best[2])
-                if measure <= self.tol:
+            if smooth and run.due(k):
+                if run.certify(k, best.V, best.b) <= self.tol:
                     converged = True
                     break
             elif not smooth and self.window_tol > 0 and k > window:
                 old = best_hist[k - 1 - window]
-                if old - best[0] <= self.window_tol * max(abs(best[0]), np.finfo(float).tiny):
+                if old - best.objective <= self.window_tol * max(abs(best.objective),
+                                                                 np.finfo(float).tiny):
                     converged = True
                     break
 
         if self.iterate == "best":
-            F_ret, W_ret, b_ret = best
+            assert run.best is not None
+            F_ret, W_ret, b_ret = run.best
         elif self.iterate == "last":
             F_ret, W_ret, b_ret = f, W, b
         else:
@@ -234,11 +234,10 @@ class ProjectedSubgradient(Solver):
         if smooth:
             converged = converged or measure <= self.tol
         exhausted = (not converged and n_iter >= self.max_iter and self._can_stop(datafit))
-        return finish(self, datafit, penalty, W_ret, b_ret, n_iter=n_iter, objective=history,
-                      times=times, converged=converged, t0=t0, measure=measure,
-                      exhausted=exhausted,
-                      info={"best_objective": float(F_ret), "eta0": eta0,
-                            "iterate": self.iterate})
+        return run.finish(W_ret, b_ret, n_iter=n_iter, converged=converged, measure=measure,
+                          exhausted=exhausted,
+                          info={"best_objective": float(F_ret), "eta0": eta0,
+                                "iterate": self.iterate})
 
 
 def _warn(max_iter: int, tol: float) -> None:

@@ -52,7 +52,6 @@ iteration, for ``G``. The returned point is certified once more on the whole pro
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import numpy as np
@@ -62,7 +61,7 @@ from multitask.data import MultiTaskData
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
 from multitask.penalties.row_blocks import restrict_rows, row_blocks
-from multitask.solvers.base import Solver, check_int, finish, initial_point, make_solver
+from multitask.solvers.base import Solver, check_int, make_solver
 from multitask.solvers.certificate import (
     Certificate,
     duality_gap,
@@ -70,6 +69,7 @@ from multitask.solvers.certificate import (
     ray_certificate,
 )
 from multitask.solvers.choice import make_auto_solver
+from multitask.solvers.iteration import IterationRecord
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
@@ -394,14 +394,10 @@ class WorkingSet(Solver):
     def solve(self, datafit: Datafit, penalty: Penalty, *, coef_init=None, intercept_init=None,
               callback: Callable | None = None) -> SolverResult:
         """Run the outer iterations (``callback(k, objective, W, b)`` after each)."""
-        self.check(datafit, penalty)
-        t0 = time.perf_counter()
-        W, b = initial_point(datafit, penalty, coef_init, intercept_init)
+        run = IterationRecord(self, datafit, penalty, callback)
+        # a cold start takes the best intercepts at zero
+        W, b = run.start(coef_init, intercept_init, intercept_at_zero=coef_init is None)
         d, m = W.shape
-        if b is not None and coef_init is None and intercept_init is None:
-            b0 = datafit.optimal_intercept_at_zero()
-            if b0 is not None:
-                b = np.array(b0, dtype=np.float64)
         blocks = row_blocks(penalty, d)
         assert blocks is not None
         free = blocks.free()
@@ -415,11 +411,9 @@ class WorkingSet(Solver):
         sub, pen_ws = (self._subproblem(datafit, penalty, columns, ws) if ws.size
                        else (None, restrict_rows(penalty, ws)))
         assert pen_ws is not None
-        history: list[float] = []
-        times: list[float] = []
         gaps: list[float] = []
         n_inner = n_outer = n_screened = 0
-        converged = stopped = whole = False
+        converged = whole = False
         inner_name = ""
         cert = None
         while True:
@@ -436,16 +430,15 @@ class WorkingSet(Solver):
                 better = duality_gap(datafit, penalty, W_full, b, target=self.tol)
                 if better is not None and better.relative_gap < cert.relative_gap:
                     cert, s = better, None
-            history.append(cert.primal)
+            run.certified(n_outer, cert.relative_gap, cert)
+            run.record(cert.primal)
             gaps.append(cert.relative_gap)
-            times.append(time.perf_counter() - t0)
             if cert.relative_gap <= self.tol:
                 converged = True
                 break
             if n_outer >= self.max_outer or n_inner >= self.max_iter:
                 break
-            if callback is not None and callback(n_outer, cert.primal, W, b):
-                stopped = True
+            if run.notify(n_outer, cert.primal, W, b):
                 break
             screen = self.screening and s is not None
             v = blocks.violations(G, (1.0, s) if screen else (1.0,))
@@ -456,29 +449,8 @@ class WorkingSet(Solver):
                     keep[out] = False
                     W[out] = 0.0
                     n_screened += out.size
-            # the next working set: the support and the free rows, then the best scores
-            support = ws[np.any(W[ws] != 0, axis=1)] if ws.size else ws
-            score = np.where(keep, v[0] / np.maximum(norms, _TINY), -np.inf)
-            score[support] = np.inf
-            score[free & keep] = np.inf
-            n_first = int(np.count_nonzero(np.isposinf(score)))
-            n_keep = int(np.count_nonzero(keep))
-            # skglm's rule (twice the support), or the support and every row that violates
-            # its zero test once there is a support (at zero, where all rows may violate,
-            # the count says little; from a solution it predicts the next support), at most
-            # GROWTH times the last working set
-            p = max(self.p0, 2 * n_first)
-            if support.size:
-                violating = int(np.count_nonzero(np.isfinite(score) & (score > 0)))
-                p = max(p, min(n_first + violating, GROWTH * max(ws.size, self.p0)))
-            whole = p >= WHOLE_FRACTION * n_keep
-            if whole:  # the whole problem (of the rows kept), to tol at once
-                new_ws = np.flatnonzero(keep)
-                inner_tol = 0.5 * self.tol
-            else:
-                new_ws = np.sort(np.argpartition(-score, p - 1)[:p])
-                inner_tol = max(INNER_FRACTION * min(cert.relative_gap, 1.0) ** 2,
-                                INNER_FRACTION * self.tol)
+            new_ws, whole, inner_tol = self._next_working_set(W, ws, v[0], norms, keep, free,
+                                                              cert.relative_gap)
             if sub is None or not np.array_equal(new_ws, ws):  # else: its Gram matrices kept
                 sub, pen_ws = self._subproblem(datafit, penalty, columns, new_ws)
             inner = self._inner_solver(sub, pen_ws, inner_tol, max(self.max_iter - n_inner, 1))
@@ -492,8 +464,35 @@ class WorkingSet(Solver):
             n_outer += 1
         info = {"inner": inner_name, "n_outer": n_outer, "screened": n_screened,
                 "working_set": int(ws.size), "gaps": np.asarray(gaps),
-                "best_objective": history[-1] if history else np.nan}
+                "best_objective": run.history[-1] if run.history else np.nan}
         # the last certificate was computed at the returned point: finish reuses it
-        return finish(self, datafit, penalty, W, b, n_iter=n_inner, objective=history,
-                      times=times, converged=converged, t0=t0, info=info,
-                      exhausted=not (converged or stopped), certificate=cert)
+        return run.finish(W, b, n_iter=n_inner, converged=converged, info=info,
+                          exhausted=not (converged or run.stop_requested), certificate=cert)
+
+    def _next_working_set(self, W: np.ndarray, ws: np.ndarray, violation: np.ndarray,
+                          norms: np.ndarray, keep: np.ndarray, free: np.ndarray,
+                          gap: float) -> tuple[np.ndarray, bool, float]:
+        """``(rows, whole, inner tolerance)`` of the next subproblem (module docstring, step
+        3): the support and the free rows, then the rows of the best scores ``violation /
+        norms`` among those kept; ``whole`` when that is at least :data:`WHOLE_FRACTION` of
+        the rows kept (all of them then, solved to ``tol / 2``), else solved to
+        :data:`INNER_FRACTION` times the square of the relative ``gap``."""
+        support = ws[np.any(W[ws] != 0, axis=1)] if ws.size else ws
+        score = np.where(keep, violation / np.maximum(norms, _TINY), -np.inf)
+        score[support] = np.inf
+        score[free & keep] = np.inf
+        n_first = int(np.count_nonzero(np.isposinf(score)))
+        n_keep = int(np.count_nonzero(keep))
+        # skglm's rule (twice the support), or the support and every row that violates
+        # its zero test once there is a support (at zero, where all rows may violate,
+        # the count says little; from a solution it predicts the next support), at most
+        # GROWTH times the last working set
+        p = max(self.p0, 2 * n_first)
+        if support.size:
+            violating = int(np.count_nonzero(np.isfinite(score) & (score > 0)))
+            p = max(p, min(n_first + violating, GROWTH * max(ws.size, self.p0)))
+        if p >= WHOLE_FRACTION * n_keep:  # the whole problem (of the rows kept), to tol at once
+            return np.flatnonzero(keep), True, 0.5 * self.tol
+        new_ws = np.sort(np.argpartition(-score, p - 1)[:p])
+        return new_ws, False, max(INNER_FRACTION * min(gap, 1.0) ** 2,
+                                  INNER_FRACTION * self.tol)
