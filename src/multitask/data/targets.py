@@ -1,7 +1,8 @@
-"""Targets: regression values and class labels, missing targets, the binary encoding.
+"""Targets: regression values and class labels, missing targets, the class encodings.
 
 A target is read as a real number (regression) or a class label of one plain type
-(classification, then mapped to ``-1 / +1`` per task); a missing target (NaN, ``None``,
+(classification: two classes are mapped to ``-1 / +1`` per task, more to the class codes
+``0 .. K-1`` of the label set the tasks share); a missing target (NaN, ``None``,
 pandas' NA) is an error or, with ``missing_targets="ignore"``, a (row, task) pair that weighs
 zero.
 """
@@ -124,16 +125,29 @@ def _as_1d_target(y, what: str, classification: bool, task=None, check: bool = T
 
 
 def _encode_binary(y, what: str, classes: np.ndarray | None):
-    """Map labels to -1/+1 given (or learning) the two classes."""
+    """Map labels to -1/+1 given (or learning) the two classes (``+1`` for ``classes[-1]``)."""
     if classes is None:
         classes = np.unique(y)
         if len(classes) > 2:
             raise ValueError(
-                f"{what} has {len(classes)} classes {classes[:5].tolist()}...; multi-task "
-                "classifiers here are binary per task (encode multi-class data as one task per "
-                "class, shared X)."
+                f"{what} has {len(classes)} classes {classes[:5].tolist()}...: a two-class "
+                "encoding needs two (more than two classes are encoded as class codes, "
+                "_encode_classes)."
             )
     return np.where(y == classes[-1], 1.0, -1.0), classes
+
+
+def _encode_classes(y, what: str, classes: np.ndarray) -> np.ndarray:
+    """The class codes ``0 .. K-1`` (float64) of the labels ``y`` in the sorted label set
+    ``classes``; a label outside it is a ``ValueError`` naming it."""
+    classes = np.asarray(classes)
+    codes = np.searchsorted(classes, y)
+    codes = np.clip(codes, 0, len(classes) - 1)
+    bad = classes[codes] != y
+    if np.any(bad):
+        raise ValueError(f"{what} holds the label {np.asarray(y)[bad][0]!r}, which is not "
+                         f"among the classes {classes.tolist()}.")
+    return codes.astype(np.float64)
 
 
 @dataclass(frozen=True)
@@ -175,26 +189,30 @@ class _TargetRules:
         return _as_1d_target(y, what, self.classification, task, check, self.hint), observed
 
 
-def _binary_targets(ys: list, sizes: np.ndarray, weights: np.ndarray | None, labels,
-                    classes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """``(y, classes)``: the stacked class labels of the tasks ``ys`` mapped to ``-1 / +1``
-    (``+1`` for ``classes[-1]``), the two classes given or learned.
+def _class_targets(ys: list, sizes: np.ndarray, weights: np.ndarray | None, labels,
+                   classes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """``(y, classes)``: the stacked class labels of the tasks ``ys`` encoded against the
+    label set ``classes`` (given, or learned: the sorted union of the tasks' labels).
 
-    Raises a ValueError when the labels hold more than two classes or one only, or when a task
-    has one class only among its rows of positive weight (``weights``, stacked; None: all).
+    Two classes are mapped to ``-1 / +1`` (``+1`` for ``classes[-1]``), and every task needs
+    both among its rows of positive weight (``weights``, stacked; None: all): one binary
+    problem per task. ``K > 2`` classes are encoded as the class codes ``0 .. K-1`` (float64)
+    for one multinomial model per task; a task may lack some classes (the label set is shared
+    by the tasks), even all but one. A single class in the whole data is a ``ValueError``
+    naming it, as is a label outside given ``classes``.
     """
     allv = np.concatenate([np.asarray(v) for v in ys])
     if classes is None:
         classes = np.unique(allv)
-        if len(classes) > 2:
-            raise ValueError(
-                f"y has {len(classes)} classes; multi-task classifiers here are binary per "
-                "task (give one task per class with a shared X for one-vs-rest)."
-            )
         if len(classes) < 2:
             raise ValueError(
-                f"y has one class only ({classes.tolist()}): need two classes."
+                f"y has one class only ({classes.tolist()}): a classifier needs at least two "
+                "classes in its training data."
             )
+    if len(classes) > 2:
+        if weights is not None:  # placeholders of missing targets: any class of the set
+            allv = np.where(weights > 0, allv, classes[0])
+        return _encode_classes(allv, "y", classes), classes
     cuts = _offsets_of(sizes)
     for t, yt in enumerate(ys):
         if weights is not None:  # the class of a pair of weight zero does not count
@@ -202,6 +220,10 @@ def _binary_targets(ys: list, sizes: np.ndarray, weights: np.ndarray | None, lab
         if len(np.unique(yt)) < 2:
             raise ValueError(
                 f"Task {_label(labels[t])} has one class only ({np.unique(yt).tolist()}): "
-                "each classification task needs both classes in its training rows."
+                "each task of a two-class problem needs both classes in its training rows."
             )
     return _encode_binary(allv, "y", classes)
+
+
+#: The name the conversion (:mod:`multitask.data.formats`) imports.
+_binary_targets = _class_targets

@@ -58,6 +58,7 @@ from multitask.data import (
     observed_mask,
     unstack_predictions,
 )
+from multitask.data.class_columns import class_scores_by_row
 from multitask.estimators import new_tasks as _new_tasks
 from multitask.estimators.fitted_state import (
     Fitted,
@@ -68,7 +69,9 @@ from multitask.estimators.fitted_state import (
     solver_named_in_info,
     solver_result_check,
 )
+from multitask.estimators.multiclass import class_count, is_multiclass, softmax_scores
 from multitask.losses import Datafit, get_datafit
+from multitask.losses.multinomial import Multinomial
 from multitask.penalties.base import Penalty
 from multitask.penalties.new_task import ColumnPrior, new_task_prior
 from multitask.solvers import SOLVERS, Problem, Solver, choose, make_solver
@@ -935,19 +938,199 @@ class MultiTaskRegressorBase(RegressorMixin, MultiTaskEstimator):
         return _r2(*_flat_scored(y, pred, sample_weight, ignore, keep_shape=True))
 
 
+def _class_shape(binary: tuple, multiclass: tuple):
+    """A fitted shape that depends on the number of classes: ``multiclass`` (with the symbol
+    ``"K"``) when ``coef_`` is 3-D, ``(n_tasks, n_classes, n_features)``, else ``binary``."""
+
+    def shape(est) -> tuple:
+        return multiclass if np.ndim(getattr(est, "coef_", None)) == 3 else binary
+
+    return shape
+
+
+def _class_axis(est, value, sizes) -> str | None:
+    """``coef_`` of more than two classes holds more than two per task."""
+    if np.ndim(value) == 3 and np.shape(value)[1] <= 2:
+        return (f"has shape {np.shape(value)}: a model of two classes has a coef_ of shape "
+                "(n_tasks, n_features)")
+    return None
+
+
+def _class_labels(est, value, sizes) -> str | None:
+    """``classes_``: two labels for a ``coef_`` of shape ``(m, d)``, ``K`` for ``(m, K, d)``."""
+    coef = getattr(est, "coef_", None)
+    want = coef.shape[1] if isinstance(coef, np.ndarray) and coef.ndim == 3 else 2
+    if len(value) != want:
+        return (f"holds {len(value)} classes but coef_ has shape {np.shape(coef)} ({want} "
+                "classes)")
+    return None
+
+
+def _intercepts(est, value, sizes) -> str | None:
+    """``intercept_``: finite, but ``-inf`` for a class a task never saw (more than two
+    classes), each task keeping a finite intercept."""
+    a = np.asarray(value, dtype=np.float64)
+    if np.any(np.isnan(a)) or np.any(a == np.inf):
+        return "holds NaN or +inf"
+    if a.ndim < 2:
+        return None if np.all(np.isfinite(a)) else "holds NaN or infinity"
+    if a.size and not np.all(np.any(np.isfinite(a), axis=1)):
+        return "has a task without any class (every intercept -inf)"
+    return None
+
+
 class MultiTaskClassifierBase(ClassifierMixin, MultiTaskEstimator):
-    """Base of multi-task binary classifiers (one binary problem per task)."""
+    """Base of multi-task classifiers: one binary problem per task for two classes, one
+    multinomial model per task for more.
+
+    Two classes (labels mapped to ``-1 / +1``, ``classes_[1]`` positive): ``coef_`` of shape
+    ``(n_tasks, n_features)``, ``intercept_`` ``(n_tasks,)``, the losses of the model
+    (``loss=``). ``K > 2`` classes (the label set the tasks share; a task may lack some): the
+    logistic loss becomes the multinomial loss of :mod:`multitask.losses.multinomial`, one
+    softmax model per task whose ``K`` weight columns are columns of the solver's ``W``
+    (``(n_features, n_tasks K)``, column ``t K + k``), so the structure penalty acts on all
+    the tasks' and classes' columns (each model family says how its task structure extends to
+    them); ``coef_`` has shape ``(n_tasks, n_classes, n_features)`` and ``intercept_``
+    ``(n_tasks, n_classes)``, ``-inf`` for a class a task never saw (its probability there is
+    0); ``decision_function`` and ``predict_proba`` give ``(n, n_classes)`` per row, as
+    scikit-learn's ``LogisticRegression``. The hinge-type losses stay binary (a
+    ``ValueError`` says so).
+    """
 
     _abstract = True
     _is_classifier = True
-    _fitted_state = {"classes_": Fitted("labels", shape=(2,))}
+    _fitted_state = {
+        "classes_": Fitted("labels", shape=(None,), check=_class_labels),
+        "coef_": Fitted("array", shape=_class_shape(("m", "d"), ("m", "K", "d")),
+                        check=_class_axis),
+        "intercept_": Fitted("array", shape=_class_shape(("m",), ("m", "K")), finite=False,
+                             check=_intercepts),
+        "coef_variable_": Fitted("array", shape=("d", "c"), check=matches_coef(
+            lambda V, _: V.T, "coef_ is its transpose")),
+        "intercept_variable_": Fitted("array", shape=("c",), optional=True),
+    }
 
+    # ------------------------------------------------------------------ more than two classes
+    def _make_datafit(self, data: MultiTaskData) -> Datafit:
+        """The model's loss, or for ``K > 2`` classes (the data layer's class codes) the
+        multinomial loss, which only the logistic loss extends to."""
+        n_classes = class_count(data)
+        if n_classes <= 2:
+            return super()._make_datafit(data)
+        loss = self._loss_name()
+        if loss != "logistic":
+            raise ValueError(
+                f"{type(self).__name__} got {n_classes} classes: more than two classes are "
+                f"fitted by the multinomial model of the logistic loss, and the {loss!r} loss "
+                "is a two-class loss. Pass loss='logistic'.")
+        options = {k: v for k, v in self._datafit_options().items()
+                   if k in ("alpha_l2", "center")}
+        return Multinomial(data, bool(self.fit_intercept), n_classes=n_classes, **options)
+
+    def _warm_start_point(self, data: MultiTaskData, shape: tuple[int, ...]):
+        n_classes = class_count(data) if isinstance(data, MultiTaskData) else 2
+        if n_classes > 2:  # the solver's variable has a column per (task, class)
+            shape = (*shape[:-1], shape[-1] * n_classes)
+            if len(getattr(self, "classes_", ())) != n_classes:
+                return None, None
+        return super()._warm_start_point(data, shape)
+
+    def _store_result(self, result: SolverResult, penalty: Penalty, data: MultiTaskData,
+                      solver: Solver) -> None:
+        super()._store_result(result, penalty, data, solver)
+        n_classes = len(self.classes_)
+        if n_classes <= 2:
+            return
+        m = len(self.tasks_)
+        if self.coef_.shape[0] != m * n_classes:
+            raise ValueError(f"{type(self).__name__}: more than two classes are not supported "
+                             "on distributed input (Dask collections or TaskBlocks): fit in "
+                             "memory.")
+        self.coef_ = np.ascontiguousarray(self.coef_.reshape(m, n_classes, -1))
+        self.intercept_ = self.intercept_.reshape(m, n_classes)
+
+    def fit_new_tasks(self, X, y, task=None, sample_weight=None, *, strength="auto"):
+        if is_multiclass(self):
+            raise ValueError(
+                f"fit_new_tasks learns new tasks of two-class models only: this "
+                f"{type(self).__name__} has {len(self.classes_)} classes (a new task's "
+                "multinomial model is not available yet). Refit with the new tasks' rows.")
+        return super().fit_new_tasks(X, y, task, sample_weight, strength=strength)
+
+    fit_new_tasks.__doc__ = MultiTaskEstimator.fit_new_tasks.__doc__
+
+    def _scores_or_population(self, X, task, unknown_tasks):
+        if is_multiclass(self) and unknown_tasks != "error":
+            raise ValueError(
+                f"unknown_tasks={unknown_tasks!r}: the population model is available for "
+                f"two-class models only; this {type(self).__name__} has "
+                f"{len(self.classes_)} classes.")
+        return super()._scores_or_population(X, task, unknown_tasks)
+
+    def _scores(self, X, task=None):
+        """The scores of the rows (two classes: ``x^T w_t + b_t``; more: ``(n, K)`` per row of
+        ``x^T w_{t,k} + b_{t,k}``), in the layout of the training input."""
+        if not is_multiclass(self) or _is_distributed(X):
+            return super()._scores(X, task)
+        check_is_fitted(self, "coef_")
+        data = self._prediction_data(X, task)
+        n_classes = len(self.classes_)
+        m, d = data.n_tasks, data.n_features
+        for name, shape in (("coef_", (m, n_classes, d)), ("intercept_", (m, n_classes))):
+            a = getattr(self, name, None)
+            if not isinstance(a, np.ndarray) or a.shape != shape or a.dtype.kind not in "fiub":
+                got = (f"shape {a.shape} and dtype {a.dtype}" if isinstance(a, np.ndarray)
+                       else type(a).__name__)
+                raise FittedStateError(
+                    f"{type(self).__name__}.{name} must be an array of shape {shape} for its "
+                    f"{m} task(s), {n_classes} classes and {d} feature(s), got {got}: the "
+                    "fitted attributes are inconsistent.")
+        W = self.coef_.reshape(m * n_classes, d).T
+        Z = class_scores_by_row(data, W, self.intercept_.ravel(), n_classes)
+        if is_task_list(X):
+            return [Z[data.offsets[t]:data.offsets[t + 1]] for t in range(m)]
+        if data.shared:
+            return np.ascontiguousarray(Z.reshape(m, -1, n_classes).transpose(1, 0, 2))
+        if data.row_order is None:
+            return Z
+        out = np.empty_like(Z)
+        out[data.row_order] = Z
+        return out
+
+    def _prediction_data(self, X, task) -> MultiTaskData:
+        """The rows to predict as :class:`~multitask.data.MultiTaskData` over the fitted
+        tasks (the conversion of :meth:`MultiTaskEstimator._scores`)."""
+        if is_task_list(X):
+            data, _ = as_multitask_data(X, None, known_tasks=self.tasks_,
+                                        n_features=self.n_features_in_)
+            return data
+        X = self._validate_X(X, reset=False)
+        if (self.input_format_ == "long" and task is None and self.task_column is None
+                and len(self.tasks_) > 1):
+            raise ValueError(
+                "This model was fitted on long-format data with several tasks: pass the "
+                "task id of each row as task=, or use task_column."
+            )
+        try:
+            data, _ = as_multitask_data(X, None, task, task_column=self.task_column,
+                                        known_tasks=self.tasks_)
+        except ValueError as exc:
+            if str(exc).startswith("Unknown task id"):
+                raise ValueError(str(exc) + _new_tasks.UNKNOWN_TASK_HINT) from None
+            raise
+        return data
+
+    # ------------------------------------------------------------------ predictions
     def decision_function(self, X, task=None, *, unknown_tasks="error"):
-        """Scores ``x^T w_t + b_t``; positive means ``classes_[1]``.
+        """Scores ``x^T w_t + b_t``; positive means ``classes_[1]``. With more than two
+        classes, the scores ``x^T w_{t,k} + b_{t,k}`` of every class (``-inf`` for a class
+        the row's task never saw): shape ``(n, n_classes)`` for long format (a list of those
+        for per-task lists), ``(n, n_tasks, n_classes)`` for a shared design.
 
         ``unknown_tasks="population"`` scores the rows (long format) of a task the model has
-        not seen with the population model, the mean of the fitted tasks' models; the
-        default, ``"error"``, refuses them (learn such a task with :meth:`fit_new_tasks`)."""
+        not seen with the population model, the mean of the fitted tasks' models (two
+        classes); the default, ``"error"``, refuses them (learn such a task with
+        :meth:`fit_new_tasks`)."""
         return self._scores_or_population(X, task, unknown_tasks)
 
     def predict(self, X, task=None, *, unknown_tasks="error"):
@@ -956,6 +1139,8 @@ class MultiTaskClassifierBase(ClassifierMixin, MultiTaskEstimator):
         if _is_distributed(X) and unknown_tasks == "error":
             return _distributed().estimator_predict(self, "predict", X, task)
         scores = self.decision_function(X, task, unknown_tasks=unknown_tasks)
+        if is_multiclass(self):
+            return _map_output(scores, lambda s: self.classes_[np.argmax(s, axis=-1)])
         return _map_output(scores, lambda s: self.classes_[(s > 0).astype(int)])
 
     def _has_proba(self) -> bool:
@@ -967,11 +1152,16 @@ class MultiTaskClassifierBase(ClassifierMixin, MultiTaskEstimator):
 
         Shape ``(n, 2)`` for long format (a list of those for per-task lists); for a shared
         design, shape ``(n, m)`` holding ``P(classes_[1])`` per task (scikit-learn's multilabel
-        convention). ``unknown_tasks`` as in :meth:`decision_function`.
+        convention). With more than two classes, the softmax of the task's scores over the
+        classes (0 for a class the task never saw), in the layout of
+        :meth:`decision_function`: ``(n, n_classes)``, or ``(n, n_tasks, n_classes)`` for a
+        shared design. ``unknown_tasks`` as in :meth:`decision_function`.
         """
         if _is_distributed(X) and unknown_tasks == "error":
             return _distributed().estimator_predict(self, "predict_proba", X, task)
         scores = self.decision_function(X, task, unknown_tasks=unknown_tasks)
+        if is_multiclass(self):
+            return softmax_scores(scores)
 
         def proba(s):
             p = expit(s)
@@ -1078,7 +1268,8 @@ def _distributed():
 
 
 def _check_classification_targets(y) -> None:
-    """Raise the scikit-learn style error for continuous or multi-class targets."""
+    """Raise the scikit-learn style error for continuous targets (two classes or more are
+    class labels: more than two make one multinomial model per task)."""
     from sklearn.utils.multiclass import type_of_target
 
     y = np.asarray(y)
@@ -1090,11 +1281,6 @@ def _check_classification_targets(y) -> None:
     if kind in ("continuous", "continuous-multioutput"):
         raise ValueError(
             f"Unknown label type: {kind}. Classifiers need class labels, not continuous values."
-        )
-    if kind == "multiclass":
-        raise ValueError(
-            "Only binary classification is supported per task; got a multiclass target "
-            f"with {len(np.unique(y))} classes (give one task per class with a shared X)."
         )
 
 

@@ -14,8 +14,14 @@ with ``None``).
 Shapes are written with symbols: ``"m"`` is the number of tasks (``len(tasks_)``), ``"d"`` the
 number of features (``n_features_in_``), ``"t"`` the number of tasks of the fit itself
 (``len(fit_task_sizes_)``; ``"m"`` when not recorded: tasks added later by ``fit_new_tasks``
-extend ``coef_`` but not the fit's own structures, such as a task graph); any other symbol
-(``"k"``, ``"n"``, ``"r"``) is bound by its first use and must then agree everywhere. The
+extend ``coef_`` but not the fit's own structures, such as a task graph); ``"K"`` the number of
+classes of a classifier of more than two (``coef_.shape[1]``), and ``"c"`` / ``"tc"`` the
+columns of the solver's weights for the ``m`` / ``t`` tasks: one per task, or one per (task,
+class) pair for a classifier of more than two classes (its multinomial model, ``m K``
+columns); any other symbol
+(``"k"``, ``"n"``, ``"r"``) is bound by its first use and must then agree everywhere. A shape may
+also be a callable of the estimator returning the shape (the classifiers' ``coef_`` is
+``(m, d)`` for two classes and ``(m, K, d)`` for more). The
 validator refuses, with a :class:`FittedStateError` (a ``ValueError``) naming the attribute:
 
 * a missing declared attribute, or an attribute the class does not declare (a file edited to
@@ -75,9 +81,10 @@ class Fitted:
         increasing values in ``[0, bound)``), ``"names"`` (a 1-D array of strings), ``"dict"``
         (string keys), ``"list"`` (a list whose entries match ``item``), ``"object"`` (an
         instance of ``types``).
-    shape : tuple
-        For arrays: each entry an int, a symbol (``"m"`` tasks, ``"d"`` features, others bound
-        on first use) or ``None`` (any length).
+    shape : tuple or callable
+        For arrays: each entry an int, a symbol (``"m"`` tasks, ``"d"`` features, ``"K"``,
+        ``"c"``, ``"tc"`` (module docstring), others bound on first use) or ``None`` (any
+        length); or ``shape(estimator) -> tuple``.
     dtype : str
         numpy dtype kinds accepted (``"f"`` float, ``"i"``/``"u"`` integers, ``"b"`` bool).
     finite : bool
@@ -110,7 +117,7 @@ class Fitted:
     """
 
     kind: str
-    shape: tuple = ()
+    shape: tuple | Callable[[Any], tuple] = ()
     dtype: str = "f"
     finite: bool = True
     nan: bool = False
@@ -186,7 +193,8 @@ class _Checker:
         elif kind == "list":
             if not isinstance(v, (list, tuple)):
                 raise self.fail(name, f"must be a list, got {_what(v)}")
-            self.shape(name, (len(v),), decl.shape[:1] if decl.shape else (None,))
+            want = self.want(decl)
+            self.shape(name, (len(v),), want[:1] if want else (None,))
             assert decl.item is not None
             for i, entry in enumerate(v):
                 self.value(f"{name}[{i}]", entry, decl.item)
@@ -198,7 +206,7 @@ class _Checker:
             if v.format != "csr" or v.dtype.kind not in decl.dtype:
                 raise self.fail(name, f"must be a CSR matrix of {_kinds(decl.dtype)}, got "
                                 f"{v.format} of dtype {v.dtype}")
-            self.shape(name, v.shape, decl.shape)
+            self.shape(name, v.shape, self.want(decl))
             _check_csr(self, name, v)
             if decl.finite and not np.all(np.isfinite(v.data)):
                 raise self.fail(name, "holds NaN or infinity")
@@ -231,7 +239,7 @@ class _Checker:
         kind = decl.kind
         if kind in ("labels", "indices", "names") and v.ndim != 1:
             raise self.fail(name, f"must be 1-D, got shape {v.shape}")
-        self.shape(name, v.shape, decl.shape or ((None,) if kind != "array" else ()))
+        self.shape(name, v.shape, self.want(decl) or ((None,) if kind != "array" else ()))
         if kind == "labels":
             _check_labels(self, name, v)
             return
@@ -259,12 +267,30 @@ class _Checker:
             raise self.fail(name, f"must be >= 0, holds {float(np.min(v))!r}")
 
     # ------------------------------------------------------------------ shapes and symbols
+    def want(self, decl: Fitted) -> tuple:
+        """The declared shape (a callable's, for this estimator)."""
+        return tuple(decl.shape(self.est)) if callable(decl.shape) else decl.shape
+
     def resolve(self, symbol):
         if isinstance(symbol, str):
             if symbol == "t" and "t" not in self.sizes:
                 return self.sizes.get("m")
+            if symbol in _COLUMN_SYMBOLS and symbol not in self.sizes:
+                return self.column_symbol(symbol)
             return self.sizes.get(symbol)
         return symbol
+
+    def column_symbol(self, symbol: str) -> int | None:
+        """``"K"`` (the classes), ``"c"`` and ``"tc"`` (the weight columns of the ``m`` and
+        ``t`` tasks), from the estimator's ``classes_`` and the bound task counts."""
+        per_task = class_columns_of(self.est)
+        if symbol == "K":
+            return per_task
+        tasks = self.sizes.get("m") if symbol == "c" else self.resolve("t")
+        if tasks is None:
+            labels = getattr(self.est, "tasks_", None)
+            tasks = None if labels is None else len(labels)
+        return None if tasks is None else int(tasks) * per_task
 
     def bind(self, name: str, symbol: str, size: int) -> None:
         known = self.sizes.get(symbol)
@@ -291,6 +317,8 @@ class _Checker:
                 if w == "t" and w not in self.sizes and "m" in self.sizes:
                     self.sizes["t"] = self.sizes["m"]  # no record of the fit's own tasks
                 known = self.sizes.get(w)
+                if known is None and w in _COLUMN_SYMBOLS:
+                    known = self.column_symbol(w)
                 if known is None:
                     self.sizes[w] = int(g)
                     self.bound_by[w] = name
@@ -300,6 +328,30 @@ class _Checker:
                                     f"{self.origin(w).replace(' (', ', ').rstrip(')')})")
             elif g != w:
                 raise self.fail(name, f"has shape {tuple(got)}, expected {_shape_text(want)}")
+
+
+#: The symbols derived from the classes and the task counts (module docstring).
+_COLUMN_SYMBOLS = ("K", "c", "tc")
+
+
+def class_columns_of(est) -> int:
+    """The weight columns per task of ``est``: ``K`` for a classifier of more than two
+    classes (one multinomial column per class; its ``coef_`` is ``(m, K, d)``), else 1. Read
+    from the shape of ``coef_``, so that a file whose ``classes_`` was edited is refused on
+    ``classes_`` itself."""
+    coef = getattr(est, "coef_", None)
+    if isinstance(coef, np.ndarray) and coef.ndim == 3:
+        return int(coef.shape[1])
+    return 1
+
+
+def as_coef_shape(target: np.ndarray, coef) -> np.ndarray:
+    """``target`` (the solver's orientation transposed, ``(c, d)``) in the shape of ``coef``
+    when ``coef`` is ``(m, K, d)`` with ``m K = c``; ``target`` itself otherwise."""
+    if (isinstance(coef, np.ndarray) and coef.ndim == 3 and target.ndim == 2
+            and target.shape == (coef.shape[0] * coef.shape[1], coef.shape[2])):
+        return target.reshape(coef.shape)
+    return target
 
 
 def _what(v) -> str:
@@ -430,7 +482,7 @@ def matches_coef(expected: Callable[[Any, dict], np.ndarray], what: str):
         if not isinstance(coef, np.ndarray):
             return None  # reported on coef_ itself
         try:
-            target = np.asarray(expected(value, sizes), dtype=np.float64)
+            target = as_coef_shape(np.asarray(expected(value, sizes), dtype=np.float64), coef)
         except (ValueError, TypeError, IndexError) as exc:
             return f"cannot be combined into coef_ ({exc})"
         if target.shape != coef.shape:
@@ -450,7 +502,7 @@ def variable_part(i: int):
         V = getattr(est, "coef_variable_", None)
         if not (isinstance(V, np.ndarray) and V.ndim == 3 and V.shape[0] > i):
             return None  # reported on coef_variable_ itself
-        part = V[i].T
+        part = as_coef_shape(V[i].T, value)
         if part.shape != np.shape(value):
             return f"has shape {np.shape(value)}, expected {part.shape}"
         scale = max(float(np.max(np.abs(part))) if part.size else 0.0, 1e-300)
@@ -533,15 +585,20 @@ def derived(expected: Callable[[Any, dict], Any], what: str):
 
 def fit_weights(est, sizes) -> np.ndarray:
     """``W`` of the tasks of the fit, ``(n_features, t)``: the first ``t`` rows of ``coef_``,
-    transposed (what the family's summaries were computed from)."""
-    return np.asarray(est.coef_)[: sizes["t"]].T
+    transposed (what the family's summaries were computed from); ``(n_features, t K)``, the
+    solver's task-class columns, for a ``coef_`` of shape ``(m, K, d)``."""
+    coef = np.asarray(est.coef_)[: sizes["t"]]
+    if coef.ndim == 3:
+        coef = coef.reshape(-1, coef.shape[-1])
+    return coef.T
 
 
 def fit_part(i: int):
-    """``coef_variable_[i]`` restricted to the tasks of the fit, ``(n_features, t)``."""
+    """``coef_variable_[i]`` restricted to the tasks of the fit, ``(n_features, t)`` (``t K``
+    task-class columns for more than two classes)."""
 
     def part(est, sizes) -> np.ndarray:
-        return np.asarray(est.coef_variable_)[i][:, : sizes["t"]]
+        return np.asarray(est.coef_variable_)[i][:, : sizes["t"] * class_columns_of(est)]
 
     return part
 
@@ -562,6 +619,7 @@ def solver_result_check(est, value, sizes) -> str | None:
         if not isinstance(a, np.ndarray) or a.dtype.kind != "f":
             return f"{field_name} must be an array of floats, got {_what(a)}"
     m, d = sizes.get("m"), sizes.get("d")
+    m = None if m is None else m * class_columns_of(est)
     if value.W.ndim != 2 or (d is not None and m is not None and value.W.size
                              and value.W.shape != (d, m)):
         return f"W has shape {value.W.shape}, expected ({d}, {m})"
@@ -576,6 +634,9 @@ def solver_result_check(est, value, sizes) -> str | None:
         mine, theirs = state[attr], getattr(value, field_name, None)
         if transposed and isinstance(theirs, np.ndarray):
             theirs = theirs.T
+        if isinstance(theirs, np.ndarray) and isinstance(mine, np.ndarray) and (
+                mine.ndim == theirs.ndim + 1 and mine.size == theirs.size):
+            theirs = theirs.reshape(mine.shape)  # (m, K, d) and (m, K): the columns per class
         same = (mine is None and theirs is None) if mine is None or theirs is None else (
             np.shape(mine) == np.shape(theirs) and np.array_equal(mine, theirs))
         if not same:

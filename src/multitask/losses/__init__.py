@@ -43,6 +43,7 @@ keeps the losses by name (:func:`register_loss`, :func:`get_datafit`).
 
 from multitask.losses.base import DATAFIT_CAPABILITIES, Datafit, DualPoint
 from multitask.losses.classification import Hinge, Logistic, SquaredHinge
+from multitask.losses.multinomial import Multinomial
 from multitask.losses.grams import max_scaled_eigenvalue
 from multitask.losses.registry import LOSSES, get_datafit, register_loss
 from multitask.losses.squared import GRAM_NONZEROS_PER_ENTRY, GRAM_ROWS_PER_FEATURE, Squared
@@ -56,6 +57,7 @@ __all__ = [
     "DualPoint",
     "Hinge",
     "Logistic",
+    "Multinomial",
     "Squared",
     "SquaredHinge",
     "get_datafit",
