@@ -12,6 +12,15 @@ with ``ell`` one of
 * :class:`Logistic`:      ``log(1 + exp(-y z))``, ``y in {-1, +1}``
 * :class:`SquaredHinge`:  ``max(0, 1 - y z)**2`` (LIBLINEAR's L2-loss SVM)
 * :class:`Hinge`:         ``max(0, 1 - y z)`` (value and a subgradient only)
+* :class:`Multinomial`:   ``log sum_k exp(z_k) - z_y`` over ``K > 2`` classes, one score per
+  (task, class) column (:mod:`multitask.losses.multinomial`)
+* :class:`Poisson`, :class:`Gamma`, :class:`Tweedie`: half the unit deviance of the Tweedie
+  family of power 1, 2 or ``p`` in ``[1, 2]`` with the log link ``mu = exp(z)``
+  (scikit-learn's GLMs; :mod:`multitask.losses.glm`)
+* :class:`Huber`:         Huber's loss with its scale fitted per task, as ``HuberRegressor``
+  (:mod:`multitask.losses.huber`)
+* :class:`Pinball`:       the quantile regression loss ``tau (y - z) + max(0, z - y)``
+  (:mod:`multitask.losses.quantile`)
 
 and an optional ridge term ``alpha_l2 >= 0`` (the elastic-net term of MALSAR's ``rho_L2`` and
 RMTL's ``Lam2``), which every model can add to its penalty this way. With a shared design
@@ -37,14 +46,19 @@ Every datafit declares what it offers in :attr:`Datafit.capabilities` (see
 
 The package holds one module per family: :mod:`~multitask.losses.base` (the protocol),
 :mod:`~multitask.losses.squared`, :mod:`~multitask.losses.classification` (two classes),
+:mod:`~multitask.losses.glm` (Poisson, Gamma, Tweedie: log link), :mod:`~multitask.losses.huber`
+(Huber with a fitted scale), :mod:`~multitask.losses.quantile` (the pinball loss),
 :mod:`~multitask.losses.grams` (per-task Gram matrices); :mod:`~multitask.losses.registry`
 keeps the losses by name (:func:`register_loss`, :func:`get_datafit`).
 """
 
 from multitask.losses.base import DATAFIT_CAPABILITIES, Datafit, DualPoint
 from multitask.losses.classification import Hinge, Logistic, SquaredHinge
-from multitask.losses.multinomial import Multinomial
+from multitask.losses.glm import Gamma, Poisson, Tweedie
 from multitask.losses.grams import max_scaled_eigenvalue
+from multitask.losses.huber import Huber
+from multitask.losses.multinomial import Multinomial
+from multitask.losses.quantile import Pinball
 from multitask.losses.registry import LOSSES, get_datafit, register_loss
 from multitask.losses.squared import GRAM_NONZEROS_PER_ENTRY, GRAM_ROWS_PER_FEATURE, Squared
 
@@ -55,11 +69,16 @@ __all__ = [
     "LOSSES",
     "Datafit",
     "DualPoint",
+    "Gamma",
     "Hinge",
+    "Huber",
     "Logistic",
     "Multinomial",
+    "Pinball",
+    "Poisson",
     "Squared",
     "SquaredHinge",
+    "Tweedie",
     "get_datafit",
     "max_scaled_eigenvalue",
     "register_loss",

@@ -37,8 +37,14 @@ __all__ = ["DATAFIT_CAPABILITIES", "Datafit", "DualPoint"]
 #: * ``"hessian"``: :meth:`Datafit.score_derivatives` gives ``ell''`` row by row (a
 #:   generalized second derivative at a kink): the steps of proximal Newton
 #:   (:mod:`multitask.solvers.newton`).
+#: * ``"curvature_bound"``: :meth:`Datafit.curvature` is a finite bound of ``ell''``
+#:   everywhere, so :meth:`Datafit.lipschitz` and :meth:`Datafit.bound_hessian` are global
+#:   (majorization, gap-safe screening). A smooth loss without it (the log-link GLMs, whose
+#:   ``ell'' = exp(z)`` is unbounded; the Huber loss with a fitted scale) gives a finite local
+#:   estimate instead (:meth:`Datafit.local_curvature`), from which solvers backtrack.
 DATAFIT_CAPABILITIES = frozenset({"gradient", "quadratic", "prox_scores", "subgradient",
-                                  "max_affine", "dual", "least_squares", "hessian"})
+                                  "max_affine", "dual", "least_squares", "hessian",
+                                  "curvature_bound"})
 
 
 @dataclass(frozen=True)
@@ -99,6 +105,13 @@ class Datafit:
     name: ClassVar[str] = "base"
     #: The capabilities offered (see :data:`DATAFIT_CAPABILITIES`).
     capabilities: frozenset[str] = frozenset({"gradient", "subgradient", "dual"})
+    #: The link of the scores to the predicted mean: ``"identity"`` (``mean = z``) or
+    #: ``"log"`` (``mean = exp(z)``, the log-link GLMs); see :meth:`inverse_link`.
+    link: ClassVar[str] = "identity"
+    #: Whether the estimators start the solvers at :meth:`optimal_intercept_at_zero` (the
+    #: losses whose curvature or scale depends on where the scores are: a start at ``b = 0``
+    #: can be far from the data, ``exp(0) = 1`` for counts of 10^6).
+    starts_at_best_intercept: ClassVar[bool] = False
 
     def __init__(self, data: MultiTaskData, fit_intercept: bool = True, alpha_l2: float = 0.0,
                  center: bool = False):
@@ -123,6 +136,31 @@ class Datafit:
         self._quadratic_eigen: tuple[np.ndarray, np.ndarray] | None = None
         if self.alpha_l2:  # the ridge term is smooth but not separable over the scores
             self.capabilities = type(self).capabilities - {"max_affine", "prox_scores"}
+        self.check_targets()
+
+    def check_targets(self) -> None:
+        """Raise a ``ValueError`` naming the task when a target lies outside the loss's domain
+        (negative counts, non-positive targets of the Gamma loss); called by the constructor,
+        before any fit. The targets of pairs of weight zero (missing targets) are not read.
+        The base accepts every finite target (the data layer refuses the others)."""
+
+    def _bad_target(self, bad: np.ndarray, what: str) -> None:
+        """Raise ``ValueError`` for the first observed row of ``bad`` (a mask stacked like
+        ``data.y``): ``what`` says what is wrong, the message names the task and the row."""
+        data = self.data
+        bad = np.asarray(bad, dtype=bool) & (data.row_weights > 0)
+        if not bad.any():
+            return
+        i = int(np.flatnonzero(bad)[0])
+        t = int(data.task_of_row[i])
+        raise ValueError(
+            f"The {self.name} loss needs {what}: task {data.tasks[t]!r} has the target "
+            f"{data.y[i]!r} (row {i - int(data.offsets[t])} of the task).")
+
+    @staticmethod
+    def inverse_link(z: np.ndarray) -> np.ndarray:
+        """The predicted mean from the scores ``z``: ``z`` itself (identity link)."""
+        return np.asarray(z, dtype=np.float64)
 
     # ------------------------------------------------------------------ construction
     def get_params(self) -> dict:
@@ -142,7 +180,9 @@ class Datafit:
         loss's at the ``W`` whose rows outside ``S`` are zero. Nothing is centred again; the
         intercept variable stays a variable (a new object). ``gram``: whether a quadratic
         loss forms Gram matrices (the others ignore it)."""
-        return type(self)(data, self.has_intercept_variable, self.alpha_l2, center=False)
+        return type(self)(data, **{**self.get_params(),
+                                   "fit_intercept": self.has_intercept_variable,
+                                   "center": False})
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(n_tasks={self.data.n_tasks}, "
@@ -186,6 +226,16 @@ class Datafit:
         """Per-row second derivatives ``ell''(y_i, z_i)`` (a generalized one at a kink): the
         Hessian-vector products of Newton steps (the certificate's free directions)."""
         raise NotImplementedError(f"The {self.name} loss has no second derivative here.")
+
+    def score_hessian(self, z: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+        """``v -> H v``: the Hessian of ``sum_i w_i ell(y_i, z_i)`` in score space at the
+        stacked scores ``z``, applied to stacked vectors ``v`` (``w_i`` the row weights): the
+        diagonal ``w_i ell''(y_i, z_i)`` for a loss separable over the rows (the
+        certificate's Newton steps along free directions). ``NotImplementedError`` without a
+        second derivative; a loss whose rows are coupled (the Huber loss's fitted scale)
+        overrides it."""
+        wd = self.data.row_weights * self._d2loss(np.asarray(z, dtype=np.float64))
+        return lambda v: wd * v
 
     def score_derivatives(self, z: np.ndarray, second: bool = False) -> tuple[np.ndarray, ...]:
         """``(ell(y_i, z_i), ell'(y_i, z_i))`` row by row at the stacked scores ``z`` (shape
@@ -269,8 +319,39 @@ class Datafit:
         raise NotImplementedError(f"The {self.name} loss has no closed-form prox in score space.")
 
     def curvature(self) -> float:
-        """Upper bound of ``ell''`` (the loss's own smoothness constant)."""
+        """Upper bound of ``ell''`` (the loss's own smoothness constant), ``inf`` where the
+        loss has none (no ``"curvature_bound"`` capability)."""
         raise NotImplementedError
+
+    def local_curvature(self) -> float:
+        """A finite estimate of ``ell''`` where the solvers start: :meth:`curvature` for a
+        loss with ``"curvature_bound"``; a loss without one overrides it (its curvature at
+        the intercept-only fit). It scales :meth:`lipschitz` and the optimality measure of
+        such losses, whose solvers backtrack from it."""
+        return float(self.curvature())
+
+    def _step_curvature(self) -> float:
+        """:meth:`curvature` where it is a bound, else :meth:`local_curvature`."""
+        if "curvature_bound" in self.capabilities or "gradient" not in self.capabilities:
+            return float(self.curvature())
+        return float(self.local_curvature())
+
+    def weighted_grams(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """``(G, mu)``: the row-weighted Gram matrices ``Xc_t^T D_t Xc_t / W_t`` of the
+        design as the loss sees it (centred per task when the intercepts are variables:
+        ``mu`` the per-task feature means, ``None`` without intercept), shape ``(m, d, d)``
+        (``(1, d, d)`` for a shared design): :meth:`bound_hessian` without its curvature and
+        ridge term (the projection of the certificate's dual point reads them)."""
+        n = self.data.task_weight_sums
+        if not self.has_intercept_variable:
+            G, mu = self.data.gram(), None
+        elif _is_dense_per_task(self.data):  # centred chunk by chunk, no centred copy
+            mu = self.data.x_means_and_constant()[0]
+            G = _task_grams(self.data, mu)
+        else:
+            data_c, mu, _ = self.data.centered()
+            G = data_c.gram()
+        return (G / n[0] if G.shape[0] == 1 else G / n[:, None, None]), mu
 
     def bound_hessian(self) -> tuple[np.ndarray, np.ndarray | None]:
         """``(H, mu)``: the fixed Hessian of a quadratic upper bound of the loss, with the
@@ -280,7 +361,8 @@ class Datafit:
         point by a quadratic with Hessian ``c [X_t, 1]^T [X_t, 1] / n_t`` (plus ``alpha_l2``
         on ``w``); minimizing over the intercept leaves ``H_t = c Xc_t^T Xc_t / n_t +
         alpha_l2 I`` with ``Xc_t`` the centred design, shape ``(m, d, d)`` (``(1, d, d)`` for
-        a shared design). Computed once and cached.
+        a shared design). Computed once and cached. A loss without ``"curvature_bound"``
+        uses its :meth:`local_curvature` for ``c``: a quadratic model there, not a bound.
         """
         if self._bound_hessian is None:
             n = self.data.task_weight_sums
@@ -292,7 +374,8 @@ class Datafit:
             else:
                 data_c, mu, _ = self.data.centered()
                 G = data_c.gram()
-            H = self.curvature() * (G / n[0] if G.shape[0] == 1 else G / n[:, None, None])
+            H = self._step_curvature() * (G / n[0] if G.shape[0] == 1
+                                          else G / n[:, None, None])
             if self.alpha_l2:
                 H = H + self.alpha_l2 * np.eye(H.shape[1])[None]
             self._bound_hessian = (H, mu)
@@ -302,11 +385,13 @@ class Datafit:
         """A Lipschitz constant of the gradient with respect to ``(W, b)``.
 
         ``L = curvature * max_t ||[X_t, 1]||_2^2 / n_t + alpha_l2`` (the Hessian is block
-        diagonal over tasks).
+        diagonal over tasks). Without ``"curvature_bound"`` the curvature is the
+        :meth:`local_curvature` and ``L`` an estimate a solver must backtrack from.
         """
         s = self.data.task_spectral_norms_sq(intercept=self.has_intercept_variable,
                                              weighted=True)
-        return float(self.curvature() * np.max(s / self.data.task_weight_sums)) + self.alpha_l2
+        return (float(self._step_curvature() * np.max(s / self.data.task_weight_sums))
+                + self.alpha_l2)
 
     def grad_at_zero(self) -> np.ndarray:
         """Gradient with respect to ``W`` at ``W = 0`` and the best intercepts, ``(d, m)``.
@@ -352,7 +437,8 @@ class Datafit:
         if getattr(self, "_measure", None) is None:
             if self.has_intercept_variable:
                 norms = self.data.task_spectral_norms_sq(intercept=False, weighted=True)
-                L_W = float(self.curvature() * np.max(norms / self.data.task_weight_sums))
+                L_W = float(self._step_curvature()
+                            * np.max(norms / self.data.task_weight_sums))
                 L_W += self.alpha_l2
             else:
                 L_W = float(self.lipschitz())
@@ -383,8 +469,15 @@ class Datafit:
         return self._quadratic_eigen
 
     def max_affine_pieces(self):
-        """``"max_affine"``: ``(a, c)`` with ``ell(y_i, z) = max(0, a_i z + c_i)``."""
+        """``"max_affine"``: ``(a, c)`` with ``ell(y_i, z) = max(0, a_i z + c_i) + l_i z +
+        k_i`` (``(l, k)`` of :meth:`max_affine_linear`, zero by default)."""
         raise NotImplementedError(f"The {self.name} loss is not piecewise linear.")
+
+    def max_affine_linear(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``"max_affine"``: ``(l, k)``, the linear part ``l_i z + k_i`` of the rows' losses
+        beside the hinge of :meth:`max_affine_pieces` (the pinball loss ``tau (y - z) +
+        max(0, z - y)``), or ``None`` where there is none (the hinge)."""
+        return None
 
     # ------------------------------------------------------------------ the dual (certificate)
     def _score_conjugate(self, a: np.ndarray) -> np.ndarray:
@@ -420,12 +513,32 @@ class Datafit:
         loss = float(vals @ w)
         if b is not None and self.has_intercept_variable:
             a = _balance_per_task(self.data, a * w) / np.where(w > 0, w, 1.0)
+        a = self.dual_domain(a)
         theta = a * w
         G = (self.data if design is None else design).rmatvec(theta)
-        rows = w > 0
 
         def conjugate(s: float) -> float:
-            return float(w[rows] @ self._score_conjugate(s * a)[rows])
+            return self.conjugate_sum(a, s)
+
+        return DualPoint(loss=loss, grad=G, conjugate=conjugate, score_grad=a)
+
+    def dual_point_from(self, a: np.ndarray, b: np.ndarray | None = None, *,
+                        loss: float = float("nan")) -> DualPoint:
+        """A dual point from score derivatives ``a`` computed elsewhere (a solver's multiplier,
+        stacked like ``data.y``): brought into the domain of the conjugate
+        (:meth:`dual_domain`), balanced per task where the intercepts are variables (``b``
+        given), then into the domain again; ``G = X^T (w a)``. ``loss``: the primal loss to
+        report with it (the dual point does not read the primal point)."""
+        a = self.dual_domain(np.asarray(a, dtype=np.float64))
+        w = self.data.row_weights
+        a = np.where(w > 0, a, 0.0)
+        if b is not None and self.has_intercept_variable:
+            a = self.dual_domain(_balance_per_task(self.data, a * w)
+                                 / np.where(w > 0, w, 1.0))
+        G = self.data.rmatvec(a * w)
+
+        def conjugate(s: float) -> float:
+            return self.conjugate_sum(a, s)
 
         return DualPoint(loss=loss, grad=G, conjugate=conjugate, score_grad=a)
 
@@ -435,7 +548,14 @@ class Datafit:
         zero (a dual point must satisfy it when the intercepts are variables; the scaled point
         stays in the domain of the classification losses' conjugates); a new array."""
         w = self.data.row_weights
-        return _balance_per_task(self.data, a * w) / np.where(w > 0, w, 1.0)
+        return self.dual_domain(_balance_per_task(self.data, a * w) / np.where(w > 0, w, 1.0))
+
+    def dual_domain(self, a: np.ndarray) -> np.ndarray:
+        """The score derivatives ``a`` of a dual point brought inside the domain of the
+        conjugate where rounding left them outside it (a loss whose domain couples the rows
+        of a task, the Huber loss with a fitted scale, scales each task down); ``a`` itself
+        for the losses whose score derivatives always lie in it."""
+        return a
 
     def conjugate_sum(self, a: np.ndarray, s: float = 1.0) -> float:
         """``F^*(s theta) = sum_i w_i ell^*(s a_i)`` for the dual point ``theta_i = w_i a_i``

@@ -16,7 +16,8 @@ class Logistic(Datafit):
     """Logistic loss ``sum_t (1 / n_t) sum_i log(1 + exp(-y_i z_i))``, labels -1/+1."""
 
     name = "logistic"
-    capabilities = frozenset({"gradient", "subgradient", "dual", "hessian"})
+    capabilities = frozenset({"gradient", "subgradient", "dual", "hessian",
+                              "curvature_bound"})
 
     def curvature(self) -> float:
         return 0.25
@@ -48,7 +49,8 @@ class SquaredHinge(Datafit):
     """Squared hinge ``sum_t (1 / n_t) sum_i max(0, 1 - y_i z_i)^2``, labels -1/+1."""
 
     name = "squared_hinge"
-    capabilities = frozenset({"gradient", "subgradient", "prox_scores", "dual", "hessian"})
+    capabilities = frozenset({"gradient", "subgradient", "prox_scores", "dual", "hessian",
+                              "curvature_bound"})
 
     def curvature(self) -> float:
         return 2.0

@@ -57,7 +57,7 @@ class Squared(Datafit):
 
     name = "squared"
     capabilities = frozenset({"gradient", "subgradient", "quadratic", "prox_scores", "dual",
-                              "least_squares"})
+                              "least_squares", "curvature_bound"})
 
     def __init__(self, data: MultiTaskData, fit_intercept: bool = True, alpha_l2: float = 0.0,
                  center: bool = True, use_gram: bool | None = None):

@@ -180,6 +180,11 @@ class ProximalGradient(Solver):
         for k in range(1, self.max_iter + 1):
             n_iter = k
             fy, gy, gby = model.value_and_grad(y, yb) if ahead is None else ahead.grads
+            if not np.isfinite(fy) and y is not x:
+                # the extrapolated point overflowed the loss (an exponential beyond the float
+                # range, losses without a curvature bound): restart from x
+                t_k, y, yb = 1.0, x, b
+                fy, gy, gby = model.value_and_grad(y, yb)
             step = self._step(model, y, yb, fy, gy, gby, L, x, b, t_k)
             L, ahead = step.L, step.ahead
             x_new, b_new = step.x, step.b
@@ -247,10 +252,11 @@ class ProximalGradient(Solver):
             if f_new <= fy + quad + 1e-12 * max(1.0, abs(fy)):
                 break
             # at or above the bound the descent test holds mathematically: a failure is
-            # rounding, which must not make the step run away
-            if L >= L_bound:
+            # rounding, which must not make the step run away. A loss without a curvature
+            # bound (no "curvature_bound") gives an estimate, not a bound: L keeps doubling
+            if (L >= L_bound and model.capped) or not np.isfinite(2.0 * L):
                 break
-            L = min(2.0 * L, L_bound)
+            L = min(2.0 * L, L_bound) if model.capped else 2.0 * L
         return _Step(x_new, b_new, f_new, dx, L, None)
 
 
@@ -261,6 +267,8 @@ class _SmoothPart:
     def __init__(self, datafit: Datafit, penalty: Penalty, use_b: bool):
         self.datafit, self.penalty, self.use_b = datafit, penalty, use_b
         self.L_bound = lipschitz_bound(datafit, penalty)
+        # L_bound bounds the step's constant where the loss declares its curvature bound
+        self.capped = "curvature_bound" in datafit.capabilities
         self.smooth = "smooth" in penalty.capabilities
         # where the datafit reads the data once for two points, the objective at the new
         # point and the gradient at the next extrapolated one come from one pass (when the

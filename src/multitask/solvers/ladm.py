@@ -50,6 +50,7 @@ from multitask.data import MultiTaskData
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
 from multitask.solvers.base import Solver, check_tol, optimality
+from multitask.solvers.certificate import duality_gap
 from multitask.solvers.iteration import CertificateSchedule, IterationRecord
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
@@ -113,6 +114,18 @@ def _prox_step(mu: float, w: np.ndarray | None):
     if w is None:
         return 1.0 / mu
     return np.divide(1.0, mu * w, out=np.zeros_like(w), where=w > 0)
+
+
+def _multiplier_scores(datafit: Datafit, c: np.ndarray) -> np.ndarray | None:
+    """The score derivatives ``a_i = c_i W_t`` of the dual point the multiplier ``c`` gives
+    (``theta_i = w_i c_i`` in the metric of score space, ``w_i / W_t`` the row weights; at a
+    solution ``a_i`` is a subgradient of the loss at the slack's score) for a loss without a
+    gradient (the pinball loss), whose dual point from a subgradient at the primal point is
+    loose at the kinks where a solution puts many rows; ``None`` for the smooth losses, whose
+    gradient gives the dual point."""
+    if "gradient" in datafit.capabilities:
+        return None
+    return c * datafit.data.expand(datafit.data.task_weight_sums)
 
 
 def _forward(data: MultiTaskData, M: np.ndarray) -> np.ndarray:
@@ -270,8 +283,8 @@ class LinearizedADMM(Solver):
                 if small:
                     converged = True
                     break
-            elif run.due(k, small) and run.certify(k, it.stacked(penalty), it.b,
-                                                   target=self.tol) <= tol:
+            elif run.due(k, small) and self._certify(run, k, it.stacked(penalty), it.b,
+                                                     c) <= tol:
                 converged = True
                 break
             # residual balancing every 10 iterations during the first 2000 (then mu stays
@@ -292,12 +305,17 @@ class LinearizedADMM(Solver):
             measure = float("nan")
         elif paper or not converged:
             measure = optimality(datafit, penalty, Vout, b, target=self.tol)
+        cert = None
+        if not self.constrained and _multiplier_scores(datafit, c) is not None:
+            cert = duality_gap(datafit, penalty, Vout, b, target=self.tol,
+                               dual_scores=_multiplier_scores(datafit, c))
+            measure = measure if cert is None else cert.relative_gap
         F_out = (objective(datafit.scores(penalty.linear_map.forward(Vout), b), blocks)
                  if not self.constrained
                  else sum(p.value(B) for p, B in zip(parts, blocks, strict=True)))
         return run.finish(
             Vout, b, n_iter=n_iter, converged=converged, measure=measure,
-            certify_model=not self.constrained,
+            certify_model=not self.constrained, certificate=cert,
             what=f"relative primal residual {rp:.2e}, dual residual {rd:.2e}",
             info={"multiplier": c, "multiplier_grad": data.rmatvec(data.weigh(c)), "mu": mu,
                   "step": step, "primal_residual": rp, "dual_residual": rd,
@@ -341,6 +359,18 @@ class LinearizedADMM(Solver):
             nonzero = any(np.any(B) for B in blocks)
             stop = stop and (at_max or (nonzero and rp <= self.tol))
         return stop
+
+    def _certify(self, run: IterationRecord, k: int, V: np.ndarray, b, c: np.ndarray) -> float:
+        """The run's certificate at ``(V, b)``; for a loss without a gradient, also from the
+        dual point of the multiplier ``c`` (:func:`_multiplier_scores`)."""
+        scores = _multiplier_scores(run.datafit, c)
+        if scores is None:
+            return run.certify(k, V, b, target=self.tol)
+        cert = duality_gap(run.datafit, run.penalty, V, b, target=self.tol, lazy=True,
+                           dual_scores=scores)
+        if cert is None:
+            return run.certify(k, V, b, target=self.tol)
+        return run.certified(k, cert.relative_gap, cert)
 
     @staticmethod
     def _stack(blocks, penalty: Penalty) -> np.ndarray:

@@ -24,9 +24,12 @@ of the optimal face (the largest support of any optimum), and a projected subgra
 approximates the optimum without its exact zeros. The per-task l2 balls are not polyhedral,
 hence not an LP.
 
-The solver needs a loss of the form ``ell(y_i, z) = max(0, a_i z + c_i)`` (``"max_affine"``:
-the hinge has ``a_i = -y_i``, ``c_i = 1``) and a set given by linear inequalities on ``W`` and
-auxiliary variables (``"lp"``: :meth:`~multitask.penalties.base.Penalty.lp_constraints`). The
+The solver needs a loss of the form ``ell(y_i, z) = max(0, a_i z + c_i) + l_i z + k_i``
+(``"max_affine"``: the hinge has ``a_i = -y_i``, ``c_i = 1`` and no linear part; the pinball loss
+of quantile regression ``a_i = 1``, ``c_i = -y_i``, ``l_i = -tau``, ``k_i = tau y_i``, whose
+linear part enters the objective, :meth:`~multitask.losses.Datafit.max_affine_linear`) and a
+set given by linear inequalities on ``W`` and auxiliary variables (``"lp"``:
+:meth:`~multitask.penalties.base.Penalty.lp_constraints`). The
 constraint matrix is assembled with :mod:`scipy.sparse` from shared or per-task designs,
 dense or sparse; for ``N`` stacked rows it has ``N + 2 d m + (1 or m)`` rows and
 ``nnz(stacked X) + N (+ N with intercepts) + 4 d m + (d or d m)`` entries (a shared design is
@@ -103,16 +106,23 @@ def build_lp(datafit: Datafit, penalty: Penalty, scale: float = 1.0):
     ``{A z <= c}`` scaled by ``scale`` is ``{A z' <= scale c}``, so the program is the same
     while HiGHS sees entries of moderate size.
 
+    A linear part ``l_i z_i + k_i`` of the rows' losses
+    (:meth:`~multitask.losses.Datafit.max_affine_linear`) adds ``sum_i w_i l_i x_i / scale`` to
+    the objective's coefficients of the task's weights and ``sum_i w_i l_i`` to its intercept's;
+    ``sum_i w_i k_i`` is a constant (``sizes["constant"]``).
+
     Returns
     -------
     c : ndarray
-        Objective: ``1 / n_t`` on the slack of each row, 0 elsewhere.
+        Objective: ``1 / n_t`` on the slack of each row (the row weights), the linear part on
+        the weights and intercepts, 0 elsewhere.
     A_ub : scipy.sparse.csr_matrix
         Inequality rows ``A_ub z <= b_ub``: the loss rows, then the penalty's rows.
     b_ub : ndarray
     bounds : ndarray of shape (n_variables, 2)
     sizes : dict
-        Lengths of the blocks ``W``, ``u``, ``b`` and ``xi`` of ``z``.
+        Lengths of the blocks ``W``, ``u``, ``b`` and ``xi`` of ``z``, and the objective's
+        ``"constant"`` (the model's objective is the program's plus it).
     """
     data = datafit.data
     if data.x_offset is not None:
@@ -134,11 +144,19 @@ def build_lp(datafit: Datafit, penalty: Penalty, scale: float = 1.0):
     A_ub = sp.vstack([A_loss, A_set], format="csr")
     b_ub = np.concatenate([-np.asarray(c0, dtype=np.float64), scale * np.asarray(c_set)])
     c = np.concatenate([np.zeros(dm + n_u + n_b), data.row_weights])
+    constant = 0.0
+    linear = datafit.max_affine_linear()
+    if linear is not None:
+        wl = data.row_weights * np.asarray(linear[0], dtype=np.float64)
+        c[:dm] += np.asarray(_loss_block(data, wl, scale).sum(axis=0)).ravel()
+        if n_b:
+            c[dm + n_u : dm + n_u + n_b] += data.task_sum(wl)
+        constant = float(data.row_weights @ np.asarray(linear[1], dtype=np.float64))
     bounds = np.empty((dm + n_u + n_b + N, 2))
     bounds[:, 0], bounds[:, 1] = 0.0, np.inf
     bounds[:dm, 0] = -np.inf
     bounds[dm + n_u : dm + n_u + n_b, 0] = -np.inf
-    return c, A_ub, b_ub, bounds, {"W": dm, "u": n_u, "b": n_b, "xi": N}
+    return c, A_ub, b_ub, bounds, {"W": dm, "u": n_u, "b": n_b, "xi": N, "constant": constant}
 
 
 def _dual_objective(res, b_ub: np.ndarray, bounds: np.ndarray) -> float:
@@ -240,9 +258,9 @@ class LinearProgram(Solver):
         b = z[off : off + sizes["b"]].copy() if sizes["b"] else None
         F = datafit.value(W, b)
         try:
-            dual = _dual_objective(res, b_ub, bounds)
-            gap = max(float(res.fun) - dual, 0.0) / max(abs(float(res.fun)),
-                                                        np.finfo(float).tiny)
+            dual = _dual_objective(res, b_ub, bounds) + sizes["constant"]
+            fun = float(res.fun) + sizes["constant"]
+            gap = max(fun - dual, 0.0) / max(abs(fun), np.finfo(float).tiny)
         except (AttributeError, TypeError, ValueError):
             gap = float("nan")
         if res.x is None:
