@@ -157,3 +157,80 @@ def test_the_warning_points_at_the_code_calling_the_solver(problem):
             solver.solve(df, pen)
         warned = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
         assert len(warned) == 1 and warned[0].filename == __file__, warned
+
+
+def _solver_runs():
+    """``(name, solver, datafit, penalty)``: every looping solver on a small problem it
+    applies to (the distributed one runs on a cluster: tests/test_distributed.py)."""
+    from multitask.losses import Logistic
+    from multitask.penalties import L1, CappedL1, L1InfBall, LowRankOutlier, SparseLowRank
+    from multitask.solvers import (
+        BlockCoordinateDescent,
+        DivideAndConquer,
+        LinearizedADMM,
+        LinearProgram,
+        MajorizedADMM,
+        Multistage,
+        NewtonADMM,
+        ProjectedSubgradient,
+        ProxNewton,
+        ResidualCoordinateDescent,
+        WorkingSet,
+    )
+
+    rng = np.random.default_rng(1)
+    Xs = [rng.standard_normal((25, 5)) for _ in range(4)]
+    ys = [X @ rng.standard_normal(5) + 0.1 * rng.standard_normal(25) for X in Xs]
+    sq = Squared(as_multitask_data(Xs, ys)[0], fit_intercept=True)
+    sq0 = Squared(as_multitask_data(Xs, ys)[0], fit_intercept=False)
+    cls = as_multitask_data(Xs, [(y > 0).astype(int) for y in ys], classification=True)[0]
+    lo, hi = Logistic(cls, fit_intercept=True), Hinge(cls, fit_intercept=True)
+    a = L21(1.0).alpha_max(sq.grad_at_zero())
+    al = L21(1.0).alpha_max(lo.grad_at_zero())
+    tight = {"tol": 1e-12}
+    return [
+        ("fista", ProximalGradient(**tight), sq, L21(0.1 * a)),
+        ("admm", QuadraticADMM(**tight), sq, L21(0.1 * a)),
+        ("bcd", BlockCoordinateDescent(**tight), sq, L21(0.01 * a)),
+        ("cd", ResidualCoordinateDescent(tol=1e-15), sq, L1(0.01 * a)),
+        ("ladm", LinearizedADMM(**tight), sq0, LowRankOutlier(0.1 * a, 0.8)),
+        ("mm", MajorizedADMM(**tight), lo, L21(0.1 * al)),
+        ("newton", ProxNewton(**tight), lo, L21(0.01 * al)),
+        ("newton_admm", NewtonADMM(**tight), lo, SparseLowRank(0.05 * al, 2.0)),
+        ("subgradient", ProjectedSubgradient(max_iter=50), hi, L1InfBall(1.0)),
+        ("multistage", Multistage(**tight), sq, CappedL1(0.05 * a, 0.2)),
+        ("working_set", WorkingSet(**tight), sq, L21(0.01 * a)),
+        ("divide_conquer", DivideAndConquer(ProximalGradient(**tight), n_groups=2,
+                                            combine="refine", random_state=0),
+         sq0, LowRankOutlier(0.1 * a, 0.8)),
+        ("lp", LinearProgram(), hi, L1InfBall(1.0)),
+    ]
+
+
+@pytest.mark.parametrize("run", _solver_runs(), ids=lambda r: r[0])
+def test_every_looping_solver_runs_in_the_record(run, monkeypatch):
+    name, solver, datafit, penalty = run
+    records = []
+    original = IterationRecord.finish
+
+    def finish(self, *args, **kwargs):
+        records.append(self)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(IterationRecord, "finish", finish)
+    calls = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = solver.solve(datafit, penalty,
+                           callback=lambda k, F, V, b: calls.append((k, F)) or True)
+    # one record made the result: its history is the result's objective
+    assert records and np.array_equal(records[-1].history, res.objective)
+    assert len(res.times) == len(res.objective)
+    if name == "lp":  # no iterations to report
+        assert calls == [] and len(res.objective) == 1
+    elif calls:
+        # the callback's True stopped the run at its first call, on the last objective
+        assert len(calls) == 1 and calls[0][1] == records[-1].history[-1]
+        assert records[-1].stop_requested
+    else:  # converged before the first call
+        assert res.converged
