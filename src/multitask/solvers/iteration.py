@@ -27,6 +27,19 @@ A loop reads::
         if run.notify(k, F, V, b):
             break
     return run.finish(V, b, n_iter=k, converged=run.stopped_by == "tol")
+
+The schedules of the library's solvers:
+
+* accelerated and plain proximal gradient: after the first iteration, then at the interval
+  the measure's rate predicts (at least 10 iterations past the first ones), and early on a
+  small step residual, ``max(5, k // 10)`` iterations after the last certificate;
+* the distributed proximal gradient: early certificates only, with the same gap;
+* ADMM: every ``check_every`` iterations, and every ``check_every // 5`` while both
+  residuals are small; linearized ADMM: every ``check_every`` iterations, and whenever
+  both residuals are small;
+* projected subgradient (smooth losses): every ``window`` iterations;
+* majorization, the Newton methods, the coordinate descents (after each batch of epochs,
+  :func:`inner_tolerances`) and the working sets (after each subproblem): every step.
 """
 
 from __future__ import annotations
