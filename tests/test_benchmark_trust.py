@@ -97,8 +97,17 @@ def test_a_test_value_beyond_the_float_range_once_standardized_is_refused_by_nam
     y = [np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 3.0])]
     data = BenchmarkData("d", X, y, "regression", ["a", "b"], feature_names=["tiny", "f"],
                          official_splits=[{"train": [[0, 1], [0, 1]], "test": [[2], [2]]}])
-    with pytest.raises(ValueError, match="Feature 'tiny'.*split 0.*rescale"):
+    with pytest.raises(ValueError, match="Feature .tiny.: a value of the test part of split 0"):
         benchmark_splits(data, 1)
+
+
+def test_a_target_beyond_the_solvers_range_is_refused_by_task_not_scored_as_nan():
+    """Found by the benchmark file fuzz: a test target of 1e300 made every nMSE NaN."""
+    rng = np.random.default_rng(6)
+    Y = rng.standard_normal((12, 2))
+    Y[5, 1] = 1e300
+    with pytest.raises(ValueError, match="task 'task_1' reach 1e\\+300 in magnitude"):
+        make_benchmark_data(rng.standard_normal((12, 2)), Y)
 
 
 # ----------------------------------------------------------------------------- item 8

@@ -587,3 +587,158 @@ def test_file_fuzz_fifos(tmp_path, capsys, fifo):
     case = {"ids": ["a", "a", "b", "b"], "cells": ["1", "2", "0.5", "3", "2", "1", "-2", "1"],
             "ys": ["1.5", "0", "2", "0"], "extra": "", "new_ids": ["a", "b"], "fifo": fifo}
     assert run_file_case(case, tmp_path, capsys) == "clear error"
+
+
+# ----------------------------------------------------------------------------- benchmark files
+_BENCH_ODD_CELLS = ["", "x", "nan", "inf", "1e300", "1e155", "-1e200", "1e-170", "4e-320",
+                    "-0"]
+_BENCH_ODD_TARGETS = ["", "y", "1e300", "1e-300", "yes", "inf"]
+
+
+def _mutate(draw, values: list[str], odd: list[str], most: int) -> list[str]:
+    """``values`` with up to ``most`` entries replaced by odd ones."""
+    values = list(values)
+    for _ in range(draw(st.integers(0, most))):
+        values[draw(st.integers(0, len(values) - 1))] = draw(st.sampled_from(odd))
+    return values
+
+
+@st.composite
+def benchmark_file_case(draw):
+    """A malformed (or valid) file for ``multitask benchmark --input``: long or wide layout,
+    odd header names (duplicated, colliding, empty), a few odd cells among valid ones
+    (missing, text, infinite, extreme scales), 1 to 6 rows per task, regression or
+    classification targets, target patterns, a damaged journal given to ``--resume``."""
+    layout = draw(st.sampled_from(["long", "wide"]))
+    n_tasks = draw(st.sampled_from([2, 3, 2, 3, 1]))
+    rows = draw(st.sampled_from([5, 6, 4, 6, 3, 2, 1]))
+    n = rows * n_tasks if layout == "long" else 2 * rows + 2
+    features = draw(st.lists(st.sampled_from(["f1", "f2", "f3"]), min_size=1, max_size=3,
+                             unique=True))
+    if draw(st.integers(0, 3)) == 0:
+        features = _mutate(draw, features, ["f1", "g", "", "y1", "y", "task"], 1)
+    number = st.floats(-5, 5, allow_nan=False).map(lambda v: f"{v:.3g}")
+    cells = _mutate(draw, draw(st.lists(number, min_size=n * len(features),
+                                        max_size=n * len(features))), _BENCH_ODD_CELLS, 1)
+    n_targets = 1 if layout == "long" else n_tasks
+    labels = draw(st.sampled_from(["numbers", "numbers", "0/1", "yes/no"]))
+    target = {"numbers": number, "0/1": st.sampled_from(["0", "1"]),
+              "yes/no": st.sampled_from(["yes", "no"])}[labels]
+    targets = _mutate(draw, draw(st.lists(target, min_size=n * n_targets,
+                                          max_size=n * n_targets)), _BENCH_ODD_TARGETS, 1)
+    ids = [f"t{i // rows}" for i in range(n)]
+    ids = _mutate(draw, ids, ["t0", "01", "1", " t0", "t0 ", ""], 1)
+    select = draw(st.sampled_from(["names", "names", "pattern", "every", "no match"]))
+    extra = draw(st.lists(st.sampled_from(["--train-ratio 0.5", "--train-ratio 0.9",
+                                           "--kind regression", "--kind classification",
+                                           "--numeric-task-ids", "--resume",
+                                           "--task-order sorted"]), max_size=2))
+    journal = draw(st.sampled_from(["none", "none", "none", "garbage", "other settings"]))
+    return {"layout": layout, "n_tasks": n_tasks, "rows": rows, "features": features,
+            "cells": cells, "targets": targets, "ids": ids, "select": select,
+            "extra": extra, "journal": journal, "n": n}
+
+
+def _benchmark_file(case: dict) -> tuple[str, list[str]]:
+    """The file's text and the command's column options."""
+    n, feats = case["n"], case["features"]
+    if case["layout"] == "long":
+        head = [*feats, "y", "task"]
+        body = [[*case["cells"][i * len(feats):(i + 1) * len(feats)], case["targets"][i],
+                 case["ids"][i]] for i in range(n)]
+        if case["select"] == "names":
+            cols = ["--target", "y", "--task", "task"]
+        else:  # long format takes no pattern: a pattern in --features
+            cols = ["--target", "y", "--task", "task", "--features",
+                    "f*" if case["select"] != "no match" else "zz*"]
+        return "\n".join(",".join(r) for r in [head, *body]) + "\n", cols
+    m = case["n_tasks"]
+    names = [f"y{t + 1}" for t in range(m)]
+    head = [*feats, *names]
+    body = [[*case["cells"][i * len(feats):(i + 1) * len(feats)],
+             *case["targets"][i * m:(i + 1) * m]] for i in range(n)]
+    cols = {"names": ["--targets", *names], "pattern": ["--targets", "y*"],
+            "every": ["--features", *([f for f in feats if f] or ["f1"]), "--targets", "*"],
+            "no match": ["--targets", "z*"]}[case["select"]]
+    return "\n".join(",".join(r) for r in [head, *body]) + "\n", cols
+
+
+def run_benchmark_file_case(case: dict, folder: Path, capsys) -> str:
+    """One case: exit status 0 (finite results written) or 2 (one line on stderr), the input
+    unchanged, no temporary file left, never an exception out of ``main``."""
+    import csv
+    import shutil
+
+    from multitask.cli import main
+
+    out = folder / "out"
+    shutil.rmtree(out, ignore_errors=True)
+    text, cols = _benchmark_file(case)
+    path = folder / "data.csv"
+    path.write_text(text)
+    if case["journal"] != "none":
+        out.mkdir()
+        (out / "jobs.jsonl").write_text("not json\n" if case["journal"] == "garbage" else
+                                        json.dumps({"settings": {"data": "other"}}) + "\n")
+    extra = [w for e in case["extra"] for w in e.split()]
+    argv = ["benchmark", "--input", str(path), *cols, *extra, "--models", "Pooled", "L21",
+            "--splits", "1", "--grid-size", "2", "--cv-folds", "2", "--n-jobs", "1",
+            "--quiet", "--out", str(out)]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rc = main(argv)
+    except Exception as exc:  # noqa: BLE001 - the failure under test
+        return f"FAIL {type(exc).__name__} out of main: {exc}"[:300]
+    err = capsys.readouterr().err.strip()
+    if path.read_text() != text:
+        return "FAIL the input file was changed"
+    if out.exists() and any(p.name.startswith(".") for p in out.iterdir()):
+        return "FAIL temporary file left"
+    if rc == 2:
+        lines = [ln for ln in err.splitlines() if ln.startswith("multitask: error:")]
+        if len(lines) != 1 or "Traceback" in err:
+            return f"FAIL status 2 without one error line: {err[:300]}"
+        return "clear error"
+    if rc != 0:
+        return f"FAIL status {rc}: {err[:300]}"
+    with open(out / "results.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    first = "nmse_mean" if "nmse_mean" in rows[0] else "auc_mean"
+    values = [float(r[first]) for r in rows]
+    if not rows or not all(math.isfinite(v) and v >= 0 for v in values):
+        return f"FAIL results without a finite {first}: {values}"
+    return "ran"
+
+
+def test_benchmark_file_fuzz(tmp_path, capsys):
+    """Malformed files for ``multitask benchmark``: a clear error or finite results."""
+    outcomes = []
+
+    @settings(max_examples=max(5, FUZZ_EXAMPLES // 3), deadline=None, database=None,
+              derandomize=True, suppress_health_check=list(HealthCheck))
+    @given(case=benchmark_file_case())
+    def check(case):
+        outcomes.append([case, run_benchmark_file_case(case, tmp_path, capsys)])
+
+    check()
+    failures = [c for c in outcomes if c[1].startswith("FAIL")]
+    assert not failures, failures[:5]
+
+
+@pytest.mark.slow
+def test_benchmark_file_fuzz_long(tmp_path, capsys):
+    """The long run of the benchmark file family (``MULTITASK_FUZZ_EXAMPLES``, default 200)."""
+    outcomes = []
+
+    @settings(max_examples=int(os.environ.get("MULTITASK_FUZZ_EXAMPLES", "200")),
+              deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(case=benchmark_file_case())
+    def check(case):
+        outcomes.append([case, run_benchmark_file_case(case, tmp_path, capsys)])
+
+    check()
+    print(Counter(o if o.startswith(("ran", "clear")) else "FAIL" for _, o in outcomes))
+    failures = [c for c in outcomes if c[1].startswith("FAIL")]
+    assert not failures, failures[:5]

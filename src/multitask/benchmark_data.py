@@ -293,7 +293,8 @@ def make_benchmark_data(X: Any, y: Any, task: Any = None, *, name: str = "data",
     ------
     ValueError
         On fewer than two tasks, a task without rows, inconsistent shapes, values that are
-        not finite, or targets that fit no kind (naming the task).
+        not finite, regression targets beyond :data:`multitask.data.MAX_ABS_VALUE` in
+        magnitude, or targets that fit no kind (naming the task).
     """
     numeric_ids = False
     if isinstance(X, (list, tuple)):
@@ -376,10 +377,18 @@ def make_benchmark_data(X: Any, y: Any, task: Any = None, *, name: str = "data",
                                  "classes.")
         ys = np.column_stack(coded) if shared else coded
     else:
+        from multitask.data import MAX_ABS_VALUE
+
         ys = ys.astype(np.float64) if shared else [v.astype(np.float64) for v in ys]
         for t, v in enumerate(ys.T if shared else ys):
             if not np.all(np.isfinite(v)):
                 raise ValueError(f"The targets of task {names[t]!r} hold infinite values.")
+            top = float(np.max(np.abs(v))) if v.size else 0.0
+            if top > MAX_ABS_VALUE:  # the test MSE and variance would overflow
+                raise ValueError(f"The targets of task {names[t]!r} reach {top:.3g} in "
+                                 f"magnitude, beyond the {MAX_ABS_VALUE:g} that the solvers "
+                                 "and the test metrics handle without overflow: rescale them "
+                                 "(nMSE does not depend on the targets' scale).")
     return BenchmarkData(name=name, X=Xs, y=ys, kind=kind, task_names=names, classes=classes,
                          task_word=task_word, numeric_ids=numeric_ids,
                          feature_names=feature_names)
@@ -620,8 +629,9 @@ def _standardize(X_tr: Any, X_te: Any, feature_names: list[str] | None = None,
     Raises
     ------
     ValueError
-        When a standardized test entry is not finite (a test value beyond the float range
-        once scaled by the training part's spread), naming the feature and the split.
+        When a standardized entry is not finite or exceeds
+        :data:`multitask.data.MAX_ABS_VALUE` in magnitude (a test value that far from a
+        training part that is nearly constant), naming the feature and the split.
     """
     lists = isinstance(X_tr, list)
     pooled = (sp.vstack(X_tr, format="csr") if sp.issparse(X_tr[0]) else np.vstack(X_tr)) \
@@ -654,15 +664,23 @@ def _standardize(X_tr: Any, X_te: Any, feature_names: list[str] | None = None,
         out_tr, out_te = [f(x) for x in X_tr], [f(x) for x in X_te]
     else:
         out_tr, out_te = f(X_tr), f(X_te)
+    from multitask.data import MAX_ABS_VALUE
+
     for part in (out_tr if lists else [out_tr]) + (out_te if lists else [out_te]):
         vals = part.data if sp.issparse(part) else part
-        if not np.all(np.isfinite(vals)):
-            bad = (np.flatnonzero(~np.isfinite(part.toarray()).all(axis=0)) if sp.issparse(part)
-                   else np.flatnonzero(~np.isfinite(part).all(axis=0)))
+        with np.errstate(invalid="ignore"):
+            fine = np.isfinite(vals) & (np.abs(vals) <= MAX_ABS_VALUE)
+        if not np.all(fine):
+            dense = part.toarray() if sp.issparse(part) else part
+            with np.errstate(invalid="ignore"):
+                bad = np.flatnonzero(~(np.isfinite(dense) & (np.abs(dense) <= MAX_ABS_VALUE)
+                                       ).all(axis=0))
             raise ValueError(f"Feature {_feature_name(feature_names, int(bad[0]))}: a value of "
-                             f"the test part of split {split} lies beyond the float range once "
-                             "standardized with the training part's mean and standard "
-                             "deviation; rescale that column.")
+                             f"the test part of split {split} (numbered from 0, as in "
+                             f"splits.csv) lies more than {MAX_ABS_VALUE:g} standard deviations "
+                             "of the training part from its mean, beyond what the solvers "
+                             "handle: the training part of that column is (nearly) constant "
+                             "next to it; rescale or drop the column.")
     return out_tr, out_te
 
 
@@ -673,6 +691,16 @@ def _check_both_classes(y_tr: Any, names: list[str], split: int) -> None:
             raise ValueError(f"Task {names[t]!r}: the training part of split {split} (numbered "
                              "from 0, as in splits.csv) holds one class only; raise "
                              "--train-ratio or leave the task out.")
+
+
+def _check_some_test_auc(y_te: Any, split: int) -> None:
+    """Refuse a split where no task's test part holds both classes (every AUC undefined)."""
+    columns = y_te.T if not isinstance(y_te, list) else y_te
+    if not any(v.size and v.min() != v.max() for v in columns):
+        raise ValueError(f"Split {split} (numbered from 0, as in splits.csv): no task's test "
+                         "part holds both classes, so every task's ROC AUC, and the AUC of "
+                         "the table, is undefined; lower --train-ratio or give the tasks more "
+                         "rows of the rarer class.")
 
 
 def benchmark_splits(data: BenchmarkData, n_splits: int, train_ratio: float | None = None,
@@ -700,7 +728,8 @@ def benchmark_splits(data: BenchmarkData, n_splits: int, train_ratio: float | No
     ------
     ValueError
         On a number of splits or a training fraction out of range, a task too small to split,
-        or (classification) a training part with one class.
+        or (classification) a training part with one class, or a split where no task's test
+        part holds both classes (the AUC undefined).
     """
     if isinstance(n_splits, bool) or not isinstance(n_splits, (int, np.integer)):
         raise ValueError(f"--splits must be an integer, got {n_splits!r}.")
@@ -740,6 +769,7 @@ def benchmark_splits(data: BenchmarkData, n_splits: int, train_ratio: float | No
             y_tr, y_te = list(y_tr), list(y_te)
         if classification:
             _check_both_classes(y_tr, data.task_names, s)
+            _check_some_test_auc(y_te, s)
         X_tr, X_te = _standardize(X_tr, X_te, data.feature_names, s)
         out.append((X_tr, y_tr, X_te, y_te))
     return out
