@@ -293,7 +293,7 @@ def test_sparse_low_rank_new_task_matches_cvxpy(monkeypatch):
     """The low-rank part's subspace at the trace ball's multiplier plus the lasso part: the
     tasks whose sparse part is not zero are solved exactly (a lasso on the low-rank part's
     partial minimum, checked by its optimality conditions)."""
-    from multitask.estimators import new_tasks as nt
+    from multitask.solvers import new_tasks as nt
 
     exact = []
     split_lasso = nt._split_lasso
@@ -610,7 +610,7 @@ def test_the_cached_structure_follows_the_model(name, change):
 def test_the_cached_structure_does_not_skip_validation_nor_keep_models_alive():
     import gc
 
-    from multitask.estimators import new_tasks as nt
+    from multitask.estimators import fitted_structure as nt
 
     Xs, ys, Xn, yn = _data(seed=26)
     est = _fit(multitask.TraceNormRegressor(), Xs, ys)

@@ -22,8 +22,9 @@ import scipy.sparse as sp
 import multitask
 from multitask.data import MultiTaskData, as_multitask_data
 from multitask.estimators import new_tasks as nt
-from multitask.estimators._new_tasks_numba import ridge_grid
 from multitask.penalties.new_task import GaussianPrior
+from multitask.solvers import new_tasks as solves
+from multitask.solvers._new_tasks_numba import ridge_grid
 
 D = 7
 SIZES = (2, 4, 9)  # with 3 or 7 unknowns: tasks in both forms
@@ -185,7 +186,7 @@ def test_closed_form_gives_the_same_answer_compiled_or_interpreted(monkeypatch, 
     scales = 10.0 / nt.task_sizes(data)
     answers = []
     for budget in (0.0, 1.0):  # 0: the compiled kernel runs; otherwise the twin
-        monkeypatch.setattr(nt, "interpreted_budget", lambda budget=budget: budget)
+        monkeypatch.setattr(solves, "interpreted_budget", lambda budget=budget: budget)
         answers.append(nt.closed_form(data, prior, True, 0.1, scales, grid))
     (W, b, g), (W2, b2, g2) = answers
     assert g == g2 and (g is None) == (grid is None)

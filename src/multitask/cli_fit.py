@@ -402,7 +402,7 @@ def _make_model(args):
         if args.grid:
             raise CLIError("--grid needs --cv.")
         return name, est
-    from multitask import MultiTaskCV
+    from multitask.model_selection import MultiTaskCV
 
     grid = _parse_params(args.grid, valid, name, multi=True) or None
     if grid:

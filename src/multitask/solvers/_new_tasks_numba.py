@@ -1,4 +1,5 @@
-"""Numba kernel of the new tasks' closed form (private; see ``new_tasks.py``).
+"""Numba kernel of the new tasks' closed form (private; see
+:mod:`multitask.solvers.new_tasks`).
 
 Every new task ``j`` (rows ``starts[j]:starts[j + 1]``) of a new-task problem with the squared
 loss and a Gaussian prior is, in the prior's standard form
@@ -39,27 +40,18 @@ _REASSOC = {"reassoc", "contract"}
 _MAX_LANES = 1024
 
 
-@njit(cache=True, fastmath=_REASSOC, error_model="numpy")
-def _solve_group(Z, t, s, starts, C, f, tasks, n, kernel, loo, V, B, alpha,  # noqa: C901
-                 tot):
-    """The tasks ``tasks`` (all with ``n`` rows, all in the kernel form or all in the primal
-    form) at every strength: fills ``V[:, tasks]`` and ``B[:, tasks]`` (primal form) or the
-    rows' ``alpha`` (kernel form) and, with ``loo``, adds the leave-one-out losses to ``tot``
-    (per strength); ``False`` when a pivot is not positive."""
+#: The helpers of :func:`_solve_group` are inlined into it (the loops compile as one function).
+_STEP = {"cache": True, "fastmath": _REASSOC, "error_model": "numpy", "inline": "always"}
+
+
+@njit(**_STEP)
+def _centre(Z, t, s, starts, f, tasks, n, A, Zc, e, tc, r, sr, zbar, tbar):
+    """The rows of the tasks ``tasks`` (``n`` each), the task the innermost index: weights
+    ``r_i`` and ``sqrt(r_i)``, weighted means ``zbar``, ``tbar`` (with ``f > 0``), centred rows
+    ``Zc`` and targets ``tc``, and their scaled twins ``A = sqrt(r) Zc``, ``e = sqrt(r) tc``;
+    ``False`` when a task weighs nothing."""
     k = Z.shape[1]
-    G = C.shape[0]
     mg = tasks.shape[0]
-    L = G * mg
-    nn = n if kernel else k
-    # per task (the task the innermost index): centred, scaled rows and targets
-    A = np.empty((n, k, mg))
-    Zc = np.empty((n, k, mg))
-    e = np.empty((n, mg))
-    tc = np.empty((n, mg))
-    r = np.empty((n, mg))
-    sr = np.empty((n, mg))
-    zbar = np.zeros((k, mg))
-    tbar = np.zeros(mg)
     for jl in range(mg):
         a0 = starts[tasks[jl]]
         total = 0.0
@@ -85,9 +77,14 @@ def _solve_group(Z, t, s, starts, C, f, tasks, n, kernel, loo, V, B, alpha,  # n
                 zc = Z[starts[tasks[jl]] + i, p] - zbar[p, jl]
                 Zc[i, p, jl] = zc
                 A[i, p, jl] = sr[i, jl] * zc
-    # the Gram matrix of each task (lower triangle) and, in the primal form, A^T e
-    P = np.zeros((nn, nn, mg))
-    q = np.zeros((k, mg))
+    return True
+
+
+@njit(**_STEP)
+def _gram(A, e, kernel, P, q):
+    """The lower triangle of each task's Gram matrix into ``P``: ``A A^T`` (kernel form) or
+    ``A^T A`` and ``q = A^T e`` (primal form)."""
+    n, k, mg = A.shape
     if kernel:
         for i in range(n):
             for i2 in range(i + 1):
@@ -102,12 +99,16 @@ def _solve_group(Z, t, s, starts, C, f, tasks, n, kernel, loo, V, B, alpha,  # n
                         P[p, p2, jl] += A[i, p, jl] * A[i, p2, jl]
                 for jl in range(mg):
                     q[p, jl] += A[i, p, jl] * e[i, jl]
-    # lanes l = g * mg + jl: F = P + c I, its Cholesky factor in place
-    c = np.empty(L)
-    for g in range(G):
-        for jl in range(mg):
-            c[g * mg + jl] = C[g, tasks[jl]]
-    F = np.empty((nn, nn, L))
+
+
+@njit(**_STEP)
+def _cholesky(P, c, G, F, dinv, acc):
+    """``F = P + c I`` per lane (lane ``l = g * mg + jl``: strength ``c[l]``, task ``jl``) and
+    its Cholesky factor in place (lower triangle; ``dinv`` the inverse diagonal); ``False``
+    when a pivot is not positive."""
+    nn = F.shape[0]
+    L = F.shape[2]
+    mg = P.shape[2]
     for a in range(nn):
         for b in range(a + 1):
             for g in range(G):
@@ -115,8 +116,6 @@ def _solve_group(Z, t, s, starts, C, f, tasks, n, kernel, loo, V, B, alpha,  # n
                     F[a, b, g * mg + jl] = P[a, b, jl]
         for ln in range(L):
             F[a, a, ln] += c[ln]
-    dinv = np.empty((nn, L))
-    acc = np.empty(L)
     for a in range(nn):
         for ln in range(L):
             acc[ln] = F[a, a, ln]
@@ -138,13 +137,20 @@ def _solve_group(Z, t, s, starts, C, f, tasks, n, kernel, loo, V, B, alpha,  # n
                     acc[ln] -= F[a2, b, ln] * F[a, b, ln]
             for ln in range(L):
                 F[a2, a, ln] = acc[ln] * dinv[a, ln]
-    # x = F^{-1} rhs (rhs = e in the kernel form, q in the primal form)
-    u = np.empty((nn, L))
-    x = np.empty((nn, L))
+    return True
+
+
+@njit(**_STEP)
+def _substitute(F, dinv, rhs, G, u, x, acc):
+    """``x = F^{-1} rhs`` per lane by forward then back substitution (``u`` the forward
+    solution), ``rhs`` (``(nn, mg)``) the same for every strength."""
+    nn = F.shape[0]
+    L = F.shape[2]
+    mg = rhs.shape[1]
     for a in range(nn):
         for g in range(G):
             for jl in range(mg):
-                u[a, g * mg + jl] = e[a, jl] if kernel else q[a, jl]
+                u[a, g * mg + jl] = rhs[a, jl]
         for b in range(a):
             for ln in range(L):
                 u[a, ln] -= F[a, b, ln] * u[b, ln]
@@ -158,67 +164,139 @@ def _solve_group(Z, t, s, starts, C, f, tasks, n, kernel, loo, V, B, alpha,  # n
                 acc[ln] -= F[b, a, ln] * x[b, ln]
         for ln in range(L):
             x[a, ln] = acc[ln] * dinv[a, ln]
-    if kernel:  # alpha of the rows (v = A^T alpha is formed for the strength kept)
-        for i in range(n):
+
+
+@njit(**_STEP)
+def _store(x, starts, tasks, f, kernel, zbar, tbar, V, B, alpha):
+    """The solutions out: the rows' ``alpha`` (kernel form; ``v = A^T alpha`` is formed for
+    the strength kept) or ``v`` and ``b = tbar - zbar^T v`` (primal form)."""
+    G = V.shape[0]
+    mg = tasks.shape[0]
+    if kernel:
+        for i in range(x.shape[0]):
             for g in range(G):
                 for jl in range(mg):
                     alpha[g, starts[tasks[jl]] + i] = x[i, g * mg + jl]
-    else:  # v and b = tbar - zbar^T v
+    else:
         for g in range(G):
             for jl in range(mg):
                 bv = tbar[jl]
-                for p in range(k):
+                for p in range(x.shape[0]):
                     V[g, tasks[jl], p] = x[p, g * mg + jl]
                     bv -= zbar[p, jl] * x[p, g * mg + jl]
                 B[g, tasks[jl]] = bv if f > 0.0 else 0.0
+
+
+@njit(**_STEP)
+def _loo_kernel(F, dinv, x, c, r, sr, s, starts, tasks, f, G, u, acc, lane_tot):
+    """The leave-one-out losses of the kernel form, per lane into ``lane_tot``:
+    ``[K^{-1}]_ii = ||L^{-1} e_i||^2`` (zero above row ``i``), then ``res_i / (1 - h_i)``."""
+    n = F.shape[0]
+    L = F.shape[2]
+    mg = tasks.shape[0]
+    h = np.empty(L)
+    for i in range(n):
+        for ln in range(L):
+            u[i, ln] = dinv[i, ln]
+            h[ln] = dinv[i, ln] * dinv[i, ln]
+        for a in range(i + 1, n):
+            for ln in range(L):
+                acc[ln] = 0.0
+            for b in range(i, a):
+                for ln in range(L):
+                    acc[ln] -= F[a, b, ln] * u[b, ln]
+            for ln in range(L):
+                u[a, ln] = acc[ln] * dinv[a, ln]
+                h[ln] += u[a, ln] * u[a, ln]
+        for g in range(G):
+            for jl in range(mg):
+                ln = g * mg + jl
+                out = (c[ln] * x[i, ln] / sr[i, jl]) / (c[ln] * h[ln] - f * r[i, jl])
+                lane_tot[ln] += s[starts[tasks[jl]] + i] * out * out
+
+
+@njit(**_STEP)
+def _loo_primal(F, dinv, x, A, Zc, tc, r, s, starts, tasks, f, G, u, acc, lane_tot):
+    """The leave-one-out losses of the primal form, per lane into ``lane_tot``: the residual
+    of each row and its leverage ``f r_i + ||L^{-1} a_i||^2``."""
+    n, k, mg = A.shape
+    L = F.shape[2]
+    h = np.empty(L)
+    for i in range(n):
+        for g in range(G):
+            for jl in range(mg):
+                acc[g * mg + jl] = tc[i, jl]
+        h[:] = 0.0
+        for p in range(k):
+            for g in range(G):
+                for jl in range(mg):
+                    ln = g * mg + jl
+                    acc[ln] -= Zc[i, p, jl] * x[p, ln]
+                    u[p, ln] = A[i, p, jl]
+            for b in range(p):
+                for ln in range(L):
+                    u[p, ln] -= F[p, b, ln] * u[b, ln]
+            for ln in range(L):
+                u[p, ln] *= dinv[p, ln]
+                h[ln] += u[p, ln] * u[p, ln]
+        for g in range(G):
+            for jl in range(mg):
+                ln = g * mg + jl
+                wi = s[starts[tasks[jl]] + i]
+                if wi > 0.0:  # a pair of weight zero does not count (nor its leverage)
+                    out = acc[ln] / (1.0 - f * r[i, jl] - h[ln])
+                    lane_tot[ln] += wi * out * out
+
+
+@njit(cache=True, fastmath=_REASSOC, error_model="numpy")
+def _solve_group(Z, t, s, starts, C, f, tasks, n, kernel, loo, V, B, alpha, tot):
+    """The tasks ``tasks`` (all with ``n`` rows, all in the kernel form or all in the primal
+    form) at every strength: fills ``V[:, tasks]`` and ``B[:, tasks]`` (primal form) or the
+    rows' ``alpha`` (kernel form) and, with ``loo``, adds the leave-one-out losses to ``tot``
+    (per strength); ``False`` when a pivot is not positive."""
+    k = Z.shape[1]
+    G = C.shape[0]
+    mg = tasks.shape[0]
+    L = G * mg
+    nn = n if kernel else k
+    # per task (the task the innermost index): centred, scaled rows and targets
+    A = np.empty((n, k, mg))
+    Zc = np.empty((n, k, mg))
+    e = np.empty((n, mg))
+    tc = np.empty((n, mg))
+    r = np.empty((n, mg))
+    sr = np.empty((n, mg))
+    zbar = np.zeros((k, mg))
+    tbar = np.zeros(mg)
+    if not _centre(Z, t, s, starts, f, tasks, n, A, Zc, e, tc, r, sr, zbar, tbar):
+        return False
+    # the Gram matrix of each task (lower triangle) and, in the primal form, A^T e
+    P = np.zeros((nn, nn, mg))
+    q = np.zeros((k, mg))
+    _gram(A, e, kernel, P, q)
+    # lanes l = g * mg + jl: F = P + c I, its Cholesky factor in place
+    c = np.empty(L)
+    for g in range(G):
+        for jl in range(mg):
+            c[g * mg + jl] = C[g, tasks[jl]]
+    F = np.empty((nn, nn, L))
+    dinv = np.empty((nn, L))
+    acc = np.empty(L)
+    if not _cholesky(P, c, G, F, dinv, acc):
+        return False
+    # x = F^{-1} rhs (rhs = e in the kernel form, q in the primal form)
+    u = np.empty((nn, L))
+    x = np.empty((nn, L))
+    _substitute(F, dinv, e if kernel else q, G, u, x, acc)
+    _store(x, starts, tasks, f, kernel, zbar, tbar, V, B, alpha)
     if not loo:
         return True
     # leave-one-out losses, row by row (a leverage of 1 gives inf or nan: error_model numpy)
     lane_tot = np.zeros(L)
-    h = np.empty(L)
-    for i in range(n):
-        if kernel:  # [K^{-1}]_ii = ||L^{-1} e_i||^2 (zero above row i)
-            for ln in range(L):
-                u[i, ln] = dinv[i, ln]
-                h[ln] = dinv[i, ln] * dinv[i, ln]
-            for a in range(i + 1, n):
-                for ln in range(L):
-                    acc[ln] = 0.0
-                for b in range(i, a):
-                    for ln in range(L):
-                        acc[ln] -= F[a, b, ln] * u[b, ln]
-                for ln in range(L):
-                    u[a, ln] = acc[ln] * dinv[a, ln]
-                    h[ln] += u[a, ln] * u[a, ln]
-            for g in range(G):
-                for jl in range(mg):
-                    ln = g * mg + jl
-                    out = (c[ln] * x[i, ln] / sr[i, jl]) / (c[ln] * h[ln] - f * r[i, jl])
-                    lane_tot[ln] += s[starts[tasks[jl]] + i] * out * out
-        else:  # residual, and ||L^{-1} a_i||^2
-            for g in range(G):
-                for jl in range(mg):
-                    acc[g * mg + jl] = tc[i, jl]
-            h[:] = 0.0
-            for p in range(k):
-                for g in range(G):
-                    for jl in range(mg):
-                        ln = g * mg + jl
-                        acc[ln] -= Zc[i, p, jl] * x[p, ln]
-                        u[p, ln] = A[i, p, jl]
-                for b in range(p):
-                    for ln in range(L):
-                        u[p, ln] -= F[p, b, ln] * u[b, ln]
-                for ln in range(L):
-                    u[p, ln] *= dinv[p, ln]
-                    h[ln] += u[p, ln] * u[p, ln]
-            for g in range(G):
-                for jl in range(mg):
-                    ln = g * mg + jl
-                    wi = s[starts[tasks[jl]] + i]
-                    if wi > 0.0:  # a pair of weight zero does not count (nor its leverage)
-                        out = acc[ln] / (1.0 - f * r[i, jl] - h[ln])
-                        lane_tot[ln] += wi * out * out
+    if kernel:
+        _loo_kernel(F, dinv, x, c, r, sr, s, starts, tasks, f, G, u, acc, lane_tot)
+    else:
+        _loo_primal(F, dinv, x, A, Zc, tc, r, s, starts, tasks, f, G, u, acc, lane_tot)
     for g in range(G):
         for jl in range(mg):
             tot[g] += lane_tot[g * mg + jl]
