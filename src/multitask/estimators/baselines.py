@@ -13,6 +13,14 @@ Each model minimizes (scaling convention of :mod:`multitask.losses`)::
 Regressors use the squared loss, classifiers the logistic loss (or ``loss="squared_hinge"``).
 The generic :class:`MultiTaskRegressor` / :class:`MultiTaskClassifier` take the penalty by
 name or as a :class:`~multitask.penalties.base.Penalty` object.
+
+With more than two classes the classifiers fit one multinomial model per task
+(:mod:`multitask.losses.multinomial`) on the ``m K`` task-class columns of ``W``: the norms act
+on all of them (an l2,1 row selects a feature for every task and class, the trace norm sees
+the ``m K`` columns, l1 and ridge every entry), ``"column_l2"`` groups each task's ``K``
+columns (a task keeps or drops its weights for all its classes), and the pooled model is one
+multinomial model of all rows, repeated for every task. A :class:`~multitask.penalties.base.
+Penalty` object is used as given, on the ``(n_features, m K)`` columns.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from multitask.estimators.base import (
     nonnegative,
 )
 from multitask.estimators.fitted_state import Fitted
+from multitask.estimators.multiclass import class_shape, column_classes
 from multitask.losses import Datafit
 from multitask.penalties import L1, L21, ColumnL2, Penalty, Ridge, TraceNorm
 from multitask.solvers.result import SolverResult
@@ -66,6 +75,8 @@ class _NormModel:
         p = getattr(self, "penalty", self._penalty)
         if isinstance(p, Penalty):
             return p
+        if p == "column_l2":  # a task's K class columns together (a multinomial model)
+            return ColumnL2(float(self.alpha), n_classes=column_classes(datafit))
         return PENALTIES[p](float(self.alpha))
 
 
@@ -248,12 +259,15 @@ def _pooled_data(data: MultiTaskData) -> MultiTaskData:
 
 
 def _pooled_rows(est, V, sizes) -> str | None:
-    """The rows of ``coef_`` of the tasks of the fit are the common weights ``V[:, 0]``."""
+    """The rows of ``coef_`` of the tasks of the fit are the common weights ``V[:, 0]``
+    (``V.T``, one row per class, for more than two classes)."""
     coef = getattr(est, "coef_", None)
-    if not isinstance(coef, np.ndarray) or coef.ndim != 2:
+    if not isinstance(coef, np.ndarray) or coef.ndim not in (2, 3):
         return None  # reported on coef_ itself
     rows = coef[: sizes.get("t", sizes.get("m"))]
-    if not np.array_equal(rows, np.broadcast_to(V[:, 0], rows.shape)):
+    common = V[:, 0] if coef.ndim == 2 else V.T
+    if common.shape != rows.shape[1:] or not np.array_equal(
+            rows, np.broadcast_to(common, rows.shape)):
         return "does not match coef_ (every row of a task of the fit is the common weights)"
     return None
 
@@ -265,17 +279,20 @@ class _Pooled(_NormModel):
     _params = {"alpha": _alpha(1e-3, 1e-3)}
     #: one weight vector (and intercept) for all tasks, repeated in coef_ (and intercept_)
     _fitted_state = {
-        "coef_variable_": Fitted("array", shape=("d", 1), check=_pooled_rows),
-        "intercept_variable_": Fitted("array", shape=(1,), optional=True),
+        "coef_variable_": Fitted("array", shape=class_shape(("d", 1), ("d", "K")),
+                                 check=_pooled_rows),
+        "intercept_variable_": Fitted("array", shape=class_shape((1,), ("K",)),
+                                      optional=True),
     }
 
     def _make_datafit(self, data):
         return super()._make_datafit(_pooled_data(data))
 
     def _store_result(self, result: SolverResult, penalty, data, solver) -> None:
+        # the common weights (one column, or one per class) for every task, task by task
         m = data.n_tasks
-        result.W = np.repeat(result.W, m, axis=1)
-        result.intercept = np.repeat(result.intercept, m)
+        result.W = np.tile(result.W, (1, m))
+        result.intercept = np.tile(result.intercept, m)
         super()._store_result(result, penalty, data, solver)
 
     def _warm_start_point(self, data, shape):

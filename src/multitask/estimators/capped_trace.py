@@ -73,12 +73,12 @@ class _CappedTrace:
 
     _fitted_state = {
         "ranks_": Fitted("array", shape=(None,), dtype="iu", nonnegative=True,
-                         check=at_most(("d", "t"))),
-        "rank_": Fitted("int", nonnegative=True, check=at_most(("d", "t"))),
+                         check=at_most(("d", "tc"))),
+        "rank_": Fitted("int", nonnegative=True, check=at_most(("d", "tc"))),
         "n_stages_": Fitted("int", nonnegative=True, check=derived(
             lambda est, s: len(est.ranks_), "the length of ranks_ (one rank per stage)")),
         "singular_values_": Fitted("array", shape=(None,), nonnegative=True,
-                                   check=length_of(lambda s: min(s["d"], s["t"]))),
+                                   check=length_of(lambda s: min(s["d"], s["t"] * s["K"]))),
     }
 
     def _store_extra(self, result, penalty, datafit) -> None:

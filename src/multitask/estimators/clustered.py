@@ -27,6 +27,13 @@ Conversions (``eta`` is ``rho2 / rho1`` in MALSAR and ``Lam2 / Lam1`` in RMTL):
   ``fit_intercept=False`` on the rows of task ``t`` multiplied by ``sqrt(n_t)``, with
   ``alpha = rho1`` and ``eta = rho2 / rho1``; with ``n`` rows in every task, equivalently the
   unscaled data with ``alpha = rho1 / n``.
+
+With more than two classes (one multinomial model per task, ``m K`` task-class columns of
+``W``; :mod:`multitask.losses.multinomial`), CMTL's ``M`` stays over the ``m`` tasks and acts as
+``M kron I_K`` (the tasks are clustered by their weights of every class together: ``M_`` and
+``labels_`` describe the ``m`` tasks, ``structure_eigenvalues_`` has ``min(n_features K,
+n_tasks)`` entries), and cASO's ``M`` over the features is shared by every task and class
+(``structure_basis_`` has ``min(n_features, n_tasks K)`` rows).
 """
 
 from __future__ import annotations
@@ -48,7 +55,9 @@ from multitask.estimators.base import (
     positive,
 )
 from multitask.estimators.fitted_state import Fitted, length_of
+from multitask.estimators.multiclass import column_classes
 from multitask.losses import Datafit
+from multitask.penalties.class_columns import stack_classes
 from multitask.penalties.clustered import (
     ClusterRelaxation,
     SubspaceRelaxation,
@@ -147,15 +156,19 @@ class _Structure:
         return {"alpha": (top, 2.0), "eta": GridSpan(10.0, 1e-3, interior=True)}
 
     def _make_penalty(self, datafit: Datafit):
-        penalty = self._penalty_class(float(self.alpha), float(self.eta), float(self.k))
+        penalty = self._penalty_class(float(self.alpha), float(self.eta), float(self.k),
+                                      n_classes=column_classes(datafit))
         penalty.check_size((datafit.data.n_features, datafit.data.n_tasks))
         return penalty
 
-    def _structure(self, W: np.ndarray):
+    def _structure(self, W: np.ndarray, n_classes: int = 1):
         """``(basis (R, p), gamma (R,), leftover)``: the eigen-decomposition of the optimal
-        ``M`` at ``W`` (rows of ``basis``: singular vectors of ``W`` on the side of ``M``)."""
+        ``M`` at ``W`` (rows of ``basis``: singular vectors of ``W`` on the side of ``M``; of
+        the stacked ``W~`` for CMTL with ``K`` columns per task, module docstring)."""
         k = float(self.k)
         side = self._penalty_class.side
+        if side == "tasks":
+            W = stack_classes(W, n_classes)
         p = W.shape[1] if side == "tasks" else W.shape[0]
         U, s, Qt = safe_svd(W)
         gamma = structure_eigenvalues(s, float(self.eta), k, p)
@@ -201,13 +214,14 @@ class _ClusteredMTL(_Structure):
 
     _fitted_state = {
         "structure_eigenvalues_": Fitted("array", shape=(None,),
-                                         check=length_of(lambda s: min(s["d"], s["t"]))),
+                                         check=length_of(lambda s: min(s["d"] * s["K"],
+                                                                       s["t"]))),
         "M_": Fitted("array", shape=("t", "t")),
         "labels_": Fitted("array", shape=("t",), dtype="iu", check=_cluster_labels),
     }
 
     def _store_extra(self, result, penalty, datafit) -> None:
-        basis, gamma, leftover = self._structure(result.W)
+        basis, gamma, leftover = self._structure(result.W, column_classes(datafit))
         self.structure_eigenvalues_ = gamma
         self.M_ = self._matrix(basis, gamma, leftover)
         self.labels_ = spectral_task_clusters(self.M_, int(self.k))
@@ -307,7 +321,7 @@ class _ConvexASO(_Structure):
 
     _fitted_state = {
         "structure_basis_": Fitted("array", shape=("r", "d"),
-                                   check=length_of(lambda s: min(s["d"], s["t"]))),
+                                   check=length_of(lambda s: min(s["d"], s["t"] * s["K"]))),
         "structure_eigenvalues_": Fitted("array", shape=("r",)),
         "structure_leftover_": Fitted("float"),
         "components_": Fitted("array", shape=(None, "d"), check=_components_rows),

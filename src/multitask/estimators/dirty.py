@@ -49,11 +49,13 @@ from multitask.estimators.base import (
 )
 from multitask.estimators.fitted_state import (
     Fitted,
+    class_columns_of,
     derived,
     fit_part,
     matches_coef,
     variable_part,
 )
+from multitask.estimators.multiclass import by_task, class_shape, column_classes, task_norms
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
 from multitask.penalties.dirty import DirtyModel, DirtyNorm, RobustFeatureLearning
@@ -67,6 +69,10 @@ __all__ = [
     "RobustFeatureLearningRegressor",
 ]
 
+
+#: A component's shape: that of ``coef_`` (``(n_tasks, n_classes, n_features)`` for more than
+#: two classes).
+_COMPONENT = class_shape(("m", "d"), ("m", "K", "d"))
 
 _COMPONENT_DOC = """
     Attributes
@@ -128,10 +134,10 @@ class _Dirty:
         return {"alpha_group": (penalty.dual_group_norm(grad), 1.0), "alpha_l1": (top_l1, 1.0)}
 
     _fitted_state = {
-        "coef_variable_": Fitted("array", shape=(2, "d", "m"), check=matches_coef(
+        "coef_variable_": Fitted("array", shape=(2, "d", "c"), check=matches_coef(
             lambda V, _: V.sum(axis=0).T, "coef_ is the sum of the parts, transposed")),
-        "group_component_": Fitted("array", shape=("m", "d"), check=variable_part(0)),
-        "sparse_component_": Fitted("array", shape=("m", "d"), check=variable_part(1)),
+        "group_component_": Fitted("array", shape=_COMPONENT, check=variable_part(0)),
+        "sparse_component_": Fitted("array", shape=_COMPONENT, check=variable_part(1)),
         "shared_features_": Fitted("indices", bound="d", check=derived(
             lambda est, s: np.flatnonzero(np.any(fit_part(0)(est, s) != 0, axis=1)),
             "the nonzero rows of the block part")),
@@ -139,8 +145,8 @@ class _Dirty:
 
     def _store_extra(self, result, penalty, datafit) -> None:
         P, Q = result.coef[0], result.coef[1]
-        self.group_component_ = np.ascontiguousarray(P.T)
-        self.sparse_component_ = np.ascontiguousarray(Q.T)
+        self.group_component_ = by_task(self, np.ascontiguousarray(P.T))
+        self.sparse_component_ = by_task(self, np.ascontiguousarray(Q.T))
         self.shared_features_ = np.flatnonzero(np.any(P != 0, axis=1))
 
 
@@ -210,22 +216,26 @@ class _RobustFeatures:
     _path_param = "alpha_group"
 
     def _make_penalty(self, datafit: Datafit) -> RobustFeatureLearning:
-        return RobustFeatureLearning(float(self.alpha_group), float(self.alpha_outlier))
+        """For ``K`` classes (a multinomial model) the outlier group of a task is its ``K``
+        columns of ``Q`` (a task is an outlier for all its classes), the feature rows of
+        ``P`` span every task and class."""
+        return RobustFeatureLearning(float(self.alpha_group), float(self.alpha_outlier),
+                                     n_classes=column_classes(datafit))
 
     def _grid_tops(self, datafit, penalty):
         grad = datafit.grad_at_zero()
         if not grad.size:
             return {"alpha_group": (0.0, 1.0), "alpha_outlier": (0.0, 1.0)}
         return {"alpha_group": (float(np.linalg.norm(grad, axis=1).max()), 1.0),
-                "alpha_outlier": (float(np.linalg.norm(grad, axis=0).max()), 1.0)}
+                "alpha_outlier": (float(task_norms(grad, column_classes(datafit)).max()), 1.0)}
 
     _fitted_state = {
-        "coef_variable_": Fitted("array", shape=(2, "d", "m"), check=matches_coef(
+        "coef_variable_": Fitted("array", shape=(2, "d", "c"), check=matches_coef(
             lambda V, _: V.sum(axis=0).T, "coef_ is the sum of the parts, transposed")),
-        "feature_component_": Fitted("array", shape=("m", "d"), check=variable_part(0)),
-        "outlier_component_": Fitted("array", shape=("m", "d"), check=variable_part(1)),
+        "feature_component_": Fitted("array", shape=_COMPONENT, check=variable_part(0)),
+        "outlier_component_": Fitted("array", shape=_COMPONENT, check=variable_part(1)),
         "outlier_task_norms_": Fitted("array", shape=("t",), nonnegative=True, check=derived(
-            lambda est, s: np.linalg.norm(fit_part(1)(est, s), axis=0),
+            lambda est, s: task_norms(fit_part(1)(est, s), class_columns_of(est)),
             "the column norms of the outlier part")),
         "outlier_tasks_": Fitted("indices", bound="t", check=derived(
             lambda est, s: np.flatnonzero(np.asarray(est.outlier_task_norms_) > 0),
@@ -237,9 +247,9 @@ class _RobustFeatures:
 
     def _store_extra(self, result, penalty, datafit) -> None:
         P, Q = result.coef[0], result.coef[1]
-        self.feature_component_ = np.ascontiguousarray(P.T)
-        self.outlier_component_ = np.ascontiguousarray(Q.T)
-        self.outlier_task_norms_ = np.linalg.norm(Q, axis=0)
+        self.feature_component_ = by_task(self, np.ascontiguousarray(P.T))
+        self.outlier_component_ = by_task(self, np.ascontiguousarray(Q.T))
+        self.outlier_task_norms_ = task_norms(Q, column_classes(datafit))
         self.outlier_tasks_ = np.flatnonzero(self.outlier_task_norms_ > 0)
         self.shared_features_ = np.flatnonzero(np.linalg.norm(P, axis=1) > 0)
 

@@ -514,10 +514,17 @@ def variable_part(i: int):
 
 
 def at_most(symbols: tuple[str, ...]):
-    """A ``check``: integer value(s) at most the smallest of the sizes ``symbols``."""
+    """A ``check``: integer value(s) at most the smallest of the sizes ``symbols`` (``"tc"``:
+    the weight columns of the tasks of the fit, :func:`class_columns_of`)."""
+
+    def size(est, sizes, s):
+        if s == "tc":
+            t = sizes.get("t", sizes.get("m"))
+            return None if t is None else t * class_columns_of(est)
+        return sizes.get(s, sizes.get("m") if s == "t" else None)
 
     def check(est, value, sizes) -> str | None:
-        known = [sizes.get(s, sizes.get("m") if s == "t" else None) for s in symbols]
+        known = [size(est, sizes, s) for s in symbols]
         known = [k for k in known if k is not None]
         if not known:
             return None
@@ -530,10 +537,11 @@ def at_most(symbols: tuple[str, ...]):
 
 
 def length_of(size: Callable[[dict], int | None]):
-    """A ``check``: a 1-D value of length ``size(sizes)``."""
+    """A ``check``: a 1-D value of length ``size(sizes)`` (``sizes["K"]``: the weight columns
+    per task, :func:`class_columns_of`)."""
 
     def check(est, value, sizes) -> str | None:
-        want = size({"t": sizes.get("m"), **sizes})
+        want = size({"t": sizes.get("m"), **sizes, "K": class_columns_of(est)})
         if want is not None and np.shape(value)[:1] != (want,):
             return f"must have {want} entries, got shape {np.shape(value)}"
         return None

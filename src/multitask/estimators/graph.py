@@ -19,6 +19,14 @@ the exact linear solve when the model is a quadratic (``alpha_l1 = 0``, the mean
 ``"exact"``, :class:`~multitask.solvers.exact.QuadraticExact`), else block coordinate descent
 (``"bcd"``: each entry minimized exactly with ``W K`` kept up to date, Anderson-accelerated);
 for classification accelerated proximal gradient (``"fista"``); ``"pg"`` on request.
+
+With more than two classes (one multinomial model per task, ``m K`` task-class columns of
+``W``; :mod:`multitask.losses.multinomial`) the graph acts as ``L kron I_K``: class ``k`` of task
+``t`` is pulled towards class ``k`` of the tasks joined to ``t``, the classes of a task are not
+pulled together, and ``laplacian_`` stays the ``m x m`` task matrix. The mean model pulls each
+class towards the mean of that class over the tasks (``mean_coef_`` then has one row per
+class). A class a task never saw has no loss on its column: the graph alone sets its weights,
+the neighbours' weights of that class (its intercept is ``-inf``: it is never predicted there).
 """
 
 from __future__ import annotations
@@ -33,7 +41,8 @@ from multitask.estimators.base import (
     Param,
     nonnegative,
 )
-from multitask.estimators.fitted_state import Fitted, derived, fit_weights
+from multitask.estimators.fitted_state import Fitted, class_columns_of, derived, fit_weights
+from multitask.estimators.multiclass import class_shape, column_classes, task_count, task_labels
 from multitask.kernels.task_similarity import graph_laplacian
 from multitask.losses import Datafit
 from multitask.penalties.graph import (
@@ -178,9 +187,10 @@ class _Graph:
     _path_param = "alpha_l1"
 
     def _make_penalty(self, datafit: Datafit) -> GraphRegularization:
-        data = datafit.data
-        L = task_graph_laplacian(self.graph, data.n_tasks, data.tasks, self.graph_type)
-        return GraphRegularization(float(self.alpha), L, float(self.alpha_l1))
+        L = task_graph_laplacian(self.graph, task_count(datafit), task_labels(datafit),
+                                 self.graph_type)
+        return GraphRegularization(float(self.alpha), L, float(self.alpha_l1),
+                                   n_classes=column_classes(datafit))
 
     def _structure_note(self, tasks):
         if self.graph is not None or len(tasks) < 2:
@@ -263,6 +273,16 @@ class GraphRegularizedClassifier(_Graph, MultiTaskClassifierBase):
 
 
 # ----------------------------------------------------------------------------- mean model
+def _task_mean(W: np.ndarray, n_classes: int) -> np.ndarray:
+    """The mean of the tasks' weights, ``(d,)``; ``(K, d)``, one row per class, for ``K``
+    columns per task."""
+    if not W.size:
+        return np.zeros(W.shape[0]) if n_classes == 1 else np.zeros((n_classes, W.shape[0]))
+    if n_classes == 1:
+        return W.mean(axis=1)
+    return np.ascontiguousarray(W.reshape(W.shape[0], -1, n_classes).mean(axis=1).T)
+
+
 class _Mean:
     _params = {
         "alpha": Param(1.0, [nonnegative], keyword_only=False, classifier_default=0.1),
@@ -270,14 +290,16 @@ class _Mean:
     _max_iter = 10000
 
     def _make_penalty(self, datafit: Datafit) -> MeanRegularization:
-        return MeanRegularization(float(self.alpha), datafit.data.n_tasks)
+        return MeanRegularization(float(self.alpha), task_count(datafit),
+                                  n_classes=column_classes(datafit))
 
-    _fitted_state = {"mean_coef_": Fitted("array", shape=("d",), check=derived(
-        lambda est, s: fit_weights(est, s).mean(axis=1), "the mean of the tasks' weights"))}
+    _fitted_state = {"mean_coef_": Fitted("array", shape=class_shape(("d",), ("K", "d")),
+                                          check=derived(
+        lambda est, s: _task_mean(fit_weights(est, s), class_columns_of(est)),
+        "the mean of the tasks' weights"))}
 
     def _store_extra(self, result, penalty, datafit) -> None:
-        W = result.W
-        self.mean_coef_ = W.mean(axis=1) if W.size else np.zeros(W.shape[0])
+        self.mean_coef_ = _task_mean(result.W, column_classes(datafit))
 
 
 _MEAN_DOC = """

@@ -17,6 +17,11 @@ Solvers: for the smooth losses, accelerated projected gradient (``"fista"``); fo
 loss with the l1,inf or per-task l1 balls, the exact solution of the equivalent linear program
 (``"lp"``, a sparse vertex of the optimal set); the projected subgradient method with steps
 ``eta0 / sqrt(k)`` (``"subgradient"``, the paper's method, for any loss).
+
+With more than two classes (``loss="logistic"``: one multinomial model per task, ``m K``
+task-class columns of ``W``; :mod:`multitask.losses.multinomial`) the l1,inf ball spans every
+task and class (a feature is used by all of them or by none), and a per-task radius of the
+``"l1"`` / ``"l2"`` balls bounds each of the task's ``K`` class columns.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from multitask.estimators.base import (
     nonnegative,
 )
 from multitask.estimators.fitted_state import Fitted, derived, fit_weights
+from multitask.estimators.multiclass import column_classes, task_count
 from multitask.losses import Datafit
 from multitask.penalties import ColumnL1Balls, ColumnL2Balls, L1InfBall, l1inf_norm
 from multitask.penalties.base import Constraint
@@ -114,7 +120,13 @@ class _L1Inf:
                 raise ValueError(f"eta0 must be None or positive numbers, got {self.eta0!r}.")
 
     def _make_penalty(self, datafit: Datafit) -> Constraint:
-        return make_constraint(self.constraint, self.radius, datafit.data.n_tasks)
+        """The ball; for ``K`` classes (a multinomial model) per-task radii apply to each of
+        the task's ``K`` class columns (the l1,inf ball spans every task and class)."""
+        K = column_classes(datafit)
+        radius = self.radius
+        if K > 1 and np.ndim(radius) > 0:
+            radius = np.repeat(_check_radius(radius, task_count(datafit), self.constraint), K)
+        return make_constraint(self.constraint, radius, datafit.data.n_tasks)
 
     def _solver_settings(self, name: str) -> dict:
         settings = super()._solver_settings(name)
@@ -146,7 +158,9 @@ class _L1Inf:
         if self._is_classifier:
             ridge.set_params(loss="logistic")
         ridge.fit(X, y, task, sample_weight=sample_weight)
-        top = float(np.max(np.atleast_1d(constraint_norm(ridge.coef_.T, self.constraint))))
+        coef = np.asarray(ridge.coef_)
+        coef = coef.reshape(-1, coef.shape[-1])  # the task-class rows of more than 2 classes
+        top = float(np.max(np.atleast_1d(constraint_norm(coef.T, self.constraint))))
         top = top if np.isfinite(top) and top > 0 else 1.0
         return {"radius": top * np.logspace(np.log10(float(alpha_ratio)), 0, int(n_alphas))}
 

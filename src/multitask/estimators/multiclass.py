@@ -18,8 +18,8 @@ from scipy.special import softmax
 
 from multitask.data import MultiTaskData
 
-__all__ = ["class_count", "column_classes", "is_multiclass", "softmax_scores",
-           "task_count", "task_labels"]
+__all__ = ["by_task", "class_count", "class_shape", "column_classes", "is_multiclass",
+           "softmax_scores", "task_count", "task_labels", "task_norms"]
 
 
 def class_count(data: MultiTaskData) -> int:
@@ -58,3 +58,34 @@ def softmax_scores(scores):
     if isinstance(scores, list):
         return [softmax_scores(s) for s in scores]
     return softmax(np.asarray(scores, dtype=np.float64), axis=-1)
+
+
+def by_task(est, A: np.ndarray) -> np.ndarray:
+    """An array whose first axis runs over the weight columns (``m K`` of them for more than
+    two classes) with that axis split into ``(n_tasks, n_classes)``: the public orientation of
+    ``coef_``; ``A`` itself for one column per task."""
+    if not is_multiclass(est):
+        return A
+    K = len(est.classes_)
+    return np.ascontiguousarray(A.reshape(-1, K, *A.shape[1:]))
+
+
+def class_shape(binary: tuple, multiclass: tuple):
+    """A fitted shape (:mod:`multitask.estimators.fitted_state`) that depends on the number of
+    classes: ``multiclass`` when ``coef_`` is 3-D (``(n_tasks, n_classes, n_features)``),
+    else ``binary``."""
+
+    def shape(est) -> tuple:
+        return multiclass if np.ndim(getattr(est, "coef_", None)) == 3 else binary
+
+    return shape
+
+
+def task_norms(W: np.ndarray, n_classes: int) -> np.ndarray:
+    """The Euclidean norm of each task's columns of ``W`` (``(n_features, m K)``: the ``K``
+    columns of a task together), shape ``(m,)``; the column norms for one column per task."""
+    W = np.asarray(W, dtype=np.float64)
+    if n_classes == 1:
+        return np.linalg.norm(W, axis=0)
+    W3 = W.reshape(W.shape[0], -1, n_classes)
+    return np.sqrt(np.einsum("jtk,jtk->t", W3, W3))

@@ -17,6 +17,13 @@ correlation matrix: positive, negative or no correlation between tasks, learned 
 Relation to the paper's problem (squared loss ``sum_t (1/n_t) sum_i (y_i - w_t^T x_i - b_t)^2``,
 twice ours, plus ``(lambda1 / 2) tr(W W^T) + (lambda2 / 2) tr(W Omega^{-1} W^T)``):
 ``alpha = lambda2 / 2`` and ``alpha_l2 = lambda1 / 2``.
+
+With more than two classes (one multinomial model per task, ``m K`` task-class columns of
+``W``; :mod:`multitask.losses.multinomial`) the task covariance stays over the ``m`` tasks and
+acts as ``Omega kron I_K``: class ``k`` of task ``t`` relates to class ``k`` of task ``t'`` as the
+tasks relate. The penalty is then ``(alpha / 2) ||W~||_*^2`` of the stacked ``W~`` of shape
+``(n_features K, m)`` (:mod:`multitask.penalties.class_columns`), and ``task_covariance_`` is
+``m x m``.
 """
 
 from __future__ import annotations
@@ -28,7 +35,9 @@ from multitask.estimators.base import (
     nonnegative,
 )
 from multitask.estimators.fitted_state import Fitted
+from multitask.estimators.multiclass import column_classes
 from multitask.losses import Datafit
+from multitask.penalties.class_columns import stack_classes
 from multitask.penalties.relationship import TaskRelationship, task_correlation, task_covariance
 
 __all__ = ["TaskRelationshipClassifier", "TaskRelationshipRegressor"]
@@ -41,7 +50,7 @@ class _TaskRelationship:
     _max_iter = 5000
 
     def _make_penalty(self, datafit: Datafit):
-        return TaskRelationship(float(self.alpha))
+        return TaskRelationship(float(self.alpha), n_classes=column_classes(datafit))
 
     _fitted_state = {
         "task_covariance_": Fitted("array", shape=("t", "t")),
@@ -49,7 +58,8 @@ class _TaskRelationship:
     }
 
     def _store_extra(self, result, penalty, datafit) -> None:
-        self.task_covariance_ = task_covariance(result.W)
+        self.task_covariance_ = task_covariance(stack_classes(result.W,
+                                                              column_classes(datafit)))
         self.task_correlation_ = task_correlation(self.task_covariance_)
 
 

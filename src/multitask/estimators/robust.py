@@ -25,6 +25,13 @@ stopping rule), majorization-minimization (``"mm"``) or the accelerated proximal
 (``solver="fista"``); ``n_groups > 1`` (or ``"auto"``) runs the
 divide-and-conquer scheme (:class:`~multitask.solvers.divide_conquer.DivideAndConquer`)
 serially, on joblib workers or on a Dask cluster, with the combine step ``combine``.
+
+With more than two classes (``loss="logistic"``: one multinomial model per task, ``m K``
+task-class columns of ``W``; :mod:`multitask.losses.multinomial`) the trace norm acts on all the
+task-class columns and the outlier group of a task is its ``K`` columns of ``E`` together (a
+task is an outlier for all its classes at once: ``outlier_task_norms_`` has one entry per
+task); the components have the shape of ``coef_``. Divide-and-conquer splits tasks apart and
+is not available then (``n_groups=1``).
 """
 
 from __future__ import annotations
@@ -45,16 +52,27 @@ from multitask.estimators.base import (
 )
 from multitask.estimators.fitted_state import (
     Fitted,
+    class_columns_of,
     derived,
     fit_part,
     in_range,
     matches_coef,
     variable_part,
 )
+from multitask.estimators.multiclass import (
+    by_task,
+    class_shape,
+    column_classes,
+    task_count,
+    task_norms,
+)
 from multitask.losses import Datafit
 from multitask.penalties import LowRankOutlier
 from multitask.solvers import DivideAndConquer, Solver
 from multitask.solvers.divide_conquer import COMBINES, DEFAULT_COMBINE, REFINE_ITER
+
+#: A component's shape: that of ``coef_``.
+_COMPONENT = class_shape(("m", "d"), ("m", "K", "d"))
 
 #: Smallest number of tasks at which ``n_groups="auto"`` divides (fewer: the full problem is
 #: solved, with a warning); an integer ``n_groups`` is used as given.
@@ -122,7 +140,7 @@ class _Robust:
 
     def _make_penalty(self, datafit: Datafit):
         alpha = 1.0 if self._formulation() == "constrained" else float(self.alpha)
-        return LowRankOutlier(alpha, float(self.lam))
+        return LowRankOutlier(alpha, float(self.lam), n_classes=column_classes(datafit))
 
     def _grid_tops(self, datafit, penalty):
         """``alpha`` (the path) and ``lam``: for ``lam >= 1`` the outlier part is zero (a
@@ -131,9 +149,10 @@ class _Robust:
         times the largest column norm, bounds the spectral norm), so ``lam`` runs from 1 down
         that span, its lower end left out. The path starts at ``alpha_max`` of the smallest
         ``lam``, where every candidate's fit is zero."""
-        low = 1.0 / np.sqrt(max(datafit.data.n_tasks, 1))
+        low = 1.0 / np.sqrt(max(task_count(datafit), 1))
         grad = datafit.grad_at_zero()
-        top = LowRankOutlier(1.0, low).alpha_max(grad) if grad.size else 0.0
+        top = (LowRankOutlier(1.0, low, n_classes=column_classes(datafit)).alpha_max(grad)
+               if grad.size else 0.0)
         return {"alpha": (top, 1.0), "lam": GridSpan(1.0, low, endpoint=False)}
 
     def _solver_settings(self, name: str) -> dict:
@@ -165,6 +184,14 @@ class _Robust:
         auto = isinstance(self.n_groups, str)
         if not auto and self.n_groups == 1:
             return 1, None
+        if column_classes(datafit) > 1:
+            if auto:  # no split of a task's class columns: the full problem
+                return 1, None
+            raise ValueError(
+                f"{type(self).__name__}: divide-and-conquer (n_groups={self.n_groups!r}) "
+                "splits the tasks' columns into groups, which a multinomial model of more "
+                "than two classes does not allow (a task's class columns share one softmax): "
+                "use n_groups=1.")
         if not auto and self.n_groups > m:
             raise ValueError(f"n_groups={self.n_groups} exceeds the number of tasks ({m}).")
         r = self._estimated_rank(datafit, penalty)
@@ -235,12 +262,12 @@ class _Robust:
     _fitted_state = {
         "n_groups_": Fitted("int", nonnegative=True),
         "estimated_rank_": Fitted("int", nonnegative=True, optional=True),
-        "coef_variable_": Fitted("array", shape=(2, "d", "m"), check=matches_coef(
+        "coef_variable_": Fitted("array", shape=(2, "d", "c"), check=matches_coef(
             lambda V, _: V.sum(axis=0).T, "coef_ is the sum of the parts, transposed")),
-        "low_rank_component_": Fitted("array", shape=("m", "d"), check=variable_part(0)),
-        "outlier_component_": Fitted("array", shape=("m", "d"), check=variable_part(1)),
+        "low_rank_component_": Fitted("array", shape=_COMPONENT, check=variable_part(0)),
+        "outlier_component_": Fitted("array", shape=_COMPONENT, check=variable_part(1)),
         "outlier_task_norms_": Fitted("array", shape=("t",), nonnegative=True, check=derived(
-            lambda est, s: np.linalg.norm(fit_part(1)(est, s), axis=0),
+            lambda est, s: task_norms(fit_part(1)(est, s), class_columns_of(est)),
             "the column norms of the outlier part")),
         "outlier_tasks_": Fitted("indices", bound="t", check=derived(
             _outlier_tasks, "the tasks whose outlier norm passes outlier_threshold")),
@@ -251,14 +278,14 @@ class _Robust:
 
     def _store_extra(self, result, penalty, datafit) -> None:
         L, E = result.coef[0], result.coef[1]
-        self.low_rank_component_ = np.ascontiguousarray(L.T)
-        self.outlier_component_ = np.ascontiguousarray(E.T)
-        norms = np.linalg.norm(E, axis=0)
+        self.low_rank_component_ = by_task(self, np.ascontiguousarray(L.T))
+        self.outlier_component_ = by_task(self, np.ascontiguousarray(E.T))
+        norms = task_norms(E, column_classes(datafit))
         top = float(norms.max()) if norms.size else 0.0
         self.outlier_task_norms_ = norms
         self.outlier_tasks_ = (np.flatnonzero(norms > self.outlier_threshold * top)
                                if top > 0 else np.zeros(0, dtype=np.int64))
-        self.task_groups_ = result.info.get("groups", [np.arange(datafit.data.n_tasks)])
+        self.task_groups_ = result.info.get("groups", [np.arange(task_count(datafit))])
 
 
 _DOC = """

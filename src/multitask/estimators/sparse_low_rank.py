@@ -18,6 +18,11 @@ Relation to the paper's Eq. (45) (shared design of ``n`` rows, squared loss, no 
 ``gamma_paper = 2 n alpha`` and ``tau_paper = radius``. Special cases: ``radius = 0`` gives
 ``Q = 0`` and independent lasso problems ("OneNorm"); ``alpha >= ||G||_inf`` at the
 trace-constrained solution gives ``P = 0`` ("TraceNorm", constrained form).
+
+With more than two classes (``loss="logistic"``: one multinomial model per task, ``m K``
+task-class columns of ``W``; :mod:`multitask.losses.multinomial`) both parts act on all the
+task-class columns (the trace ball bounds the low-rank part of every task and class together),
+and the components have the shape of ``coef_``.
 """
 
 from __future__ import annotations
@@ -33,11 +38,15 @@ from multitask.estimators.base import (
     nonnegative,
 )
 from multitask.estimators.fitted_state import Fitted, at_most, matches_coef, variable_part
+from multitask.estimators.multiclass import by_task, class_shape
 from multitask.losses import Datafit
 from multitask.penalties import SparseLowRank
 from multitask.penalties.capped_trace import singular_values
 
 __all__ = ["SparseLowRankClassifier", "SparseLowRankRegressor"]
+
+#: A component's shape: that of ``coef_``.
+_COMPONENT = class_shape(("m", "d"), ("m", "K", "d"))
 
 
 def numerical_rank(Q: np.ndarray) -> int:
@@ -87,18 +96,18 @@ class _SparseLowRank:
                 "lipschitz_init": "secant"}
 
     _fitted_state = {
-        "coef_variable_": Fitted("array", shape=(2, "d", "m"), check=matches_coef(
+        "coef_variable_": Fitted("array", shape=(2, "d", "c"), check=matches_coef(
             lambda V, _: V.sum(axis=0).T, "coef_ is the sum of the parts, transposed")),
-        "sparse_component_": Fitted("array", shape=("m", "d"), check=variable_part(0)),
-        "low_rank_component_": Fitted("array", shape=("m", "d"), check=variable_part(1)),
-        "rank_": Fitted("int", nonnegative=True, check=at_most(("d", "t"))),
+        "sparse_component_": Fitted("array", shape=_COMPONENT, check=variable_part(0)),
+        "low_rank_component_": Fitted("array", shape=_COMPONENT, check=variable_part(1)),
+        "rank_": Fitted("int", nonnegative=True, check=at_most(("d", "tc"))),
         "kkt_": Fitted("dict"),
     }
 
     def _store_extra(self, result, penalty, datafit) -> None:
         P, Q = result.coef[0], result.coef[1]
-        self.sparse_component_ = np.ascontiguousarray(P.T)
-        self.low_rank_component_ = np.ascontiguousarray(Q.T)
+        self.sparse_component_ = by_task(self, np.ascontiguousarray(P.T))
+        self.low_rank_component_ = by_task(self, np.ascontiguousarray(Q.T))
         self.rank_ = numerical_rank(Q)
         f, G, gb = datafit.value_and_grad(P + Q, result.intercept_variable)
         kkt = penalty.certificate(result.coef, G, f)

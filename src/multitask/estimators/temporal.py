@@ -22,6 +22,11 @@ least squares block coordinate descent (``"bcd"``: proximal steps on the feature
 ``alpha_group`` is 0); for classification accelerated proximal gradient (``"fista"``, or
 majorization-minimization ``"mm"`` for cFSGL on ill-conditioned data); ``"pg"`` and cFSGL's
 ``"admm"`` on request.
+
+With more than two classes (one multinomial model per time point, ``m K`` task-class columns
+of ``W``; :mod:`multitask.losses.multinomial`) the temporal terms tie each class to the same
+class at the neighbouring time points (``W H`` per class: ``H kron I_K``), and the l2,1 term
+selects a feature for every time point and class at once; cFSGL's l1 term acts on every entry.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from multitask.estimators.base import (
     nonnegative,
 )
 from multitask.estimators.fitted_state import Fitted, derived, fit_weights
+from multitask.estimators.multiclass import column_classes, task_count
 from multitask.losses import Datafit
 from multitask.penalties.temporal import FusedSparseGroupLasso, TemporalGroupLasso
 
@@ -82,7 +88,7 @@ class _TGL(_Temporal):
 
     def _make_penalty(self, datafit: Datafit) -> TemporalGroupLasso:
         return TemporalGroupLasso(float(self.alpha_smooth), float(self.alpha_group),
-                                  datafit.data.n_tasks)
+                                  task_count(datafit), n_classes=column_classes(datafit))
 
     def _grid_tops(self, datafit, penalty):
         grad = datafit.grad_at_zero()
@@ -104,7 +110,8 @@ class _FSGL(_Temporal):
 
     def _make_penalty(self, datafit: Datafit) -> FusedSparseGroupLasso:
         return FusedSparseGroupLasso(float(self.alpha_l1), float(self.alpha_fused),
-                                     float(self.alpha_group))
+                                     float(self.alpha_group),
+                                     n_classes=column_classes(datafit))
 
     def _grid_tops(self, datafit, penalty):
         grad = datafit.grad_at_zero()

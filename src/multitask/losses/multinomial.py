@@ -381,15 +381,17 @@ class Multinomial(Datafit):
         rows, _ = self._pass(z, False)
         return float(rows @ self._weights)
 
-    def score_hessian_product(self, z: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
-        """``v -> H(z) v`` for view-stacked directions ``v``: the Hessian of ``ell_i`` in the
-        scores, ``diag(p_i) - p_i p_i^T`` on each row's classes (the certificate's Newton
-        steps along the directions a penalty leaves free)."""
+    def score_hessian(self, z: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+        """``v -> H v``: the Hessian of ``sum_i w_i ell_i`` in the (view-stacked) scores,
+        ``w_i (diag(p_i) - p_i p_i^T)`` on each row's classes: the rows' ``K`` scores are
+        coupled (the certificate's Newton steps along the directions a penalty leaves
+        free)."""
         zc = np.ascontiguousarray(z, dtype=np.float64)
+        w = self.data.row_weights
 
         def product(v: np.ndarray) -> np.ndarray:
-            return _hessian_product(zc, np.ascontiguousarray(v, dtype=np.float64),
-                                    self._offsets, self.n_classes, self.present)
+            return w * _hessian_product(zc, np.ascontiguousarray(v, dtype=np.float64),
+                                        self._offsets, self.n_classes, self.present)
 
         return product
 

@@ -38,6 +38,13 @@ water-filling problem with ``eta + tau`` in place of ``eta``. So
 ``prox(V) = U diag(x) Q^T`` costs one SVD and a sort, and ``gamma`` is also optimal for the
 output ``x``, which gives the penalty's value there without a second SVD. Proximal gradient
 (FISTA) on ``loss + h`` therefore minimizes the joint problem over ``(W, M)`` directly.
+
+**More than two classes.** For a multinomial model of ``K`` classes per task (``W`` of shape
+``(n_features, m K)``, :mod:`multitask.losses.multinomial`), CMTL's ``M`` stays over the tasks
+and acts as ``M kron I_K`` (``n_classes=K``): the penalty is the same function of the stacked
+``W~`` of shape ``(n_features K, m)`` (:mod:`multitask.penalties.class_columns`), so the tasks
+are clustered by their weights of every class together. cASO's ``M`` over the features acts
+on all ``m K`` columns as it is (one shared feature subspace for every task and class).
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ from __future__ import annotations
 import numpy as np
 
 from multitask.penalties.base import DualBound, Penalty
+from multitask.penalties.class_columns import check_classes, stack_classes, unstack_classes
 from multitask.penalties.prox import safe_svd
 
 __all__ = [
@@ -135,7 +143,9 @@ class _StructureRelaxation(Penalty):
 
     #: The side of ``W`` on which ``M`` acts: "tasks" (columns) or "features" (rows).
     side: str = "tasks"
-    def __init__(self, alpha: float, eta: float, k: float):
+
+    def __init__(self, alpha: float, eta: float, k: float, n_classes: int = 1):
+        self.n_classes = check_classes(n_classes) if self.side == "tasks" else 1
         self.alpha = float(alpha)
         self.eta = float(eta)
         self.k = float(k)
@@ -148,12 +158,18 @@ class _StructureRelaxation(Penalty):
         self._last: tuple[np.ndarray, float] | None = None
 
     def _repr_params(self) -> dict:
-        return {"alpha": self.alpha, "eta": self.eta, "k": self.k}
+        out = {"alpha": self.alpha, "eta": self.eta, "k": self.k}
+        return out if self.n_classes == 1 else {**out, "n_classes": self.n_classes}
 
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_last"] = None  # a cache, not part of the penalty
         return state
+
+    def _stacked(self, W: np.ndarray) -> np.ndarray:
+        """The matrix the structure reads: ``W``, or ``W~`` (``(d K, m)``) for ``K`` columns
+        per task (module docstring)."""
+        return stack_classes(np.asarray(W, dtype=np.float64), self.n_classes)
 
     @property
     def scale(self) -> float:
@@ -161,8 +177,9 @@ class _StructureRelaxation(Penalty):
         return self.alpha * self.eta * (1.0 + self.eta)
 
     def size(self, shape: tuple[int, ...]) -> int:
-        """The size ``p`` of ``M`` for ``W`` of shape ``(d, m)``: ``m`` (tasks) or ``d``."""
-        return int(shape[1] if self.side == "tasks" else shape[0])
+        """The size ``p`` of ``M`` for ``W`` of shape ``(d, m)`` (``(d, m K)`` with ``K``
+        columns per task): ``m`` (tasks) or ``d``."""
+        return int(shape[1] // self.n_classes if self.side == "tasks" else shape[0])
 
     def check_size(self, shape: tuple[int, ...]) -> None:
         """Raise a clear error when ``k`` exceeds the size of ``M`` (the set is empty)."""
@@ -177,7 +194,7 @@ class _StructureRelaxation(Penalty):
     def _values(self, W: np.ndarray, eta: float):
         """``(U, s, Qt, gamma)`` of ``W`` with the water-filling eigenvalues at ``eta``."""
         self.check_size(W.shape)
-        U, s, Qt = safe_svd(np.asarray(W, dtype=np.float64))
+        U, s, Qt = safe_svd(self._stacked(W))
         return U, s, Qt, structure_eigenvalues(s, eta, self.k, self.size(W.shape))
 
     def value(self, W):
@@ -196,7 +213,7 @@ class _StructureRelaxation(Penalty):
         tau = 2.0 * step * self.scale
         U, s, Qt, gamma = self._values(V, self.eta + tau)
         x = s * (self.eta + gamma) / (self.eta + gamma + tau)
-        out = (U * x) @ Qt
+        out = unstack_classes((U * x) @ Qt, self.n_classes)
         # gamma is also the optimal M for the output: its value without a second SVD
         self._last = (out.copy(), self.scale * float(np.sum(x * x / (self.eta + gamma))))
         return out
@@ -214,7 +231,7 @@ class _StructureRelaxation(Penalty):
         most the sum of the ``k`` largest eigenvalues of ``U^T U``, a fractional ``k`` taking
         that share of the next one), ``c = alpha eta (1 + eta)``. Quadratic along the ray:
         ``c2 = h^*(G)``."""
-        G = np.asarray(G, dtype=np.float64)
+        G = self._stacked(G)
         sq = float(np.vdot(G, G))
         if self.alpha == 0:
             return DualBound(float("inf") if sq == 0 else 0.0)
@@ -232,7 +249,8 @@ class _StructureRelaxation(Penalty):
         for tasks, left ones for features), ``gamma`` = :func:`structure_eigenvalues` and
         ``g0`` = :func:`leftover_eigenvalue` (``M`` is unique up to that split of the budget
         when ``W`` has fewer than ``k`` non-zero singular values, and up to rotations within
-        repeated singular values). Shape ``(p, p)``, ``p`` = ``n_tasks`` or ``n_features``.
+        repeated singular values). Shape ``(p, p)``, ``p`` = ``n_tasks`` or ``n_features``
+        (the tasks' ``M``, of the stacked ``W~``, for ``K`` columns per task).
         """
         W = np.asarray(W, dtype=np.float64)
         p = self.size(W.shape)

@@ -194,23 +194,32 @@ class LowRankOutlier(SumOfParts):
         Overall strength.
     lam : float
         Weight of the outlier part relative to the trace norm.
+    n_classes : int, default=1
+        Weight columns per task (``K`` of a multinomial model): the outlier group of task
+        ``t`` is then its ``K`` columns together (a task is an outlier for all its classes),
+        and the trace norm acts on all the task-class columns.
     """
 
     name = "low_rank_outlier"
 
-    def __init__(self, alpha: float, lam: float):
+    def __init__(self, alpha: float, lam: float, n_classes: int = 1):
         self.alpha = check_strength(alpha)
         self.lam = check_strength(lam, "lam")
-        super().__init__([TraceNorm(self.alpha), ColumnL2(self.alpha * self.lam)])
+        self.n_classes = int(n_classes)
+        super().__init__([TraceNorm(self.alpha),
+                          ColumnL2(self.alpha * self.lam, n_classes=self.n_classes)])
 
     def _repr_params(self) -> dict:
-        return {"alpha": self.alpha, "lam": self.lam}
+        out = {"alpha": self.alpha, "lam": self.lam}
+        return out if self.n_classes == 1 else {**out, "n_classes": self.n_classes}
 
     def alpha_max(self, grad):
-        """``max(||G||_2, max_t ||G_.t||_2 / lam)`` (``inf`` when ``lam = 0`` and ``G != 0``)."""
+        """``max(||G||_2, max_t ||G_.t||_2 / lam)`` (``inf`` when ``lam = 0`` and ``G != 0``;
+        ``G_.t`` the task's group of columns)."""
         if not grad.size:
             return 0.0
-        return self._alpha_max(spectral_norm(grad), float(np.max(np.linalg.norm(grad, axis=0))))
+        col = float(np.max(self.parts[1].group_norms(grad)))  # type: ignore[attr-defined]
+        return self._alpha_max(spectral_norm(grad), col)
 
     def _alpha_max(self, spec: float, col: float) -> float:
         if self.lam <= 0:

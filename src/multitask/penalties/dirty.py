@@ -304,17 +304,24 @@ class RobustFeatureLearning(SumOfParts):
         Weight of the row l2,1 norm of ``P`` (>= 0).
     alpha_outlier : float
         Weight of the column l2,1 norm of ``Q`` (>= 0).
+    n_classes : int, default=1
+        Weight columns per task (``K`` of a multinomial model): the outlier group of task
+        ``t`` is then its ``K`` columns of ``Q`` together, the row groups of ``P`` span every
+        task and class.
     """
 
     name = "robust_feature_learning"
 
-    def __init__(self, alpha_group: float, alpha_outlier: float):
+    def __init__(self, alpha_group: float, alpha_outlier: float, n_classes: int = 1):
         self.alpha_group = _check_strength(alpha_group, "alpha_group")
         self.alpha_outlier = _check_strength(alpha_outlier, "alpha_outlier")
-        super().__init__([L21(self.alpha_group), ColumnL2(self.alpha_outlier)])
+        self.n_classes = int(n_classes)
+        super().__init__([L21(self.alpha_group),
+                          ColumnL2(self.alpha_outlier, n_classes=self.n_classes)])
 
     def _repr_params(self) -> dict:
-        return {"alpha_group": self.alpha_group, "alpha_outlier": self.alpha_outlier}
+        out = {"alpha_group": self.alpha_group, "alpha_outlier": self.alpha_outlier}
+        return out if self.n_classes == 1 else {**out, "n_classes": self.n_classes}
 
     def alpha_max(self, grad: np.ndarray) -> float:
         """Smallest ``alpha_group`` at which ``W = 0`` for the given ``alpha_outlier``.
@@ -324,6 +331,7 @@ class RobustFeatureLearning(SumOfParts):
         """
         if not grad.size:
             return 0.0
-        if float(np.linalg.norm(grad, axis=0).max()) > self.alpha_outlier:
+        outlier = self.parts[1]
+        if float(outlier.group_norms(grad).max()) > self.alpha_outlier:  # type: ignore
             return float("inf")
         return float(np.linalg.norm(grad, axis=1).max())

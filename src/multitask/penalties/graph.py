@@ -14,6 +14,15 @@ penalty's ``"smooth"`` part ``g`` (gradient ``2 alpha W M``, Lipschitz constant
 l1 term (soft-thresholding). The mean-regularized model of Evgeniou & Pontil ("Regularized
 multi-task learning", KDD 2004) is ``M = I - 11^T / m``: ``tr(W M W^T) = sum_t ||w_t -
 w_bar||^2`` with ``w_bar`` the mean of the task weights (:class:`MeanRegularization`).
+
+**More than two classes.** A multinomial model of ``K`` classes per task has ``m K`` weight
+columns (column ``t K + k`` for class ``k`` of task ``t``; :mod:`multitask.losses.multinomial`).
+With ``n_classes=K`` the task matrix acts on them as ``M kron I_K``: class ``k`` of task ``t`` is
+coupled with class ``k`` of task ``t'`` by ``M[t, t']``, and the classes of one task are not
+coupled with each other, ``tr(W (M kron I_K) W^T) = sum_k tr(W_k M W_k^T)`` with ``W_k`` the
+class-``k`` columns. ``M`` stays the ``m x m`` task matrix (``laplacian``); the products go
+through the reshaped ``(n_features, m, K)`` array, never forming the Kronecker product but in
+:meth:`GraphRegularization.task_coupling`.
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from multitask.penalties.base import Penalty, norm_bound
+from multitask.penalties.class_columns import check_classes
 from multitask.penalties.prox import soft_threshold
 
 __all__ = ["GraphRegularization", "MeanRegularization", "check_task_matrix",
@@ -110,21 +120,26 @@ class GraphRegularization(Penalty):
         ``M``: symmetric positive semi-definite (a graph Laplacian, or ``R R^T``).
     alpha_l1 : float, default=0.0
         Weight of the l1 term (>= 0).
+    n_classes : int, default=1
+        Weight columns per task: ``K`` for a multinomial model (the matrix then acts as
+        ``M kron I_K`` on the ``m K`` task-class columns; module docstring).
     """
 
     name = "graph"
     capabilities = frozenset({"smooth", "task_coupling", "row_prox"})
 
-    def __init__(self, alpha: float, laplacian, alpha_l1: float = 0.0):
+    def __init__(self, alpha: float, laplacian, alpha_l1: float = 0.0, n_classes: int = 1):
         self.alpha = _check_strength(alpha, "alpha")
         self.alpha_l1 = _check_strength(alpha_l1, "alpha_l1")
         self.laplacian = check_task_matrix(laplacian)
+        self.n_classes = check_classes(n_classes)
         eig = np.linalg.eigvalsh(self.laplacian) if self.laplacian.size else np.zeros(1)
         self._lambda_max = max(float(eig.max()), 0.0)
 
     def _repr_params(self) -> dict:
-        return {"alpha": self.alpha, "alpha_l1": self.alpha_l1,
-                "n_tasks": self.laplacian.shape[0]}
+        out = {"alpha": self.alpha, "alpha_l1": self.alpha_l1,
+               "n_tasks": self.laplacian.shape[0]}
+        return out if self.n_classes == 1 else {**out, "n_classes": self.n_classes}
 
     @property
     def lambda_max(self) -> float:
@@ -132,22 +147,36 @@ class GraphRegularization(Penalty):
         return self._lambda_max
 
     def _check_shape(self, W: np.ndarray) -> None:
-        if W.shape[-1] != self.laplacian.shape[0]:
-            raise ValueError(f"W has {W.shape[-1]} tasks but the task matrix is "
-                             f"{self.laplacian.shape[0]} x {self.laplacian.shape[0]}.")
+        m = self.laplacian.shape[0]
+        if W.shape[-1] != m * self.n_classes:
+            what = "tasks" if self.n_classes == 1 else f"columns ({self.n_classes} per task)"
+            raise ValueError(f"W has {W.shape[-1]} {what} but the task matrix is "
+                             f"{m} x {m}.")
+
+    def _times(self, W: np.ndarray, M: np.ndarray) -> np.ndarray:
+        """``W (M kron I_K)`` for ``W`` of shape ``(..., m K)`` and an ``m x p`` matrix ``M``
+        (``W M`` for one column per task), shape ``(..., p K)``."""
+        K = self.n_classes
+        if K == 1:
+            return W @ M
+        W3 = W.reshape(*W.shape[:-1], -1, K)
+        return np.einsum("...tk,tp->...pk", W3, M).reshape(*W.shape[:-1], M.shape[1] * K)
 
     # smooth part g(W) = alpha tr(W M W^T)
     def smooth_value_and_grad(self, W: np.ndarray) -> tuple[float, np.ndarray]:
         self._check_shape(W)
-        WM = W @ self.laplacian
+        WM = self._times(W, self.laplacian)
         return self.alpha * float(np.vdot(W, WM)), 2.0 * self.alpha * WM
 
     def smooth_lipschitz(self) -> float:
         return 2.0 * self.alpha * self._lambda_max
 
     def task_coupling(self) -> np.ndarray:
-        """``K = 2 alpha M``: ``g(W) = alpha tr(W M W^T) = tr(W K W^T) / 2``."""
-        return 2.0 * self.alpha * self.laplacian
+        """``K = 2 alpha M``: ``g(W) = alpha tr(W M W^T) = tr(W K W^T) / 2`` (``2 alpha M kron
+        I_K`` for ``K`` columns per task)."""
+        M = self.laplacian if self.n_classes == 1 else np.kron(self.laplacian,
+                                                               np.eye(self.n_classes))
+        return 2.0 * self.alpha * M
 
     def row_prox_params(self):
         """``(alpha_l1, 0, 0)``: the l1 term, row by row."""
@@ -204,8 +233,10 @@ class GraphRegularization(Penalty):
         (2 (2 alpha lambda_i + ridge))`` when ``U`` has no component along a free direction
         (``+inf`` otherwise)."""
         curv, Q, free = self._curvatures(ridge)
-        C = np.asarray(U, dtype=np.float64) @ Q
+        C = self._times(np.asarray(U, dtype=np.float64), Q)
         sq = np.einsum("jt,jt->t", C, C)
+        if self.n_classes > 1:  # the K columns of each eigenvector (one per class)
+            sq = sq.reshape(-1, self.n_classes).sum(axis=1)
         val = float(np.sum(sq[~free] / (2.0 * curv[~free])))
         return val, float(sq[free].sum())
 
@@ -219,7 +250,10 @@ class GraphRegularization(Penalty):
         _, Q, free = self._curvatures(ridge)
         if not free.any():
             return None
-        return np.ones(shape[0], dtype=bool), Q[:, free]
+        B = Q[:, free]
+        if self.n_classes > 1:
+            B = np.kron(B, np.eye(self.n_classes))
+        return np.ones(shape[0], dtype=bool), B
 
 
 class MeanRegularization(GraphRegularization):
@@ -236,21 +270,26 @@ class MeanRegularization(GraphRegularization):
         Strength (>= 0).
     n_tasks : int
         Number of tasks ``m``.
+    n_classes : int, default=1
+        Weight columns per task (``K`` of a multinomial model: each class is pulled towards
+        the mean of that class's weights over the tasks).
     """
 
     name = "mean_regularization"
 
-    def __init__(self, alpha: float, n_tasks: int):
+    def __init__(self, alpha: float, n_tasks: int, n_classes: int = 1):
         # I - 11^T / m is symmetric positive semi-definite with the eigenvalues 0 (once) and 1
         # (m - 1 times): the parent's check and eigen-decomposition are not needed (they cost
         # two eigen-decompositions of an m x m matrix)
         self.alpha = _check_strength(alpha, "alpha")
         self.alpha_l1 = 0.0
         self.laplacian = mean_laplacian(n_tasks)
+        self.n_classes = check_classes(n_classes)
         self._lambda_max = 1.0 if int(n_tasks) > 1 else 0.0
 
     def _repr_params(self) -> dict:
-        return {"alpha": self.alpha, "n_tasks": self.laplacian.shape[0]}
+        out = {"alpha": self.alpha, "n_tasks": self.laplacian.shape[0]}
+        return out if self.n_classes == 1 else {**out, "n_classes": self.n_classes}
 
     def alpha_max(self, grad: np.ndarray) -> float:
         return float("inf")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from multitask.penalties.base import DualBound, Penalty, check_strength, norm_bound
+from multitask.penalties.class_columns import check_classes
 from multitask.penalties.prox import (
     group_soft_threshold,
     r_factor,
@@ -122,23 +123,49 @@ class ColumnL2(_Scaled):
     """``alpha * sum_t ||W_.t||_2`` over task columns (a few tasks with their own weights).
 
     prox: each column scaled by ``max(1 - step * alpha / ||v_t||_2, 0)``;
-    ``alpha_max = max_t ||G_.t||_2``.
+    ``alpha_max = max_t ||G_.t||_2``. With ``n_classes=K`` (a multinomial model, ``K``
+    columns per task, column ``t K + k``) the group of task ``t`` is its ``K`` columns
+    together, ``||W_{.,tK:(t+1)K}||_F``: a task is an outlier for all its classes at once.
     """
 
     name = "column_l2"
     capabilities = frozenset({"blockwise"})
 
+    def __init__(self, alpha: float, n_classes: int = 1):
+        super().__init__(alpha)
+        self.n_classes = check_classes(n_classes)
+        if self.n_classes > 1:  # the distributed blocks split tasks, not class groups
+            self.capabilities = frozenset()
+
+    def _repr_params(self) -> dict:
+        out = super()._repr_params()
+        return out if self.n_classes == 1 else {**out, "n_classes": self.n_classes}
+
+    def group_norms(self, W: np.ndarray) -> np.ndarray:
+        """The norm of each task's group of columns, shape ``(m,)``."""
+        if self.n_classes == 1:
+            return np.linalg.norm(W, axis=0)
+        W3 = np.asarray(W).reshape(W.shape[0], -1, self.n_classes)
+        return np.sqrt(np.einsum("jtk,jtk->t", W3, W3))
+
     def value(self, W):
-        return self.alpha * float(np.linalg.norm(W, axis=0).sum())
+        return self.alpha * float(self.group_norms(W).sum())
 
     def prox(self, V, step):
-        return group_soft_threshold(V, step * self.alpha, axis=0)
+        if self.n_classes == 1:
+            return group_soft_threshold(V, step * self.alpha, axis=0)
+        V = np.asarray(V, dtype=np.float64)
+        norms = self.group_norms(V)
+        t = step * self.alpha
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = np.where(norms > t, 1.0 - t / np.where(norms > 0, norms, 1.0), 0.0)
+        return V * np.repeat(scale, self.n_classes)[None, :]
 
     def alpha_max(self, grad):
-        return float(np.max(np.linalg.norm(grad, axis=0))) if grad.size else 0.0
+        return float(np.max(self.group_norms(grad))) if grad.size else 0.0
 
     def dual_bound(self, G):
-        """``s_max = alpha / max_t ||G_.t||_2``."""
+        """``s_max = alpha / max_t ||G_.t||_2`` (over each task's group of columns)."""
         return norm_bound(self.alpha, self.alpha_max(G))
 
 

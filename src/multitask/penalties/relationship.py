@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from multitask.penalties.base import DualBound, Penalty
+from multitask.penalties.class_columns import check_classes, stack_classes, unstack_classes
 from multitask.penalties.prox import safe_svd
 
 __all__ = ["TaskRelationship", "prox_squared_l1", "task_correlation", "task_covariance"]
@@ -117,22 +118,32 @@ class TaskRelationship(Penalty):
     zero gradient), so :meth:`alpha_max` is ``inf``. :meth:`task_covariance` gives the
     ``Omega`` that attains the minimum.
 
+    With ``n_classes=K`` (a multinomial model, ``W`` of shape ``(n_features, m K)``) the task
+    covariance ``Omega`` stays over the ``m`` tasks and acts as ``Omega kron I_K``: class ``k``
+    of task ``t`` relates to class ``k`` of task ``t'`` as the tasks relate, and the penalty is
+    ``(alpha / 2) ||W~||_*^2`` of the stacked ``W~`` of shape ``(n_features K, m)``
+    (:mod:`multitask.penalties.class_columns`); :meth:`task_covariance` is then ``m x m``.
+
     Parameters
     ----------
     alpha : float
         ``>= 0``.
+    n_classes : int, default=1
+        Weight columns per task.
     """
 
     name = "task_relationship"
 
-    def __init__(self, alpha: float):
+    def __init__(self, alpha: float, n_classes: int = 1):
         self.alpha = float(alpha)
         if not (np.isfinite(self.alpha) and self.alpha >= 0):
             raise ValueError(f"alpha must be finite and >= 0, got {alpha!r}.")
+        self.n_classes = check_classes(n_classes)
         self._last: tuple[np.ndarray, float] | None = None
 
     def _repr_params(self) -> dict:
-        return {"alpha": self.alpha}
+        out = {"alpha": self.alpha}
+        return out if self.n_classes == 1 else {**out, "n_classes": self.n_classes}
 
     def __getstate__(self):
         state = self.__dict__.copy()
@@ -145,17 +156,18 @@ class TaskRelationship(Penalty):
         last = self._last
         if last is not None and W.shape == last[0].shape and np.array_equal(W, last[0]):
             return last[1]
-        s = np.linalg.svd(np.asarray(W, dtype=np.float64), compute_uv=False)
+        S = stack_classes(np.asarray(W, dtype=np.float64), self.n_classes)
+        s = np.linalg.svd(S, compute_uv=False)
         return 0.5 * self.alpha * float(s.sum()) ** 2
 
     def prox(self, V, step):
         V = np.asarray(V, dtype=np.float64)
         if V.size == 0 or self.alpha == 0 or step == 0:
             return V.copy()
-        U, s, Qt = safe_svd(V)
+        U, s, Qt = safe_svd(stack_classes(V, self.n_classes))
         x = prox_squared_l1(s, step * self.alpha)
         r = int(np.count_nonzero(x))
-        out = (U[:, :r] * x[:r]) @ Qt[:r]
+        out = unstack_classes((U[:, :r] * x[:r]) @ Qt[:r], self.n_classes)
         self._last = (out.copy(), 0.5 * self.alpha * float(x.sum()) ** 2)
         return out
 
@@ -165,12 +177,13 @@ class TaskRelationship(Penalty):
     def dual_bound(self, G):
         """``((alpha/2) ||.||_*^2)^*(U) = ||U||_2^2 / (2 alpha)`` (the squared spectral norm):
         ``c2 = ||G||_2^2 / (2 alpha)``."""
+        G = stack_classes(np.asarray(G, dtype=np.float64), self.n_classes)
         spec = float(np.linalg.norm(G, 2)) if G.size else 0.0
         if self.alpha == 0:
             return DualBound(float("inf") if spec == 0 else 0.0)
         return DualBound(float("inf"), 0.0, spec * spec / (2.0 * self.alpha))
 
-    @staticmethod
-    def task_covariance(W: np.ndarray) -> np.ndarray:
-        """The minimizing ``Omega`` at ``W`` (:func:`task_covariance`)."""
-        return task_covariance(W)
+    def task_covariance(self, W: np.ndarray) -> np.ndarray:
+        """The minimizing ``Omega`` at ``W`` (:func:`task_covariance`; of the stacked ``W~``
+        for ``K`` columns per task: ``m x m``)."""
+        return task_covariance(stack_classes(np.asarray(W, dtype=np.float64), self.n_classes))

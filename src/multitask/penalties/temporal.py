@@ -34,6 +34,7 @@ import numpy as np
 from numba import njit
 
 from multitask.penalties.base import Penalty, gauge_by_prox, norm_bound
+from multitask.penalties.class_columns import check_classes, stack_classes, unstack_classes
 from multitask.penalties.graph import GraphRegularization
 from multitask.penalties.prox import group_soft_threshold, soft_threshold
 from multitask.penalties.row_operators import tv1d_row
@@ -128,7 +129,7 @@ def prox_tv1d(V: np.ndarray, lam: float) -> np.ndarray:
 
 
 def prox_fused_sparse_group_lasso(V: np.ndarray, lam_l1: float, lam_fused: float,
-                                  lam_group: float) -> np.ndarray:
+                                  lam_group: float, n_classes: int = 1) -> np.ndarray:
     """Prox of ``lam_l1 ||W||_1 + lam_fused ||W H||_1 + lam_group sum_j ||W_j.||_2``.
 
     Row by row: ``group_soft(soft(prox_tv1d(v, lam_fused), lam_l1), lam_group)``. The first
@@ -142,12 +143,23 @@ def prox_fused_sparse_group_lasso(V: np.ndarray, lam_l1: float, lam_fused: float
     V : ndarray of shape (n_features, n_tasks)
     lam_l1, lam_fused, lam_group : float
         ``>= 0``.
+    n_classes : int, default=1
+        Weight columns per task (``K`` of a multinomial model, ``V`` of shape ``(n_features,
+        n_tasks K)``): the fused term runs along the time points of each class separately
+        (the total variation of a sum of chains is separable), the group term over the
+        whole row.
 
     Returns
     -------
     ndarray of shape (n_features, n_tasks)
     """
-    U = prox_tv1d(V, lam_fused) if lam_fused > 0 else np.array(V, dtype=np.float64, copy=True)
+    if lam_fused > 0 and n_classes > 1:
+        V = np.asarray(V, dtype=np.float64)
+        U = unstack_classes(prox_tv1d(stack_classes(V, n_classes), lam_fused), n_classes)
+    elif lam_fused > 0:
+        U = prox_tv1d(V, lam_fused)
+    else:
+        U = np.array(V, dtype=np.float64, copy=True)
     if lam_l1 > 0:
         U = soft_threshold(U, lam_l1)
     if lam_group > 0:
@@ -174,18 +186,24 @@ class TemporalGroupLasso(GraphRegularization):
         Weight of the row l2,1 norm (>= 0).
     n_tasks : int
         Number of time points ``m``.
+    n_classes : int, default=1
+        Weight columns per task (``K`` of a multinomial model): the temporal term then ties
+        each class to the same class at the neighbouring time points (``H kron I_K``), and
+        the group term selects a feature for every time point and class.
     """
 
     name = "temporal_group_lasso"
 
-    def __init__(self, alpha_smooth: float, alpha_group: float, n_tasks: int):
-        super().__init__(alpha_smooth, chain_laplacian(n_tasks), 0.0)
+    def __init__(self, alpha_smooth: float, alpha_group: float, n_tasks: int,
+                 n_classes: int = 1):
+        super().__init__(alpha_smooth, chain_laplacian(n_tasks), 0.0, n_classes=n_classes)
         self.alpha_smooth = self.alpha
         self.alpha_group = _check_strength(alpha_group, "alpha_group")
 
     def _repr_params(self) -> dict:
-        return {"alpha_smooth": self.alpha_smooth, "alpha_group": self.alpha_group,
-                "n_tasks": self.laplacian.shape[0]}
+        out = {"alpha_smooth": self.alpha_smooth, "alpha_group": self.alpha_group,
+               "n_tasks": self.laplacian.shape[0]}
+        return out if self.n_classes == 1 else {**out, "n_classes": self.n_classes}
 
     def prox_value(self, W: np.ndarray) -> float:
         return self.alpha_group * float(np.linalg.norm(W, axis=1).sum()) if W.size else 0.0
@@ -230,32 +248,49 @@ class FusedSparseGroupLasso(Penalty):
         Weight of the fused term ``||W H||_1`` (>= 0).
     alpha_group : float
         Weight of the row l2,1 norm (>= 0).
+    n_classes : int, default=1
+        Weight columns per task (``K`` of a multinomial model): the fused term then runs along
+        the time points of each class (``W H`` per class), the l1 and group terms over the
+        whole row. Its rows are no longer one chain: the penalty then offers no
+        ``"row_prox"`` (block coordinate descent, working sets), only its exact prox.
     """
 
     name = "fused_sparse_group_lasso"
     capabilities = frozenset({"row_prox"})
     row_prox_family = "fused_sparse_group_lasso"
 
-    def __init__(self, alpha_l1: float, alpha_fused: float, alpha_group: float):
+    def __init__(self, alpha_l1: float, alpha_fused: float, alpha_group: float,
+                 n_classes: int = 1):
         self.alpha_l1 = _check_strength(alpha_l1, "alpha_l1")
         self.alpha_fused = _check_strength(alpha_fused, "alpha_fused")
         self.alpha_group = _check_strength(alpha_group, "alpha_group")
+        self.n_classes = check_classes(n_classes)
+        if self.n_classes > 1:
+            self.capabilities = frozenset()
 
     def _repr_params(self) -> dict:
-        return {"alpha_l1": self.alpha_l1, "alpha_fused": self.alpha_fused,
-                "alpha_group": self.alpha_group}
+        out = {"alpha_l1": self.alpha_l1, "alpha_fused": self.alpha_fused,
+               "alpha_group": self.alpha_group}
+        return out if self.n_classes == 1 else {**out, "n_classes": self.n_classes}
+
+    def _fused(self, W: np.ndarray) -> float:
+        """``||W H||_1`` (per class for ``K`` columns per task)."""
+        if self.n_classes == 1:
+            return float(np.abs(np.diff(W, axis=1)).sum())
+        W3 = W.reshape(W.shape[0], -1, self.n_classes)
+        return float(np.abs(np.diff(W3, axis=1)).sum())
 
     def value(self, W: np.ndarray) -> float:
         if W.size == 0:
             return 0.0
         return (self.alpha_l1 * float(np.abs(W).sum())
-                + self.alpha_fused * float(np.abs(np.diff(W, axis=1)).sum())
+                + self.alpha_fused * self._fused(W)
                 + self.alpha_group * float(np.linalg.norm(W, axis=1).sum()))
 
     def prox(self, V: np.ndarray, step: float) -> np.ndarray:
         s = float(step)
         return prox_fused_sparse_group_lasso(V, s * self.alpha_l1, s * self.alpha_fused,
-                                             s * self.alpha_group)
+                                             s * self.alpha_group, self.n_classes)
 
     def row_prox_params(self):
         """``(alpha_l1, alpha_group, alpha_fused)``: the row operator of the family
@@ -266,7 +301,8 @@ class FusedSparseGroupLasso(Penalty):
     def alpha_max(self, grad: np.ndarray) -> float:
         if not grad.size:
             return 0.0
-        inner = prox_fused_sparse_group_lasso(grad, self.alpha_l1, self.alpha_fused, 0.0)
+        inner = prox_fused_sparse_group_lasso(grad, self.alpha_l1, self.alpha_fused, 0.0,
+                                              self.n_classes)
         return float(np.linalg.norm(inner, axis=1).max())
 
     def dual_bound(self, G):
