@@ -185,9 +185,14 @@ class NewtonADMM(Solver):
     def _hand_over(self, datafit: Datafit, penalty: Penalty, V: np.ndarray, b, n_iter: int,
                    inner_total: int) -> SolverResult:
         """Majorization-minimization from ``(V, b)`` for the ``max_iter - n_iter`` steps left
-        (see the class docstring)."""
-        mm = MajorizedADMM(max_iter=self.max_iter - n_iter, tol=self.tol,
-                           inner_max_iter=self.inner_max_iter, warn=self.warn)
+        (see the class docstring); accelerated gradient for a loss without a curvature bound
+        (majorization needs one)."""
+        mm: Solver = MajorizedADMM(max_iter=self.max_iter - n_iter, tol=self.tol,
+                                   inner_max_iter=self.inner_max_iter, warn=self.warn)
+        if not mm.supports(datafit, penalty):
+            from multitask.solvers.fista import ProximalGradient
+
+            mm = ProximalGradient(max_iter=self.max_iter - n_iter, tol=self.tol, warn=self.warn)
         out = mm.solve(datafit, penalty, coef_init=V, intercept_init=b)
         out.n_iter += n_iter
         out.info = {**out.info, "solver": self.name, "newton_iter": n_iter,
