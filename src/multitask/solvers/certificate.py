@@ -38,6 +38,7 @@ residual of :func:`multitask.solvers.base.kkt_residual`, not certified.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -699,67 +700,26 @@ def _newton_free_point(datafit: Datafit, penalty: Penalty, W: np.ndarray, b, row
     damped Newton steps with exact Hessian-vector products (``ell''`` row by row): the
     classification losses are not quadratic, so the squared loss's single solve becomes a
     few steps, each on the Hessian of the subspace formed column by column (per task when the
-    tasks are apart). Stops when the gradient along the subspace is a relative
-    :data:`NEWTON_RTOL` of the loss gradient's scale, or when rounding stops the descent (the
-    caller then accepts the point only if the gradient left along the subspace is rounding,
-    :data:`FREE_ROUNDING`); ``None`` when the subspace has more than
-    :data:`FREE_DIRECT_MAX` dimensions."""
-    data = datafit.data
-    d, m = W.shape
-    per_task = basis is None
-    B = np.eye(m) if per_task else np.asarray(basis, dtype=np.float64)
-    idx = np.flatnonzero(rows)
-    k = B.shape[1]
-    use_b = b is not None and datafit.has_intercept_variable
-    dim = (len(idx) + use_b) if per_task else len(idx) * k + (m if use_b else 0)
-    if dim > FREE_DIRECT_MAX or dim == 0:
+    tasks are apart: :class:`_FreeSubspace`). Stops when the gradient along the subspace is
+    a relative :data:`NEWTON_RTOL` of the loss gradient's scale, or when rounding stops the
+    descent (the caller then accepts the point only if the gradient left along the subspace
+    is rounding, :data:`FREE_ROUNDING`); ``None`` when the subspace has more than
+    :data:`FREE_DIRECT_MAX` dimensions, or the loss no second derivative."""
+    sub = _FreeSubspace(datafit, penalty, W, b, rows, basis)
+    if sub.dim > FREE_DIRECT_MAX or sub.dim == 0:
         return None
-    smooth = "smooth" in penalty.capabilities
-    a2 = float(getattr(datafit, "alpha_l2", 0.0) or 0.0)
-
-    def expand(Z):
-        out = np.zeros_like(W)
-        out[rows] = Z @ B.T
-        return out
-
-    def restrict(M):
-        return M[rows] @ B
-
-    def value(Wc, bc):
-        f = float(datafit.value(Wc, bc))
-        return f + penalty.smooth_value_and_grad(Wc)[0] if smooth else f
-
-    def grads(Wc, bc):
-        _, gW, gb = datafit.value_and_grad(Wc, bc)
-        if smooth:
-            gW = gW + penalty.smooth_value_and_grad(Wc)[1]
-        return gW, gb
-
-    def hvp(curv, VW, vb):
-        """``(H_W, H_b)`` times the direction ``(VW, vb)`` with the loss's Hessian in score
-        space ``curv`` (:meth:`Datafit.score_hessian`: ``v -> w ell'' v`` for a loss
-        separable over the rows)."""
-        z = data.matvec(VW)
-        if vb is not None:
-            z = z + data.expand(vb)
-        r = curv(z)
-        HW = data.rmatvec(r) + a2 * VW
-        if smooth:
-            HW = HW + penalty.smooth_value_and_grad(VW)[1]  # homogeneous quadratic: linear
-        return HW, (data.task_sum(r) if vb is not None else None)
-
     Wc = np.array(W, dtype=np.float64, copy=True)
     bc = None if b is None else np.array(b, dtype=np.float64, copy=True)
     # warm start: the displacement found at the previous certificate of this subspace (the
     # solvers certify nearby points one after the other), kept if it does not increase F
-    key = (idx.tobytes(), None if basis is None else B.tobytes(), use_b)
+    key = (sub.idx.tobytes(), None if basis is None else sub.B.tobytes(), sub.use_b)
     memo = datafit.__dict__.setdefault("_newton_free_memo", {})
-    F = value(Wc, bc)
+    F = sub.value(Wc, bc)
     if key in memo:
         dW0, dc0 = memo[key]
         W0 = Wc + dW0
         b0 = None if bc is None else (bc + dc0 if dc0 is not None else bc)
-        F0 = value(W0, b0)
+        F0 = sub.value(W0, b0)
         if F0 <= F:
             Wc, bc, F = W0, b0, F0
     W_start, b_start = W, b
@@ -770,65 +730,138 @@ def _newton_free_point(datafit: Datafit, penalty: Penalty, W: np.ndarray, b, row
         return Wc, bc, rows, basis
 
     for _ in range(NEWTON_MAX_STEPS):
-        gW, gb = grads(Wc, bc)
-        gZ = restrict(gW)
-        norm = float(np.sqrt(np.vdot(gZ, gZ) + (np.vdot(gb, gb) if use_b else 0.0)))
+        gW, gb = sub.grads(Wc, bc)
+        gZ = sub.restrict(gW)
+        norm = float(np.sqrt(np.vdot(gZ, gZ) + (np.vdot(gb, gb) if sub.use_b else 0.0)))
         if norm <= NEWTON_RTOL * scale:
             return done()
         try:
             curv = datafit.score_hessian(datafit.scores(Wc, bc))
         except NotImplementedError:  # no second derivative (the hinge, the pinball loss)
             return None
-        if per_task:  # a (|rows| + 1)-square system per task
-            cols = []
-            for j in idx:
-                E = np.zeros_like(W)
-                E[j] = 1.0
-                HW, Hb = hvp(curv, E, np.zeros(m) if use_b else None)
-                cols.append((HW[idx], Hb))
-            if use_b:
-                HW, Hb = hvp(curv, np.zeros_like(W), np.ones(m))
-                cols.append((HW[idx], Hb))
-            n_v = len(cols)
-            H = np.empty((m, n_v, n_v))
-            for a, (HWa, Hba) in enumerate(cols):
-                H[:, : len(idx), a] = HWa.T
-                if use_b:
-                    H[:, len(idx), a] = Hba
-            rhs = np.concatenate([gW[idx], gb[None, :]], axis=0) if use_b else gW[idx]
-            step = -np.stack([_lstsq_sym(H[t], rhs[:, t]) for t in range(m)], axis=1)
-            dZ = step[: len(idx)]
-            dc = step[len(idx)] if use_b else None
-            dW = np.zeros_like(W)
-            dW[idx] = dZ
-        else:  # one system on the (rows x basis) subspace and the intercepts
-            n_z = len(idx) * k
-            H = np.empty((dim, dim))
-            for a in range(dim):
-                e = np.zeros(dim)
-                e[a] = 1.0
-                VW = expand(e[:n_z].reshape(len(idx), k))
-                HW, Hb = hvp(curv, VW, e[n_z:] if use_b else None)
-                H[:n_z, a] = restrict(HW).ravel()
-                if use_b:
-                    H[n_z:, a] = Hb
-            rhs = np.concatenate([gZ.ravel(), gb]) if use_b else gZ.ravel()
-            step = -_lstsq_sym(H, rhs)
-            dW = expand(step[:n_z].reshape(len(idx), k))
-            dc = step[n_z:] if use_b else None
-        # damped: halve until the smooth part decreases (to rounding)
-        t = 1.0
-        for _ in range(40):
-            W_new = Wc + t * dW
-            b_new = None if bc is None else (bc + t * dc if dc is not None else bc)
-            F_new = value(W_new, b_new)
-            if F_new <= F + 1e-13 * abs(F):
-                break
-            t *= 0.5
-        else:  # no decrease left above rounding: the caller checks the gradient left
+        if sub.per_task:
+            dW, dc = sub.per_task_direction(curv, gW, gb)
+        else:
+            dW, dc = sub.joint_direction(curv, gZ, gb)
+        taken = _halved_step(sub.value, Wc, bc, F, dW, dc)
+        if taken is None:  # no decrease left above rounding: the caller checks the gradient
             return done()
-        Wc, bc, F = W_new, b_new, F_new
+        Wc, bc, F = taken
     return done()
+
+
+def _halved_step(value: Callable, W: np.ndarray, b, F: float, dW: np.ndarray, dc):
+    """``(W + t dW, b + t dc, F there)`` for the first ``t`` of ``1, 1/2, 1/4, ...`` (40 at
+    most) at which ``value`` decreases from ``F`` (to rounding), else ``None``."""
+    t = 1.0
+    for _ in range(40):
+        W_new = W + t * dW
+        b_new = None if b is None else (b + t * dc if dc is not None else b)
+        F_new = value(W_new, b_new)
+        if F_new <= F + 1e-13 * abs(F):
+            return W_new, b_new, F_new
+        t *= 0.5
+    return None
+
+
+class _FreeSubspace:
+    """The directions ``W + E_rows Z B^T`` the penalty leaves free (``B`` the identity when
+    ``basis`` is None: every task on its own) and the intercepts (when they are variables),
+    with the smooth part of the model (the loss, its ridge term and the penalty's smooth
+    part) and its Hessian on them, for :func:`_newton_free_point`."""
+
+    def __init__(self, datafit: Datafit, penalty: Penalty, W: np.ndarray, b, rows, basis):
+        self.datafit, self.penalty, self.W, self.rows = datafit, penalty, W, rows
+        self.data = datafit.data
+        m = W.shape[1]
+        self.per_task = basis is None
+        self.B = np.eye(m) if self.per_task else np.asarray(basis, dtype=np.float64)
+        self.idx = np.flatnonzero(rows)
+        self.k = self.B.shape[1]
+        self.use_b = b is not None and datafit.has_intercept_variable
+        n = len(self.idx)
+        self.dim = (n + self.use_b) if self.per_task else n * self.k + (m if self.use_b else 0)
+        self.smooth = "smooth" in penalty.capabilities
+        self.a2 = float(getattr(datafit, "alpha_l2", 0.0) or 0.0)
+
+    def expand(self, Z: np.ndarray) -> np.ndarray:
+        """``E_rows Z B^T``."""
+        out = np.zeros_like(self.W)
+        out[self.rows] = Z @ self.B.T
+        return out
+
+    def restrict(self, M: np.ndarray) -> np.ndarray:
+        """``M_rows B``."""
+        return M[self.rows] @ self.B
+
+    def value(self, Wc: np.ndarray, bc) -> float:
+        """The smooth part of the model at ``(Wc, bc)``."""
+        f = float(self.datafit.value(Wc, bc))
+        return f + self.penalty.smooth_value_and_grad(Wc)[0] if self.smooth else f
+
+    def grads(self, Wc: np.ndarray, bc):
+        """Its gradients in ``W`` and ``b``."""
+        _, gW, gb = self.datafit.value_and_grad(Wc, bc)
+        if self.smooth:
+            gW = gW + self.penalty.smooth_value_and_grad(Wc)[1]
+        return gW, gb
+
+    def hvp(self, curv: Callable, VW: np.ndarray, vb):
+        """``(H_W, H_b)`` times the direction ``(VW, vb)`` with the loss's Hessian in score
+        space ``curv`` (:meth:`Datafit.score_hessian`: ``v -> w ell'' v`` for a loss
+        separable over the rows)."""
+        data = self.data
+        z = data.matvec(VW)
+        if vb is not None:
+            z = z + data.expand(vb)
+        r = curv(z)
+        HW = data.rmatvec(r) + self.a2 * VW
+        if self.smooth:  # homogeneous quadratic: linear
+            HW = HW + self.penalty.smooth_value_and_grad(VW)[1]
+        return HW, (data.task_sum(r) if vb is not None else None)
+
+    def per_task_direction(self, curv: Callable, gW: np.ndarray, gb):
+        """``(dW, dc)``: the Newton step of every task on its free rows and intercept, a
+        ``(|rows| + 1)``-square system per task (least squares where singular)."""
+        idx, use_b, m = self.idx, self.use_b, self.W.shape[1]
+        cols = []
+        for j in idx:
+            E = np.zeros_like(self.W)
+            E[j] = 1.0
+            HW, Hb = self.hvp(curv, E, np.zeros(m) if use_b else None)
+            cols.append((HW[idx], Hb))
+        if use_b:
+            HW, Hb = self.hvp(curv, np.zeros_like(self.W), np.ones(m))
+            cols.append((HW[idx], Hb))
+        n_v = len(cols)
+        H = np.empty((m, n_v, n_v))
+        for a, (HWa, Hba) in enumerate(cols):
+            H[:, : len(idx), a] = HWa.T
+            if use_b:
+                H[:, len(idx), a] = Hba
+        rhs = np.concatenate([gW[idx], gb[None, :]], axis=0) if use_b else gW[idx]
+        step = -np.stack([_lstsq_sym(H[t], rhs[:, t]) for t in range(m)], axis=1)
+        dW = np.zeros_like(self.W)
+        dW[idx] = step[: len(idx)]
+        return dW, (step[len(idx)] if use_b else None)
+
+    def joint_direction(self, curv: Callable, gZ: np.ndarray, gb):
+        """``(dW, dc)``: the Newton step on the ``(rows x basis)`` subspace and the
+        intercepts, one system (least squares where singular)."""
+        idx, k, dim, use_b = self.idx, self.k, self.dim, self.use_b
+        n_z = len(idx) * k
+        H = np.empty((dim, dim))
+        for a in range(dim):
+            e = np.zeros(dim)
+            e[a] = 1.0
+            VW = self.expand(e[:n_z].reshape(len(idx), k))
+            HW, Hb = self.hvp(curv, VW, e[n_z:] if use_b else None)
+            H[:n_z, a] = self.restrict(HW).ravel()
+            if use_b:
+                H[n_z:, a] = Hb
+        rhs = np.concatenate([gZ.ravel(), gb]) if use_b else gZ.ravel()
+        step = -_lstsq_sym(H, rhs)
+        return self.expand(step[:n_z].reshape(len(idx), k)), (step[n_z:] if use_b else None)
 
 
 def _lstsq_sym(H: np.ndarray, r: np.ndarray) -> np.ndarray:
