@@ -286,12 +286,12 @@ def _counting_job(monkeypatch, stop_at=None, clock=None):
 
 
 RESUME = ["--splits", "2", "--grid-size", "2", "--cv-folds", "2", "--n-jobs", "1", "--quiet",
-          "--models", "Pooled", "IndependentRidge", "--target", "y", "--task", "g"]
+          "--models", "Pooled", "L21", "--target", "y", "--task", "g"]
 
 
 def test_a_run_stopped_by_ctrl_c_keeps_its_jobs_and_resume_completes_it(tmp_path, capsys,
                                                                         monkeypatch):
-    path = _long_csv(tmp_path / "d.csv", rows_per_task=20)
+    path = _long_csv(tmp_path / "d.csv", rows_per_task=40)
     out = tmp_path / "out"
     calls = _counting_job(monkeypatch, stop_at=3)
     assert main(["benchmark", "--input", str(path), *RESUME, "--out", str(out)]) == 130
@@ -309,12 +309,14 @@ def test_a_run_stopped_by_ctrl_c_keeps_its_jobs_and_resume_completes_it(tmp_path
     resumed = _read(out / "results.csv")
     assert all(r["n_splits"] == "2" for r in resumed) and (out / "results.png").exists()
 
-    calls = _counting_job(monkeypatch)
-    assert main(["benchmark", "--input", str(path), *RESUME, "--out", str(tmp_path / "fresh")
-                 ]) == 0
-    assert len(calls) == 4
-    fresh = {r["model"]: r["nmse_mean"] for r in _read(tmp_path / "fresh" / "results.csv")}
-    assert {r["model"]: r["nmse_mean"] for r in resumed} == fresh
+    from multitask.cli import build_parser
+    from multitask.cli_benchmark import read_benchmark_file
+
+    args = build_parser().parse_args(["benchmark", "--input", str(path), *RESUME])
+    fresh = bench.run_benchmark(read_benchmark_file(args), 2, args.models, n_alphas=2, cv=2,
+                                n_jobs=1, show_progress=False)  # the same run, never stopped
+    assert {r["model"]: float(r["nmse_mean"]) for r in resumed} == pytest.approx(
+        {r["model"]: r["nmse_mean"] for r in fresh.rows}, rel=1e-5)
 
     calls = _counting_job(monkeypatch)  # a complete run: nothing left to do
     assert main(["benchmark", "--input", str(path), *RESUME, "--out", str(out),
@@ -328,7 +330,7 @@ def test_a_run_stopped_by_ctrl_c_keeps_its_jobs_and_resume_completes_it(tmp_path
 
 def test_a_time_limit_stops_starting_jobs_and_resume_completes_the_run(tmp_path, capsys,
                                                                        monkeypatch):
-    path = _long_csv(tmp_path / "d.csv", rows_per_task=20)
+    path = _long_csv(tmp_path / "d.csv", rows_per_task=40)
     out = tmp_path / "out"
     clock = [0.0]
     monkeypatch.setattr(bench, "time", types.SimpleNamespace(perf_counter=lambda: clock[0]))
@@ -338,6 +340,7 @@ def test_a_time_limit_stops_starting_jobs_and_resume_completes_the_run(tmp_path,
     printed = capsys.readouterr().out
     assert rc == 3 and len(calls) == 2, printed
     assert "partial run: 2 of 4" in printed and "verdict: none yet" in printed
+    assert "gain" not in printed
     assert len(_read(out / "splits.csv")) == 2
     journal = (out / "jobs.jsonl").read_text().splitlines()
     assert len(journal) == 3 and "settings" in json.loads(journal[0])

@@ -894,11 +894,11 @@ def format_verdict(res: BenchmarkResult) -> str:
     gain is within the noise (see :func:`verdict`): a gain within the noise is never
     reported as multi-task learning helping.
     """
+    if not res.complete:
+        return (f"verdict: none yet (a partial run: {len(res.split_rows)} of "
+                f"{res.n_jobs_total} jobs done; --resume completes it)")
     v = res.verdict if res.verdict is not None else verdict(res)
     if v is None:
-        if not res.complete:
-            return (f"verdict: none yet (a partial run: {len(res.split_rows)} of "
-                    f"{res.n_jobs_total} jobs done; --resume completes it)")
         return ("verdict: none (it needs a multi-task model and an independent or pooled "
                 "baseline among the models run)")
     label, best = v["label"], v["best"]
@@ -1137,7 +1137,7 @@ def plot_benchmark(res: BenchmarkResult) -> Any:
     for i in np.flatnonzero(off):
         ax.text(0.985 * end, pos[i], "//", ha="center", va="center", color="white",
                 fontsize=9, fontweight="bold")
-        ax.annotate(f"{means[i]:.4g} ± {stds[i]:.2g} (off scale)", (0.97 * end, pos[i]),
+        ax.annotate(f"{means[i]:.4g} ± {stds[i]:.2g} (off scale)", (0.955 * end, pos[i]),
                     ha="right", va="center", fontsize=7, color="white")
     note = " (// : off scale, value written)" if off.any() else ""
     ax.set_xlabel(f"test {label} (mean ± std over splits; "
