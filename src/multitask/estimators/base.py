@@ -1004,7 +1004,14 @@ class MultiTaskRegressorBase(RegressorMixin, MultiTaskEstimator):
         return options
 
     def _make_solver(self, datafit: Datafit, penalty: Penalty) -> Solver:
-        """The solver, or a ``ValueError`` naming the model, the loss and why none applies."""
+        """The solver, or a ``ValueError`` naming the model, the loss and why none applies
+        (the equality-constrained formulation ``y = X w`` of a model is least squares)."""
+        loss = self._loss_name()
+        if loss != "squared" and getattr(self, "formulation", None) == "constrained":
+            raise ValueError(
+                f"{type(self).__name__} cannot fit the {loss!r} loss with "
+                "formulation='constrained': the equality-constrained problem (X_t w_t = y_t) "
+                "is the squared loss's; use formulation='penalized'.")
         try:
             return super()._make_solver(datafit, penalty)
         except ValueError as exc:

@@ -153,9 +153,10 @@ class Datafit:
             return
         i = int(np.flatnonzero(bad)[0])
         t = int(data.task_of_row[i])
+        label = data.tasks[t].item() if isinstance(data.tasks[t], np.generic) else data.tasks[t]
         raise ValueError(
-            f"The {self.name} loss needs {what}: task {data.tasks[t]!r} has the target "
-            f"{data.y[i]!r} (row {i - int(data.offsets[t])} of the task).")
+            f"The {self.name} loss needs {what}: task {label!r} has the target "
+            f"{float(data.y[i])!r} (row {i - int(data.offsets[t])} of the task).")
 
     @staticmethod
     def inverse_link(z: np.ndarray) -> np.ndarray:

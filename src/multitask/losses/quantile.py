@@ -124,6 +124,29 @@ class Pinball(Datafit):
         """The weighted ``tau``-quantile of each task's targets (:func:`weighted_quantiles`)."""
         return weighted_quantiles(self.data, self.data.y, self.quantile)
 
+    def grad_at_zero(self) -> np.ndarray:
+        """The gradient at ``W = 0`` and the optimal intercepts (the quantiles) with the
+        subgradient that balances each task at its kink: the rows at the task's quantile (where
+        ``ell`` has a kink) share the derivative in ``[-tau, 1 - tau]`` that makes the task's
+        weighted sum zero (the intercepts' optimality, which a dual point needs); with one
+        such row per task (continuous targets) it is the only one, so ``alpha_max`` is exact
+        there."""
+        data = self.data
+        w = data.row_weights
+        b0 = self.optimal_intercept_at_zero() if self.has_intercept_variable else None
+        z = np.zeros(data.n_rows) if b0 is None else data.expand(b0)
+        _, a = self._dloss(z)
+        if b0 is not None:
+            kink = (data.y == z) & (w > 0)
+            rest = data.task_sum(w * a * ~kink)
+            share = data.task_sum(w * kink)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                at = np.clip(-rest / np.where(share > 0, share, 1.0), -self.quantile,
+                             1.0 - self.quantile)
+            a = np.where(kink, data.expand(at), a)
+        G = data.rmatvec(w * a)
+        return G
+
     def _score_conjugate(self, a):
         """``a y`` on ``-tau <= a <= 1 - tau``, ``inf`` outside."""
         a = np.asarray(a, dtype=np.float64)
