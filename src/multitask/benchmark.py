@@ -22,7 +22,14 @@ Protocol (the School benchmark, made general):
   classified right), see :mod:`multitask.metrics`;
 * a verdict (:func:`verdict`): the best multi-task model against the best independent
   baseline and the pooled baseline, the paired difference of the first metric over the
-  splits, and on how many splits it holds.
+  splits, relative to the baseline, on how many splits it holds, and whether it is clear of
+  the noise (twice its standard error and the split-to-split spread of the two models).
+
+The table's header says the cross-validation rule each job applied (K-fold, or leave-one-out
+within tasks for small tasks); notes under it name the tasks left out of aMSE and say when
+aMSE is unstable (few test rows per task). :func:`run_benchmark` reports each job as it ends
+(``on_job``), takes the jobs of a stopped run (``done``, with equal
+:func:`benchmark_settings`) and a ``time_limit``.
 
 The models are found, not listed: every ``*Regressor`` (regression) or ``*Classifier``
 (classification) of ``multitask.__all__`` (a deprecated alias counted once) except the
@@ -67,6 +74,7 @@ __all__ = [
     "BenchmarkResult",
     "SchoolBenchmark",
     "benchmark_models",
+    "benchmark_settings",
     "format_table",
     "format_verdict",
     "plot_benchmark",
@@ -744,8 +752,8 @@ def _summarize(records: list[dict], context: dict, complete: bool) -> BenchmarkR
         split_rows.append(row)
     rules: dict[tuple, dict] = {}
     for r in results:
-        key = (r.get("selection", "kfold"), int(r.get("cv_folds", context["cv"])))
-        rule = rules.setdefault(key, {"selection": key[0], "folds": key[1], "train_rows": [],
+        how = (r.get("selection", "kfold"), int(r.get("cv_folds", context["cv"])))
+        rule = rules.setdefault(how, {"selection": how[0], "folds": how[1], "train_rows": [],
                                       "jobs": 0})
         rule["jobs"] += 1
         if "train_rows" in r:

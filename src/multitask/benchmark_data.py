@@ -666,7 +666,8 @@ def _standardize(X_tr: Any, X_te: Any, feature_names: list[str] | None = None,
         out_tr, out_te = f(X_tr), f(X_te)
     from multitask.data import MAX_ABS_VALUE
 
-    for part in (out_tr if lists else [out_tr]) + (out_te if lists else [out_te]):
+    parts: list[Any] = [*out_tr, *out_te] if lists else [out_tr, out_te]
+    for part in parts:
         vals = part.data if sp.issparse(part) else part
         with np.errstate(invalid="ignore"):
             fine = np.isfinite(vals) & (np.abs(vals) <= MAX_ABS_VALUE)
