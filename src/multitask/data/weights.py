@@ -100,6 +100,30 @@ def _shared_weights(sample_weight, n: int, m: int, labels) -> np.ndarray:
                      f"task, shape ({n}, {m}).")
 
 
+#: The weights are kept as given while the largest lies in ``[2^-WEIGHT_BAND, 2^WEIGHT_BAND]``.
+WEIGHT_BAND = 64
+
+
+def _unit_scaled(w: np.ndarray, offsets: np.ndarray, labels) -> np.ndarray:
+    """Weights whose largest lies outside ``[2^-64, 2^64]`` (:data:`WEIGHT_BAND`) divided by
+    ``2^e``, ``2^(e-1) <= max(w) < 2^e``: a common factor changes no model, and the largest
+    weight in ``[1/2, 1)`` keeps the products of the weights with squared data clear of
+    underflow (weights near ``5e-324`` gave another model) and overflow (near ``1.8e308``, no
+    model). Exact (a power of two) for every weight that does not underflow against the
+    largest; a task whose weights all would (more than ``2^1074`` times below the largest: a
+    ratio beyond the float range) is refused, naming it. Weights in the band are kept."""
+    top = float(w.max()) if w.size else 0.0
+    if not top > 0.0 or 2.0 ** -WEIGHT_BAND <= top <= 2.0 ** WEIGHT_BAND:
+        return w
+    out = np.ldexp(w, -int(np.frexp(top)[1]))
+    for t, (a, b) in enumerate(zip(offsets[:-1], offsets[1:], strict=True)):
+        if np.any(w[a:b] > 0) and not np.any(out[a:b] > 0):
+            raise ValueError(f"sample_weight of task {_label(labels[t])} is more than 2^1074 "
+                             "times below the largest weight: the ratio leaves the range of "
+                             "floating-point numbers; give weights within a narrower range.")
+    return out
+
+
 def _apply_weights(X, y, ys, sizes, order, weights, observed, shared: bool, labels):
     """Combine the user's weights and the observed targets into the stacked weights of the
     data; drop what weighs zero everywhere; check that every task weighs something.
@@ -124,6 +148,7 @@ def _apply_weights(X, y, ys, sizes, order, weights, observed, shared: bool, labe
         raise ValueError(f"sample_weight is zero on every row of task {_label(labels[t])}: "
                          "the task has nothing to fit (drop it, or give a row a positive "
                          "weight).")
+    w = _unit_scaled(w, offsets, labels)
     m = len(sizes)
     if shared:
         n = X.shape[0]
