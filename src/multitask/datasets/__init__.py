@@ -5,7 +5,9 @@
 * Loaders for the real data sets kept in the data folder (``shared/data`` beside the clone, or
   the folder named by the environment variable ``MULTITASK_DATA``; see :func:`find_data_dir`):
   :func:`load_sarcos`, :func:`load_yeast`, :func:`load_scene`, :func:`load_letters`,
-  :func:`load_newsgroups`, :func:`load_splice`. Nothing is downloaded.
+  :func:`load_newsgroups`, :func:`load_splice`, :func:`load_be_mtpl97` (claim counts with
+  exposure, 80 district tasks), :func:`load_vowel` (11 vowel classes, 15 speaker tasks).
+  Nothing is downloaded.
 * Random splits: :func:`split_tasks` (per task) and :func:`split_shared` (shared design).
 * Synthetic data with known structure (:mod:`multitask.datasets.synthetic`):
   :func:`make_linear_tasks` (given weights), :func:`make_low_rank_tasks`,
@@ -17,11 +19,13 @@
 from ._loaders import (
     LETTER_PAIRS,
     NEWSGROUP_PAIRS,
+    load_be_mtpl97,
     load_letters,
     load_newsgroups,
     load_sarcos,
     load_scene,
     load_splice,
+    load_vowel,
     load_yeast,
 )
 from ._paths import ENV_VAR, find_data_dir
@@ -42,12 +46,14 @@ __all__ = [
     "LETTER_PAIRS",
     "NEWSGROUP_PAIRS",
     "find_data_dir",
+    "load_be_mtpl97",
     "load_letters",
     "load_newsgroups",
     "load_sarcos",
     "load_scene",
     "load_school",
     "load_splice",
+    "load_vowel",
     "load_yeast",
     "make_joint_sparse_tasks",
     "make_linear_tasks",

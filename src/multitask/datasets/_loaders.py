@@ -540,3 +540,221 @@ def load_splice(
     if not np.all((y == 1) | (y == -1)):
         raise ValueError(f"{path.name}: labels are not +1/-1")
     return Bunch(sequences=sequences, y=y, source=source, DESCR=_SPLICE_DESCR)
+
+
+# --------------------------------------------------------------------------------------------
+# Belgian motor third-party liability, 1997 (claim counts with exposure)
+# --------------------------------------------------------------------------------------------
+
+_BE_MTPL97_DESCR = """\
+beMTPL97: Belgian motor third-party liability policies, 1997 (claim counts with exposure)
+=========================================================================================
+
+163,212 policies of a Belgian insurer: the number of claims of each policy in the year
+(``nclaims``, 0 to 5) over its exposure (``expo``, the fraction of the year it was insured,
+0.0027 to 1). The overall claim frequency is 0.139 claims per policy-year.
+
+Tasks: the postal districts, ``postcode // 100`` (the first two digits of the Belgian postal
+code): 80 tasks of 246 to 6,291 policies (median 1,644), 219 to 5,215 policy-years of
+exposure, 19 to 1,282 claims each.
+
+Features (10): ``ageph`` (age of the policyholder), ``bm`` (bonus-malus level, 0 to 22),
+``power`` (vehicle power, kW), ``agec`` (vehicle age, years), ``fleet`` (0/1) as numbers, and
+the indicators of ``sex``, ``fuel``, ``use`` and ``coverage`` with the most common level as
+reference (``male``, ``gasoline``, ``private``, ``TPL``): ``sex_female``, ``fuel_diesel``,
+``use_work``, ``coverage_TPL+``, ``coverage_TPL++``. The outcomes ``claim``, ``amount`` and
+``average`` are never features. Standardize the features before fitting.
+
+The multi-task model of the data: a Poisson regression per district with ``log(expo)`` as
+offset, i.e. (scikit-learn's way) the rate ``nclaims / expo`` as target with ``expo`` as
+sample weight; the expected number of claims is then the rate times the exposure.
+
+References
+----------
+K. Henckaerts, K. Antonio, M. Clijsters, R. Verbelen, "A data driven binning strategy for the
+construction of insurance tariff classes", Scandinavian Actuarial Journal 2018(8):681-705.
+M. Denuit, S. Lang, "Non-life rate-making with Bayesian GAMs", Insurance: Mathematics and
+Economics 35(3), 2004.
+C. Dutang, A. Charpentier, "CASdatasets: Insurance Datasets", R package (version 1.2-1).
+"""
+
+#: The numeric features of beMTPL97, then its categorical columns with their levels (the first,
+#: the most common, is the reference level and gets no column).
+_BE_MTPL97_NUMERIC = ("ageph", "bm", "power", "agec", "fleet")
+_BE_MTPL97_LEVELS = {
+    "sex": ("male", "female"),
+    "fuel": ("gasoline", "diesel"),
+    "use": ("private", "work"),
+    "coverage": ("TPL", "TPL+", "TPL++"),
+}
+
+
+def load_be_mtpl97(data_dir: PathLike | None = None) -> Bunch:
+    """Load the Belgian motor insurance claim counts (80 postal-district tasks, with exposure).
+
+    Parameters
+    ----------
+    data_dir : str or path-like, optional
+        Data folder; resolved by :func:`find_data_dir`. Reads
+        ``be_mtpl97/beMTPL97.csv.gz`` (with pandas).
+
+    Returns
+    -------
+    data : sklearn.utils.Bunch
+        X : ndarray of shape (163212, 10), float64
+            The features, long format (one row per policy, in the file's order):
+            ``ageph, bm, power, agec, fleet, sex_female, fuel_diesel, use_work,
+            coverage_TPL+, coverage_TPL++`` (indicators against the most common level).
+        y : ndarray of shape (163212,), float64
+            The number of claims, ``nclaims`` (0 to 5).
+        exposure : ndarray of shape (163212,), float64
+            The exposure in years, ``expo`` (in ``(0, 1]``). A Poisson model of the counts
+            fits the rate ``y / exposure`` with ``sample_weight=exposure``.
+        task : ndarray of shape (163212,), int64
+            The postal district of each policy, ``postcode // 100`` (80 distinct values).
+        postcode : ndarray of shape (163212,), int64
+            The postal code (583 distinct values), for other groupings.
+        task_names : ndarray of shape (80,), int64
+            The districts, sorted.
+        feature_names : ndarray of shape (10,), str
+        DESCR : str
+
+    Raises
+    ------
+    FileNotFoundError
+        When the data folder or the file is missing.
+    ValueError
+        When a column is missing, a categorical column holds a level not listed in the
+        README, or the counts or exposures are out of their range.
+
+    Examples
+    --------
+    >>> from multitask.datasets import load_be_mtpl97
+    >>> d = load_be_mtpl97()                                   # doctest: +SKIP
+    >>> round(d.y.sum() / d.exposure.sum(), 3)                 # doctest: +SKIP
+    0.139
+    """
+    import pandas as pd
+
+    path = data_file(data_dir, "be_mtpl97", "beMTPL97.csv.gz")
+    df = pd.read_csv(path)
+    needed = ("nclaims", "expo", "postcode", *_BE_MTPL97_NUMERIC, *_BE_MTPL97_LEVELS)
+    missing = [c for c in needed if c not in df.columns]
+    if missing:
+        raise ValueError(f"{path.name}: column {missing[0]!r} not found.")
+    columns = [df[c].to_numpy(dtype=np.float64) for c in _BE_MTPL97_NUMERIC]
+    names = list(_BE_MTPL97_NUMERIC)
+    for col, levels in _BE_MTPL97_LEVELS.items():
+        values = df[col].astype(str).to_numpy()
+        unknown = sorted(set(np.unique(values)) - set(levels))
+        if unknown:
+            raise ValueError(f"{path.name}: column {col!r} holds the level {unknown[0]!r}, not "
+                             f"one of {levels}.")
+        for level in levels[1:]:
+            columns.append((values == level).astype(np.float64))
+            names.append(f"{col}_{level}")
+    y = df["nclaims"].to_numpy(dtype=np.float64)
+    exposure = df["expo"].to_numpy(dtype=np.float64)
+    if not (np.all(np.isfinite(y)) and np.all(y >= 0)):
+        raise ValueError(f"{path.name}: 'nclaims' holds negative or missing counts.")
+    if not (np.all(np.isfinite(exposure)) and np.all(exposure > 0)):
+        raise ValueError(f"{path.name}: 'expo' holds exposures that are not positive.")
+    postcode = df["postcode"].to_numpy(dtype=np.int64)
+    task = postcode // 100
+    return Bunch(
+        X=np.ascontiguousarray(np.column_stack(columns)),
+        y=y,
+        exposure=exposure,
+        task=task,
+        postcode=postcode,
+        task_names=np.unique(task),
+        feature_names=np.array(names),
+        DESCR=_BE_MTPL97_DESCR,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Vowel recognition (Deterding data): 11 classes, 15 speakers
+# --------------------------------------------------------------------------------------------
+
+_VOWEL_DESCR = """\
+Vowel recognition (Deterding data; UCI "Connectionist Bench", vowel-context.data)
+==================================================================================
+
+The 11 steady-state vowels of British English, each spoken in an h-V-d word (heed, hid, head,
+had, hard, hud, hod, hoard, hood, who'd, heard) six times by each of 15 speakers: 990 rows,
+66 per speaker, 6 per (speaker, vowel). Features: 10 log-area ratios from an LPC analysis of
+the steady part of the vowel (``f0`` .. ``f9``, about -5.2 to 5.1). Classes: the vowels
+coded 0 .. 10 as in the file (whose description gives the words but not their order).
+
+Tasks: the speakers (0 .. 14), all with the same 11 classes. The original split is by speaker
+(``train_speaker``): speakers 0-7 (528 rows) for training and 8-14 (462 rows) for testing,
+speaker-independent recognition (a "new task" problem); per-task models split each speaker's
+rows instead (stratified by vowel).
+
+References
+----------
+D. H. Deterding, "Speaker Normalisation for Automatic Speech Recognition", PhD thesis,
+University of Cambridge, 1989.
+A. J. Robinson, "Dynamic Error Propagation Networks", PhD thesis, University of Cambridge,
+1989.
+T. Hastie, R. Tibshirani, J. Friedman, "The Elements of Statistical Learning", Springer.
+UCI Machine Learning Repository, "Connectionist Bench (Vowel Recognition - Deterding Data)".
+"""
+
+
+def load_vowel(data_dir: PathLike | None = None) -> Bunch:
+    """Load the Deterding vowel data (15 speaker tasks, 11 vowel classes, 10 features).
+
+    Parameters
+    ----------
+    data_dir : str or path-like, optional
+        Data folder; resolved by :func:`find_data_dir`. Reads
+        ``vowel_deterding/vowel-context.data``.
+
+    Returns
+    -------
+    data : sklearn.utils.Bunch
+        X : ndarray of shape (990, 10), float64
+            The 10 log-area ratios, long format (one row per spoken vowel, file order).
+        y : ndarray of shape (990,), int64
+            The vowel, 0 .. 10.
+        task : ndarray of shape (990,), int64
+            The speaker, 0 .. 14 (66 rows each).
+        sex : ndarray of shape (990,), int64
+            0 male, 1 female (constant within a speaker).
+        train_speaker : ndarray of shape (990,), bool
+            The original split by speaker: True for the 528 rows of the training speakers
+            0-7, False for the 462 rows of the test speakers 8-14.
+        task_names : ndarray of shape (15,), int64
+        feature_names : ndarray of shape (10,), str
+            ``"f0"`` .. ``"f9"``.
+        DESCR : str
+
+    Raises
+    ------
+    FileNotFoundError
+        When the data folder or the file is missing.
+    ValueError
+        When the file does not hold 14 numeric columns or its labels are out of range.
+    """
+    path = data_file(data_dir, "vowel_deterding", "vowel-context.data")
+    data = np.loadtxt(path, delimiter=",", dtype=np.float64, ndmin=2)
+    if data.shape[1] != 14:
+        raise ValueError(f"{path.name}: expected 14 columns, got shape {data.shape}")
+    split, speaker, sex, y = (data[:, j] for j in (0, 1, 2, 13))
+    for label, col, top in (("train_test", split, 1), ("speaker", speaker, 14),
+                            ("sex", sex, 1), ("vowel", y, 10)):
+        if not (np.all(col == np.round(col)) and col.min() >= 0 and col.max() <= top):
+            raise ValueError(f"{path.name}: the {label} column holds values outside 0..{top}.")
+    task = speaker.astype(np.int64)
+    return Bunch(
+        X=np.ascontiguousarray(data[:, 3:13]),
+        y=y.astype(np.int64),
+        task=task,
+        sex=sex.astype(np.int64),
+        train_speaker=split == 0,
+        task_names=np.unique(task),
+        feature_names=np.array([f"f{i}" for i in range(10)]),
+        DESCR=_VOWEL_DESCR,
+    )
