@@ -223,6 +223,7 @@ def test_raw_school_default_fit_is_certified_within_its_tol():
     assert fista.converged_ or fista.optimality_ > fista.tol
 
 
+@pytest.mark.slow  # benchmark-like: iteration counts of two solvers on raw and standardized School
 def test_iterations_do_not_follow_the_condition_number():
     """On raw School (condition number ~1e4) ADMM needs at most 8 times its iterations on the
     same schools standardized (condition number ~25), both at tol=1e-6; accelerated gradient

@@ -102,6 +102,7 @@ def test_one_eigendecomposition_per_run(monkeypatch):
     assert len(calls) == 1  # ...on one eigendecomposition of the bound's Hessians
 
 
+@pytest.mark.slow  # benchmark-like: iteration counts of two solvers
 def test_far_fewer_iterations_than_accelerated_gradient_on_raw_features():
     Xs, ys = _problem(2, spread=2.0, m=6)
     data, _ = as_multitask_data(Xs, ys, classification=True)

@@ -35,6 +35,7 @@ def _have_data() -> bool:
     return True
 
 
+@pytest.mark.slow  # an experiment (the paper's synthetic setup, reduced)
 def test_synthetic_ramusa_beats_trace_norm_at_every_omega():
     """Seeded, reduced: 2 simulations for the smallest and the largest omega, parameters chosen
     on the validation rows; RAMUSA's design MSE is below the trace norm's, which is below least

@@ -22,6 +22,7 @@ def _tasks(rng, d=10, m=3, n=30):
     return Xs, ys
 
 
+@pytest.mark.slow  # an experiment (the paper's synthetic setup, reduced)
 def test_reduced_synthetic_experiment():
     """The paper's synthetic setup, reduced (m = 30, 500 test rows, 2 seeds, sizes <= 40).
 
@@ -80,6 +81,7 @@ def test_fit_subgradient_reports_the_chosen_step_and_objective():
         assert np.all(norms <= np.atleast_1d(radius) * (1 + 1e-9))
 
 
+@pytest.mark.slow  # an experiment (the paper's synthetic setup at 10 rows per task, reduced)
 def test_lp_solution_is_sparser_than_subgradient_at_10_rows():
     """Reduced synthetic setup (d = 200, m = 30, 10 rows per task, seed 0): the exact l1,inf
     solution selects fewer features with a higher precision than the exact l1 solution, and
@@ -93,6 +95,9 @@ def test_lp_solution_is_sparser_than_subgradient_at_10_rows():
     assert nsel["l1inf_lp"] < nsel["l1_lp"]
     assert nsel["l1inf_lp"] < nsel["l1inf"]
     assert obj["l1inf_lp"] <= obj["l1inf"] * (1 + 1e-6)
+
+
+def test_unknown_models_are_refused():
     with pytest.raises(ValueError, match="Unknown models"):
         ex.run_synthetic((10,), models=("l2_lp",))
 

@@ -25,6 +25,7 @@ def _args(**kw):
     return argparse.Namespace(**base)
 
 
+@pytest.mark.slow  # an experiment (the paper's outlier-task setting)
 def test_outlier_tasks_found_by_the_full_problem_solvers():
     rows = robust_dc.run(_args())
     assert all(set(r) == set(RESULT_COLUMNS) for r in rows)

@@ -78,6 +78,7 @@ def test_trace_ball_model_is_feasible_and_binding():
     assert np.linalg.svd(est.coef_, compute_uv=False).sum() == pytest.approx(0.3, rel=1e-6)
 
 
+@pytest.mark.slow  # an experiment (the planted instance, searched by CV)
 def test_synthetic_planted_recovery_and_prediction():
     """The planted instance (seed 0): support F1 >= 90 %, rank 2, and the CV-chosen MixedNorm
     predicts better than the per-task lasso."""

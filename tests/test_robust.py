@@ -255,14 +255,14 @@ def test_ladm_squared_hinge_with_intercept_matches_cvxpy_and_kkt(hinge_data):
 # ----------------------------------------------------------------------------- APG vs cvxpy
 @pytest.mark.parametrize("kind", ["squared", "hinge"])
 def test_apg_matches_cvxpy_and_kkt(kind, ls_data, hinge_data):
-    data = ls_data if kind == "squared" else hinge_data
     alpha, lam = 0.05, 0.95
-    ref = cvx_rmtl(data, alpha, lam, kind, fit_intercept=True)
     # the estimators' datafits: the squared loss centres exactly, the squared hinge centres
-    # its features and keeps the intercepts as variables
-    df = Squared(data, True) if kind == "squared" else SquaredHinge(data, True, center=True)
-    pen = LowRankOutlier(alpha, lam)
-    res = ProximalGradient(tol=1e-8, max_iter=50000).solve(df, pen)
+    # its features and keeps the intercepts as variables; cvxpy's optimum and the solve by
+    # ProximalGradient(tol=1e-8, max_iter=50000) are those of the "fista" case of
+    # test_every_solver_reaches_the_same_optimum (computed once for both tests)
+    df, pen, ref, _ = _split_problem(kind, "robust", ls_data, hinge_data)
+    assert (pen.alpha, pen.lam) == (alpha, lam)
+    res = _split_solve(kind, "robust", "fista", ls_data, hinge_data)
     assert res.converged and res.optimality <= 1e-8
     L, E = res.coef
     b = res.intercept_variable
@@ -296,6 +296,20 @@ def _split_problem(kind, formulation, ls_data, hinge_data):
     return df, pen, ref, W
 
 
+_SOLVE_CACHE: dict = {}
+
+
+def _split_solve(kind, formulation, name, ls_data, hinge_data):
+    """The result of solver ``name`` on one split model (cached: two tests read it)."""
+    key = (kind, formulation, name)
+    if key not in _SOLVE_CACHE:
+        df, pen, _, _ = _split_problem(kind, formulation, ls_data, hinge_data)
+        solver = _SPLIT_SOLVERS[name]()
+        assert solver.supports(df, pen)
+        _SOLVE_CACHE[key] = solver.solve(df, pen)
+    return _SOLVE_CACHE[key]
+
+
 #: Every solver of the split penalties, at the tolerance of the issue's acceptance (1e-8);
 #: plain proximal gradient (sublinear) at 1e-7. On the robust model, proximal gradient and the
 #: momentum without restart (the sparse + low-rank paper's AG) run in the slow suite only
@@ -326,8 +340,7 @@ def test_every_solver_reaches_the_same_optimum(formulation, kind, name, ls_data,
     optimality measure; the weights agree with cvxpy's."""
     df, pen, ref, W_ref = _split_problem(kind, formulation, ls_data, hinge_data)
     solver = _SPLIT_SOLVERS[name]()
-    assert solver.supports(df, pen)
-    res = solver.solve(df, pen)
+    res = _split_solve(kind, formulation, name, ls_data, hinge_data)  # asserts supports()
     assert res.converged and res.optimality <= solver.tol, res.optimality
     F = rmtl_objective(df, res.coef, res.intercept_variable, pen)
     assert np.isfinite(F)  # feasible (the trace ball of the sparse + low-rank model)
