@@ -14,9 +14,14 @@ The rows are never copied. A shared design (one ``X`` for every task) is already
 whose tasks share it: the view is a :class:`~multitask.data.MultiTaskData` of ``m K`` tasks
 on the same ``X`` (one product ``X W`` with ``m K`` columns per pass). A per-task design is
 read through :class:`ClassColumns`, whose products run over the rows of ``X`` once and score
-each row for its task's ``K`` classes (compiled kernels for dense and CSR designs). The view's
-targets are the one-hot indicators ``1[y_i = k]`` (the targets of the column), its row weights
-those of the rows, repeated per class.
+each row for its task's ``K`` classes (compiled kernels for dense and CSR designs). The
+multinomial loss reads the class codes of the original data: the view stores no targets (its
+``y`` is a read-only array of NaN that takes no memory, so that a reader of the view's targets
+gets NaN, not wrong numbers). Its row weights are those of the rows, repeated per class.
+
+Memory: what the view adds to the data is the repeated implicit centring and its constant
+cells (``(n_features, m K)``, the size of ``W``), and the row weights when ``sample_weight``
+was given (``K`` per row); a pass over the data allocates the ``K N`` scores it returns.
 """
 
 from __future__ import annotations
@@ -29,15 +34,17 @@ from numba import njit
 
 from multitask.data.container import MultiTaskData, _offsets_of
 
-__all__ = ["ClassColumns", "class_columns", "class_presence", "class_scores_by_row"]
+__all__ = ["ClassColumns", "class_columns", "class_presence", "class_scores_by_row",
+           "no_targets", "task_means_and_constant"]
 
 _REASSOC = {"reassoc", "contract"}
 
 
 # --------------------------------------------------------------------------- kernels
 @njit(cache=True, fastmath=_REASSOC)
-def _dense_class_matvec(X, Wt, offsets, K):
-    """View-stacked scores ``z[K o_t + k n_t + i] = x_i^T Wt[t K + k]`` of a dense design."""
+def _dense_class_matvec(X, Wt, c, offsets, K):
+    """View-stacked scores ``z[K o_t + k n_t + i] = x_i^T Wt[t K + k] + c[t K + k]`` of a
+    dense design."""
     n_rows, d = X.shape
     m = offsets.shape[0] - 1
     out = np.empty(K * n_rows, dtype=np.float64)
@@ -47,11 +54,11 @@ def _dense_class_matvec(X, Wt, offsets, K):
         for i in range(n):
             r = o + i
             for k in range(K):
-                c = t * K + k
+                col = t * K + k
                 s = 0.0
                 for j in range(d):
-                    s += X[r, j] * Wt[c, j]
-                out[K * o + k * n + i] = s
+                    s += X[r, j] * Wt[col, j]
+                out[K * o + k * n + i] = s + c[col]
     return out
 
 
@@ -76,7 +83,7 @@ def _dense_class_rmatvec(X, R, offsets, K):
 
 
 @njit(cache=True)
-def _csr_class_matvec(data, indices, indptr, Wt, offsets, K):
+def _csr_class_matvec(data, indices, indptr, Wt, c, offsets, K):
     """:func:`_dense_class_matvec` of a CSR design."""
     n_rows = indptr.shape[0] - 1
     m = offsets.shape[0] - 1
@@ -87,11 +94,11 @@ def _csr_class_matvec(data, indices, indptr, Wt, offsets, K):
         for i in range(n):
             r = o + i
             for k in range(K):
-                c = t * K + k
+                col = t * K + k
                 s = 0.0
                 for p in range(indptr[r], indptr[r + 1]):
-                    s += data[p] * Wt[c, indices[p]]
-                out[K * o + k * n + i] = s
+                    s += data[p] * Wt[col, indices[p]]
+                out[K * o + k * n + i] = s + c[col]
     return out
 
 
@@ -129,6 +136,57 @@ def _view_to_rows(z, offsets, K):
     return out
 
 
+@njit(cache=True)
+def _csr_task_column_stats(data, indices, indptr, offsets, n_features, weights):
+    """Per (task, feature): the weighted sum of the stored values, their count, the first one
+    and whether another differs from it, in one pass over a CSR design (``weights`` empty:
+    every row weighs 1); each ``(m, d)``."""
+    m = offsets.shape[0] - 1
+    sums = np.zeros((m, n_features))
+    count = np.zeros((m, n_features), dtype=np.int64)
+    first = np.zeros((m, n_features))
+    differ = np.zeros((m, n_features), dtype=np.bool_)
+    with_w = weights.shape[0] > 0
+    for t in range(m):
+        for r in range(offsets[t], offsets[t + 1]):
+            wr = weights[r] if with_w else 1.0
+            for p in range(indptr[r], indptr[r + 1]):
+                j = indices[p]
+                v = data[p]
+                sums[t, j] += wr * v
+                if count[t, j] == 0:
+                    first[t, j] = v
+                elif v != first[t, j]:
+                    differ[t, j] = True
+                count[t, j] += 1
+    return sums, count, first, differ
+
+
+def task_means_and_constant(data: MultiTaskData) -> tuple[np.ndarray, np.ndarray]:
+    """:meth:`~multitask.data.MultiTaskData.x_means_and_constant` (the per-task weighted
+    feature means ``(d, m)`` and the mask of the cells whose column is constant within the
+    task, where the mean is that constant exactly), for a sparse per-task design from one
+    compiled pass over its stored entries and ``O(m d)`` memory (the container's sparse route
+    sorts a copy of the entries); other designs go to the container. A cell is constant when
+    the task stores ``n_t`` equal values in the column, or none (a zero column)."""
+    if data.shared or not sp.issparse(data.X) or data.x_offset is not None:
+        return data.x_means_and_constant()
+    Xs = sp.csr_matrix(data.X)
+    w = np.zeros(0) if data.sample_weight is None else np.asarray(data.sample_weight,
+                                                                    dtype=np.float64)
+    sums, count, first, differ = _csr_task_column_stats(
+        Xs.data, Xs.indices, Xs.indptr, np.asarray(data.offsets, dtype=np.int64),
+        Xs.shape[1], w)
+    sizes = data.task_sizes[:, None]
+    total = (np.maximum(data.task_sizes, 1).astype(np.float64) if data.sample_weight is None
+             else data.task_weight_sums)
+    mu = sums / total[:, None]
+    full = (count == sizes) & ~differ
+    mu[full] = first[full]
+    constant = full | ((count == 0) & (sizes > 0))
+    return np.ascontiguousarray(mu.T), np.ascontiguousarray(constant.T)
+
+
 # --------------------------------------------------------------------------- helpers
 def class_presence(codes: np.ndarray, weights: np.ndarray, offsets: np.ndarray,
                    n_classes: int) -> np.ndarray:
@@ -151,24 +209,26 @@ def _base_rows(base: MultiTaskData, K: int, view_sizes: np.ndarray) -> np.ndarra
     return np.arange(int(view_offsets[-1]), dtype=np.int64) + shift
 
 
+def no_targets(n: int) -> np.ndarray:
+    """A read-only array of ``n`` NaN that takes no memory: the targets of the view (module
+    docstring)."""
+    return np.broadcast_to(np.float64(np.nan), (n,))
+
+
 def class_columns(base: MultiTaskData, n_classes: int) -> MultiTaskData:
     """The data set whose tasks are the ``m K`` task-class columns of ``base`` (module
     docstring): a :class:`~multitask.data.MultiTaskData` of ``m K`` tasks on the same ``X``
     for a shared design, a :class:`ClassColumns` view for per-task designs. ``base.y`` holds
-    the class codes ``0 .. K-1``; the implicit centring (``x_offset``), the constant cells and
-    the row weights of ``base`` are repeated for the classes of each task; the rows of ``X``
-    are not copied."""
+    the class codes ``0 .. K-1`` (the view's own targets are not stored: :func:`no_targets`);
+    the implicit centring (``x_offset``), the constant cells and the row weights of ``base``
+    are repeated for the classes of each task; the rows of ``X`` are not copied."""
     K = int(n_classes)
     if K < 1:
         raise ValueError(f"n_classes must be >= 1, got {n_classes!r}.")
-    m = base.n_tasks
     sizes = np.repeat(base.task_sizes, K)
-    rows = _base_rows(base, K, sizes)
-    codes = np.asarray(base.y, dtype=np.int64)
-    klass = np.repeat(np.tile(np.arange(K, dtype=np.int64), m), sizes)
-    y = (codes[rows] == klass).astype(np.float64)
-    weights = None if base.sample_weight is None else base.sample_weight[rows]
-    del rows, klass
+    weights = (None if base.sample_weight is None
+               else base.sample_weight[_base_rows(base, K, sizes)])
+    y = no_targets(int(sizes.sum()))
     x_offset = None if base.x_offset is None else np.repeat(base.x_offset, K, axis=1)
     x_constant = None if base.x_constant is None else np.repeat(base.x_constant, K, axis=1)
     tasks = np.repeat(np.asarray(base.tasks), K)
@@ -241,21 +301,26 @@ class ClassColumns(MultiTaskData):
     def matvec(self, W: np.ndarray) -> np.ndarray:
         """View-stacked scores ``z_{(t,k), i} = x_i^T w_{t,k}`` (minus the implicit centring),
         shape ``(K N,)``; ``W`` of shape ``(d, m K)``."""
+        return self.scores(W, None)
+
+    def scores(self, W: np.ndarray, b: np.ndarray | None) -> np.ndarray:
+        """:meth:`matvec` plus ``b_{(t,k)}`` (shape ``(m K,)``, or None) in the same pass:
+        the centring and the intercepts are one constant per column, added by the kernel
+        (no temporary of the scores' size)."""
         W = np.asarray(W, dtype=np.float64)
         if W.shape != (self.n_features, self.n_tasks):
             raise ValueError(f"W has shape {W.shape} but the data have {self.n_features} "
                              f"features and {self.n_tasks} task-class columns.")
         base, K = self._base(), int(self.n_classes)
-        Wt, shift = self._task_major(W)
+        c = np.zeros(self.n_tasks) if b is None else np.array(b, dtype=np.float64)
+        if base.x_offset is not None:  # x_offset[:, t] . w_{t,k} for every column
+            c -= np.einsum("jtk,jt->tk", W.reshape(W.shape[0], -1, K), base.x_offset).ravel()
+        Wt = np.ascontiguousarray(W.T)
         offsets = np.asarray(base.offsets, dtype=np.int64)
         if sp.issparse(self.X):
             Xs = sp.csr_matrix(self.X)
-            z = _csr_class_matvec(Xs.data, Xs.indices, Xs.indptr, Wt, offsets, K)
-        else:
-            z = _dense_class_matvec(self.X, Wt, offsets, K)
-        if self.x_offset is not None:
-            z -= self.expand(shift)
-        return z
+            return _csr_class_matvec(Xs.data, Xs.indices, Xs.indptr, Wt, c, offsets, K)
+        return _dense_class_matvec(self.X, Wt, c, offsets, K)
 
     def rmatvec(self, R: np.ndarray) -> np.ndarray:
         """``G[:, (t,k)] = X_t^T R_{(t,k)}`` (with the implicit centring), shape ``(d, m K)``,
@@ -273,11 +338,33 @@ class ClassColumns(MultiTaskData):
         else:
             Gt = _dense_class_rmatvec(self.X, R, offsets, K)
         G = np.ascontiguousarray(Gt.T)
-        if self.x_offset is not None:
-            G -= self.x_offset * self.task_sum(R)[None, :]
+        del Gt
+        if base.x_offset is not None:  # G[:, (t,k)] -= x_offset[:, t] sum(R_{(t,k)})
+            sums = self.task_sum(R).reshape(-1, K)
+            G3 = G.reshape(G.shape[0], -1, K)
+            for k in range(K):  # one (d, m) temporary at a time
+                G3[:, :, k] -= base.x_offset * sums[None, :, k]
             if self.x_constant is not None:
                 G[self.x_constant] = 0.0
         return G
+
+    def restrict_columns(self, cols: np.ndarray) -> ClassColumns:
+        """The view on the feature columns ``cols`` (sorted) alone: the design's columns
+        sliced (a sparse design without a CSC copy of the whole: scipy reads the CSR rows
+        once), with their implicit centring and constant cells (the working sets'
+        subproblems)."""
+        base, K = self._base(), int(self.n_classes)
+        cols = np.asarray(cols, dtype=np.int64)
+        X = base.X[:, cols] if sp.issparse(base.X) else np.ascontiguousarray(base.X[:, cols])
+        sub = MultiTaskData(
+            sp.csr_matrix(X) if sp.issparse(X) else X, base.y, base.offsets, base.tasks,
+            False, None if base.x_offset is None else np.ascontiguousarray(base.x_offset[cols]),
+            base.row_order,
+            x_constant=None if base.x_constant is None else base.x_constant[cols],
+            sample_weight=base.sample_weight)
+        view = class_columns(sub, K)
+        assert isinstance(view, ClassColumns)
+        return view
 
     def squared_residual_pass(self, W, y, weights, *, value_at=None):
         raise ValueError("squared_residual_pass needs a dense per-task design, not the "

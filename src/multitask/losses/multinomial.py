@@ -51,12 +51,19 @@ import numpy as np
 from numba import njit
 
 from multitask.data import MultiTaskData
-from multitask.data.class_columns import class_columns, class_presence
+from multitask.data.class_columns import (
+    ClassColumns,
+    class_columns,
+    class_presence,
+    task_means_and_constant,
+)
 from multitask.losses.base import Datafit, DualPoint
 from multitask.losses.grams import _task_grams
 from multitask.losses.registry import register_loss
 
 __all__ = ["Multinomial"]
+
+_NO_WEIGHTS = np.zeros(0)
 
 #: Largest deviation from 1 of the sum of a dual point's ``q_i`` (rounding of the
 #: probabilities), and largest negative entry treated as 0, in the conjugate's domain test.
@@ -65,10 +72,12 @@ DOMAIN_TOL = 1e-10
 
 # --------------------------------------------------------------------------- kernels
 @njit(cache=True)
-def _softmax_pass(z, codes, offsets, K, present, want_grad):
+def _softmax_pass(z, codes, offsets, K, present, want_grad, w):
     """``(vals, a)``: the loss ``ell_i`` of every stacked row (shape ``(N,)``) and, with
     ``want_grad``, the view-stacked score gradient ``a = p - e_y`` (shape ``(K N,)``, zero on
-    the absent classes; an empty array otherwise), from the view-stacked scores ``z``."""
+    the absent classes; an empty array otherwise), from the view-stacked scores ``z``; with
+    row weights ``w`` (shape ``(N,)``; empty: none) the weighted gradient ``w_i a_i``."""
+    weighted = w.shape[0] > 0
     m = offsets.shape[0] - 1
     N = offsets[m]
     vals = np.empty(N, dtype=np.float64)
@@ -92,10 +101,11 @@ def _softmax_pass(z, codes, offsets, K, present, want_grad):
             y = codes[o + i]
             vals[o + i] = lse - z[base + y * n + i]
             if want_grad:
+                scale = w[o + i] if weighted else 1.0
                 for k in range(K):
                     if present[t, k]:
                         p = np.exp(z[base + k * n + i] - lse)
-                        a[base + k * n + i] = p - 1.0 if k == y else p
+                        a[base + k * n + i] = scale * (p - 1.0 if k == y else p)
     return vals, a
 
 
@@ -138,11 +148,11 @@ def _negentropy(a, s, codes, w, offsets, K, present, tol):
 
 
 @njit(cache=True)
-def _balance(a, codes, w, offsets, K, present):
+def _balance(a, codes, w, offsets, K, present, out):
     """The balanced dual point ``a' = q' - e_y`` with ``q'_i = pi_t + lam_t (q_i - qbar_t)``
-    (module docstring), zero on the rows of weight zero; a new array."""
+    (module docstring), zero on the rows of weight zero, written to ``out`` (``a`` itself
+    allowed: each task's entries are read before they are written)."""
     m = offsets.shape[0] - 1
-    out = np.zeros_like(a)
     pi = np.empty(K)
     qbar = np.empty(K)
     for t in range(m):
@@ -163,6 +173,8 @@ def _balance(a, codes, w, offsets, K, present):
                 q = a[base + k * n + i] + (1.0 if k == y else 0.0)
                 qbar[k] += wi * q
         if total <= 0.0:
+            for i in range(K * n):
+                out[base + i] = 0.0
             continue
         for k in range(K):
             pi[k] /= total
@@ -170,6 +182,8 @@ def _balance(a, codes, w, offsets, K, present):
         lam = 1.0
         for i in range(n):
             if w[o + i] <= 0.0:
+                for k in range(K):
+                    out[base + k * n + i] = 0.0
                 continue
             y = codes[o + i]
             for k in range(K):
@@ -184,6 +198,7 @@ def _balance(a, codes, w, offsets, K, present):
             y = codes[o + i]
             for k in range(K):
                 if not present[t, k]:
+                    out[base + k * n + i] = 0.0
                     continue
                 q = a[base + k * n + i] + (1.0 if k == y else 0.0)
                 qn = pi[k] + lam * (q - qbar[k])
@@ -252,6 +267,13 @@ class Multinomial(Datafit):
 
     name = "multinomial"
     capabilities = frozenset({"gradient", "subgradient", "dual", "curvature_bound"})
+    #: The certificate's dual point is scaled along its ray only, never projected
+    #: (:func:`multitask.solvers.certificate._projected_dual`): the projection eigendecomposes
+    #: a Gram matrix per task-class column (each task's ``K`` times), which the whole problem
+    #: affords only when ``m K d^3`` is small, while a working set's subproblems (a few rows)
+    #: always would: their certificates would then be tighter than the whole problem's, and an
+    #: inner solve stopped by them leaves a gap the outer certificate cannot close.
+    projects_dual = False
 
     def __init__(self, data: MultiTaskData, fit_intercept: bool = True, alpha_l2: float = 0.0,
                  center: bool = False, n_classes: int | None = None):
@@ -268,7 +290,7 @@ class Multinomial(Datafit):
         self.n_classes = K
         centre = bool(center) and bool(fit_intercept)
         if centre and data.x_offset is None:
-            mu, constant = data.x_means_and_constant()
+            mu, constant = task_means_and_constant(data)
             base = MultiTaskData(data.X, data.y, data.offsets, data.tasks, data.shared, mu,
                                  data.row_order, x_constant=constant,
                                  sample_weight=data.sample_weight)
@@ -282,9 +304,21 @@ class Multinomial(Datafit):
         super().__init__(class_columns(base, K), fit_intercept, alpha_l2, center=False)
         self.raw = data
         self.center = centre
-        self.x_mean = (np.repeat(base.x_offset, K, axis=1) if centre
-                       else np.zeros((data.n_features, data.n_tasks * K)))
         self._absent = ~self.present.ravel()
+
+    @property  # type: ignore[override]
+    def x_mean(self) -> np.ndarray:
+        """The per-column feature means of the centring, ``(n_features, m K)`` (each task's
+        repeated for its classes; zeros without centring), formed on request: the loss itself
+        reads the tasks' ``(n_features, m)`` means."""
+        base = self._base
+        if self.center and base.x_offset is not None:
+            return np.repeat(base.x_offset, self.n_classes, axis=1)
+        return np.zeros((base.n_features, base.n_tasks * self.n_classes))
+
+    @x_mean.setter
+    def x_mean(self, value) -> None:  # the base class's default: the property replaces it
+        pass
 
     # ------------------------------------------------------------------ construction
     def get_params(self) -> dict:
@@ -325,7 +359,14 @@ class Multinomial(Datafit):
     def intercept(self, W: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
         """The fitted intercepts ``b_{t,k} - mu_t^T w_{t,k}`` of every task-class column,
         shape ``(m K,)``, ``-inf`` for the classes a task does not have (module docstring)."""
-        out = super().intercept(W, b)
+        K = self.n_classes
+        out = (np.zeros(self.data.n_tasks) if b is None
+               else np.array(b, dtype=np.float64, copy=True))
+        base = self._base
+        if self.center and base.x_offset is not None:
+            W = np.asarray(W, dtype=np.float64)
+            out -= np.einsum("jtk,jt->tk", W.reshape(W.shape[0], -1, K),
+                             base.x_offset).ravel()
         out[self._absent] = -np.inf
         return out
 
@@ -347,9 +388,25 @@ class Multinomial(Datafit):
         return pi
 
     # ------------------------------------------------------------------ values and gradients
-    def _pass(self, z: np.ndarray, want_grad: bool) -> tuple[np.ndarray, np.ndarray]:
+    def _pass(self, z: np.ndarray, want_grad: bool,
+              weighted: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """``(loss of each row, score gradient a = p - e_y)``, the gradient weighted by the
+        rows' weights (``theta = w a``) with ``weighted``."""
         return _softmax_pass(np.ascontiguousarray(z, dtype=np.float64), self._codes,
-                             self._offsets, self.n_classes, self.present, want_grad)
+                             self._offsets, self.n_classes, self.present, want_grad,
+                             self._weights if weighted else _NO_WEIGHTS)
+
+    def scores(self, W: np.ndarray, b: np.ndarray | None) -> np.ndarray:
+        """The view-stacked scores ``x_i^T w_{t,k} + b_{t,k}``, the intercepts added in the
+        pass over the design (no temporary of the scores' size)."""
+        data = self.data
+        if not isinstance(data, ClassColumns):
+            return super().scores(W, b)
+        W = np.asarray(W, dtype=np.float64)
+        if W.shape == (data.n_features, data.n_tasks) and not W.any():  # no pass at W = 0
+            return (np.zeros(data.n_rows) if b is None
+                    else data.expand(np.asarray(b, dtype=np.float64)))
+        return data.scores(W, b)
 
     def _dloss(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(vals, a)`` view-stacked: the loss of row ``i`` at its class ``y_i``'s position
@@ -372,8 +429,7 @@ class Multinomial(Datafit):
         return float(rows @ self._weights)
 
     def _loss_value_and_grad(self, W, b):
-        rows, a = self._pass(self.scores(W, b), True)
-        r = a * self.data.row_weights
+        rows, r = self._pass(self.scores(W, b), True, weighted=True)
         gb = self.data.task_sum(r) if b is not None else None
         return float(rows @ self._weights), self.data.rmatvec(r), gb
 
@@ -387,11 +443,11 @@ class Multinomial(Datafit):
         coupled (the certificate's Newton steps along the directions a penalty leaves
         free)."""
         zc = np.ascontiguousarray(z, dtype=np.float64)
-        w = self.data.row_weights
 
         def product(v: np.ndarray) -> np.ndarray:
-            return w * _hessian_product(zc, np.ascontiguousarray(v, dtype=np.float64),
-                                        self._offsets, self.n_classes, self.present)
+            return self._weighted(_hessian_product(
+                zc, np.ascontiguousarray(v, dtype=np.float64), self._offsets, self.n_classes,
+                self.present))
 
         return product
 
@@ -440,25 +496,50 @@ class Multinomial(Datafit):
         return self._bound_hessian
 
     # ------------------------------------------------------------------ the dual
+    def dual_point(self, W: np.ndarray, b: np.ndarray | None = None) -> DualPoint:
+        """:meth:`dual_point_at_scores` at the scores of ``(W, b)``, which are dropped as
+        soon as the score gradient is formed (one vector of ``K N`` less at the peak)."""
+        rows, a = self._pass(self.scores(W, b), True)
+        return self._dual_from(rows, a, b, None)
+
     def dual_point_at_scores(self, z: np.ndarray, b: np.ndarray | None = None, *,
                              design: MultiTaskData | None = None) -> DualPoint:
         rows, a = self._pass(z, True)
+        return self._dual_from(rows, a, b, design)
+
+    def _dual_from(self, rows: np.ndarray, a: np.ndarray, b: np.ndarray | None,
+                   design: MultiTaskData | None) -> DualPoint:
+        """The dual point of the score gradient ``a`` (balanced in place when the
+        intercepts are variables) and the rows' losses."""
         loss = float(rows @ self._weights)
         if b is not None and self.has_intercept_variable:
-            a = self.balance_dual(a)
-        theta = a * self.data.row_weights
-        G = (self.data if design is None else design).rmatvec(theta)
+            _balance(a, self._codes, self._weights, self._offsets, self.n_classes,
+                     self.present, a)
+        G = (self.data if design is None else design).rmatvec(self._weighted(a))
 
         def conjugate(s: float) -> float:
             return self.conjugate_sum(a, s)
 
         return DualPoint(loss=loss, grad=G, conjugate=conjugate, score_grad=a)
 
+    def _weighted(self, a: np.ndarray) -> np.ndarray:
+        """``theta = w a`` for view-stacked ``a`` (the row weights repeated per class)."""
+        w = self._weights
+        K = self.n_classes
+        theta = np.empty_like(a)
+        off = self._offsets
+        for t in range(len(off) - 1):
+            o, e = int(off[t]), int(off[t + 1])
+            np.multiply(a[K * o:K * e].reshape(K, e - o), w[None, o:e],
+                        out=theta[K * o:K * e].reshape(K, e - o))
+        return theta
+
     def balance_dual(self, a: np.ndarray) -> np.ndarray:
         """The balanced dual point of the module docstring (every (task, class) sum of
         ``w_i a_{ik}`` zero, each ``q_i`` in the simplex); a new array."""
-        return _balance(np.ascontiguousarray(a, dtype=np.float64), self._codes, self._weights,
-                        self._offsets, self.n_classes, self.present)
+        a = np.ascontiguousarray(a, dtype=np.float64)
+        return _balance(a, self._codes, self._weights, self._offsets, self.n_classes,
+                        self.present, np.empty_like(a))
 
     def conjugate_sum(self, a: np.ndarray, s: float = 1.0) -> float:
         """``F^*(s theta) = sum_i w_i sum_k q_ik log q_ik``, ``q_i = e_{y_i} + s a_i``

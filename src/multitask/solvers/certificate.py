@@ -435,10 +435,13 @@ def _projected_dual(datafit: Datafit, penalty: Penalty, W: np.ndarray, b, dp: Du
     (:meth:`Datafit.bound_hessian`, divided by its curvature), solved by least squares. Where
     ``theta'`` leaves the domain of the loss's conjugate the step is shortened, and the ray
     scales what remains. Returns ``(dual point, Q, bound)`` or ``None`` where it does not
-    apply (split models, constraint sets, large problems, losses without a bound Hessian).
+    apply (split models, constraint sets, large problems, losses without a bound Hessian, a
+    datafit whose ``projects_dual`` is False).
     """
     if penalty.parts or penalty.is_constraint or not isinstance(penalty.linear_map,
                                                                     IdentityMap):
+        return None
+    if not getattr(datafit, "projects_dual", True):  # the loss declines it (its docstring)
         return None
     d, m = W.shape
     a = dp.score_grad

@@ -126,12 +126,17 @@ def dual_strong_concavity(datafit: Datafit) -> float:
 def column_norms(data: MultiTaskData) -> np.ndarray:
     """``max_t ||x_{j,t} - mu_{jt} 1||_2`` for every feature ``j``, shape ``(d,)``: the largest
     norm over the tasks of the feature's column on the task's rows (unweighted), centred by
-    the implicit offsets ``mu = x_offset`` where the data have them.
+    the implicit offsets ``mu = x_offset`` where the data have them; a data set that computes
+    them itself (``data.column_norms()``: the task-class columns of a multinomial model, whose
+    stacked rows are not those of ``X``) is asked for them.
 
     From the column sums and sums of squares (one pass over the entries; ``||x - mu 1||^2 =
     S2 - 2 mu S1 + n mu^2``), with a margin of ``1e-10 S2`` for the rounding of that
     difference (an upper bound is what the screening needs).
     """
+    own = getattr(data, "column_norms", None)
+    if callable(own):  # a view whose stacked rows are not X's (multinomial task-class columns)
+        return np.asarray(own(), dtype=np.float64)
     X, d, m = data.X, data.n_features, data.n_tasks
     out = np.zeros(d)
     if data.shared:
@@ -176,7 +181,10 @@ class _Columns:
 
     def __init__(self, data: MultiTaskData):
         self.data = data
-        self.csc = sp.csc_matrix(data.X) if sp.issparse(data.X) else None
+        own = getattr(data, "restrict_columns", None)  # a view restricts itself (no copy)
+        self.own = own if callable(own) else None
+        self.csc = (sp.csc_matrix(data.X) if sp.issparse(data.X) and self.own is None
+                    else None)
         #: the data for the products with the whole design
         self.full = data if self.csc is None or not data.shared else self._with(self.csc)
 
@@ -190,7 +198,11 @@ class _Columns:
             sample_weight=data.sample_weight)
 
     def restrict(self, cols: np.ndarray) -> MultiTaskData:
-        """The data on the columns ``cols`` (sorted), the same rows, targets and weights."""
+        """The data on the columns ``cols`` (sorted), the same rows, targets and weights (a
+        data set with ``restrict_columns``, the task-class columns of a multinomial model,
+        restricts itself: no CSC copy of its design)."""
+        if self.own is not None:
+            return self.own(cols)
         if self.csc is not None:
             return self._with(self.csc[:, cols].tocsr(), cols)
         return self._with(np.ascontiguousarray(self.data.X[:, cols]), cols)
