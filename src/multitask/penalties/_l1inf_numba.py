@@ -716,7 +716,9 @@ def thresholds_newton(W, rowmax, rowsum, lv, radius):  # pragma: no cover - comp
     pos = np.arange(na)  # state positions of the rows still alive
     todo = np.empty(na, np.int64)
 
-    _eval_rows(W, Wb, ids, pos, na, True, theta, rowmax, rowsum, lv, st)
+    # np.int64 / np.bool_: plain argument types, one compiled signature of _eval_rows (a
+    # constant or a counter still being inferred would compile literal variants)
+    _eval_rows(W, Wb, ids, pos, np.int64(na), np.bool_(True), theta, rowmax, rowsum, lv, st)
     sum_inv = 0.0
     sum_sk = 0.0
     for p in range(na):
@@ -770,7 +772,8 @@ def thresholds_newton(W, rowmax, rowsum, lv, radius):  # pragma: no cover - comp
             sum_inv += 1.0 / k
             sum_sk += S / k
         na = w
-        n_changed = _eval_rows(W, Wb, ids, todo, nt, False, theta, rowmax, rowsum, lv, st)
+        n_changed = _eval_rows(W, Wb, ids, todo, np.int64(nt), np.bool_(False), theta,
+                               rowmax, rowsum, lv, st)
         for q in range(nt):
             p = todo[q]
             sum_inv += 1.0 / st[p, 2]
