@@ -357,7 +357,8 @@ def test_named_scorers(long_regression, long_classification):
     Xc, yc = long_classification
     mcv = MultiTaskCV(L21Classifier(task_column=-1), n_alphas=3, cv=3, scoring="accuracy")
     assert 0.5 <= mcv.fit(Xc, yc).best_score_ <= 1.0
-    assert get_scorer(None, L21Classifier()).__name__ == "mean_auc_scorer"
+    # classifiers: the mean AUC for two classes, minus the log-loss for more
+    assert get_scorer(None, L21Classifier()).__name__ == "classifier_scorer"
     with pytest.raises(ValueError, match="Unknown scoring"):
         get_scorer("no-such-score", est)
 

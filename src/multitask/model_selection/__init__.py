@@ -26,7 +26,9 @@ from multitask.model_selection._path import (
 )
 from multitask.model_selection._scoring import (
     amse_scorer,
+    classifier_scorer,
     get_scorer,
+    log_loss_scorer,
     mean_auc_scorer,
     nmse_scorer,
     pooled_metric,
@@ -41,11 +43,13 @@ __all__ = [
     "SharedKFold",
     "TaskKFold",
     "amse_scorer",
+    "classifier_scorer",
     "cross_validate_grid",
     "default_param_grid",
     "fit_path",
     "get_scorer",
     "log_grid",
+    "log_loss_scorer",
     "mean_auc_scorer",
     "nmse_scorer",
     "order_path",

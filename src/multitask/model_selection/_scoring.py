@@ -13,8 +13,8 @@ import numpy as np
 from multitask.data import observed_mask, split_task_column
 from multitask.metrics import mean_task_auc, nmse
 
-__all__ = ["amse_scorer", "get_scorer", "ignores_missing", "mean_auc_scorer", "nmse_scorer",
-           "pooled_metric", "scored_weights"]
+__all__ = ["amse_scorer", "classifier_scorer", "get_scorer", "ignores_missing", "log_loss_scorer",
+           "mean_auc_scorer", "nmse_scorer", "pooled_metric", "scored_weights"]
 
 
 def _task_ids(estimator, X):
@@ -81,9 +81,15 @@ def nmse_scorer(estimator, X, y, *, average="pooled", sample_weight=None) -> flo
 def mean_auc_scorer(estimator, X, y, *, sample_weight=None) -> float:
     """Scorer: mean per-task ROC AUC of ``decision_function`` (shared or long format;
     weighted by ``sample_weight``, the missing targets left out with
-    ``missing_targets="ignore"``)."""
+    ``missing_targets="ignore"``). Two classes only (a ``ValueError`` for more: use
+    :func:`log_loss_scorer` or ``"accuracy"``)."""
     import warnings
 
+    n_classes = len(getattr(_final_estimator(estimator), "classes_", ()))
+    if n_classes > 2:
+        raise ValueError(f"The ROC AUC scorer compares two classes; the model has {n_classes}: "
+                         "use scoring='log_loss' (the default for more than two classes) or "
+                         "'accuracy'.")
     scores = estimator.decision_function(X)
     w = scored_weights(estimator, y, sample_weight)
     y = np.asarray(y)
@@ -104,6 +110,59 @@ def amse_scorer(estimator, X, y, *, sample_weight=None) -> float:
     return nmse_scorer(estimator, X, y, average="task", sample_weight=sample_weight)
 
 
+#: Probabilities are clipped at this before the logarithm of :func:`log_loss_scorer` (a class
+#: a task never saw has probability 0 there; scikit-learn's ``log_loss`` clips at the float
+#: spacing of 1 as well).
+LOG_LOSS_EPS = float(np.finfo(np.float64).eps)
+
+
+def log_loss_scorer(estimator, X, y, *, sample_weight=None) -> float:
+    """Scorer (greater is better): minus the mean log-loss ``-log p(y_i)`` of the
+    estimator's ``predict_proba`` over the scored (row, task) pairs, any number of classes
+    (``p`` clipped at :data:`LOG_LOSS_EPS`: a label the row's task never saw in training has
+    probability 0), weighted by ``sample_weight``, the missing targets left out with
+    ``missing_targets="ignore"``. The layouts of the model's predictions: per-task lists,
+    long format (``(n, K)`` probabilities), or a shared design (``(n, m, K)`` for more than
+    two classes, ``(n, m)`` of ``P(classes_[1])`` for two)."""
+    final = _final_estimator(estimator)
+    classes = np.asarray(final.classes_)
+    proba = estimator.predict_proba(X)
+    w = scored_weights(estimator, y, sample_weight)
+    if isinstance(y, (list, tuple)):
+        yt = np.concatenate([np.ravel(v) for v in y])
+        P = np.concatenate([np.asarray(p) for p in proba])
+        wt = None if w is None else np.concatenate([np.ravel(v) for v in w])
+    else:
+        yt = np.asarray(y)
+        P = np.asarray(proba)
+        if yt.ndim == 2 and P.ndim == yt.ndim:  # two classes, shared: P(classes_[1])
+            P = np.stack([1.0 - P, P], axis=-1)
+        yt = yt.ravel()
+        P = P.reshape(len(yt), -1)
+        wt = None if w is None else np.broadcast_to(np.asarray(w, dtype=np.float64),
+                                                   np.shape(y)).ravel()
+    seen = observed_mask(yt)
+    if wt is not None:
+        seen &= wt > 0
+    rows = np.flatnonzero(seen)
+    yt, P = yt[rows], P[rows]
+    idx = np.clip(np.searchsorted(classes, yt), 0, len(classes) - 1)
+    p = np.where(classes[idx] == yt, P[np.arange(len(rows)), idx], 0.0)
+    losses = -np.log(np.clip(p, LOG_LOSS_EPS, 1.0))
+    if not losses.size:
+        return float("nan")
+    weights = None if wt is None else wt[rows]
+    return -float(np.average(losses, weights=weights))
+
+
+def classifier_scorer(estimator, X, y, *, sample_weight=None) -> float:
+    """The default scorer of classifiers: :func:`mean_auc_scorer` for two classes,
+    :func:`log_loss_scorer` for more (read from the fitted model's ``classes_``)."""
+    if len(getattr(_final_estimator(estimator), "classes_", ())) > 2:
+        return log_loss_scorer(estimator, X, y, sample_weight=sample_weight)
+    return mean_auc_scorer(estimator, X, y, sample_weight=sample_weight)
+
+
 _NAMED_SCORERS = {
     "nmse": nmse_scorer,
     "neg_nmse": nmse_scorer,
@@ -111,6 +170,8 @@ _NAMED_SCORERS = {
     "neg_amse": amse_scorer,
     "auc": mean_auc_scorer,
     "mean_auc": mean_auc_scorer,
+    "log_loss": log_loss_scorer,
+    "neg_log_loss": log_loss_scorer,
 }
 
 
@@ -121,8 +182,9 @@ def get_scorer(scoring, estimator):
     ----------
     scoring : None, str or callable
         ``None``: :func:`nmse_scorer` (``-nMSE``, pooled) for regressors and
-        :func:`mean_auc_scorer` (mean per-task ROC AUC) for classifiers. ``"nmse"``,
-        ``"amse"``, ``"auc"``: those scorers (``"amse"`` is the task-averaged nMSE); any other
+        :func:`classifier_scorer` for classifiers (the mean per-task ROC AUC for two
+        classes, minus the mean log-loss for more). ``"nmse"``, ``"amse"``, ``"auc"``,
+        ``"log_loss"``: those scorers (``"amse"`` is the task-averaged nMSE); any other
         string is looked up with :func:`sklearn.metrics.get_scorer` (``"r2"``, ``"accuracy"``,
         ``"neg_mean_squared_error"``, ...). A callable is returned unchanged.
     estimator : estimator
@@ -132,7 +194,7 @@ def get_scorer(scoring, estimator):
     from sklearn.metrics import get_scorer as sk_get_scorer
 
     if scoring is None:
-        return mean_auc_scorer if is_classifier(estimator) else nmse_scorer
+        return classifier_scorer if is_classifier(estimator) else nmse_scorer
     if callable(scoring):
         return scoring
     if isinstance(scoring, str):
