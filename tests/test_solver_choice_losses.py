@@ -7,7 +7,8 @@ the smooth GLM losses with row-separable penalties and few features (``newton``;
 split variable, ``newton_admm``, for the split models), working sets from 200 features, and
 accelerated gradient with backtracking otherwise (the Huber loss has no second derivative
 row by row: accelerated gradient); the linear program for the pinball loss over polyhedral sets
-and linearized ADMM for its other structures; the structures none of whose solvers handles the
+and with the polyhedral l1 penalty (its dual program, exact), linearized ADMM for its other
+structures; the structures none of whose solvers handles the
 pinball loss refuse it. Majorization, whose quadratic bound needs the loss's curvature bound, is
 never taken for these losses. A change of this table is a change of the library's defaults.
 """
@@ -114,7 +115,7 @@ PINNED = {
     },
     'quantile': {
         'L21Regressor': 'L L L L L L L L',
-        'IndependentLassoRegressor': 'L L L L L L L L',
+        'IndependentLassoRegressor': 'P P P P P P P P',
         'TraceNormRegressor': 'L L L L L L L L',
         'IndependentRidgeRegressor': 'L L L L L L L L',
         'L1InfRegressor': 'P P P P P P P P',

@@ -52,7 +52,9 @@ __all__ = [
 #:   linearized ADMM, divide-and-conquer);
 #: * ``"stages"``: :meth:`Penalty.stage_penalty` (non-convex penalties solved by
 #:   majorization-minimization, one convex-like stage at a time);
-#: * ``"lp"``: :meth:`Penalty.lp_constraints` (polyhedral sets, for linear programs);
+#: * ``"lp"``: :meth:`Penalty.lp_constraints` and :meth:`Penalty.lp_cost` (polyhedral sets,
+#:   and polyhedral norms ``alpha * Omega`` as the cost of bound variables, for linear
+#:   programs);
 #: * ``"low_rank"``: the penalty promotes low rank (divide-and-conquer combines such blocks by
 #:   a subspace step);
 #: * ``"smooth"``: the penalty is ``h = g + r`` with a smooth part ``g``
@@ -405,6 +407,13 @@ class Penalty(ABC):
         row-major order of ``W``), ``A_u`` ``(k, n_aux)`` and ``c`` ``(k,)``.
         """
         raise NotImplementedError(f"{self.name} is not polyhedral.")
+
+    def lp_cost(self, d: int, m: int) -> np.ndarray | None:
+        """``"lp"``: the objective's coefficients ``k`` on the auxiliary variables ``u`` of
+        :meth:`lp_constraints`, shape ``(n_aux,)``: a polyhedral norm ``h(W) = min {k^T u :
+        A_w vec(W) + A_u u <= c, u >= 0}`` (``alpha`` on bounds ``u >= |W|``); ``None`` for a
+        set (``h`` its indicator, no cost)."""
+        return None
 
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self._repr_params().items())

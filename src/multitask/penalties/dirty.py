@@ -33,6 +33,7 @@ value and split are exact (:mod:`multitask.penalties.row_operators`).
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from multitask.penalties import row_operators
 from multitask.penalties.balls import ColumnL1Balls
@@ -68,6 +69,7 @@ class L1InfNorm(Penalty):
     """
 
     name = "l1inf_norm"
+    capabilities = frozenset({"lp"})
 
     def __init__(self, alpha: float):
         self.alpha = _check_strength(alpha, "alpha")
@@ -94,6 +96,23 @@ class L1InfNorm(Penalty):
     def dual_bound(self, G):
         """``s_max = alpha / max_j ||G_j.||_1`` (the dual of l1,inf is l_inf,1)."""
         return norm_bound(self.alpha, self.alpha_max(G))
+
+    def lp_constraints(self, d: int, m: int):
+        """``-u_j <= W_jt <= u_j`` for every task ``t``: ``n_aux = d`` bounds, one per feature
+        row, of cost ``alpha`` each (:meth:`lp_cost`): ``alpha sum_j u_j = alpha
+        ||W||_{1,inf}`` at the optimum. ``vec(W) = W.T.ravel()`` (task-major, index ``t d +
+        j``)."""
+        n = d * m
+        k = np.arange(n)
+        eye = sp.identity(n, format="csr")
+        bound = sp.csr_matrix((np.full(n, -1.0), (k, k % d)), shape=(n, d))
+        A_w = sp.vstack([eye, -eye], format="csr")
+        A_u = sp.vstack([bound, bound], format="csr")
+        return A_w, A_u, np.zeros(2 * n), d
+
+    def lp_cost(self, d: int, m: int) -> np.ndarray:
+        """``alpha`` on each row bound ``u_j >= max_t |W_jt|`` (:meth:`lp_constraints`)."""
+        return np.full(d, self.alpha)
 
     def row_blocks(self, n_features: int):
         """The feature rows as blocks (:mod:`multitask.penalties.row_blocks`): row ``j`` is

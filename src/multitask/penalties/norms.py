@@ -8,6 +8,7 @@ is optimal exactly when the loss gradient at zero ``G`` satisfies ``Omega^*(G) <
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from multitask.penalties.base import DualBound, Penalty, check_strength, norm_bound
 from multitask.penalties.class_columns import check_classes
@@ -41,7 +42,7 @@ class L1(_Scaled):
     """
 
     name = "l1"
-    capabilities = frozenset({"row_prox", "blockwise"})
+    capabilities = frozenset({"row_prox", "blockwise", "lp"})
 
     def value(self, W):
         return self.alpha * float(np.abs(W).sum())
@@ -58,6 +59,20 @@ class L1(_Scaled):
 
     def row_prox_params(self):
         return (self.alpha, 0.0, 0.0)
+
+    def lp_constraints(self, d: int, m: int):
+        """``-u_jt <= W_jt <= u_jt``: ``n_aux = d m`` bounds in the order of ``vec(W) =
+        W.T.ravel()`` (task-major, index ``t d + j``), of cost ``alpha`` each
+        (:meth:`lp_cost`): ``alpha sum u = alpha ||W||_1`` at the optimum."""
+        n = d * m
+        eye = sp.identity(n, format="csr")
+        A_w = sp.vstack([eye, -eye], format="csr")
+        A_u = sp.vstack([-eye, -eye], format="csr")
+        return A_w, A_u, np.zeros(2 * n), n
+
+    def lp_cost(self, d: int, m: int) -> np.ndarray:
+        """``alpha`` on each bound ``u_jt >= |W_jt|`` (:meth:`lp_constraints`)."""
+        return np.full(d * m, self.alpha)
 
 
 class L21(_Scaled):

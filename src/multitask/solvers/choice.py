@@ -27,8 +27,9 @@ score   solver and condition
 60      ``mm``: a smooth loss, ill-conditioned bound or a split model; ``cd`` as inner solver
 55      ``ladm``: a split model
 50      ``fista``: any smooth loss with a prox
-40      ``lp``: a piecewise-linear loss with linear constraints, up to a size; ``bcd`` on group
-        rows of per-task designs
+40      ``lp``: a piecewise-linear loss with linear constraints or a polyhedral norm, up to a
+        size (larger where its dual program is small); ``bcd`` on group rows of per-task
+        designs
 10, 5   ``pg``, ``subgradient``: fallbacks
 ======  =====================================================================================
 

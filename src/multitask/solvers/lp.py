@@ -14,15 +14,40 @@ the norm:
 * per-task l1 balls, one bound per coefficient:
   ``-a_jt <= W_jt <= a_jt``, ``sum_j a_jt <= C_t`` for every task ``t``.
 
+A polyhedral norm as a penalty, ``min_W loss + alpha Omega(W)``, is the same program with the
+bounds' cost in the objective instead of a radius (:meth:`~multitask.penalties.base.Penalty.
+lp_cost`):
+
+* l1 (quantile regression's lasso, scikit-learn's ``QuantileRegressor``): ``-a_jt <= W_jt <=
+  a_jt``, cost ``alpha sum_jt a_jt``;
+* l1,inf: ``-a_j <= W_jt <= a_j``, cost ``alpha sum_j a_j``.
+
 The variables are ``(W, a, b, xi)`` with ``W`` and ``b`` free (``W`` need not be split into
 positive and negative parts, so the loss rows hold each entry of ``X`` once). The program is
 solved by HiGHS through :func:`scipy.optimize.linprog`, by interior point followed by HiGHS's
-crossover (default) or by dual simplex; both return a vertex (a basic solution): as many
-linearly independent constraints are active there as there are variables, so few entries of
-``W`` are nonzero. An interior-point solution without crossover lies in the relative interior
-of the optimal face (the largest support of any optimum), and a projected subgradient iterate
+crossover or by dual simplex; both return a vertex (a basic solution): as many linearly
+independent constraints are active there as there are variables, so few entries of ``W`` are
+nonzero. An interior-point solution without crossover lies in the relative interior of the
+optimal face (the largest support of any optimum), and a projected subgradient iterate
 approximates the optimum without its exact zeros. The per-task l2 balls are not polyhedral,
 hence not an LP.
+
+**The dual program.** The primal has a row per data row (``N + 2 d m + ...`` rows), so a
+simplex basis of that size. Its dual (:func:`dual_program`) has a variable ``lambda_i in [0,
+w_i]`` per data row (the slack ``xi_i``'s column becomes a bound) and a row per weight,
+intercept and bound variable (``d m + m + n_aux`` rows)::
+
+    min_{lambda, mu >= 0}  b^T (lambda, mu)
+    s.t.  A_free^T (lambda, mu) = -c_free     (W and b: free in the primal)
+          -A_a^T (lambda, mu) <= c_a          (the bounds a >= 0)
+          lambda_i <= w_i                      (the slacks xi_i >= 0)
+
+with the primal's ``(c, A, b)`` of :func:`build_lp`. Where the data rows outnumber the
+weights (the usual case) its basis is far smaller, and the dual simplex on it is several times
+faster than either method on the primal (quantile regression with an l1 penalty; it is what
+``form="auto"`` takes when the dual has fewer rows). The primal ``(W, b)`` are the marginals
+of its equality rows (LP duality: the sensitivity of the optimum to ``c_free``), a vertex of the
+primal's optimal set as the simplex's basis is one of the dual's.
 
 The solver needs a loss of the form ``ell(y_i, z) = max(0, a_i z + c_i) + l_i z + k_i``
 (``"max_affine"``: the hinge has ``a_i = -y_i``, ``c_i = 1`` and no linear part; the pinball loss
@@ -54,11 +79,17 @@ from multitask.solvers.iteration import IterationRecord
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
-__all__ = ["LP_AUTO_MAX_ENTRIES", "LP_METHODS", "LinearProgram", "build_lp", "design_scale"]
+__all__ = ["LP_AUTO_MAX_ENTRIES", "LP_DUAL_AUTO_MAX_ENTRIES", "LP_FORMS", "LP_METHODS",
+           "LinearProgram", "build_lp", "design_scale", "dual_program"]
 
 #: HiGHS methods: interior point followed by HiGHS's crossover to a vertex (``"highs-ipm"``),
-#: dual simplex (``"highs-ds"``), or HiGHS's choice (``"highs"``).
-LP_METHODS = ("highs-ipm", "highs-ds", "highs")
+#: dual simplex (``"highs-ds"``), HiGHS's choice (``"highs"``), or ``"auto"``: interior point
+#: on the primal program, dual simplex on the dual one.
+LP_METHODS = ("auto", "highs-ipm", "highs-ds", "highs")
+
+#: The program handed to HiGHS: the primal of :func:`build_lp`, its dual (:func:`dual_program`),
+#: or ``"auto"``: the one with fewer rows.
+LP_FORMS = ("auto", "primal", "dual")
 
 
 def _stacked_csr(data: MultiTaskData) -> sp.csr_matrix:
@@ -115,7 +146,8 @@ def build_lp(datafit: Datafit, penalty: Penalty, scale: float = 1.0):
     -------
     c : ndarray
         Objective: ``1 / n_t`` on the slack of each row (the row weights), the linear part on
-        the weights and intercepts, 0 elsewhere.
+        the weights and intercepts, a norm's cost on its bound variables
+        (:meth:`~multitask.penalties.base.Penalty.lp_cost`), 0 elsewhere.
     A_ub : scipy.sparse.csr_matrix
         Inequality rows ``A_ub z <= b_ub``: the loss rows, then the penalty's rows.
     b_ub : ndarray
@@ -139,11 +171,14 @@ def build_lp(datafit: Datafit, penalty: Penalty, scale: float = 1.0):
         blocks.append(sp.csr_matrix((a, (np.arange(N), data.task_of_row)), shape=(N, m)))
     blocks.append(-sp.identity(N, format="csr"))
     A_loss = sp.hstack(blocks, format="csr")
+    cost = penalty.lp_cost(d, m)
     k_set = A_w.shape[0]
     A_set = sp.hstack([A_w, A_u, sp.csr_matrix((k_set, n_b + N))], format="csr")
     A_ub = sp.vstack([A_loss, A_set], format="csr")
     b_ub = np.concatenate([-np.asarray(c0, dtype=np.float64), scale * np.asarray(c_set)])
     c = np.concatenate([np.zeros(dm + n_u + n_b), data.row_weights])
+    if cost is not None:  # a norm's bounds u' = scale u: alpha sum u = (alpha / scale) sum u'
+        c[dm : dm + n_u] = np.asarray(cost, dtype=np.float64) / scale
     constant = 0.0
     linear = datafit.max_affine_linear()
     if linear is not None:
@@ -157,6 +192,38 @@ def build_lp(datafit: Datafit, penalty: Penalty, scale: float = 1.0):
     bounds[:dm, 0] = -np.inf
     bounds[dm + n_u : dm + n_u + n_b, 0] = -np.inf
     return c, A_ub, b_ub, bounds, {"W": dm, "u": n_u, "b": n_b, "xi": N, "constant": constant}
+
+
+def dual_program(c: np.ndarray, A_ub: sp.csr_matrix, b_ub: np.ndarray, sizes: dict):
+    """The dual of :func:`build_lp`'s program (module docstring), in ``linprog``'s form.
+
+    Variables ``y = (lambda, mu) >= 0``: one per row of ``A_ub`` (the ``N`` loss rows first),
+    ``lambda_i <= c_xi_i`` (the row weights) as bounds.
+
+    Returns
+    -------
+    f : ndarray
+        ``b_ub``: the dual's objective, minimized (its optimum is minus the primal's).
+    A_eq, b_eq : scipy.sparse.csr_matrix, ndarray
+        ``A_free^T y = -c_free`` over the primal's free columns (``W`` then ``b``): their
+        marginals are the primal's ``(W, b)``.
+    A_ub, b_ub : scipy.sparse.csr_matrix or None, ndarray or None
+        ``-A_a^T y <= c_a`` over the bound variables (None without them).
+    bounds : ndarray of shape (N + k, 2)
+    """
+    dm, n_u, n_b, N = sizes["W"], sizes["u"], sizes["b"], sizes["xi"]
+    At = A_ub.T.tocsr()  # rows: the primal's columns
+    free = np.r_[0:dm, dm + n_u : dm + n_u + n_b]
+    A_eq = At[free]
+    b_eq = -c[free]
+    A_in = b_in = None
+    if n_u:
+        A_in = -At[dm : dm + n_u]
+        b_in = c[dm : dm + n_u]
+    bounds = np.zeros((A_ub.shape[0], 2))
+    bounds[:, 1] = np.inf
+    bounds[:N, 1] = c[dm + n_u + n_b :]
+    return b_ub, A_eq, b_eq, A_in, b_in, bounds
 
 
 def _dual_objective(res, b_ub: np.ndarray, bounds: np.ndarray) -> float:
@@ -175,14 +242,31 @@ def _dual_objective(res, b_ub: np.ndarray, bounds: np.ndarray) -> float:
 #: problems go to the subgradient method).
 LP_AUTO_MAX_ENTRIES = 200_000
 
+#: The same bound for a program whose dual ``form="auto"`` solves (far fewer rows than data
+#: rows: the dual simplex's basis grows with the weights, not with the rows).
+LP_DUAL_AUTO_MAX_ENTRIES = 5_000_000
+
+def _dual_is_smaller(d: int, m: int, n_rows: int, n_aux: int | None = None) -> bool:
+    """Whether the dual program has fewer rows than the primal: ``d m + m + n_aux`` against
+    ``N + 2 d m`` (``n_aux`` unknown: at most ``d m``)."""
+    aux = d * m if n_aux is None else n_aux
+    return d * m + m + aux < n_rows + 2 * d * m
+
+
 class LinearProgram(Solver):
-    """Exact solution of a piecewise-linear loss over a polyhedral set (HiGHS).
+    """Exact solution of a piecewise-linear loss over a polyhedral set, or with a polyhedral
+    norm as its penalty (HiGHS).
 
     Parameters
     ----------
-    method : {"highs-ipm", "highs-ds", "highs"}, default="highs-ipm"
+    method : {"auto", "highs-ipm", "highs-ds", "highs"}, default="auto"
         HiGHS method: interior point followed by HiGHS's crossover to a vertex (the fastest on
-        the l1,inf problems measured), dual simplex (a vertex), or HiGHS's choice.
+        the primal l1,inf problems measured), dual simplex (a vertex), HiGHS's choice, or
+        ``"auto"``: interior point on the primal program, dual simplex on the dual one.
+    form : {"auto", "primal", "dual"}, default="auto"
+        The program solved: the primal (module docstring), its dual (a row per weight instead
+        of a row per data row; the weights are its equality rows' marginals), or the one with
+        fewer rows.
     zero_tol : float, default=1e-12
         Entries of ``W`` with ``|W_jt| <= zero_tol * max(1, max |W|)`` are set to 0 (rounding
         left in basic variables that are zero at the vertex).
@@ -193,7 +277,9 @@ class LinearProgram(Solver):
         ``converged`` means HiGHS reported an optimum whose relative duality gap
         ``(primal - dual) / |primal|`` (from HiGHS's dual solution: a certificate of the model,
         which the linear program is exactly), the reported optimality measure, is at most
-        ``tol`` (HiGHS's own tolerances decide when it stops).
+        ``tol`` (HiGHS's own tolerances decide when it stops). With the dual program the
+        primal value is the model's objective at the returned ``(W, b)`` and the dual value
+        the dual program's.
 
     Notes
     -----
@@ -207,19 +293,39 @@ class LinearProgram(Solver):
 
     @classmethod
     def preference(cls, problem: Problem, **settings) -> float | None:
-        """40 up to :data:`LP_AUTO_MAX_ENTRIES` stored entries of the stacked design (an exact
+        """40 up to :data:`LP_AUTO_MAX_ENTRIES` stored entries of the stacked design, or up to
+        :data:`LP_DUAL_AUTO_MAX_ENTRIES` where the dual program has fewer rows (an exact
         solve); beyond, not taken automatically."""
-        return 40.0 if problem.stored_entries <= LP_AUTO_MAX_ENTRIES else None
+        entries = problem.stored_entries
+        if entries <= LP_AUTO_MAX_ENTRIES:
+            return 40.0
+        small_dual = _dual_is_smaller(problem.n_features, problem.n_tasks, problem.n_rows)
+        return 40.0 if small_dual and entries <= LP_DUAL_AUTO_MAX_ENTRIES else None
 
-    def __init__(self, *, method: str = "highs-ipm", zero_tol: float = 1e-12,
+    def __init__(self, *, method: str = "auto", form: str = "auto", zero_tol: float = 1e-12,
                  options: dict | None = None, max_iter: int = 1000, tol: float = 1e-4,
                  warn: bool = True):
         super().__init__(max_iter=max_iter, tol=tol, warn=warn)
         if method not in LP_METHODS:
             raise ValueError(f"method must be one of {LP_METHODS}, got {method!r}.")
+        if form not in LP_FORMS:
+            raise ValueError(f"form must be one of {LP_FORMS}, got {form!r}.")
         self.method = method
+        self.form = form
         self.zero_tol = float(zero_tol)
         self.options = options
+
+    def _form(self, sizes: dict, primal_rows: int) -> str:
+        """The program to solve: ``form``, or for ``"auto"`` the one with fewer rows."""
+        if self.form != "auto":
+            return self.form
+        dual_rows = sizes["W"] + sizes["b"] + sizes["u"]
+        return "dual" if dual_rows < primal_rows else "primal"
+
+    def _method(self, form: str) -> str:
+        if self.method != "auto":
+            return self.method
+        return "highs-ds" if form == "dual" else "highs-ipm"
 
     def solve(self, datafit: Datafit, penalty: Penalty, *, coef_init=None, intercept_init=None,
               callback: Callable | None = None) -> SolverResult:
@@ -229,24 +335,25 @@ class LinearProgram(Solver):
         d, m = data.n_features, data.n_tasks
         scale = design_scale(data)
         c, A_ub, b_ub, bounds, sizes = build_lp(datafit, penalty, scale)
+        form = self._form(sizes, A_ub.shape[0])
+        method = self._method(form)
         options = {"maxiter": self.max_iter, **(self.options or {})}
-        res = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=bounds, method=self.method,
-                      options=options)
-        if res.x is None and res.status == 4:
-            raise ValueError(
-                "The linear program could not be solved: HiGHS reports numerical difficulties "
-                f"({res.message}). The design is probably degenerate or badly scaled (largest "
-                f"feature entry {largest_magnitude(data.X):.3g}): standardize the features, or "
-                "choose a first-order solver (see the estimator's 'solver' parameter).")
-        if res.x is None and res.status != 1:
-            raise RuntimeError(f"HiGHS returned no solution (status {res.status}): "
-                               f"{res.message}")
-        if res.status != 0 and self.warn:
-            warnings.warn(f"HiGHS stopped before optimality (status {res.status}): "
-                          f"{res.message} Increase max_iter (now {self.max_iter}).",
-                          ConvergenceWarning, stacklevel=2)
+        if form == "dual":
+            f, A_eq, b_eq, A_in, b_in, dual_bounds = dual_program(c, A_ub, b_ub, sizes)
+            res = linprog(f, A_ub=A_in, b_ub=b_in, A_eq=A_eq, b_eq=b_eq, bounds=dual_bounds,
+                          method=method, options=options)
+            shape = (A_eq.shape[0] + (0 if A_in is None else A_in.shape[0]), A_eq.shape[1])
+        else:
+            res = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=bounds, method=method,
+                          options=options)
+            shape = A_ub.shape
+        self._check_status(res, data)
+        n_free = sizes["W"] + sizes["u"] + sizes["b"]
         if res.x is None:  # the iteration limit before any feasible point: W = 0 is feasible
-            z = np.zeros(c.shape[0])
+            z = np.zeros(n_free)
+        elif form == "dual":  # (W', b) are the marginals of the equality rows
+            marg = np.asarray(res.eqlin.marginals, dtype=np.float64)
+            z = np.concatenate([marg[: sizes["W"]], np.zeros(sizes["u"]), marg[sizes["W"]:]])
         else:
             z = res.x
         W = z[: sizes["W"]].reshape(m, d).T.copy()  # the scaled weights W' = scale * W
@@ -256,15 +363,8 @@ class LinearProgram(Solver):
             W = penalty.prox(W, 0.0)
         off = sizes["W"] + sizes["u"]
         b = z[off : off + sizes["b"]].copy() if sizes["b"] else None
-        F = datafit.value(W, b)
-        try:
-            dual = _dual_objective(res, b_ub, bounds) + sizes["constant"]
-            fun = float(res.fun) + sizes["constant"]
-            gap = max(fun - dual, 0.0) / max(abs(fun), np.finfo(float).tiny)
-        except (AttributeError, TypeError, ValueError):
-            gap = float("nan")
-        if res.x is None:
-            gap = float("nan")
+        F = datafit.value(W, b) + penalty.value(W)  # a set's value: 0 (W is feasible)
+        gap = self._gap(res, form, F, b_ub, bounds, sizes["constant"])
         converged = bool(res.status == 0) and not gap > self.tol
         run.record(F)
         # HiGHS's dual solution certifies the linear program, which is the model itself: its
@@ -277,5 +377,40 @@ class LinearProgram(Solver):
                                 "message": str(res.message),
                                 "lp_objective": (float("nan") if res.fun is None
                                                  else float(res.fun)),
-                                "lp_shape": A_ub.shape, "method": self.method,
+                                "lp_shape": shape, "method": method, "form": form,
                                 "crossover_nit": getattr(res, "crossover_nit", None)})
+
+    def _check_status(self, res, data: MultiTaskData) -> None:
+        """Raise where HiGHS gave no solution; warn where it stopped before optimality."""
+        if res.x is None and res.status == 4:
+            raise ValueError(
+                "The linear program could not be solved: HiGHS reports numerical difficulties "
+                f"({res.message}). The design is probably degenerate or badly scaled (largest "
+                f"feature entry {largest_magnitude(data.X):.3g}): standardize the features, or "
+                "choose a first-order solver (see the estimator's 'solver' parameter).")
+        if res.x is None and res.status != 1:
+            raise RuntimeError(f"HiGHS returned no solution (status {res.status}): "
+                               f"{res.message}")
+        if res.status != 0 and self.warn:
+            warnings.warn(f"HiGHS stopped before optimality (status {res.status}): "
+                          f"{res.message} Increase max_iter (now {self.max_iter}).",
+                          ConvergenceWarning, stacklevel=3)
+
+    @staticmethod
+    def _gap(res, form: str, F: float, b_ub: np.ndarray, bounds: np.ndarray,
+             constant: float) -> float:
+        """The relative duality gap ``(primal - dual) / |primal|``: HiGHS's primal value and
+        the dual objective from its marginals (primal program), or the model's objective ``F``
+        at the returned point and minus the dual program's optimum (dual program); NaN without
+        a solution."""
+        if res.x is None:
+            return float("nan")
+        try:
+            if form == "dual":
+                primal, dual = F, constant - float(res.fun)
+            else:
+                dual = _dual_objective(res, b_ub, bounds) + constant
+                primal = float(res.fun) + constant
+        except (AttributeError, TypeError, ValueError):
+            return float("nan")
+        return max(primal - dual, 0.0) / max(abs(primal), np.finfo(float).tiny)
