@@ -742,3 +742,326 @@ def test_benchmark_file_fuzz_long(tmp_path, capsys):
     print(Counter(o if o.startswith(("ran", "clear")) else "FAIL" for _, o in outcomes))
     failures = [c for c in outcomes if c[1].startswith("FAIL")]
     assert not failures, failures[:5]
+
+
+# ----------------------------------------------------------------------------- weight scales
+#: Common factors of the weights across the float range (powers of two, exact, and decimal).
+WEIGHT_FACTORS = [2.0 ** -1074, 2.0 ** -1000, 1e-300, 1e-150, 2.0 ** -70, 1.0, 2.0 ** 70,
+                  1e150, 1e300, 2.0 ** 1020]
+
+
+@st.composite
+def weight_scale_case(draw):
+    """Targets, predictions, labels and scores in one of the metrics' layouts, integer weights
+    (every task keeping a positive one) and a common factor, or one extreme factor per task
+    (``per_task``: the figures computed task by task must not change either)."""
+    return {
+        "layout": draw(st.sampled_from(["long", "shared", "lists"])),
+        "m": draw(st.integers(1, 3)),
+        "n": draw(st.integers(4, 10)),
+        "factor": draw(st.sampled_from(WEIGHT_FACTORS)),
+        "per_task": draw(st.booleans()),
+        "seed": draw(st.integers(0, 2**31 - 1)),
+    }
+
+
+def _weighted_metric_values(case: dict, factors) -> list:
+    """Every weighted metric on the case's data with weights ``w * factors[t]`` for task ``t``
+    (a float, or ``"ValueError: message"``)."""
+    from multitask import metrics as mt
+
+    rng = np.random.default_rng(case["seed"])
+    m, n = case["m"], case["n"]
+    y = rng.normal(size=(n, m))
+    pred = y + rng.normal(size=(n, m))
+    lab = (y + 0.5 * rng.normal(size=(n, m)) > 0).astype(int)
+    w = rng.integers(0, 4, size=(n, m)).astype(float)
+    w[0] = np.maximum(w[0], 1.0)  # every task weighs something
+    w = w * np.asarray(factors, dtype=np.float64)[None, :]
+    layout = case["layout"]
+    if layout == "long":
+        task = np.repeat(np.arange(m), n)
+        args = [(a.T.ravel(), b.T.ravel()) for a, b in ((y, pred), (lab, pred))]
+        ws, extra = w.T.ravel(), {"task": task}
+    elif layout == "lists":
+        args = [([a[:, t] for t in range(m)], [b[:, t] for t in range(m)])
+                for a, b in ((y, pred), (lab, pred))]
+        ws, extra = [w[:, t] for t in range(m)], {}
+    else:
+        args, ws, extra = [(y, pred), (lab, pred)], w, {}
+    (yr, pr), (yl, sc) = args
+    calls = {
+        "nmse": lambda: mt.nmse(yr, pr, sample_weight=ws, **extra),
+        "amse": lambda: mt.amse(yr, pr, sample_weight=ws, skip_undefined=True, **extra),
+        "mse": lambda: mt.mse(yr, pr, sample_weight=ws, **extra),
+        "auc_macro": lambda: mt.roc_auc(yl, sc, sample_weight=ws, **extra),
+        "auc_micro": lambda: mt.roc_auc(yl, sc, average="micro", sample_weight=ws, **extra),
+        "f1_macro": lambda: mt.f1(yl, sc, threshold=0.0, sample_weight=ws, **extra),
+        "f1_micro": lambda: mt.f1(yl, sc, average="micro", threshold=0.0, sample_weight=ws,
+                                  **extra),
+        "error_micro": lambda: mt.error_rate(yl, sc, threshold=0.0, sample_weight=ws, **extra),
+        "error_macro": lambda: mt.error_rate(yl, sc, average="macro", threshold=0.0,
+                                             sample_weight=ws, **extra),
+    }
+    out = []
+    for name, call in calls.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # tasks left out, said elsewhere
+            warnings.simplefilter("error", RuntimeWarning)  # overflow, underflow, 0/0
+            try:
+                out.append((name, float(call())))
+            except ValueError as exc:
+                out.append((name, f"ValueError: {exc}"))
+    return out
+
+
+#: The metrics computed task by task: unchanged by one factor per task.
+_PER_TASK_METRICS = ("amse", "auc_macro", "f1_macro", "error_macro")
+
+
+def run_weight_scale_case(case: dict) -> str:
+    """``"same"`` when every metric with the scaled weights equals the metric with the weights
+    (the same ValueError where one is undefined), else a failure naming the metric."""
+    m = case["m"]
+    if case["per_task"]:
+        exps = np.random.default_rng(case["seed"] + 1).integers(-1070, 1020, size=m)
+        factors = [2.0 ** int(e) for e in exps]
+        names = _PER_TASK_METRICS
+    else:
+        factors = [case["factor"]] * m
+        names = None
+    try:
+        ref = dict(_weighted_metric_values(case, [1.0] * m))
+        got = dict(_weighted_metric_values(case, factors))
+    except Exception as exc:  # noqa: BLE001 - classified
+        return f"FAIL {type(exc).__name__}: {str(exc)[:160]}"
+    for name, value in ref.items():
+        if names is not None and name not in names:
+            continue
+        other = got[name]
+        if isinstance(value, str) or isinstance(other, str):
+            if value != other:
+                return f"FAIL {name}: {value!r} with the weights, {other!r} scaled"
+        elif not math.isclose(value, other, rel_tol=1e-9, abs_tol=1e-12):
+            return f"FAIL {name}: {value!r} with the weights, {other!r} scaled"
+    return "same"
+
+
+def test_weight_scale_fuzz():
+    """Weighted metrics with the weights times a common factor (or one factor per task, for
+    the figures computed task by task), from 2^-1074 to 2^1020, give the figures of the
+    weights themselves."""
+    outcomes = []
+
+    @settings(max_examples=max(10, FUZZ_EXAMPLES), deadline=None, database=None,
+              derandomize=True, suppress_health_check=list(HealthCheck))
+    @given(case=weight_scale_case())
+    def check(case):
+        outcomes.append([case, run_weight_scale_case(case)])
+
+    check()
+    failures = [c for c in outcomes if c[1].startswith("FAIL")]
+    assert not failures, failures[:5]
+
+
+#: Models whose fit the weight-scale family checks (closed forms and iterative solvers).
+WEIGHT_SCALE_MODELS = ["IndependentRidgeRegressor", "MeanRegularizedRegressor",
+                       "PooledRegressor", "L21Regressor", "TraceNormRegressor", "L21Classifier",
+                       "IndependentRidgeClassifier"]
+
+
+@st.composite
+def weight_fit_case(draw):
+    return {
+        "estimator": draw(st.sampled_from(WEIGHT_SCALE_MODELS)),
+        "layout": draw(st.sampled_from(["long", "lists", "shared"])),
+        "m": draw(st.integers(1, 3)),
+        "factor": draw(st.sampled_from(WEIGHT_FACTORS)),
+        "seed": draw(st.integers(0, 2**31 - 1)),
+    }
+
+
+def run_weight_fit_case(case: dict) -> str:
+    """The model fitted with the weights times the factor against the model of the weights: the
+    same coefficients (to 1e-7 of their scale), or the same ValueError."""
+    rng = np.random.default_rng(case["seed"])
+    m, n, d = case["m"], 12, 3
+    name = case["estimator"]
+    X = rng.normal(size=(n * m, d))
+    y = X @ rng.normal(size=d) + rng.normal(size=n * m)
+    if name.endswith("Classifier"):
+        y = np.where(np.arange(n * m) % 2 == 0, 1, 0)  # both classes in every task
+    w = rng.integers(1, 4, size=n * m).astype(float)
+    layout = case["layout"]
+
+    def fit(weights):
+        est = make_estimator(name, max_iter=2000)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if layout == "long":
+                return est.fit(X, y, np.repeat(np.arange(m), n), sample_weight=weights)
+            if layout == "lists":
+                return est.fit([X[t * n:(t + 1) * n] for t in range(m)],
+                               [y[t * n:(t + 1) * n] for t in range(m)],
+                               sample_weight=[weights[t * n:(t + 1) * n] for t in range(m)])
+            Y = np.column_stack([y[:n]] * m) if m > 1 else y[:n]
+            return est.fit(X[:n], Y, sample_weight=weights[:n])
+
+    results = []
+    for weights in (w, w * case["factor"]):
+        try:
+            est = fit(weights)
+            results.append(np.concatenate([np.ravel(est.coef_), np.ravel(est.intercept_)]))
+        except ValueError as exc:
+            results.append(f"ValueError: {exc}")
+        except Exception as exc:  # noqa: BLE001 - classified
+            return f"FAIL {type(exc).__name__}: {str(exc)[:160]}"
+    ref, got = results
+    if isinstance(ref, str) or isinstance(got, str):
+        same = isinstance(ref, str) and isinstance(got, str) and ref == got
+        return "same error" if same else f"FAIL {str(ref)[:120]} / {str(got)[:120]}"
+    if not (np.all(np.isfinite(got))
+            and np.allclose(got, ref, rtol=1e-7, atol=1e-7 * max(1.0, np.max(np.abs(ref))))):
+        return f"FAIL coefficients differ by {np.max(np.abs(got - ref)):.3g}"
+    return "same"
+
+
+def test_weight_scale_fit_fuzz():
+    """Fits with the weights times a common factor, from 2^-1074 to 2^1020, give the model of
+    the weights themselves (the data layer rescales weights outside [2^-64, 2^64])."""
+    outcomes = []
+
+    @settings(max_examples=max(10, FUZZ_EXAMPLES), deadline=None, database=None,
+              derandomize=True, suppress_health_check=list(HealthCheck))
+    @given(case=weight_fit_case())
+    def check(case):
+        outcomes.append([case, run_weight_fit_case(case)])
+
+    check()
+    failures = [c for c in outcomes if c[1].startswith("FAIL")]
+    assert not failures, failures[:5]
+
+
+# ----------------------------------------------------------------------------- missing targets
+#: The label types of classification targets, with the values a missing label may take.
+LABEL_TYPES = {
+    "ints": ((0, 1), [None, np.nan]),
+    "bools": ((False, True), [None, np.nan]),
+    "strings": (("neg", "pos"), [None, np.nan]),
+    "floats": ((0.0, 1.0), [None, np.nan]),
+}
+
+
+@st.composite
+def missing_label_case(draw):
+    return {
+        "labels": draw(st.sampled_from(sorted(LABEL_TYPES))),
+        "missing": draw(st.sampled_from(["None", "NaN"])),
+        "layout": draw(st.sampled_from(["long", "lists", "shared", "single"])),
+        "m": draw(st.integers(1, 3)),
+        "n_missing": draw(st.integers(0, 4)),
+        "search": draw(st.booleans()),
+        "regression": draw(st.booleans()),
+        "seed": draw(st.integers(0, 2**31 - 1)),
+    }
+
+
+def _missing_label_data(case: dict):
+    """``(X, y, task)`` with ``n_missing`` targets missing (spread over the tasks; every task
+    keeps both classes, or for regression a few rows)."""
+    rng = np.random.default_rng(case["seed"])
+    m = 1 if case["layout"] == "single" else case["m"]
+    n = 10
+    X = rng.normal(size=(n * m, 3))
+    classes, _ = LABEL_TYPES[case["labels"]]
+    missing = None if case["missing"] == "None" else np.nan
+    if case["regression"]:
+        y = (X[:, 0] + 0.1 * rng.normal(size=n * m)).astype(object)
+    else:
+        positive = np.arange(n * m) % 2 == 0
+        y = np.array([classes[int(p)] for p in positive], dtype=object)
+    for k in range(case["n_missing"]):  # consecutive rows of a task: one of each class in
+        y[(k % m) * n + 2 + k // m] = missing  # turn, every task keeps 3 rows of each
+    if not case["regression"] and case["labels"] != "strings" and missing is not None:
+        y = np.array(y.tolist(), dtype=np.float64)  # NaN beside numbers: a float array
+    return X, y, n, m
+
+
+def _same_values(a, b) -> bool:
+    """Equal structures of arrays, NaN equal to NaN and None to None (object arrays too)."""
+    if isinstance(a, (list, tuple)):
+        return (isinstance(b, (list, tuple)) and len(a) == len(b)
+                and all(_same_values(u, v) for u, v in zip(a, b, strict=True)))
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.dtype.kind != "O":
+        return bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+    return all(u is v or u == v or (isinstance(u, float) and isinstance(v, float)
+                                    and math.isnan(u) and math.isnan(v))
+               for u, v in zip(a.ravel().tolist(), b.ravel().tolist(), strict=True))
+
+
+def run_missing_label_case(case: dict) -> str:
+    """Fit (and cross-validate) with ``missing_targets="ignore"``: the predictions hold the
+    classes, the inputs are unchanged; otherwise a clear error."""
+    X, y, n, m = _missing_label_data(case)
+    name = "L21Regressor" if case["regression"] else "L21Classifier"
+    est = make_estimator(name, missing_targets="ignore")
+    if case["search"]:
+        est = M.MultiTaskCV(est, n_alphas=2, cv=2)
+    layout = case["layout"]
+    if layout == "long":
+        args = (X, y, np.repeat(np.arange(m), n))
+    elif layout == "lists":
+        args = ([X[t * n:(t + 1) * n] for t in range(m)], [y[t * n:(t + 1) * n] for t in range(m)])
+    elif layout == "shared":
+        Y = np.empty((n, m), dtype=y.dtype)
+        for t in range(m):
+            Y[:, t] = y[t * n:(t + 1) * n]
+        args = (X[:n], Y if m > 1 else Y[:, 0])
+    else:
+        args = (X, y)
+    before = _snapshot(list(args))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            est.fit(*args)
+            pred = est.predict(*args[:1]) if layout in ("lists", "shared", "single") else \
+                est.predict(args[0], args[2])
+        except ValueError as exc:
+            outcome = classify(exc, est)
+        except Exception as exc:  # noqa: BLE001 - classified
+            outcome = classify(exc, est)
+        else:
+            outcome = classify(None, est)
+            values = np.concatenate([np.ravel(p) for p in pred]) if isinstance(pred, list) \
+                else np.ravel(pred)
+            if not case["regression"]:
+                classes = set(LABEL_TYPES[case["labels"]][0])
+                if not set(values.tolist()) <= classes:
+                    outcome = f"FAIL predictions outside the classes: {set(values.tolist())}"
+            elif not np.all(np.isfinite(values.astype(np.float64))):
+                outcome = "FAIL non-finite predictions"
+    if not _same_values(before, list(args)):
+        return "FAIL input modified"
+    if outcome == "clear error":
+        return "FAIL refused valid data"  # every task keeps observed targets of both classes
+    return outcome
+
+
+def test_missing_label_fuzz():
+    """Missing targets (None or NaN) among labels of every type (ints, bools, strings, floats)
+    and among regression targets, in every layout, fitted and cross-validated with
+    ``missing_targets="ignore"``: they fit, predict the classes and leave the input as it was."""
+    outcomes = []
+
+    @settings(max_examples=max(10, FUZZ_EXAMPLES), deadline=None, database=None,
+              derandomize=True, suppress_health_check=list(HealthCheck))
+    @given(case=missing_label_case())
+    def check(case):
+        outcomes.append([case, run_missing_label_case(case)])
+
+    check()
+    failures = [c for c in outcomes if c[1].startswith("FAIL")]
+    assert not failures, failures[:5]
