@@ -38,7 +38,7 @@ import io
 import json
 import stat
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from math import prod
 
 import numpy as np
@@ -59,7 +59,8 @@ _ARRAY_KINDS = ("array", "labels", "indices", "names", "sparse_or_array")
 _SIZE_SYMBOLS = ("m", "d", "t")
 
 
-def check_archive(payload: bytes, path, error: Callable[[str], Exception]) -> None:
+def check_archive(payload: bytes, path, error: Callable[[str], Exception],
+                  trusted: Iterable[str] = ()) -> None:
     """Refuse a model file whose archive would unpack to more than its arrays need (module
     docstring), reading no member's data.
 
@@ -72,6 +73,9 @@ def check_archive(payload: bytes, path, error: Callable[[str], Exception]) -> No
     error : callable
         ``error(message)`` makes the exception raised (the persistence layer's
         ``ModelFileError``).
+    trusted : iterable of str
+        The type names a model file may hold beyond skops' defaults (the persistence layer's
+        ``trusted_types()``): the library classes whose declared shapes are compared.
     """
     where = f"{path}: refused: "
     try:
@@ -96,7 +100,7 @@ def check_archive(payload: bytes, path, error: Callable[[str], Exception]) -> No
                 headers[name] = _npy_header(archive, infos[name], where, error)
             elif loader == "SparseMatrixNode":
                 _check_npz(archive, infos[name], where, error)
-        _declared_shapes(schema, headers, where, error)
+        _declared_shapes(schema, headers, where, error, set(trusted))
         _check_expansions(infos, len(payload), where, error)
 
 
@@ -249,15 +253,12 @@ def _json_int(node) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _declared_shapes(schema, headers: dict, where: str, error) -> None:
+def _declared_shapes(schema, headers: dict, where: str, error, trusted: set[str]) -> None:
     """Compare the array headers of every library estimator of the schema with the shapes its
     class declares, binding the size symbols :data:`_SIZE_SYMBOLS` as the validator does
     (``"d"`` from ``n_features_in_``, ``"t"`` from ``fit_task_sizes_``, ``"m"`` on first use;
     ``"t"`` is ``"m"`` unless recorded). An estimator inside another (the
     refitted model of a search) is named by its attribute, as the validator names it."""
-    from multitask.persistence import trusted_types
-
-    trusted = set(trusted_types())
     stack = [(schema, "")]
     while stack:
         node, prefix = stack.pop()

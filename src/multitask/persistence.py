@@ -344,7 +344,7 @@ def read_model_file(path: str | os.PathLike, *, allow_pickle: bool = False,
         raise ModelFileError(f"{path}: cannot be read: {exc}") from None
     # sizes, members and array headers against what the model declares, before any array
     # is unpacked (skops reads every member even to list the types)
-    check_archive(payload, path, ModelFileError)
+    check_archive(payload, path, ModelFileError, trusted_types())
     try:
         found = sio.get_untrusted_types(data=payload)
     except ModelFileError:
