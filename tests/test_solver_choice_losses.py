@@ -3,14 +3,14 @@
 For every regressor with each new loss (Poisson, Gamma, Tweedie, Huber, the pinball loss) on the
 data sets of the pinned table of the squared and classification losses
 (``tests/solver_choice_cases.py``, targets mapped into each loss's domain): proximal Newton for
-the smooth GLM losses with row-separable penalties and few features (``newton``; Newton on the
-split variable, ``newton_admm``, for the split models), working sets from 200 features, and
-accelerated gradient with backtracking otherwise (the Huber loss has no second derivative
-row by row: accelerated gradient); the linear program for the pinball loss over polyhedral sets
-and with the polyhedral l1 penalty (its dual program, exact), linearized ADMM for its other
-structures; the structures none of whose solvers handles the
-pinball loss refuse it. Majorization, whose quadratic bound needs the loss's curvature bound, is
-never taken for these losses. A change of this table is a change of the library's defaults.
+the smooth losses with row-separable penalties and few features (``newton``; Newton on the
+split variable, ``newton_admm``, for the split models; the Huber loss's Hessian holds a rank-one
+term per task from its fitted scale), working sets from 200 features, and accelerated gradient
+with backtracking otherwise; the linear program for the pinball loss over polyhedral sets and
+with the polyhedral l1 penalty (its dual program, exact), linearized ADMM for its other
+structures; the structures none of whose solvers handles the pinball loss refuse it.
+Majorization, whose quadratic bound needs the loss's curvature bound, is never taken for these
+losses. A change of this table is a change of the library's defaults.
 """
 
 from __future__ import annotations
@@ -94,19 +94,19 @@ PINNED = {
         'CappedTraceRegressor': 'M M M M M M M M',
     },
     'huber': {
-        'L21Regressor': 'F W F F F F W F',
-        'IndependentLassoRegressor': 'F W F F F F W F',
+        'L21Regressor': 'N W N N N F W F',
+        'IndependentLassoRegressor': 'N W N N N F W F',
         'TraceNormRegressor': 'F F F F F F F F',
-        'IndependentRidgeRegressor': 'F F F F F F F F',
+        'IndependentRidgeRegressor': 'N F N N N F F F',
         'L1InfRegressor': 'F F F F F F F F',
-        'SparseLowRankRegressor': 'F F F F F F F F',
-        'RobustMTLRegressor': 'F F F F F F F F',
-        'DirtyModelRegressor': 'F F F F F F F F',
-        'RobustFeatureLearningRegressor': 'F F F F F F F F',
-        'GraphRegularizedRegressor': 'F F F F F F F F',
-        'MeanRegularizedRegressor': 'F F F F F F F F',
-        'TemporalGroupLassoRegressor': 'F F F F F F F F',
-        'FusedSparseGroupLassoRegressor': 'F F F F F F F F',
+        'SparseLowRankRegressor': 'A F A A A F F F',
+        'RobustMTLRegressor': 'A F A A A F F F',
+        'DirtyModelRegressor': 'N F N N N F F F',
+        'RobustFeatureLearningRegressor': 'A F A A A F F F',
+        'GraphRegularizedRegressor': 'N F N N N F F F',
+        'MeanRegularizedRegressor': 'N F N N N F F F',
+        'TemporalGroupLassoRegressor': 'N F N N N F F F',
+        'FusedSparseGroupLassoRegressor': 'N F N N N F F F',
         'ClusteredMTLRegressor': 'F F F F F F F F',
         'ConvexASORegressor': 'F F F F F F F F',
         'TaskRelationshipRegressor': 'F F F F F F F F',

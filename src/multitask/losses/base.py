@@ -238,6 +238,13 @@ class Datafit:
         wd = self.data.row_weights * self._d2loss(np.asarray(z, dtype=np.float64))
         return lambda v: wd * v
 
+    def task_hessian_correction(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """``"hessian"``: the Hessian in score space beyond its diagonal ``w_i ell''_i``, where
+        a task's rows are coupled: ``(c, k)`` with the Hessian of task ``t`` ``diag(w_t
+        ell''_t) - k_t c_t c_t^T`` (``c`` stacked like ``y``, shape ``(N,)``; ``k`` shape
+        ``(m,)``, ``>= 0``); None for a loss separable over the rows (the default)."""
+        return None
+
     def score_derivatives(self, z: np.ndarray, second: bool = False) -> tuple[np.ndarray, ...]:
         """``(ell(y_i, z_i), ell'(y_i, z_i))`` row by row at the stacked scores ``z`` (shape
         ``(N,)``, unweighted), and ``ell''(y_i, z_i)`` as a third array with ``second``

@@ -138,27 +138,37 @@ def _tweedie_root(t: np.ndarray, q: float) -> np.ndarray:
     """The root ``r`` of ``k(r) = e^{(1+q) r} - e^{q r} = t`` (``q = 1 - p`` in ``(-1, 0)``),
     by Newton steps safeguarded by bisection in a bracket (``k`` increases): ``[0,
     log1p(t) / (1 + q)]`` for ``t >= 0``; ``[min(-1, log(-t / (1 - 1/e)) / q), 0]`` for ``t <
-    0`` (there ``k(r) <= -(1 - 1/e) e^{q r}``)."""
+    0`` (there ``k(r) <= -(1 - 1/e) e^{q r}``). The start is the root of ``k``'s leading
+    term (``t`` near 0, ``log(t) / (1 + q)`` for large ``t``, ``log(-t) / q`` for large
+    ``-t``), and each step updates only the roots not yet converged."""
     t = np.asarray(t, dtype=np.float64)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         lo = np.where(t >= 0.0, 0.0,
                       np.minimum(-1.0, np.log(np.maximum(-t, 1e-300) / _ONE_MINUS_INV_E) / q))
         hi = np.where(t >= 0.0, np.log1p(np.maximum(t, 0.0)) / (1.0 + q), 0.0)
-        r = np.clip(np.where(np.abs(t) < 1.0, t, 0.5 * (lo + hi)), lo, hi)
+        start = np.where(t > 1.0, np.log(np.maximum(t, 1.0)) / (1.0 + q),
+                         np.where(t < -1.0, np.log(np.maximum(-t, 1.0)) / q, t))
+        r = np.clip(np.where(np.isfinite(start), start, 0.5 * (lo + hi)), lo, hi)
+        live = np.arange(t.size)
         for _ in range(_NEWTON_STEPS):
-            e1 = np.exp(q * r)
-            k = e1 * np.expm1(r)
-            dk = (1.0 + q) * e1 * np.exp(r) - q * e1
-            above = k > t
-            hi = np.where(above, np.minimum(hi, r), hi)
-            lo = np.where(above, lo, np.maximum(lo, r))
-            step = (k - t) / dk
-            new = r - step
-            bad = ~((new > lo) & (new < hi)) | ~np.isfinite(new)
-            new = np.where(bad, 0.5 * (lo + hi), new)
-            done = np.abs(new - r) <= 1e-15 * (1.0 + np.abs(r))
-            r = new
-            if done.all():
+            rl, tl, lol, hil = r[live], t[live], lo[live], hi[live]
+            e1 = np.exp(q * rl)
+            e2 = np.exp((1.0 + q) * rl)
+            # k = e2 - e1 without cancellation near 0 nor overflow of e^r
+            k = np.where(rl > 0.0, e2 * -np.expm1(-rl), e1 * np.expm1(rl))
+            dk = (1.0 + q) * e2 - q * e1
+            above = k > tl
+            hil = np.where(above, np.minimum(hil, rl), hil)
+            lol = np.where(above, lol, np.maximum(lol, rl))
+            new = rl - (k - tl) / dk
+            # a Newton step below rounding ends the root; one that leaves the bracket (closed:
+            # the root may be its end) bisects
+            done = np.abs(new - rl) <= 1e-15 * np.abs(rl)
+            bad = ~((new >= lol) & (new <= hil)) | ~np.isfinite(new)
+            new = np.where(done, rl, np.where(bad, 0.5 * (lol + hil), new))
+            r[live], lo[live], hi[live] = new, lol, hil
+            live = live[~done]
+            if not live.size:
                 break
     return r
 

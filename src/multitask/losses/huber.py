@@ -61,12 +61,30 @@ from multitask.losses.registry import register_loss
 
 __all__ = ["Huber", "check_epsilon"]
 
-#: Bisection steps of :meth:`Huber.optimal_intercept_at_zero` (from the range of a task's
-#: targets to rounding).
+#: Most steps of :meth:`Huber.optimal_intercept_at_zero` (Newton's, safeguarded by bisection
+#: from the range of a task's targets: bisection alone reaches rounding within them).
 _BISECTION_STEPS = 200
 #: Relative margin by which :meth:`Huber.dual_domain` keeps ``sum_i w_i a_i^2 / 4`` below the
 #: task's weight (rounding of the optimal scale leaves it at the boundary).
 _DOMAIN_MARGIN = 1e-14
+
+
+#: Smallest mean task size for which :func:`_task_order` sorts each task apart (fewer rows per
+#: task: two passes over all rows, the second a stable sort of the task codes).
+_SORT_TASKS_APART = 32
+
+
+def _task_order(a: np.ndarray, task: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """The order of the rows by task, then by ``a`` within a task (``np.lexsort((a, task))``
+    for rows stored task after task): each task's rows sorted apart, or, for many small
+    tasks, ``a`` sorted first and the task codes then by a stable sort."""
+    m = offsets.size - 1
+    if m and a.size >= _SORT_TASKS_APART * m:
+        return np.concatenate([offsets[t] + np.argsort(a[offsets[t]:offsets[t + 1]])
+                               for t in range(m)])
+    first = np.argsort(a)
+    codes = task.astype(np.int16 if m < 2**15 else np.int64)[first]
+    return first[np.argsort(codes, kind="stable")]
 
 
 def check_epsilon(epsilon) -> float:
@@ -102,12 +120,13 @@ class Huber(Datafit):
 
     name = "huber"
     starts_at_best_intercept = True
-    capabilities = frozenset({"gradient", "subgradient", "dual"})
+    capabilities = frozenset({"gradient", "subgradient", "dual", "hessian"})
 
     def __init__(self, data: MultiTaskData, fit_intercept: bool = True, alpha_l2: float = 0.0,
                  center: bool = False, epsilon: float = 1.35):
         self.epsilon = check_epsilon(epsilon)
         self._intercept0: np.ndarray | None = None
+        self._memo: tuple[np.ndarray, tuple] | None = None
         super().__init__(data, fit_intercept, alpha_l2, center)
 
     def get_params(self) -> dict:
@@ -117,7 +136,7 @@ class Huber(Datafit):
     def task_scales(self, z: np.ndarray) -> np.ndarray:
         """``sigma_t``, the minimizer of ``g_t`` (module docstring) at the stacked scores
         ``z``, shape ``(n_tasks,)`` (0 for a task whose residuals are all 0)."""
-        return self._scales(np.asarray(z, dtype=np.float64) - self.data.y)
+        return self._rows(z)[2].copy()
 
     def _scales(self, r: np.ndarray) -> np.ndarray:
         data, eps = self.data, self.epsilon
@@ -133,7 +152,7 @@ class Huber(Datafit):
             return np.where(bad, np.inf, 0.0)
         # normalized per task (the cumulative sums of all tasks are taken at once)
         a = np.where(live[task], ar / np.where(live, top, 1.0)[task], 0.0)
-        order = np.lexsort((a, task))
+        order = _task_order(a, task, data.offsets)
         a_s, w_s, t_s = a[order], w[order], task[order]
         starts = data.offsets[:-1]
         sizes = np.diff(data.offsets)
@@ -177,9 +196,22 @@ class Huber(Datafit):
 
     # ------------------------------------------------------------------ values
     def _rows(self, z: np.ndarray):
-        """``(values, ell', sigma)`` row by row at the scores ``z`` (module docstring)."""
+        """``(values, ell', sigma, r)`` row by row at the scores ``z`` (module docstring),
+        read-only; the last scores' are kept (a solver asks for the loss, its gradient and
+        its curvature at the same scores: the scales cost a sort of each task's residuals)."""
+        z = np.asarray(z, dtype=np.float64)
+        memo = self._memo
+        if memo is not None and memo[0].shape == z.shape and np.array_equal(memo[0], z):
+            return memo[1]
+        out = self._compute_rows(z)
+        for arr in out:
+            arr.flags.writeable = False
+        self._memo = (z.copy(), out)
+        return out
+
+    def _compute_rows(self, z: np.ndarray):
         eps = self.epsilon
-        r = np.asarray(z, dtype=np.float64) - self.data.y
+        r = z - self.data.y
         sigma = self._scales(r)
         sg = sigma[self.data.task_of_row]
         ar = np.abs(r)
@@ -191,11 +223,54 @@ class Huber(Datafit):
             d1 = np.where(inl, np.where(pos, 2.0 * r / np.where(pos, sg, 1.0), 0.0),
                           2.0 * eps * np.sign(r))
         d1 = np.clip(d1, -2.0 * eps, 2.0 * eps)
-        return vals, d1, sigma
+        return vals, d1, sigma, r
 
     def _dloss(self, z):
-        vals, d1, _ = self._rows(z)
+        vals, d1, _, _ = self._rows(z)
         return vals, d1
+
+    def _curvature(self, r: np.ndarray, sigma: np.ndarray):
+        """``(h, c, k)``: the Hessian of the profiled loss in score space at the residuals
+        ``r`` and scales ``sigma`` (:meth:`score_hessian`): the rows' ``h_i = 2 / sigma_t``
+        (inliers; 0 on the outliers and in a task of scale 0), the mixed derivatives ``c_i =
+        -2 w_i r_i / sigma_t^2`` and ``k_t = 1 / g''_t`` with ``g''_t = 2 S_in / sigma_t^3``,
+        so that the Hessian of task ``t`` is ``diag(w_i h_i) - k_t c_t c_t^T``."""
+        eps = self.epsilon
+        data = self.data
+        w = data.row_weights
+        sg = sigma[data.task_of_row]
+        pos = (sg > 0) & np.isfinite(sg)
+        inl = (np.abs(r) <= eps * sg) & pos
+        safe = np.where(pos, sg, 1.0)
+        h = np.where(inl, 2.0 / safe, 0.0)
+        c = np.where(inl, -2.0 * w * r / (safe * safe), 0.0)
+        S_in = data.task_sum(w * r * r * inl)
+        s_pos = (sigma > 0) & np.isfinite(sigma)
+        s_safe = np.where(s_pos, sigma, 1.0)
+        g2 = np.where(s_pos, 2.0 * S_in / s_safe ** 3, 0.0)
+        k = np.where(g2 > 0, 1.0 / np.where(g2 > 0, g2, 1.0), 0.0)
+        return h, c, k
+
+    def score_derivatives(self, z: np.ndarray, second: bool = False) -> tuple[np.ndarray, ...]:
+        """``(ell, ell')`` row by row, and with ``second`` the diagonal part ``h`` of the
+        Hessian (:meth:`_curvature`), from one computation of the scales."""
+        vals, d1, sigma, r = self._rows(z)
+        if not second:
+            return vals, d1
+        return vals, d1, self._curvature(r, sigma)[0]
+
+    def _d2loss(self, z):
+        """The diagonal part ``h_i = 2 / sigma_t`` of the Hessian (inliers; 0 elsewhere):
+        with :meth:`task_hessian_correction` the Hessian of Newton's steps."""
+        _, _, sigma, r = self._rows(z)
+        return self._curvature(r, sigma)[0]
+
+    def task_hessian_correction(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(c, k)`` of :meth:`_curvature`: the Hessian of task ``t`` in score space is
+        ``diag(w_i h_i) - k_t c_t c_t^T`` (the scale profiled out)."""
+        _, _, sigma, r = self._rows(z)
+        _, c, k = self._curvature(r, sigma)
+        return c, k
 
     def score_hessian(self, z: np.ndarray):
         """``v -> H v`` with the Hessian of the profiled loss in score space: per task, with
@@ -203,25 +278,13 @@ class Huber(Datafit):
         mixed derivative in ``(z_i, sigma)``; 0 on the outliers), ``H_t = D - c c^T / g''``,
         ``g'' = 2 S_in / sigma_t^3`` (the Schur complement of the joint Hessian in ``(z,
         sigma)``). A task of scale 0 (least absolute deviations there) contributes 0."""
-        eps = self.epsilon
         data = self.data
-        w = data.row_weights
-        r = np.asarray(z, dtype=np.float64) - data.y
-        sigma = self._scales(r)
-        sg = sigma[data.task_of_row]
-        pos = (sg > 0) & np.isfinite(sg)
-        inl = (np.abs(r) <= eps * sg) & pos
-        safe = np.where(pos, sg, 1.0)
-        D = np.where(inl, 2.0 * w / safe, 0.0)
-        c = np.where(inl, -2.0 * w * r / (safe * safe), 0.0)
-        S_in = data.task_sum(w * r * r * inl)
-        s_pos = (sigma > 0) & np.isfinite(sigma)
-        s_safe = np.where(s_pos, sigma, 1.0)
-        g2 = np.where(s_pos, 2.0 * S_in / s_safe ** 3, 0.0)
-        inv = np.where(g2 > 0, 1.0 / np.where(g2 > 0, g2, 1.0), 0.0)
+        _, _, sigma, r = self._rows(z)
+        h, c, k = self._curvature(r, sigma)
+        D = data.row_weights * h
 
         def product(v: np.ndarray) -> np.ndarray:
-            return D * v - c * data.expand(inv * data.task_sum(c * v))
+            return D * v - c * data.expand(k * data.task_sum(c * v))
 
         return product
 
@@ -259,9 +322,11 @@ class Huber(Datafit):
 
     # ------------------------------------------------------------------ intercepts, curvature
     def optimal_intercept_at_zero(self):
-        """The minimizer ``b_t`` of ``F_t(b)`` (the scores all ``b``), per task, by bisection on
-        its derivative ``sum_i w_i ell'(y_i, b)`` (non-decreasing: ``F_t`` is convex) between
-        the task's smallest and largest targets. Cached."""
+        """The minimizer ``b_t`` of ``F_t(b)`` (the scores all ``b``), per task: Newton steps
+        on its derivative ``sum_i w_i ell'(y_i, b)`` (non-decreasing: ``F_t`` is convex), with
+        the exact second derivative ``1^T H_t 1`` of :meth:`_curvature`, safeguarded by
+        bisection in the bracket of the task's smallest and largest targets (a step that
+        leaves the bracket, or no curvature, bisects). Cached."""
         if self._intercept0 is None:
             data = self.data
             w = data.row_weights
@@ -274,16 +339,29 @@ class Huber(Datafit):
             np.maximum.at(hi, task, np.where(w > 0, y, -np.inf))
             lo = np.where(np.isfinite(lo), lo, 0.0)
             hi = np.where(np.isfinite(hi), hi, 0.0)
+            b = 0.5 * (lo + hi)
+            ulp = 4.0 * np.finfo(float).eps
             for _ in range(_BISECTION_STEPS):
-                mid = 0.5 * (lo + hi)
-                _, d1, _ = self._rows(data.expand(mid))
+                _, d1, sigma, r = self._rows(data.expand(b))
                 slope = data.task_sum(w * d1)
-                lo = np.where(slope < 0, mid, lo)
-                hi = np.where(slope < 0, hi, mid)
-                if np.all(hi - lo <= 4.0 * np.finfo(float).eps * np.maximum(np.abs(lo),
-                                                                             np.abs(hi))):
+                h, c, k = self._curvature(r, sigma)
+                U = data.task_sum(c)
+                q = data.task_sum(w * h) - k * U * U
+                lo = np.where(slope < 0, b, lo)
+                hi = np.where(slope > 0, b, hi)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    step = np.where(q > 0, slope / np.where(q > 0, q, 1.0), np.nan)
+                # converged: a slope at its rounding, a closed bracket, or a Newton step below
+                # rounding
+                done = ((np.abs(slope) <= ulp * data.task_sum(w * np.abs(d1)))
+                        | (hi - lo <= ulp * np.maximum(np.abs(lo), np.abs(hi)))
+                        | (np.abs(step) <= ulp * np.abs(b)))
+                if np.all(done):
                     break
-            self._intercept0 = 0.5 * (lo + hi)
+                new = b - step
+                inside = np.isfinite(new) & (new > lo) & (new < hi)
+                b = np.where(done, b, np.where(inside, new, 0.5 * (lo + hi)))
+            self._intercept0 = b
         return self._intercept0.copy()
 
     def curvature(self) -> float:

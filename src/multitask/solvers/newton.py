@@ -1,7 +1,9 @@
-"""Proximal Newton for smooth classification losses with row-separable penalties.
+"""Proximal Newton for smooth losses with row-separable penalties.
 
-The model: a loss with a second derivative (``"hessian"``: logistic, squared hinge), row
-weights ``w_i`` (:attr:`~multitask.data.MultiTaskData.row_weights`), per-task intercepts
+The model: a loss with a second derivative (``"hessian"``: logistic, squared hinge, the
+log-link deviances; the Huber loss with the rank-one term per task that its fitted scale adds,
+:meth:`~multitask.losses.Datafit.task_hessian_correction`), row weights ``w_i``
+(:attr:`~multitask.data.MultiTaskData.row_weights`), per-task intercepts
 ``b`` as variables, the ridge ``(alpha_l2 / 2) ||W||_F^2`` and a penalty of the row families
 of :mod:`multitask.solvers.bcd` (``"row_prox"``: l1, l2,1, the sparse group lasso, the
 weighted l1 stages, the dirty and fused rows; with a ``"task_coupling"`` where it has one)::
@@ -195,9 +197,14 @@ class NewtonModel:
 
 
 def newton_model(datafit: Datafit, W: np.ndarray, b: np.ndarray | None, a: np.ndarray,
-                 h: np.ndarray) -> NewtonModel | None:
+                 h: np.ndarray, correction: tuple[np.ndarray, np.ndarray] | None = None
+                 ) -> NewtonModel | None:
     """The second-order model at ``(W, b)`` from the score derivatives ``a = ell'`` and ``h =
-    ell''`` (module docstring); ``None`` when it leaves the float range."""
+    ell''`` (module docstring); ``None`` when it leaves the float range. ``correction``: the
+    loss's :meth:`~multitask.losses.Datafit.task_hessian_correction` ``(c, k)`` at the same
+    scores, a task's Hessian ``diag(w h) - k_t c_t c_t^T`` in score space (the Huber loss's
+    scale): ``G_t``, ``s_t`` and ``S_t`` lose ``k_t u_t u_t^T``, ``k_t u_t U_t`` and ``k_t
+    U_t^2`` with ``u_t = sum_{i in t} c_i x~_i``, ``U_t = sum_{i in t} c_i``."""
     data = datafit.data
     rw = data.row_weights
     ridge = float(datafit.alpha_l2)
@@ -207,6 +214,13 @@ def newton_model(datafit: Datafit, W: np.ndarray, b: np.ndarray | None, a: np.nd
     if ridge:
         gW += ridge * W
     G, s, S = task_hessians(data, h * rw)
+    if correction is not None:
+        c, k = correction
+        u = data.rmatvec(c)
+        U = data.task_sum(c)
+        G -= np.einsum("t,jt,kt->tjk", k, u, u)
+        s -= u * (k * U)[None, :]
+        S -= k * U * U
     S_safe = gb = None
     if b is not None:
         S_safe = np.maximum(S, FLOOR * max(float(S.max()), _TINY))
@@ -228,15 +242,15 @@ def newton_model(datafit: Datafit, W: np.ndarray, b: np.ndarray | None, a: np.nd
 
 
 def backtrack(datafit: Datafit, objective: Callable[[np.ndarray, float], float],
-              z: np.ndarray, dz: np.ndarray, P: float, delta: float, noise: float,
+              scores_at: Callable[[float], np.ndarray], P: float, delta: float, noise: float,
               polish: bool):
-    """Armijo backtracking along the scores ``z + t dz`` (``t`` halved from 1): the first
+    """Armijo backtracking along the scores ``scores_at(t)`` (``t`` halved from 1): the first
     ``t`` with ``P(t) <= P + SIGMA t delta`` (or, for a step below the rounding ``noise``,
     ``P(t) <= P + noise``), down to :data:`MIN_STEP`. ``objective(vals, t)`` is the
     objective from the rows' losses at ``t``. Returns ``(t, z_t, (vals, ell', ell''), P_t)``."""
     step = 1.0
     while True:
-        zt = z + step * dz
+        zt = scores_at(step)
         derivs = datafit.score_derivatives(zt, second=True)
         Pt = objective(derivs[0], step)
         if (Pt <= P + SIGMA * step * delta or step <= MIN_STEP
@@ -275,14 +289,17 @@ class DampedStep(NamedTuple):
     polish: bool
 
 
-def damped_step(datafit: Datafit, model: NewtonModel, dW: np.ndarray, moved: bool,
-                penalty_change: float, z: np.ndarray, P: float,
+def damped_step(datafit: Datafit, model: NewtonModel, W: np.ndarray, b: np.ndarray | None,
+                dW: np.ndarray, moved: bool, penalty_change: float, P: float,
                 along: Callable[[np.ndarray, float], float],
                 inner_tol: float) -> DampedStep | float | None:
-    """The direction ``(dW, db)`` of a step's model (``db`` its intercept step), damped by
-    :func:`backtrack`, with the objective ``P`` at the scores ``z`` and ``along(vals, t)``
-    the objective at ``t``; ``moved`` whether the step's variable changed,
-    ``penalty_change`` the penalty's change along the whole direction.
+    """The direction ``(dW, db)`` of a step's model (``db`` its intercept step) from ``(W,
+    b)``, damped by :func:`backtrack`, with the objective ``P`` at ``(W, b)`` and ``along(vals,
+    t)`` the objective at ``t``; ``moved`` whether the step's variable changed,
+    ``penalty_change`` the penalty's change along the whole direction. The scores at ``t`` are
+    those of the point the solver then takes, ``(W + t dW, b + t db)``, computed as the
+    certificate computes them (a loss that keeps its last scores' rows, the Huber loss with
+    its sorted residuals, is not evaluated twice there).
 
     Returns the :class:`DampedStep`; or, where the direction does not descend (its model
     was solved too loosely), the tighter inner tolerance to solve it again with (a
@@ -298,8 +315,11 @@ def damped_step(datafit: Datafit, model: NewtonModel, dW: np.ndarray, moved: boo
     if not delta <= noise:  # no descent: the step's model was solved too loosely
         return None if inner_tol <= 1e-14 else max(inner_tol * 1e-2, 1e-14)
     polish = delta >= -noise  # a decrease below the objective's rounding
-    step, zt, derivs, Pt = backtrack(datafit, along, z, datafit.scores(dW, db), P, delta,
-                                     noise, polish)
+
+    def scores_at(t: float) -> np.ndarray:
+        return datafit.scores(W + t * dW, None if b is None or db is None else b + t * db)
+
+    step, zt, derivs, Pt = backtrack(datafit, along, scores_at, P, delta, noise, polish)
     if not Pt <= P + (noise if polish else 0.0):  # no decrease at the smallest step
         return None if inner_tol <= 1e-14 or polish else max(inner_tol * 1e-2, 1e-14)
     return DampedStep(step, zt, derivs, Pt, db, polish)
@@ -396,7 +416,7 @@ class ProxNewton(Solver):
         limit = self.max_iter if self.hand_over is None else min(self.max_iter,
                                                                   self.hand_over)
         while not converged and n_iter < limit:
-            model = newton_model(datafit, W, b, a, h)
+            model = newton_model(datafit, W, b, a, h, datafit.task_hessian_correction(z))
             if model is None:
                 break  # the step's model left the float range: stop, not converged
             W_new = W.copy()
@@ -410,8 +430,8 @@ class ProxNewton(Solver):
                 Wt = W + t * dW
                 return objective(v, Wt, Wt)
 
-            out = damped_step(datafit, model, dW, bool(np.any(dW)),
-                              float(penalty.value(W_new)) - float(penalty.value(W)), z, P,
+            out = damped_step(datafit, model, W, b, dW, bool(np.any(dW)),
+                              float(penalty.value(W_new)) - float(penalty.value(W)), P,
                               along, inner_tol)
             if not isinstance(out, DampedStep):
                 if out is None:

@@ -135,7 +135,7 @@ class NewtonADMM(Solver):
         n_iter = inner_total = 0
         inner_tol = self.inner_tol
         while not converged and n_iter < self.max_iter:
-            model = newton_model(datafit, W, b, a, h)
+            model = newton_model(datafit, W, b, a, h, datafit.task_hessian_correction(z))
             if model is None:
                 break  # the step's model left the float range: stop, not converged
             G = model.hessian
@@ -153,8 +153,8 @@ class NewtonADMM(Solver):
                       dV: np.ndarray = dV, dW: np.ndarray = dW) -> float:
                 return objective(v, V + t * dV, W + t * dW)
 
-            out = damped_step(datafit, model, dW, bool(np.any(dV)),
-                              float(penalty.value(res.coef)) - float(penalty.value(V)), z, P,
+            out = damped_step(datafit, model, W, b, dW, bool(np.any(dV)),
+                              float(penalty.value(res.coef)) - float(penalty.value(V)), P,
                               along, inner_tol)
             if not isinstance(out, DampedStep):
                 if out is None:
