@@ -117,8 +117,9 @@ def test_the_kind_of_problem_is_detected_from_the_targets(values, kind):
 
 
 def test_targets_that_fit_no_kind_are_refused_by_name():
-    with pytest.raises(ValueError, match="3 distinct labels.*one binary task per class"):
-        detect_kind(["a", "b", "c"])
+    assert detect_kind(["a", "b", "c"]) == "multiclass"  # three labels: more than two classes
+    with pytest.raises(ValueError, match="not numbers"):
+        detect_kind(["a", "b", "c"], "count")
     with pytest.raises(ValueError, match="single value"):
         detect_kind([1, 1, 1])
     with pytest.raises(ValueError, match="not numbers"):
@@ -248,8 +249,8 @@ def test_file_errors_are_one_line_and_name_the_problem(tmp_path, capsys):
     for argv, needle in (
             (["--input", str(tmp_path / "missing.csv"), "--targets", *targets],
              "row 5 (line 6), column 'label2': missing target"),
-            (["--input", str(tmp_path / "multiclass.csv"), "--targets", *targets],
-             "distinct labels"),
+            (["--input", str(tmp_path / "multiclass.csv"), "--targets", *targets, "--kind",
+              "classification"], "distinct values"),
             (["--input", str(tmp_path / "labels.csv"), "--target", "label0"], "--task COL"),
             (["school", "--input", str(tmp_path / "labels.csv")], "not both"),
             (["school", "--targets", "y1", "y2"], "--targets goes with --input"),

@@ -62,6 +62,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from multitask.benchmark_data import BenchmarkData, benchmark_splits, load_benchmark_data
+from multitask.benchmark_kinds import FAMILY, METRICS, kind_options, loss_params
 
 __all__ = [
     "DEFAULT_CV",
@@ -128,12 +129,9 @@ _SLOW_FIRST = ("CappedTrace", "RobustMTL", "CappedL1", "TaskRelationship", "Clus
 #: The model whose singular value spectrum the figure draws (its classifier alike).
 SPECTRUM_MODEL = "TraceNormRegressor"
 
-#: The metrics of each kind of problem: (key, label, larger is better); the first one sorts
-#: the table and decides the verdict.
-METRICS: dict[str, tuple[tuple[str, str, bool], ...]] = {
-    "regression": (("nmse", "nMSE", False), ("amse", "aMSE", False)),
-    "classification": (("auc", "AUC", True), ("accuracy", "accuracy", True)),
-}
+# METRICS (imported above, :data:`multitask.benchmark_kinds.METRICS`): the metrics of each
+# kind of problem, (key, label, larger is better); the first one sorts the table and decides
+# the verdict.
 
 #: Columns of ``results.csv`` of a regression (one row per model, sorted by nMSE).
 RESULT_COLUMNS = ("model", "nmse_mean", "nmse_std", "amse_mean", "amse_std", "n_splits",
@@ -161,10 +159,13 @@ def result_columns(kind: str = "regression") -> tuple[str, ...]:
 def split_columns(kind: str = "regression") -> tuple[str, ...]:
     """Columns of ``splits.csv``: one row per model and split: the metrics, the number of
     tasks left out of the per-task metric (aMSE: test targets all equal; AUC: one class in
-    the test part), the cross-validation rule applied (``3-fold`` or ``leave-one-out: 15
-    folds``), the fit time and the chosen parameters."""
-    return ("model", "split", *(k for k, _, _ in METRICS[kind]),
-            f"{_LEFT_OUT[kind]}_tasks_left_out", "cv_rule", "fit_seconds", "params")
+    the test part; not for the other kinds), the scale of the Huber loss (``robust``), the
+    cross-validation rule applied (``3-fold`` or ``leave-one-out: 15 folds``), the fit time
+    and the chosen parameters."""
+    extra: tuple[str, ...] = ((f"{_LEFT_OUT[kind]}_tasks_left_out",) if kind in _LEFT_OUT
+                              else ("huber_scale",) if kind == "robust" else ())
+    return ("model", "split", *(k for k, _, _ in METRICS[kind]), *extra, "cv_rule",
+            "fit_seconds", "params")
 
 
 # ----------------------------------------------------------------------------- models
@@ -186,7 +187,7 @@ def benchmark_models(kind: str = "regression", *, graph: bool = False,
 
     import multitask
 
-    suffix, check = (("Classifier", is_classifier) if kind == "classification"
+    suffix, check = (("Classifier", is_classifier) if FAMILY[kind] == "classification"
                      else ("Regressor", is_regressor))
     left_out = {"MultiTask"}
     if not graph:
@@ -249,9 +250,11 @@ def _resolve(models: Sequence[str] | None, available: dict[str, type],
     return out
 
 
-def _fixed_params(name: str, data: BenchmarkData) -> dict:
-    """Parameters a model gets from the data rather than from the grid (the task graph)."""
-    return {"graph": data.graph} if _stem(name) in _NEEDS_GRAPH else {}
+def _fixed_params(name: str, data: BenchmarkData, options: dict | None = None) -> dict:
+    """Parameters a model gets from the data rather than from the grid: the task graph, and
+    the loss of the kind with its own parameter (:func:`~multitask.benchmark_kinds.loss_params`)."""
+    fixed = {"graph": data.graph} if _stem(name) in _NEEDS_GRAPH else {}
+    return {**fixed, **loss_params(data.kind, options or {})}
 
 
 # ----------------------------------------------------------------------------- results
@@ -277,13 +280,13 @@ class BenchmarkResult:
         Wall time of the run.
     name : str
         The data set.
-    kind : {"regression", "classification"}
+    kind : {"regression", "classification", "count", "multiclass", "quantile", "robust"}
     task_word : str
         What a task is called (``"schools"``, ``"tasks"``).
     shared : bool
         The data have a shared design (the CV folds are drawn on the rows).
     classes : tuple or None
-        Classification: the labels ``(negative, positive)``.
+        Classification: the labels (``(negative, positive)`` for two classes).
     cv : int or None
         Folds of the model selection asked for (``--cv-folds``); the rule applied is
         ``cv_rules``.
@@ -303,6 +306,16 @@ class BenchmarkResult:
         The (model, split) jobs of the run; ``len(split_rows)`` of them are done.
     complete : bool
         Every job is done (False when a time limit stopped the run).
+    options : dict
+        The loss's own option of the kind (``{"quantile": q}``, ``{"epsilon": e}``, or
+        empty; :func:`~multitask.benchmark_kinds.kind_options`).
+    exposure_name : str or None
+        Counts: what the exposure is called (None without one).
+    notes : list of str
+        Notes on the data said under the table (e.g. targets that look like counts).
+    defaults_note : str or None
+        A named data set run with its own defaults (fewer models or splits): what they are,
+        in words.
     """
 
     rows: list[dict]
@@ -324,6 +337,10 @@ class BenchmarkResult:
     n_tasks: int | None = None
     n_jobs_total: int = 0
     complete: bool = True
+    options: dict = field(default_factory=dict)
+    exposure_name: str | None = None
+    notes: list[str] = field(default_factory=list)
+    defaults_note: str | None = None
 
 
 #: The name of the result of the first versions, which ran on School only.
@@ -387,18 +404,29 @@ def _rows_per_task(y) -> float:
 
 
 def _job(name: str, split: int, data, kind: str, fixed: dict, n_alphas: int,
-         alpha_ratio: float, cv: int, random_state: int, limit_threads: bool) -> dict:
+         alpha_ratio: float, cv: int, random_state: int, limit_threads: bool,
+         options: dict | None = None) -> dict:
     """Cross-validate one model on one training part and score it on the test part.
 
-    Returns the job's record: the model, the split, the metrics (and the number of tasks
-    left out of the per-task one), the cross-validation rule applied (``selection``:
-    ``"kfold"`` or ``"loo"``, ``cv_folds``, ``train_rows``: the median training rows per
-    task), ``test_rows``, ``fit_seconds``, the chosen ``params``, and the trace-norm model's
-    ``coef`` on split 0.
+    ``data`` is ``(X_train, y_train, X_test, y_test)``, with the exposures of both parts
+    after them for counts (the models then fit the rate ``y / exposure`` with
+    ``sample_weight=exposure``). Returns the job's record: the model, the split, the metrics
+    (and the number of tasks left out of the per-task one), the cross-validation rule
+    applied (``selection``: ``"kfold"`` or ``"loo"``, ``cv_folds``, ``train_rows``: the
+    median training rows per task), ``test_rows``, ``fit_seconds``, the chosen ``params``,
+    and the trace-norm model's ``coef`` on split 0 (the task-class columns as rows for more
+    than two classes).
     """
     import multitask
+    from multitask.benchmark_kinds import cv_scorer, test_scores
 
-    X_tr, y_tr, X_te, y_te = data
+    X_tr, y_tr, X_te, y_te = data[:4]
+    w_tr, w_te = (data[4], data[5]) if len(data) > 4 else (None, None)
+    options = options or {}
+    y_fit = y_tr
+    if w_tr is not None:  # scikit-learn's way: the rate, weighted by the exposure
+        y_fit = ([v / w for v, w in zip(y_tr, w_tr, strict=True)] if isinstance(y_tr, list)
+                 else y_tr / np.asarray(w_tr)[:, None])
     limiter = None
     if limit_threads:
         from threadpoolctl import threadpool_limits
@@ -411,10 +439,16 @@ def _job(name: str, split: int, data, kind: str, fixed: dict, n_alphas: int,
             warnings.simplefilter("ignore")  # convergence notes of grid points far from the best
             search = multitask.MultiTaskCV(est, cv=cv, n_alphas=n_alphas,
                                            alpha_ratio=alpha_ratio,
-                                           random_state=random_state + split).fit(X_tr, y_tr)
+                                           scoring=cv_scorer(kind, options, y_tr),
+                                           random_state=random_state + split)
+            search.fit(X_tr, y_fit, **({} if w_tr is None else {"sample_weight": w_tr}))
         seconds = time.perf_counter() - t0
-        scores = (_classification_scores(search, X_te, y_te) if kind == "classification"
-                  else _regression_scores(search, X_te, y_te))
+        if kind == "classification":
+            scores = _classification_scores(search, X_te, y_te)
+        elif kind == "regression":
+            scores = _regression_scores(search, X_te, y_te)
+        else:
+            scores = test_scores(kind, options, search, X_te, y_te, w_te, y_tr)
     finally:
         if limiter is not None:
             limiter.restore_original_limits()
@@ -425,7 +459,8 @@ def _job(name: str, split: int, data, kind: str, fixed: dict, n_alphas: int,
            "cv_folds": int(getattr(search, "n_splits_", cv)),
            "train_rows": _rows_per_task(y_tr), "test_rows": _rows_per_task(y_te)}
     if _stem(name) == _stem(SPECTRUM_MODEL) and split == 0:
-        out["coef"] = np.array(search.best_estimator_.coef_, copy=True)
+        coef = np.array(search.best_estimator_.coef_, copy=True)
+        out["coef"] = coef.reshape(-1, coef.shape[-1]) if coef.ndim > 2 else coef
     return out
 
 
@@ -481,7 +516,7 @@ def _check_training_rows(splits: list[tuple], data: BenchmarkData,
                          train_ratio: float | None) -> None:
     """Refuse splits whose training parts leave the cross-validation within tasks nothing to
     hold out: every task with a single training row (a shared design: one row)."""
-    for s, (_, y_tr, _, y_te) in enumerate(splits):
+    for s, (_, y_tr, _, y_te, *_) in enumerate(splits):
         if isinstance(y_tr, list):
             most = max(len(v) for v in y_tr)
             if most >= 2:
@@ -515,9 +550,12 @@ def _check_training_rows(splits: list[tuple], data: BenchmarkData,
 def benchmark_settings(data: BenchmarkData, *, train_ratio: float | None = None,
                        n_alphas: int = DEFAULT_N_ALPHAS,
                        alpha_ratio: float = DEFAULT_ALPHA_RATIO, cv: int = DEFAULT_CV,
-                       random_state: int = 0) -> dict:
-    """What makes a job's result: the data (a SHA-256 of every array, the task names, the
-    kind, the order and graph) and the options of the splits and of the model selection.
+                       random_state: int = 0, quantile: float | None = None,
+                       epsilon: float | None = None) -> dict:
+    """What makes a job's result: the data (a SHA-256 of every array, the exposure, the task
+    names, the kind, the order and graph), the options of the splits and of the model
+    selection, and the loss's own option (``quantile``, ``epsilon``: None for the kinds
+    without one).
 
     Two runs with equal settings give the same record for the same (model, split) job, so a
     stopped run can be completed (``multitask benchmark --resume``); the number of splits
@@ -541,32 +579,47 @@ def benchmark_settings(data: BenchmarkData, *, train_ratio: float | None = None,
         add(part)
     if data.graph is not None:
         add(data.graph)
+    if data.exposure is not None:
+        for part in ([data.exposure] if data.shared else data.exposure):
+            add(part)
     h.update(repr((data.task_names, data.kind, data.ordered, data.shared,
                    data.official_splits is not None, data.classes)).encode())
+    options = kind_options(data.kind, quantile=quantile, epsilon=epsilon)
     return {"data": h.hexdigest(), "train_ratio": None if train_ratio is None
             else float(train_ratio), "n_alphas": int(n_alphas),
-            "alpha_ratio": float(alpha_ratio), "cv": int(cv), "random_state": int(random_state)}
+            "alpha_ratio": float(alpha_ratio), "cv": int(cv), "random_state": int(random_state),
+            "quantile": options.get("quantile"), "epsilon": options.get("epsilon")}
 
 
-def run_benchmark(data: BenchmarkData | str, n_splits: int = DEFAULT_SPLITS,
+def run_benchmark(data: BenchmarkData | str, n_splits: int | None = None,
                   models: Sequence[str] | None = None, *, train_ratio: float | None = None,
                   n_alphas: int = DEFAULT_N_ALPHAS, alpha_ratio: float = DEFAULT_ALPHA_RATIO,
                   cv: int = DEFAULT_CV, n_jobs: int | None = None, random_state: int = 0,
                   show_progress: bool = True, done: Sequence[dict] = (),
                   on_job: Callable[[dict, BenchmarkResult], None] | None = None,
-                  time_limit: float | None = None) -> BenchmarkResult:
+                  time_limit: float | None = None, quantile: float | None = None,
+                  epsilon: float | None = None) -> BenchmarkResult:
     """Run the benchmark on a data set.
+
+    Every model is fitted with the loss of the data's kind
+    (:mod:`multitask.benchmark_kinds`: squared, the models' own classification losses,
+    Poisson for counts, the multinomial logistic loss for more than two classes, the pinball
+    loss at ``quantile``, Huber's loss with ``epsilon``); a model that cannot take it is left
+    out with the reason (``skipped``). Counts with an exposure are fitted as rates ``y /
+    exposure`` with ``sample_weight=exposure``.
 
     Parameters
     ----------
     data : BenchmarkData or str
         The data (:func:`~multitask.benchmark_data.make_benchmark_data`), or the name of a
         data set of :data:`~multitask.benchmark_data.DATASETS`.
-    n_splits : int, default=DEFAULT_SPLITS
-        Number of splits (official ones, at most 10 for School, unless ``train_ratio``).
+    n_splits : int, optional
+        Number of splits (official ones, at most 10 for School, unless ``train_ratio``);
+        default: the data set's ``default_splits``, else :data:`DEFAULT_SPLITS`.
     models : sequence of str, optional
         Model names (``"TraceNormRegressor"`` or ``"TraceNorm"``); default: every model of
-        :func:`benchmark_models` for the kind of the data.
+        :func:`benchmark_models` for the kind of the data, but those of the data set's
+        ``default_leave_out``.
     train_ratio : float, optional
         Random per-task splits (rows of a shared design) with this training fraction;
         default: the official splits, or :data:`~multitask.benchmark_data.DEFAULT_TRAIN_RATIO`.
@@ -595,6 +648,12 @@ def run_benchmark(data: BenchmarkData | str, n_splits: int = DEFAULT_SPLITS,
     time_limit : float, optional
         Seconds after which no new job starts; the result is then ``complete=False``, with
         the jobs done (jobs running in parallel at the limit are abandoned).
+    quantile : float in (0, 1), optional
+        The kind ``"quantile"``: the quantile the models predict (default
+        :data:`~multitask.benchmark_kinds.DEFAULT_QUANTILE`).
+    epsilon : float > 1, optional
+        The kind ``"robust"``: Huber's threshold (default
+        :data:`~multitask.benchmark_kinds.DEFAULT_EPSILON`).
 
     Returns
     -------
@@ -603,8 +662,9 @@ def run_benchmark(data: BenchmarkData | str, n_splits: int = DEFAULT_SPLITS,
     Raises
     ------
     ValueError
-        On an unknown model name, an invalid number of splits, folds or grid size, or splits
-        whose training parts hold one row per task.
+        On an unknown model name, an invalid number of splits, folds or grid size, a
+        ``quantile`` or ``epsilon`` out of range or given to another kind, or splits whose
+        training parts hold one row per task.
     """
     t_start = time.perf_counter()
     _check_options(n_alphas, cv, alpha_ratio)
@@ -614,18 +674,27 @@ def run_benchmark(data: BenchmarkData | str, n_splits: int = DEFAULT_SPLITS,
     if isinstance(data, str):
         data = load_benchmark_data(data)
     kind = data.kind
+    options = kind_options(kind, quantile=quantile, epsilon=epsilon)
     available = benchmark_models(kind, graph=data.graph is not None, ordered=data.ordered)
+    named_defaults = models is None and bool(data.default_leave_out)
     names = _resolve(models, available, kind)
-    splits = benchmark_splits(data, n_splits, train_ratio, random_state)
+    left_by_default = {}
+    if named_defaults:
+        for name in list(names):
+            if _stem(name) in data.default_leave_out:
+                left_by_default[name] = data.default_leave_out[_stem(name)]
+                names.remove(name)
+    if n_splits is None:
+        n_splits = data.default_splits if data.default_splits is not None else DEFAULT_SPLITS
+    splits = benchmark_splits(data, n_splits, train_ratio, random_state, with_exposure=True)
     _check_training_rows(splits, data, train_ratio)
 
     skipped = {}
-    X0, y0 = splits[0][0], splits[0][1]
-    for name in list(names):  # a model whose default grid fails on the data is left out
-        try:
-            available[name](**_fixed_params(name, data)).default_grid(X0, y0, n_alphas=2)
-        except (ValueError, TypeError) as exc:
-            skipped[name] = f"{type(exc).__name__}: {exc}"
+    for name in list(names):  # a model that cannot run on the data is left out, with why
+        why = _cannot_run(available[name], _fixed_params(name, data, options), splits[0],
+                          kind)
+        if why is not None:
+            skipped[name] = why
             names.remove(name)
     if not names:
         raise ValueError(f"No model can run on {data.name}: " + "; ".join(
@@ -639,15 +708,17 @@ def run_benchmark(data: BenchmarkData | str, n_splits: int = DEFAULT_SPLITS,
     finished = {(r["model"], r["split"]) for r in results}
     jobs = [j for j in every if j not in finished]
     context = {"names": names, "skipped": skipped, "data": data, "n_splits": len(splits),
-               "train_ratio": train_ratio, "cv": cv, "n_jobs_total": len(every)}
+               "train_ratio": train_ratio, "cv": cv, "n_jobs_total": len(every),
+               "options": options, "n_available": len(available),
+               "left_by_default": left_by_default}
     cores = os.cpu_count() or 1
     workers = cores if n_jobs is None else (cores if n_jobs < 0 else max(1, int(n_jobs)))
     workers = max(1, min(workers, len(jobs)))
     from multitask.progress import progress
 
     def args(name: str, s: int, limit: bool) -> tuple:
-        return (name, s, splits[s], kind, _fixed_params(name, data), n_alphas, alpha_ratio, cv,
-                random_state, limit)
+        return (name, s, splits[s], kind, _fixed_params(name, data, options), n_alphas,
+                alpha_ratio, cv, random_state, limit, options)
 
     def over_time() -> bool:
         return time_limit is not None and time.perf_counter() - t_start >= float(time_limit)
@@ -672,6 +743,34 @@ def run_benchmark(data: BenchmarkData | str, n_splits: int = DEFAULT_SPLITS,
     res = _summarize(results, context, complete=len(results) == len(every))
     res.seconds = time.perf_counter() - t_start
     return res
+
+
+def _cannot_run(cls: type, fixed: dict, split: tuple, kind: str) -> str | None:
+    """Why a model cannot run on the data (None when it can): its default grid fails on the
+    first training part, or, for the kinds with a loss of their own (counts, classes,
+    quantiles, outliers), a fit at the strongest value of that grid fails (the model or its
+    solvers refuse the loss). The fit is capped at 20 iterations, its warnings silenced."""
+    X0, y0 = split[0], split[1]
+    w0 = split[4] if len(split) > 4 else None
+    if w0 is not None:
+        y0 = ([v / w for v, w in zip(y0, w0, strict=True)] if isinstance(y0, list)
+              else y0 / np.asarray(w0)[:, None])
+    weights = {} if w0 is None else {"sample_weight": w0}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = cls(**fixed)
+            grid = est.default_grid(X0, y0, n_alphas=2, **weights)
+            if kind in ("regression", "classification"):
+                return None
+            first = {k: v[0] for k, v in grid.items() if len(v)}
+            max_iter = est.get_params(deep=False).get("max_iter")
+            if isinstance(max_iter, (int, np.integer)) and not isinstance(max_iter, bool):
+                first["max_iter"] = min(int(max_iter), 20)
+            est.set_params(**first).fit(X0, y0, **weights)
+    except (ValueError, TypeError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
 
 
 #: Environment variables that cap the thread pools of the worker processes (joblib's list).
@@ -741,14 +840,15 @@ def _summarize(records: list[dict], context: dict, complete: bool) -> BenchmarkR
         rows.append(row)
     first, _, larger = metrics[0]
     rows.sort(key=lambda r: _sort_key(r[f"{first}_mean"], larger))
-    left_key = f"{_LEFT_OUT[kind]}_tasks_left_out"
+    left_key = f"{_LEFT_OUT[kind]}_tasks_left_out" if kind in _LEFT_OUT else None
     split_rows = []
     for r in results:
         row = {k: v for k, v in r.items() if k != "coef"}
         row["params"] = _format_params([r["params"]])
         row["cv_rule"] = _rule_text(r.get("selection", "kfold"),
                                     int(r.get("cv_folds", context["cv"])))
-        row.setdefault(left_key, 0)
+        if left_key is not None:
+            row.setdefault(left_key, 0)
         split_rows.append(row)
     rules: dict[tuple, dict] = {}
     for r in results:
@@ -763,7 +863,7 @@ def _summarize(records: list[dict], context: dict, complete: bool) -> BenchmarkR
     test_rows = [float(r["test_rows"]) for r in results if "test_rows" in r]
     left_out: dict[int, int] = {}
     for r in results:
-        if r.get(left_key):
+        if left_key is not None and r.get(left_key):
             left_out[int(r["split"])] = max(left_out.get(int(r["split"]), 0), int(r[left_key]))
     res = BenchmarkResult(rows=rows, split_rows=split_rows, skipped=dict(context["skipped"]),
                           trace_coef=None if trace is None else np.asarray(trace, dtype=float),
@@ -772,9 +872,29 @@ def _summarize(records: list[dict], context: dict, complete: bool) -> BenchmarkR
                           shared=data.shared, classes=data.classes, cv=context["cv"],
                           cv_rules=cv_rules, test_rows=min(test_rows) if test_rows else None,
                           left_out=dict(sorted(left_out.items())), n_tasks=data.n_tasks,
-                          n_jobs_total=context["n_jobs_total"], complete=complete)
+                          n_jobs_total=context["n_jobs_total"], complete=complete,
+                          options=dict(context.get("options", {})),
+                          exposure_name=data.exposure_name, notes=list(data.notes),
+                          defaults_note=_defaults_note(data, context))
     res.verdict = verdict(res) if complete else None
     return res
+
+
+def _defaults_note(data: BenchmarkData, context: dict) -> str | None:
+    """What a named data set's own defaults leave out, in words (None when the run used
+    none of them)."""
+    left = context.get("left_by_default") or {}
+    parts = []
+    if left:
+        why = "; ".join(f"{_stem(n)}: {w}" for n, w in left.items())
+        parts.append(f"{context['n_available'] - len(left)} of the {context['n_available']} "
+                     f"models, left out: {why} (--models NAME ... runs them)")
+    if data.default_splits is not None and context["n_splits"] == data.default_splits:
+        parts.append(f"{data.default_splits} split{'s' if data.default_splits > 1 else ''} "
+                     "(--splits N for more)")
+    if not parts:
+        return None
+    return f"defaults of {data.name}: {' and '.join(parts)}"
 
 
 def run_school(n_splits: int = DEFAULT_SPLITS, models: Sequence[str] | None = None, *,
@@ -1009,7 +1129,7 @@ def _left_out_note(res: BenchmarkResult) -> list[str]:
                    if n > 1 else "undefined")
             lines.append(f"(aMSE is unstable here: each task's Var(y_t) is estimated from "
                          f"{n:g} {rows}, {rel}; compare the models by nMSE)")
-    else:
+    elif res.kind == "classification":
         total = sum(int(r.get("auc_tasks_left_out", 0) or 0) for r in res.split_rows)
         if total:
             lines.append(f"(AUC: {total} (task, model, split) test parts with one class only "
@@ -1031,17 +1151,14 @@ def format_table(res: BenchmarkResult, cv: int | None = None) -> str:
     body = [(r["model"], *(f"{r[f'{k}_mean']:.4f} ± {r[f'{k}_std']:.4f}" for k, _, _ in metrics),
              f"{r['fit_seconds']:.1f}", r["params"]) for r in res.rows]
     widths = [max([len(h), *(len(b[i]) for b in body)]) for i, h in enumerate(header)]
-    if res.kind == "classification":
-        positive = f" (positive class: {res.classes[1]!r})" if res.classes else ""
-        legend = (f"AUC = mean over {res.task_word} of the test ROC AUC of each; accuracy = "
-                  f"share of test (row, task) pairs classified right{positive}; mean ± std "
-                  "over splits; fit s = CV + refit per split")
-    else:
-        legend = (f"nMSE = test MSE / Var(test y), pooled; aMSE = mean over {res.task_word} "
-                  "of MSE_t / Var(y_t); mean ± std over splits; fit s = CV + refit per split")
     lines = [f"{res.name}: {res.setting}, hyper-parameters by {_cv_words(res, cv)} "
-             "inside each training part",
-             legend]
+             "inside each training part"]
+    loss = _loss_words(res)
+    if loss:
+        lines.append(loss)
+    lines.append(_legend(res))
+    if res.defaults_note:
+        lines.append(f"({res.defaults_note})")
     if not res.complete:
         lines.append(f"partial run: {len(res.split_rows)} of {res.n_jobs_total} (model, "
                      "split) jobs done (n_splits in results.csv); --resume completes it")
@@ -1053,7 +1170,61 @@ def format_table(res: BenchmarkResult, cv: int | None = None) -> str:
     for name, why in res.skipped.items():
         lines.append(f"(skipped {name}: {why})")
     lines += _left_out_note(res)
+    lines += [f"(note: {n})" for n in res.notes]
     return "\n".join(lines)
+
+
+def _loss_words(res: BenchmarkResult) -> str:
+    """The loss every model was fitted with, in words (empty for the squared loss and the
+    binary classifiers' own losses)."""
+    if res.kind == "count":
+        how = (f", the rate y / {res.exposure_name} with sample_weight={res.exposure_name} "
+               f"(predicted counts: rate x {res.exposure_name})"
+               if res.exposure_name else "")
+        return f"every model fits the Poisson loss (loss='poisson', log link){how}"
+    if res.kind == "multiclass":
+        k = len(res.classes) if res.classes else None
+        return ("every model fits the multinomial logistic loss (loss='logistic'"
+                + (f", {k} classes" if k else "") + ")")
+    if res.kind == "quantile":
+        return (f"every model fits the pinball loss at q = {res.options['quantile']:g} "
+                f"(loss='quantile', quantile={res.options['quantile']:g})")
+    if res.kind == "robust":
+        return (f"every model fits Huber's loss with epsilon = {res.options['epsilon']:g} and "
+                "a scale per task (loss='huber')")
+    return ""
+
+
+def _legend(res: BenchmarkResult) -> str:
+    """What the metrics of the table are."""
+    tail = "; mean ± std over splits; fit s = CV + refit per split"
+    if res.kind == "classification":
+        positive = f" (positive class: {res.classes[1]!r})" if res.classes else ""
+        return (f"AUC = mean over {res.task_word} of the test ROC AUC of each; accuracy = "
+                f"share of test (row, task) pairs classified right{positive}{tail}")
+    if res.kind == "count":
+        return ("deviance = mean Poisson deviance 2 (y log(y / mu) - y + mu) of the test counts "
+                "y, mu = predicted count; D^2 = 1 - deviance / deviance of the test part's "
+                f"constant rate; pooled over the test rows{tail}")
+    if res.kind == "multiclass":
+        return ("log-loss = mean over test rows of -log p(true class); accuracy = share of "
+                f"test rows classified right, pooled; macro accuracy = mean over "
+                f"{res.task_word} of each one's accuracy{tail}")
+    if res.kind == "quantile":
+        q = res.options["quantile"]
+        return (f"pinball loss = mean pinball loss at q = {q:g} of the test rows, pooled; "
+                f"coverage = share of test targets <= prediction (ideal: {q:g}){tail}")
+    if res.kind == "robust":
+        scales = sorted({float(r["huber_scale"]) for r in res.split_rows
+                         if r.get("huber_scale") is not None})
+        shown = (f"{scales[0]:.4g}" if len(scales) == 1 else
+                 f"{scales[0]:.4g}..{scales[-1]:.4g}") if scales else "per split"
+        return (f"Huber loss = mean over test rows of h(r / s), h Huber's function with "
+                f"epsilon = {res.options['epsilon']:g}, s = 1.4826 MAD of the training targets "
+                f"around their task's median (s = {shown}); MAE = mean |r|; nMSE = test MSE / "
+                f"Var(test y); pooled{tail}")
+    return (f"nMSE = test MSE / Var(test y), pooled; aMSE = mean over {res.task_word} of "
+            f"MSE_t / Var(y_t){tail}")
 
 
 def write_csv(rows: Sequence[dict], path: str | os.PathLike, columns: Sequence[str]) -> None:
@@ -1103,13 +1274,17 @@ def _axis_end(means: np.ndarray, stds: np.ndarray) -> tuple[float, np.ndarray]:
 
 
 def plot_benchmark(res: BenchmarkResult) -> Any:
-    """Figure: the first metric ± std per model (best at the top), and the trace-norm model's
+    """Figure: the metrics ± std per model (best at the top), and the trace-norm model's
     singular values on split 0.
 
-    The bar axis starts at 0, so that bar lengths compare as ratios; a model far off the
-    others (:data:`OFF_SCALE`) is clipped at the axis' end, marked with ``//`` and its value
-    written there, instead of flattening the others. The spectrum marks singular values that
-    are zero (to machine precision) at zero (see
+    Regression and binary classification draw their first metric (nMSE, AUC); the other
+    kinds one panel per metric of :data:`METRICS` (deviance and D^2; log-loss and the two
+    accuracies; pinball loss and coverage, with the quantile marked; Huber loss, MAE and
+    nMSE). The bar axes start at 0, so that bar lengths compare as ratios (a D^2 below 0 is
+    drawn from 0 to the left); a model far off the others (:data:`OFF_SCALE`) is clipped at
+    the axis' end, marked with ``//`` and its value written there, instead of flattening the
+    others. The spectrum (of the task-class columns for more than two classes) marks singular
+    values that are zero (to machine precision) at zero (see
     :func:`~multitask.plotting.plot_singular_values`).
 
     Returns
@@ -1126,35 +1301,63 @@ def plot_benchmark(res: BenchmarkResult) -> Any:
 
     from multitask.plotting import plot_singular_values
 
-    key, label, larger = METRICS[res.kind][0]
+    panels = METRICS[res.kind][:1] if res.kind in _LEFT_OUT else METRICS[res.kind]
     two = res.trace_coef is not None
     n = len(res.rows)
-    fig = Figure(figsize=(11 if two else 6.5, max(3.2, 0.32 * n + 1.2)), layout="constrained")
-    axes = fig.subplots(1, 2, width_ratios=[1.4, 1]) if two else [fig.add_subplot()]
-    ax = axes[0]
+    widths = [1.4] + [1.0] * (len(panels) - 1) + ([1.0] if two else [])
+    fig = Figure(figsize=(6.5 + 4.5 * (len(widths) - 1), max(3.2, 0.32 * n + 1.2)),
+                 layout="constrained")
+    axes = list(np.atleast_1d(fig.subplots(1, len(widths), width_ratios=widths)))
     rows = res.rows[::-1]  # best at the top
     pos = np.arange(n)
-    means = np.array([r[f"{key}_mean"] for r in rows], dtype=float)
-    stds = np.array([r[f"{key}_std"] for r in rows], dtype=float)
+    for i, (key, label, larger) in enumerate(panels):
+        ax = axes[i]
+        means = np.array([r[f"{key}_mean"] for r in rows], dtype=float)
+        stds = np.array([r[f"{key}_std"] for r in rows], dtype=float)
+        _bars(ax, pos, means, stds, larger)
+        if i == 0:
+            ax.set_yticks(pos, [_stem(r["model"]) for r in rows], fontsize=8)
+        else:
+            ax.set_yticks(pos, [""] * n)
+        if larger is None and res.kind == "quantile":
+            q = res.options.get("quantile")
+            ax.axvline(q, color="#c44e52", lw=1.2, ls="--")
+            ax.set_xlim(0.0, 1.0)
+            ax.set_xlabel(f"test {label} (mean ± std over splits; ideal {q:g}, dashed)",
+                          fontsize=8 if i else None)
+        else:
+            way = "higher" if larger else "lower"
+            ax.set_xlabel(f"test {label} (mean ± std over splits; {way} is better)"
+                          + ax.get_xlabel(), fontsize=8 if i else None)
+    axes[0].set_title(f"{res.name}: {res.setting}", fontsize=10)
+    if two:
+        columns = res.n_tasks is not None and res.trace_coef.shape[0] != res.n_tasks
+        title = ("Trace-norm model: singular values of the\ntask-class columns (split 0)"
+                 if columns else "Trace-norm model: singular values (split 0)")
+        plot_singular_values({"TraceNorm coef_": res.trace_coef}, ax=axes[-1], title=title)
+        if columns:
+            axes[-1].title.set_fontsize(10)
+    return fig
+
+
+def _bars(ax: Any, pos: np.ndarray, means: np.ndarray, stds: np.ndarray,
+          larger: bool | None) -> None:
+    """Horizontal bars of ``means`` ± ``stds`` on an axis from 0 (or from the smallest value
+    when some are negative), a bar far off the others clipped and its value written; the
+    axis label gets `` (// : off scale, value written)`` when one is."""
     end, off = _axis_end(means, stds)
+    low = float(np.nanmin(means)) if np.isfinite(means).any() else 0.0
+    start = min(0.0, 1.15 * low)
     shown = np.where(off, end, np.nan_to_num(means))
     err = np.where(off, 0.0, np.nan_to_num(stds))
     ax.barh(pos, shown, xerr=err, capsize=3, color="#4c72b0")
-    ax.set_yticks(pos, [_stem(r["model"]) for r in rows], fontsize=8)
-    ax.set_xlim(0.0, end)
+    ax.set_xlim(start, end)
     for i in np.flatnonzero(off):
         ax.text(0.985 * end, pos[i], "//", ha="center", va="center", color="white",
                 fontsize=9, fontweight="bold")
         ax.annotate(f"{means[i]:.4g} ± {stds[i]:.2g} (off scale)", (0.955 * end, pos[i]),
                     ha="right", va="center", fontsize=7, color="white")
-    note = " (// : off scale, value written)" if off.any() else ""
-    ax.set_xlabel(f"test {label} (mean ± std over splits; "
-                  f"{'higher' if larger else 'lower'} is better){note}")
-    ax.set_title(f"{res.name}: {res.setting}", fontsize=10)
-    if two:
-        plot_singular_values({"TraceNorm coef_": res.trace_coef}, ax=axes[1],
-                             title="Trace-norm model: singular values (split 0)")
-    return fig
+    ax.set_xlabel(" (// : off scale, value written)" if off.any() else "")
 
 
 #: The figure's name in the first versions, which ran on School only.

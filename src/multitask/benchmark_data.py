@@ -42,6 +42,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from multitask.benchmark_kinds import KINDS as _KINDS
+
 __all__ = [
     "DATASETS",
     "DEFAULT_TRAIN_RATIO",
@@ -49,6 +51,7 @@ __all__ = [
     "BenchmarkData",
     "benchmark_splits",
     "detect_kind",
+    "kind_hint",
     "load_benchmark_data",
     "make_benchmark_data",
     "match_task_ids",
@@ -59,8 +62,8 @@ __all__ = [
 #: (``--train-ratio``; School's official splits are about 75% / 25% too).
 DEFAULT_TRAIN_RATIO = 0.75
 
-#: The kinds of problem the benchmark runs.
-KINDS = ("regression", "classification")
+#: The kinds of problem the benchmark runs (:mod:`multitask.benchmark_kinds`).
+KINDS = _KINDS
 
 #: The data sets :func:`load_benchmark_data` loads by name, and what they are. Only School is
 #: shipped with the package; the others are read from the data folder
@@ -77,6 +80,9 @@ DATASETS: dict[str, str] = {
     "letters": "Handwritten letters: 7 letter pairs, 128 pixels, classification, per-task rows",
     "newsgroups": "20 Newsgroups: 4 tasks, 2,000 sparse term features, classification, "
                   "per-task rows",
+    "be_mtpl97": "Belgian motor insurance claims: 80 postal districts, 163,212 policies, 10 "
+                 "features, counts with exposure (Poisson)",
+    "vowel": "Deterding vowels: 15 speakers, 990 rows, 10 features, 11 classes (multinomial)",
 }
 
 
@@ -92,12 +98,14 @@ class BenchmarkData:
         Per-task designs (dense or scipy.sparse), or one design shared by all tasks.
     y : list of m arrays of shape (n_t,), or array of shape (n, m)
         Per-task targets, or one column per task for a shared design. Classification targets
-        are coded 0 / 1 (1 is ``classes[1]``).
-    kind : {"regression", "classification"}
+        are coded 0 / 1 (1 is ``classes[1]``), multi-class ones ``0 .. K-1`` (the position in
+        ``classes``); counts are the counts (not the rates).
+    kind : {"regression", "classification", "count", "multiclass", "quantile", "robust"}
+        See :mod:`multitask.benchmark_kinds`.
     task_names : list of str
         One per task, in the order of the tasks.
     classes : tuple or None
-        Classification: the two labels as given, ``(negative, positive)``.
+        Classification: the labels as given, sorted: ``(negative, positive)`` for two.
     official_splits : list of dict or None
         Per-task row indices ``{"train": [...], "test": [...]}`` (School's splits).
     task_word : str
@@ -114,6 +122,21 @@ class BenchmarkData:
     feature_names : list of str or None
         One per feature column (the file's column names), used to name a feature in error
         messages; None: features are named by their position.
+    exposure : list of m arrays of shape (n_t,), array of shape (n,), or None
+        ``count`` only: the exposure of each row (> 0; one per row of a shared design, the
+        same for every task). The models fit the rate ``y / exposure`` with
+        ``sample_weight=exposure``.
+    exposure_name : str or None
+        What the exposure is called (its column), for the table's header.
+    notes : list of str
+        Said under the table (e.g. :func:`kind_hint`).
+    default_leave_out : dict or None
+        The models a run leaves out when none are named (a named data set's defaults), by
+        name without ``Regressor`` / ``Classifier``, with why; None: every model that applies
+        runs. ``--models`` runs them.
+    default_splits : int or None
+        The splits a run draws when their number is not given; None:
+        :data:`multitask.benchmark.DEFAULT_SPLITS`.
     """
 
     name: str
@@ -128,6 +151,11 @@ class BenchmarkData:
     graph: np.ndarray | None = field(default=None, repr=False)
     numeric_ids: bool = False
     feature_names: list[str] | None = field(default=None, repr=False)
+    exposure: Any = field(default=None, repr=False)
+    exposure_name: str | None = None
+    notes: list[str] = field(default_factory=list)
+    default_leave_out: dict[str, str] | None = None
+    default_splits: int | None = None
 
     @property
     def shared(self) -> bool:
@@ -166,25 +194,28 @@ def _is_number(values: np.ndarray) -> bool:
 
 
 def detect_kind(values: Any, kind: str = "auto", what: str = "the targets") -> str:
-    """Regression or binary classification, from the target values.
+    """The kind of problem, from the target values.
 
-    ``"auto"``: two distinct values are a binary classification problem, more numbers a
-    regression problem; more than two labels that are not numbers are refused (multi-class
-    problems are one binary task per class). ``"regression"`` needs numbers,
-    ``"classification"`` exactly two distinct values.
+    ``"auto"``: two distinct values are a binary classification problem, three or more
+    labels that are not numbers a multi-class problem, more numbers a regression problem
+    (:func:`kind_hint` says when they look like counts). A given kind is checked against the
+    values: ``"regression"``, ``"quantile"`` and ``"robust"`` need numbers, ``"count"``
+    non-negative numbers, ``"classification"`` exactly two distinct values,
+    ``"multiclass"`` at least two.
 
     Parameters
     ----------
     values : array-like
         Every target value (all tasks together).
-    kind : {"auto", "regression", "classification"}, default="auto"
+    kind : {"auto", "regression", "classification", "count", "multiclass", "quantile", \
+"robust"}, default="auto"
     what : str
         Names the targets in error messages.
 
     Returns
     -------
     str
-        ``"regression"`` or ``"classification"``.
+        One of :data:`KINDS`.
 
     Raises
     ------
@@ -192,8 +223,8 @@ def detect_kind(values: Any, kind: str = "auto", what: str = "the targets") -> s
         Naming the values when they fit no kind, or not the given one.
     """
     if kind not in ("auto", *KINDS):
-        raise ValueError(f"The kind of problem must be 'auto', 'regression' or "
-                         f"'classification', got {kind!r}.")
+        raise ValueError(f"The kind of problem must be 'auto' or one of {', '.join(KINDS)}, "
+                         f"got {kind!r}.")
     values = np.asarray(values).ravel()
     if values.size == 0:
         raise ValueError(f"{what} hold no value.")
@@ -203,24 +234,40 @@ def detect_kind(values: Any, kind: str = "auto", what: str = "the targets") -> s
                       for v in distinct[:5]) + (", ..." if distinct.size > 5 else "")
     if distinct.size < 2:
         raise ValueError(f"{what} hold a single value ({shown}): nothing to predict.")
-    if kind == "regression" and not numbers:
-        raise ValueError(f"{what} are not numbers ({shown}): a regression needs numbers.")
+    if kind in ("regression", "count", "quantile", "robust") and not numbers:
+        raise ValueError(f"{what} are not numbers ({shown}): a {kind} problem needs numbers.")
+    if kind == "count" and float(distinct[0]) < 0:
+        raise ValueError(f"{what} hold a negative value ({float(distinct[0]):g}): counts are "
+                         ">= 0.")
     if kind == "classification" and distinct.size != 2:
         raise ValueError(f"{what} hold {distinct.size} distinct values ({shown}): a binary "
-                         "classification needs exactly two.")
+                         "classification needs exactly two (--kind multiclass for more).")
     if kind != "auto":
         return kind
     if distinct.size == 2:
         return "classification"
     if not numbers:
-        raise ValueError(f"{what} hold {distinct.size} distinct labels ({shown}): the benchmark "
-                         "runs regression (numbers) or binary classification (two labels); make "
-                         "one binary task per class for a multi-class problem.")
+        return "multiclass"
     return "regression"
 
 
+def kind_hint(values: Any, kind: str) -> str | None:
+    """A note when the detected kind may not be the one meant: regression targets that are
+    all non-negative integers (counts: ``--kind count``; class codes: ``--kind multiclass``).
+    """
+    if kind != "regression":
+        return None
+    v = np.asarray(values, dtype=np.float64).ravel()
+    if v.size and np.all(v >= 0) and np.all(v == np.round(v)):
+        top = int(v.max())
+        return (f"the targets are non-negative integers (0 to {top}): if they are counts, "
+                "--kind count fits Poisson models (with --exposure COL for counts over "
+                "different exposures); if they are class codes, --kind multiclass")
+    return None
+
+
 def _classes(values: np.ndarray) -> tuple:
-    """The two labels, sorted (numbers by value): ``(negative, positive)``."""
+    """The labels, sorted (numbers by value): ``(negative, positive)`` for two."""
     if _is_number(values):
         labels = np.unique(values.astype(np.float64))
         out = tuple(int(v) if float(v).is_integer() else float(v) for v in labels)
@@ -230,10 +277,15 @@ def _classes(values: np.ndarray) -> tuple:
 
 
 def _encode(values: np.ndarray, classes: tuple) -> np.ndarray:
-    """0 / 1 codes of labels (1 for ``classes[1]``)."""
-    if isinstance(classes[1], str):
-        return (np.asarray(values).astype(str) == classes[1]).astype(np.int64)
-    return (np.asarray(values, dtype=np.float64) == float(classes[1])).astype(np.int64)
+    """Codes of labels: the position of each label in ``classes`` (0 / 1 for two classes,
+    1 for ``classes[1]``)."""
+    if isinstance(classes[0], str):
+        keys = np.asarray(values).astype(str)
+        lookup = np.asarray(classes, dtype=str)
+    else:
+        keys = np.asarray(values, dtype=np.float64)
+        lookup = np.asarray(classes, dtype=np.float64)
+    return np.searchsorted(lookup, keys).astype(np.int64)
 
 
 # ----------------------------------------------------------------------------- building
@@ -265,7 +317,8 @@ def _check_finite(X: Any, what: str) -> None:
 def make_benchmark_data(X: Any, y: Any, task: Any = None, *, name: str = "data",
                         task_names: Sequence[str] | None = None, kind: str = "auto",
                         task_word: str = "tasks",
-                        feature_names: Sequence[str] | None = None) -> BenchmarkData:
+                        feature_names: Sequence[str] | None = None, exposure: Any = None,
+                        exposure_name: str | None = None) -> BenchmarkData:
     """Build :class:`BenchmarkData` from arrays in one of the library's layouts.
 
     * lists of per-task ``X_t`` and ``y_t``;
@@ -279,11 +332,18 @@ def make_benchmark_data(X: Any, y: Any, task: Any = None, *, name: str = "data",
     name : str, default="data"
     task_names : sequence of str, optional
         Default: the task ids (long format), ``task_0``, ... otherwise.
-    kind : {"auto", "regression", "classification"}, default="auto"
-        See :func:`detect_kind`; classification labels are coded 0 / 1.
+    kind : {"auto", "regression", "classification", "count", "multiclass", "quantile", \
+"robust"}, default="auto"
+        See :func:`detect_kind` (``"auto"`` with an exposure is ``"count"``); class labels
+        are coded ``0 .. K-1`` in sorted order (0 / 1 for two).
     task_word : str, default="tasks"
     feature_names : sequence of str, optional
         One per feature column; errors about a feature name it (default: its position).
+    exposure : array-like, optional
+        ``count`` only: the exposure of each row, in the layout of ``y`` (per-task lists, one
+        value per row of the long format or of a shared design), every value > 0 and finite.
+    exposure_name : str, optional
+        What the exposure is called (its column).
 
     Returns
     -------
@@ -294,8 +354,14 @@ def make_benchmark_data(X: Any, y: Any, task: Any = None, *, name: str = "data",
     ValueError
         On fewer than two tasks, a task without rows, inconsistent shapes, values that are
         not finite, regression targets beyond :data:`multitask.data.MAX_ABS_VALUE` in
-        magnitude, or targets that fit no kind (naming the task).
+        magnitude, negative counts, exposures that are not positive, or targets that fit no
+        kind (naming the task).
     """
+    if exposure is not None and kind == "auto":
+        kind = "count"
+    if exposure is not None and kind != "count":
+        raise ValueError(f"An exposure goes with counts (kind 'count'), not with a {kind} "
+                         "problem.")
     numeric_ids = False
     if isinstance(X, (list, tuple)):
         if task is not None:
@@ -306,6 +372,11 @@ def make_benchmark_data(X: Any, y: Any, task: Any = None, *, name: str = "data",
         Xs = [_as_design(x, f"X of task {t}") for t, x in enumerate(X)]
         ys = [np.asarray(v).ravel() for v in y]
         names = [f"task_{t}" for t in range(len(Xs))]
+        if exposure is not None:
+            if not isinstance(exposure, (list, tuple)) or len(exposure) != len(Xs):
+                raise ValueError(f"X is a list of {len(Xs)} tasks: the exposure must be a "
+                                 "list of as many arrays.")
+            exposure = [np.asarray(e, dtype=np.float64).ravel() for e in exposure]
     else:
         Xa = _as_design(X, "X")
         ya = np.asarray(y)
@@ -316,11 +387,18 @@ def make_benchmark_data(X: Any, y: Any, task: Any = None, *, name: str = "data",
                                  f"got {ya.shape} and {task.shape}.")
             labels, first, inverse = np.unique(task, return_index=True, return_inverse=True)
             order = np.argsort(first, kind="stable")
-            Xs, ys = [], []
+            ea = None if exposure is None else np.asarray(exposure, dtype=np.float64).ravel()
+            if ea is not None and ea.shape != (Xa.shape[0],):
+                raise ValueError(f"The exposure has shape {ea.shape}; the data have "
+                                 f"{Xa.shape[0]} rows.")
+            Xs, ys, es = [], [], []
             for code in order:
                 rows = np.flatnonzero(inverse == code)
                 Xs.append(Xa[rows])
                 ys.append(ya[rows])
+                if ea is not None:
+                    es.append(ea[rows])
+            exposure = es if ea is not None else None
             names = [str(v.item() if isinstance(v, np.generic) else v) for v in labels[order]]
             numeric_ids = task_names is None and task.dtype.kind in "iuf"
         elif ya.ndim == 2:
@@ -328,6 +406,11 @@ def make_benchmark_data(X: Any, y: Any, task: Any = None, *, name: str = "data",
                 raise ValueError(f"X has {Xa.shape[0]} rows but Y has {ya.shape[0]}.")
             Xs, ys = Xa, ya
             names = [f"task_{t}" for t in range(ya.shape[1])]
+            if exposure is not None:
+                exposure = np.asarray(exposure, dtype=np.float64).ravel()
+                if exposure.shape != (Xa.shape[0],):
+                    raise ValueError(f"The exposure has shape {exposure.shape}; the shared "
+                                     f"design has {Xa.shape[0]} rows (one exposure per row).")
         else:
             raise ValueError("One target column and no task ids is a single task: give the "
                              "task of each row (long format) or one target column per task.")
@@ -354,6 +437,9 @@ def make_benchmark_data(X: Any, y: Any, task: Any = None, *, name: str = "data",
                 raise ValueError(f"Task {names[t]!r} has {x.shape[1]} features, task "
                                  f"{names[0]!r} {Xs[0].shape[1]}.")
             _check_finite(x, f"X of task {names[t]!r}")
+            if exposure is not None and exposure[t].shape[0] != x.shape[0]:
+                raise ValueError(f"Task {names[t]!r}: {x.shape[0]} rows in X and "
+                                 f"{exposure[t].shape[0]} exposures.")
     else:
         _check_finite(Xs, "X")
     columns = [ys[:, t] for t in range(m)] if shared else ys
@@ -365,13 +451,21 @@ def make_benchmark_data(X: Any, y: Any, task: Any = None, *, name: str = "data",
     numeric = all(v.dtype.kind in "biuf" for v in columns)
     values = np.concatenate([np.asarray(v, dtype=np.float64 if numeric else object)
                              for v in columns])
+    if kind == "count" and numeric:
+        _check_counts(columns, names)
+    if exposure is not None:
+        _check_exposure(exposure, names, len(ys) if shared else None)
     kind = detect_kind(values, kind)
     classes = None
-    if kind == "classification":
+    notes = []
+    hint = kind_hint(values, kind) if numeric else None
+    if hint is not None:
+        notes.append(hint)
+    if kind in ("classification", "multiclass"):
         classes = _classes(values)
         coded = [_encode(v, classes) for v in columns]
         for t, v in enumerate(coded):
-            if v.min() == v.max():
+            if kind == "classification" and v.min() == v.max():
                 raise ValueError(f"Task {names[t]!r} holds only the label "
                                  f"{classes[int(v[0])]!r}: a classification task needs both "
                                  "classes.")
@@ -391,7 +485,35 @@ def make_benchmark_data(X: Any, y: Any, task: Any = None, *, name: str = "data",
                                  "(nMSE does not depend on the targets' scale).")
     return BenchmarkData(name=name, X=Xs, y=ys, kind=kind, task_names=names, classes=classes,
                          task_word=task_word, numeric_ids=numeric_ids,
-                         feature_names=feature_names)
+                         feature_names=feature_names, exposure=exposure,
+                         exposure_name=None if exposure is None else (exposure_name
+                                                                      or "exposure"),
+                         notes=notes)
+
+
+def _check_counts(columns: list, names: list[str]) -> None:
+    """Refuse negative (or infinite) counts, naming the task."""
+    for t, v in enumerate(columns):
+        v = np.asarray(v, dtype=np.float64)
+        bad = np.flatnonzero(~np.isfinite(v) | (v < 0))
+        if bad.size:
+            raise ValueError(f"The targets of task {names[t]!r} hold {v[bad[0]]:g} (row "
+                             f"{int(bad[0])} of the task, from 0): counts must be finite and "
+                             ">= 0 (the Poisson loss).")
+
+
+def _check_exposure(exposure: Any, names: list[str], n_rows: int | None) -> None:
+    """Refuse exposures that are not finite and > 0, naming the task (or the row of a shared
+    design)."""
+    parts = [exposure] if n_rows is not None else exposure
+    for t, e in enumerate(parts):
+        e = np.asarray(e, dtype=np.float64)
+        bad = np.flatnonzero(~(np.isfinite(e) & (e > 0)))
+        if bad.size:
+            where = (f"row {int(bad[0])} (from 0)" if n_rows is not None else
+                     f"task {names[t]!r}, row {int(bad[0])} of the task (from 0)")
+            raise ValueError(f"The exposure of {where} is {e[bad[0]]:g}: an exposure must be "
+                             "finite and > 0.")
 
 
 # ----------------------------------------------------------------------------- named sets
@@ -402,6 +524,40 @@ def _school(data_dir) -> BenchmarkData:
     return BenchmarkData(name="School", X=list(school.X), y=list(school.y), kind="regression",
                          task_names=[str(n) for n in school.task_names],
                          official_splits=list(school.splits), task_word="schools")
+
+
+def _be_mtpl97(data_dir) -> BenchmarkData:
+    from multitask.datasets import load_be_mtpl97
+
+    d = load_be_mtpl97(data_dir)
+    data = make_benchmark_data(d.X, d.y, d.task, name="beMTPL97", kind="count",
+                               task_word="districts", feature_names=list(d.feature_names),
+                               exposure=d.exposure, exposure_name="expo")
+    return replace(data, **NAMED_DEFAULTS["be_mtpl97"])
+
+
+def _vowel(data_dir) -> BenchmarkData:
+    from multitask.datasets import load_vowel
+
+    d = load_vowel(data_dir)
+    data = make_benchmark_data(d.X, d.y, d.task, name="Vowel", kind="multiclass",
+                               task_word="speakers", feature_names=list(d.feature_names))
+    return replace(data, **NAMED_DEFAULTS["vowel"])
+
+
+#: What a named data set's run does by default when it differs from the main job's defaults
+#: (:class:`BenchmarkData`'s ``default_leave_out`` and ``default_splits``), so that
+#: ``multitask benchmark NAME`` ends in minutes on two cores; ``--models`` and ``--splits``
+#: run the rest.
+NAMED_DEFAULTS: dict[str, dict] = {
+    "be_mtpl97": {"default_leave_out": {
+        "CappedTrace": "non-convex, fitted in stages: about 10 times the time of the others "
+                       "on these 122,000 training rows",
+        "CappedL1": "non-convex, fitted in stages: about 10 times the time of the others",
+        "ConvexASO": "the clustered model's relaxation, with its fit on these data",
+    }},
+    "vowel": {},
+}
 
 
 def _loader(name: str) -> Callable[[Any], Any]:
@@ -439,6 +595,10 @@ def load_benchmark_data(name: str, data_dir: str | os.PathLike | None = None) ->
                          "give a file with --input.")
     if key == "school":
         return _school(data_dir)
+    if key == "be_mtpl97":
+        return _be_mtpl97(data_dir)
+    if key == "vowel":
+        return _vowel(data_dir)
     bunch = _loader(key)(data_dir)
     Y = bunch.Y if "Y" in bunch else None
     return make_benchmark_data(bunch.X if Y is not None else list(bunch.X),
@@ -594,8 +754,11 @@ def order_tasks(data: BenchmarkData, order: Sequence[Any] | str) -> BenchmarkDat
     if data.official_splits is not None:
         splits = [{k: [s[k][i] for i in perm] for k in s} for s in data.official_splits]
     graph = None if data.graph is None else data.graph[np.ix_(perm, perm)]
+    exposure = data.exposure
+    if exposure is not None and not data.shared:
+        exposure = [exposure[i] for i in perm]
     return replace(data, X=X, y=y, task_names=[names[i] for i in perm], ordered=True,
-                   official_splits=splits, graph=graph)
+                   official_splits=splits, graph=graph, exposure=exposure)
 
 
 # ----------------------------------------------------------------------------- splits
@@ -705,7 +868,7 @@ def _check_some_test_auc(y_te: Any, split: int) -> None:
 
 
 def benchmark_splits(data: BenchmarkData, n_splits: int, train_ratio: float | None = None,
-                     random_state: int = 0) -> list[tuple]:
+                     random_state: int = 0, *, with_exposure: bool = False) -> list[tuple]:
     """The train/test splits of the benchmark, features standardized.
 
     Parameters
@@ -719,11 +882,15 @@ def benchmark_splits(data: BenchmarkData, n_splits: int, train_ratio: float | No
     random_state : int, default=0
         Seed: split ``s`` is drawn with the ``s``-th integer of
         ``numpy.random.default_rng(random_state)``.
+    with_exposure : bool, default=False
+        Add the exposures of both parts to each split (None for data without one).
 
     Returns
     -------
     list of (X_train, y_train, X_test, y_test)
-        Per-task lists, or arrays for a shared design.
+        Per-task lists, or arrays for a shared design; with ``with_exposure``,
+        ``(X_train, y_train, X_test, y_test, exposure_train, exposure_test)``. Classification
+        splits are drawn class by class within each task (binary and multi-class).
 
     Raises
     ------
@@ -750,10 +917,11 @@ def benchmark_splits(data: BenchmarkData, n_splits: int, train_ratio: float | No
                              "training and a test part.")
     from multitask.datasets import split_shared, split_tasks
 
-    classification = data.kind == "classification"
+    classification = data.kind in ("classification", "multiclass")
     rng = np.random.default_rng(random_state)
     out = []
     for s in range(int(n_splits)):
+        e_tr = e_te = None
         if official is not None:
             sp_ = official[s]
             X_tr = [x[i] for x, i in zip(data.X, sp_["train"], strict=True)]
@@ -761,16 +929,23 @@ def benchmark_splits(data: BenchmarkData, n_splits: int, train_ratio: float | No
             X_te = [x[i] for x, i in zip(data.X, sp_["test"], strict=True)]
             y_te = [v[i] for v, i in zip(data.y, sp_["test"], strict=True)]
         elif data.shared:
-            X_tr, y_tr, X_te, y_te = split_shared(data.X, data.y, train_ratio=ratio,
-                                                  random_state=int(rng.integers(2**31)))
+            X_tr, y_tr, X_te, y_te, i_tr, i_te = split_shared(
+                data.X, data.y, train_ratio=ratio, random_state=int(rng.integers(2**31)),
+                return_indices=True)
+            if data.exposure is not None:
+                e_tr, e_te = data.exposure[i_tr], data.exposure[i_te]
         else:
-            X_tr, y_tr, X_te, y_te = split_tasks(data.X, data.y, train_ratio=ratio,
-                                                 random_state=int(rng.integers(2**31)),
-                                                 stratify=classification)
+            X_tr, y_tr, X_te, y_te, i_tr, i_te = split_tasks(
+                data.X, data.y, train_ratio=ratio, random_state=int(rng.integers(2**31)),
+                stratify=classification, return_indices=True)
             y_tr, y_te = list(y_tr), list(y_te)
-        if classification:
+            if data.exposure is not None:
+                e_tr = [e[i] for e, i in zip(data.exposure, i_tr, strict=True)]
+                e_te = [e[i] for e, i in zip(data.exposure, i_te, strict=True)]
+        if data.kind == "classification":
             _check_both_classes(y_tr, data.task_names, s)
             _check_some_test_auc(y_te, s)
         X_tr, X_te = _standardize(X_tr, X_te, data.feature_names, s)
-        out.append((X_tr, y_tr, X_te, y_te))
+        out.append((X_tr, y_tr, X_te, y_te, e_tr, e_te) if with_exposure
+                   else (X_tr, y_tr, X_te, y_te))
     return out

@@ -150,7 +150,8 @@ def _resolve_columns(args, df):
     resolved = argparse.Namespace(**vars(args))
     resolved.features = _expand(args.features, columns, "--features", path)
     taken = set(resolved.features or ()) | ({args.task} if args.task else set()) | (
-        {args.target} if args.target else set())
+        {args.target} if args.target else set()) | (
+        {args.exposure} if getattr(args, "exposure", None) else set())
     resolved.targets = _expand(args.targets, columns, "--targets", path, exclude=taken)
     return resolved
 
@@ -162,7 +163,15 @@ def read_benchmark_file(args):
     ``--targets`` and ``--features`` take names or glob patterns (:func:`_expand`); a header
     that names a column twice is refused, naming it."""
     from multitask.benchmark_data import make_benchmark_data
-    from multitask.cli_fit import CLIError, _distinct_ids, _labels, _layout, _numeric, read_table
+    from multitask.cli_fit import (
+        CLIError,
+        _distinct_ids,
+        _exposure,
+        _labels,
+        _layout,
+        _numeric,
+        read_table,
+    )
 
     numeric_ids = bool(args.numeric_task_ids)
     df = read_table(args.input, text_columns=[] if numeric_ids or not args.task
@@ -176,19 +185,22 @@ def read_benchmark_file(args):
                        "models across tasks), or one target column per task with --targets.")
     X = _numeric(df, features)
     name = Path(path).name
+    exposure_col = getattr(args, "exposure", None)
+    exposure = _exposure(df, exposure_col) if exposure_col else None
+    extra = {"exposure": exposure, "exposure_name": exposure_col}
     try:
         if layout == "long":
             (y,) = _targets(df, [target], layout)
             task = _labels(df, task_col, "task id", strip=False)  # as written, as fit does
             _distinct_ids(df, task_col, task)
             return make_benchmark_data(X, y, task, name=name, kind=args.kind,
-                                       feature_names=features)
+                                       feature_names=features, **extra)
         columns = _targets(df, targets, layout)
         numeric = all(c.dtype.kind == "f" for c in columns)
         Y = np.column_stack(columns) if numeric else np.column_stack(
             [c.astype(object) for c in columns])
         return make_benchmark_data(X, Y, name=name, task_names=targets, kind=args.kind,
-                                   feature_names=features)
+                                   feature_names=features, **extra)
     except CLIError:
         raise
     except ValueError as exc:
@@ -243,7 +255,8 @@ def _data(args):
     from multitask.cli_fit import CLIError
 
     file_options = [o for o, v in (("--target", args.target), ("--task", args.task),
-                                   ("--targets", args.targets), ("--features", args.features))
+                                   ("--targets", args.targets), ("--features", args.features),
+                                   ("--exposure", args.exposure))
                     if v]
     if args.name and args.input:
         raise CLIError(f"give a data set name ({args.name!r}) or --input FILE, not both.")
@@ -261,6 +274,12 @@ def _data(args):
 
         raise CLIError(f"give a data set name ({', '.join(DATASETS)}) or --input FILE "
                        "(multitask benchmark --help).")
+    if args.quantile is not None and data.kind != "quantile":
+        raise CLIError(f"--quantile goes with --kind quantile; {data.name} is a {data.kind} "
+                       "problem.")
+    if args.epsilon is not None and data.kind != "robust":
+        raise CLIError(f"--epsilon goes with --kind robust; {data.name} is a {data.kind} "
+                       "problem.")
     if args.task_order:
         order = args.task_order
         keyword = len(order) == 1 and order[0] in ("sorted", "given")
@@ -309,10 +328,11 @@ def _append_journal(path: Path, record: dict) -> None:
         fh.flush()
 
 
-_SETTING_NAMES = {"data": "the data (file contents, task ids, kind, order or graph)",
+_SETTING_NAMES = {"data": "the data (file contents, exposure, task ids, kind, order or graph)",
                   "train_ratio": "--train-ratio", "n_alphas": "--grid-size",
                   "alpha_ratio": "--grid-ratio", "cv": "--cv-folds",
-                  "random_state": "--random-state"}
+                  "random_state": "--random-state", "quantile": "--quantile",
+                  "epsilon": "--epsilon"}
 
 
 def read_journal(path: str | Path, settings: dict) -> list[dict]:
@@ -376,11 +396,14 @@ def cmd_benchmark(args) -> int:
     from multitask.persistence import TerminatedBySignal
 
     data = _data(args)
+    for note in data.notes:
+        print(f"multitask: note: {note}.", file=sys.stderr)
     out = Path(args.out if args.out else _default_out(args))
     journal = out / JOURNAL
     settings = bench.benchmark_settings(data, train_ratio=args.train_ratio,
                                         n_alphas=args.grid_size, alpha_ratio=args.grid_ratio,
-                                        cv=args.cv_folds, random_state=args.random_state)
+                                        cv=args.cv_folds, random_state=args.random_state,
+                                        quantile=args.quantile, epsilon=args.epsilon)
     done: list[dict] = []
     if args.resume:
         if journal.is_file():
@@ -411,7 +434,8 @@ def cmd_benchmark(args) -> int:
                                   cv=args.cv_folds, n_jobs=args.n_jobs,
                                   random_state=args.random_state,
                                   show_progress=not args.quiet, done=done, on_job=on_job,
-                                  time_limit=args.time_limit)
+                                  time_limit=args.time_limit, quantile=args.quantile,
+                                  epsilon=args.epsilon)
     except (KeyboardInterrupt, TerminatedBySignal):
         if state["started"]:
             of = f" of {state['total']}" if state["total"] else ""
@@ -468,6 +492,8 @@ _EPILOG = """examples:
   multitask benchmark school --models TraceNorm L21 IndependentLasso
   multitask benchmark school --train-ratio 0.1 --splits 5
   multitask benchmark yeast --splits 5                 # data folder: --data-dir or MULTITASK_DATA
+  multitask benchmark be_mtpl97                        # claim counts with exposure (Poisson)
+  multitask benchmark vowel                            # 11 vowels per speaker (multinomial)
   multitask benchmark --list-datasets
 
   # your file, long format: one row per (task, example)
@@ -479,15 +505,22 @@ _EPILOG = """examples:
   multitask benchmark --input sales.csv --target y --task store --graph neighbours.csv
   # every column but the features is a target (quote patterns: 'y_*', '*')
   multitask benchmark --input survey.csv --features age income --targets '*'
+  # counts over exposures, classes, a quantile, heavy tails: the loss of every model
+  multitask benchmark --input claims.csv --target n --task region --exposure years
+  multitask benchmark --input speech.csv --target vowel --task speaker --kind multiclass
+  multitask benchmark --input demand.csv --target y --task store --kind quantile --quantile 0.9
+  multitask benchmark --input prices.csv --target y --task city --kind robust
   # stop starting jobs after 10 minutes, then complete the run
   multitask benchmark school --splits 10 --time-limit 600
   multitask benchmark school --splits 10 --resume
 
 The verdict compares the best multi-task model with the best independent baseline (ridge or
-lasso per task) and the pooled baseline (one model for all tasks): the paired difference of
-nMSE (regression) or AUC (classification) over the splits, relative to the baseline, on how
+lasso per task) and the pooled baseline (one model for all tasks), all fitted with the same
+loss: the paired difference of the first metric over the splits (nMSE, AUC, Poisson
+deviance, log-loss, pinball loss or Huber loss by kind), relative to the baseline, on how
 many splits it holds, and whether it is clear of the noise (larger than twice its standard
-error and than the split-to-split spread of the two models' scores).
+error and than the split-to-split spread of the two models' scores). A model that cannot
+take the kind's loss is left out with a note under the table.
 
 results.csv and splits.csv are rewritten as each job ends and jobs.jsonl records the jobs
 done: a run stopped by Ctrl-C or --time-limit (exit status 3) keeps them, and --resume
@@ -504,6 +537,7 @@ def add_command(sub) -> None:
         DEFAULT_SPLITS,
     )
     from multitask.benchmark_data import DEFAULT_TRAIN_RATIO
+    from multitask.benchmark_kinds import DEFAULT_EPSILON, DEFAULT_QUANTILE, KINDS
 
     pb = sub.add_parser(
         "benchmark",
@@ -511,15 +545,18 @@ def add_command(sub) -> None:
         description="Fit every model of the library that applies (independent and pooled "
         "baselines included) on School, a named data set or your CSV / Parquet file, each "
         "with its hyper-parameters chosen by cross-validation within tasks inside the "
-        "training part; print test nMSE and aMSE (regression) or AUC and accuracy (binary "
-        "classification, detected from the targets), sorted best first, and a verdict; write "
-        "results.csv, splits.csv and results.png to --out.",
+        "training part and the loss of the kind of problem; print the test metrics of the "
+        "kind (nMSE and aMSE for a regression, AUC and accuracy for a binary classification, "
+        "Poisson deviance and D^2 for counts, log-loss and accuracy for classes, pinball loss "
+        "and coverage for a quantile, Huber loss, MAE and nMSE for heavy tails), sorted best "
+        "first, and a verdict; write results.csv, splits.csv and results.png to --out.",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     pb.add_argument("name", nargs="?", metavar="DATASET",
-                    help="a data set: school, sarcos, yeast, scene, letters, newsgroups "
-                    "(--list-datasets); or give --input FILE")
+                    help="a data set: school, sarcos, yeast, scene, letters, newsgroups, "
+                    "be_mtpl97 (counts), vowel (11 classes) (--list-datasets); or give "
+                    "--input FILE")
     data = pb.add_argument_group("your file (instead of DATASET)")
     data.add_argument("--input", metavar="FILE", help="data file (.csv, .tsv or .parquet)")
     data.add_argument("--target", metavar="COL", help="target column (long format, with --task)")
@@ -535,9 +572,23 @@ def add_command(sub) -> None:
                       "the target and task ones)")
     data.add_argument("--numeric-task-ids", action="store_true",
                       help="read the task ids as numbers (01 and 1 are then one task)")
-    data.add_argument("--kind", choices=["auto", "regression", "classification"],
-                      default="auto", help="the problem (default auto: two distinct target "
-                      "values are a binary classification, more numbers a regression)")
+    data.add_argument("--kind", choices=["auto", *KINDS], default="auto",
+                      help="the problem, which sets the loss every model fits (default auto: "
+                      "two distinct target values are a binary classification, three or more "
+                      "labels that are not numbers a multi-class one, more numbers a "
+                      "regression; --exposure means count): count (Poisson), multiclass "
+                      "(multinomial logistic), quantile (pinball loss), robust (Huber)")
+    data.add_argument("--exposure", metavar="COL",
+                      help="counts: the column of each row's exposure (> 0; time or size "
+                      "observed): the models fit the rate target / exposure with "
+                      "sample_weight=exposure, and predict counts as rate x exposure; means "
+                      "--kind count")
+    pb.add_argument("--quantile", type=float, default=None, metavar="Q",
+                    help=f"--kind quantile: the quantile in (0, 1) the models predict "
+                    f"(default {DEFAULT_QUANTILE:g}, the median)")
+    pb.add_argument("--epsilon", type=float, default=None, metavar="E",
+                    help=f"--kind robust: Huber's threshold in scales, > 1 (default "
+                    f"{DEFAULT_EPSILON:g})")
     tasks = pb.add_argument_group("what you know about the tasks")
     tasks.add_argument("--task-order", metavar="ID", nargs="+",
                        help="the tasks in time order: every task id once (matched as the data "
@@ -551,16 +602,17 @@ def add_command(sub) -> None:
                        "graph-regularized model")
     pb.add_argument("--data-dir", metavar="DIR", help="folder of the named data sets other "
                     "than school (default: MULTITASK_DATA, or shared/data beside the clone)")
-    pb.add_argument("--splits", type=int, default=DEFAULT_SPLITS, metavar="N",
-                    help=f"number of train/test splits (default {DEFAULT_SPLITS}; for school "
-                    "the first official ones, at most 10)")
+    pb.add_argument("--splits", type=int, default=None, metavar="N",
+                    help=f"number of train/test splits (default {DEFAULT_SPLITS}, or the "
+                    "named data set's own default, said in the header; for school the first "
+                    "official ones, at most 10)")
     pb.add_argument("--train-ratio", type=float, default=None, metavar="P",
                     help="random per-task splits (per row for a shared design) with this "
                     f"training fraction (default: school's official splits, else "
                     f"{DEFAULT_TRAIN_RATIO:g})")
     pb.add_argument("--models", nargs="+", default=None, metavar="NAME",
                     help="models to fit, e.g. TraceNorm L21Regressor (default: every model "
-                    "that applies)")
+                    "that applies, or the named data set's own default, said in the header)")
     pb.add_argument("--grid-size", type=int, default=DEFAULT_N_ALPHAS, metavar="N",
                     help=f"values of each model's default grid (default {DEFAULT_N_ALPHAS})")
     pb.add_argument("--grid-ratio", type=float, default=DEFAULT_ALPHA_RATIO, metavar="R",

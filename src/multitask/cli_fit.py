@@ -199,6 +199,19 @@ def _numeric(df, cols, missing: str | None = None) -> np.ndarray:
     return out
 
 
+def _exposure(df, col: str) -> np.ndarray:
+    """The exposure column: numbers, each finite and > 0, naming the first bad cell."""
+    path = df.attrs["multitask_path"]
+    e = _numeric(df, [col])[:, 0]
+    bad = np.flatnonzero(~(e > 0))
+    if bad.size:
+        i = int(bad[0])
+        raise CLIError(f"{path}: {_where(df, i)}, column {col!r}: the exposure {e[i]:g} is not "
+                       "positive (an exposure is the time or size over which the count was "
+                       "observed, > 0).")
+    return e
+
+
 def _labels(df, col: str, what: str, strip: bool = True,
             missing: str | None = None) -> np.ndarray:
     """A column of labels (task ids or class labels): no missing or empty cells.
@@ -260,11 +273,18 @@ def _layout(args, df):
     if not args.targets and not args.target:
         raise CLIError("give the target column: --target COL (long format, with --task COL) or "
                        "--targets COL1 COL2 ... (shared design).")
+    exposure = getattr(args, "exposure", None)
     used = list(args.targets) if args.targets else [args.target] + ([args.task] if args.task
                                                                     else [])
     _require_columns(df, list(args.targets) if args.targets else [args.target], "target")
     if args.task:
         _require_columns(df, [args.task], "task")
+    if exposure:
+        _require_columns(df, [exposure], "exposure")
+        if exposure in used:
+            raise CLIError(f"{path}: column {exposure!r} is both the exposure and a "
+                           "target/task.")
+        used.append(exposure)
     if len(set(used)) != len(used):
         raise CLIError(f"{path}: a column is given twice among the target and task columns.")
     if args.features:
@@ -272,7 +292,8 @@ def _layout(args, df):
         features = list(args.features)
         clash = [c for c in features if c in used]
         if clash:
-            raise CLIError(f"{path}: column {clash[0]!r} is both a feature and a target/task.")
+            what = "the exposure" if clash[0] == exposure else "a target/task"
+            raise CLIError(f"{path}: column {clash[0]!r} is both a feature and {what}.")
     else:
         features = [c for c in df.columns if c not in used]
     if not features:
@@ -398,6 +419,7 @@ def _make_model(args):
         if fixed in params:
             raise CLIError(f"--param {fixed} is set by the command line, not by hand.")
     est.set_params(**_check_param_types(params, defaults, name))
+    est.set_params(**_loss_options(args, defaults, params, name))
     if not args.cv:
         if args.grid:
             raise CLIError("--grid needs --cv.")
@@ -416,6 +438,100 @@ def _make_model(args):
                              n_alphas=args.n_alphas, alpha_ratio=args.alpha_ratio,
                              n_jobs=n_jobs, callback=progress,
                              random_state=args.random_state)
+
+
+#: The parameter each loss takes, as given on the command line.
+_LOSS_OPTION = {"power": "tweedie", "epsilon": "huber", "quantile": "quantile"}
+
+#: The losses with a log link, the only ones an exposure goes with (counts, sizes).
+_EXPOSURE_LOSSES = ("poisson", "gamma", "tweedie")
+
+
+def _loss_options(args, defaults: dict, params: dict, name: str) -> dict:
+    """The model's ``loss`` and its own parameter from ``--loss``, ``--power``, ``--epsilon``
+    and ``--quantile``, checked against the model's parameters: a model without a ``loss``,
+    a loss given twice (``--loss`` and ``--param loss=``), or an option of another loss (e.g.
+    ``--power`` without ``--loss tweedie``) is refused, naming it. The values themselves are
+    checked by the model at fit."""
+    loss = getattr(args, "loss", None)
+    out = {}
+    if loss is not None:
+        if "loss" not in defaults:
+            raise CLIError(f"--loss {loss}: {name} has no loss parameter.")
+        if "loss" in params:
+            raise CLIError("give the loss once: --loss or --param loss=, not both.")
+        out["loss"] = loss
+    chosen = out.get("loss", params.get("loss", defaults.get("loss")))
+    for option, own in _LOSS_OPTION.items():
+        value = getattr(args, option, None)
+        if value is None:
+            continue
+        if option not in defaults:
+            raise CLIError(f"--{option}: {name} has no {option} parameter (a regressor's "
+                           f"--loss {own} takes it).")
+        if chosen != own:
+            raise CLIError(f"--{option} goes with --loss {own}, not with the loss "
+                           f"{chosen!r}.")
+        if option in params:
+            raise CLIError(f"give {option} once: --{option} or --param {option}=, not both.")
+        out[option] = value
+    return out
+
+
+def _model_loss(est) -> str | None:
+    """The loss of a model (the model inside a search), None for a model without one."""
+    inner = getattr(est, "estimator", est)
+    return inner.get_params(deep=False).get("loss")
+
+
+def _default_scoring(est, y, task, missing: str):
+    """The cross-validation's score when ``--scoring`` is not given, by loss: minus the
+    mean deviance (Poisson, Gamma, Tweedie with the model's power), the pinball loss at the
+    model's quantile, the Huber loss (:class:`~multitask.benchmark_kinds.HuberScorer`, one
+    robust scale of the targets), the log-loss for more than two classes; None (the library's
+    default: -nMSE, the mean task AUC) otherwise, and with missing targets left out."""
+    from sklearn.base import is_classifier
+
+    from multitask import benchmark_kinds as bk
+
+    inner = getattr(est, "estimator", est)
+    if missing == "ignore":
+        return None
+    if is_classifier(inner):
+        labels = np.unique(np.asarray(y).astype(str).ravel())
+        return bk.LogLossScorer() if labels.size > 2 else None
+    params = inner.get_params(deep=False)
+    loss = params.get("loss")
+    if loss in _EXPOSURE_LOSSES:
+        power = {"poisson": 1.0, "gamma": 2.0}.get(loss, params.get("power", 1.5))
+        return bk.DevianceScorer(float(power))
+    if loss == "quantile":
+        return bk.PinballScorer(float(params["quantile"]))
+    if loss == "huber":
+        Y = np.asarray(y, dtype=np.float64)
+        if Y.ndim == 1 and task is not None:
+            ids = np.asarray(task).astype(str)
+            groups = [Y[ids == t] for t in np.unique(ids)]
+        else:
+            groups = [Y] if Y.ndim == 1 else list(Y.T)
+        return bk.HuberScorer(float(params["epsilon"]), bk.robust_scale(groups))
+    return None
+
+
+def _scoring_words(scorer) -> str:
+    """The cross-validation's default score in words (the model file's metadata)."""
+    from multitask import benchmark_kinds as bk
+
+    if isinstance(scorer, bk.DevianceScorer):
+        return f"minus the mean Tweedie deviance, power {scorer.power:g}"
+    if isinstance(scorer, bk.PinballScorer):
+        return f"minus the mean pinball loss at {scorer.quantile:g}"
+    if isinstance(scorer, bk.HuberScorer):
+        return (f"minus the mean Huber loss, epsilon {scorer.epsilon:g}, scale "
+                f"{scorer.scale:.6g}")
+    if isinstance(scorer, bk.LogLossScorer):
+        return "minus the log-loss"
+    return "the library's default (-nMSE, or the mean task AUC)"
 
 
 def _missing_targets(args, est, name: str) -> str:
@@ -541,7 +657,12 @@ def cmd_fit(args) -> int:
     path = df.attrs["multitask_path"]
     layout, features, target, task_col, targets = _layout(args, df)
     classifier = is_classifier(est)
+    loss = _model_loss(est)
+    if args.exposure and (classifier or loss not in _EXPOSURE_LOSSES):
+        raise CLIError(f"--exposure goes with a count or size loss (--loss "
+                       f"{', '.join(_EXPOSURE_LOSSES)}), not with {name}'s loss {loss!r}.")
     X = _numeric(df, features)
+    exposure = _exposure(df, args.exposure) if args.exposure else None
     if layout == "long":
         y = (_labels(df, target, "target", missing=missing) if classifier
              else _numeric(df, [target], missing)[:, 0])
@@ -556,14 +677,24 @@ def cmd_fit(args) -> int:
             if classifier else _numeric(df, targets, missing)
         y = Y if Y.shape[1] > 1 else Y[:, 0]
         task = None
+    weights = {}
+    if exposure is not None:  # scikit-learn's way: the rate, weighted by the exposure
+        y = y / (exposure if np.ndim(y) == 1 else exposure[:, None])
+        weights = {"sample_weight": exposure}
+    default_scoring = None
+    if args.cv and args.scoring is None:
+        default_scoring = _default_scoring(est, y, task, missing)
+        est.set_params(scoring=default_scoring)
     t0 = time.perf_counter()
     try:
-        est.fit(X, y, task) if task is not None else est.fit(X, y)
+        est.fit(X, y, task, **weights) if task is not None else est.fit(X, y, **weights)
     except (ValueError, TypeError) as exc:
         raise CLIError(f"{path}: {name}: {exc}") from None
     seconds = time.perf_counter() - t0
     if hasattr(est, "callback"):
         est.set_params(callback=None)  # the progress printer is not part of the model
+    if default_scoring is not None:  # a scorer object is not a safe part of a model file:
+        est.set_params(scoring=None)  # the metadata say which score chose the parameters
     metadata = {
         "model_name": name,
         "layout": layout,
@@ -573,6 +704,10 @@ def cmd_fit(args) -> int:
         "targets": targets,
         "numeric_task_ids": numeric_ids,
         "classifier": classifier,
+        "loss": loss,
+        "exposure": args.exposure,
+        "cv_scoring": (None if not args.cv else args.scoring if args.scoring is not None
+                       else _scoring_words(default_scoring)),
         "trained_on": os.path.basename(path),
         "n_rows": int(len(df)),
     }
@@ -583,13 +718,20 @@ def cmd_fit(args) -> int:
     tasks = _fitted_tasks(est)
     n_tasks = len(targets) if layout == "wide" else (len(tasks) if tasks is not None else 1)
     n_used, left_out = _rows_fitted(y, missing)
-    print(f"fitted {name} on {n_used} rows{left_out}, {len(features)} features, {n_tasks} "
-          f"task(s) in {seconds:.2f} s")
+    how = ""
+    if loss is not None and (args.loss is not None or any(
+            p.strip().startswith("loss=") for p in (args.param or []))):
+        how = f" with the {loss} loss"
+    if exposure is not None:
+        how += f" (the rate per unit of {args.exposure!r}, weighted by it)"
+    print(f"fitted {name}{how} on {n_used} rows{left_out}, {len(features)} features, "
+          f"{n_tasks} task(s) in {seconds:.2f} s")
     if args.cv:
         chosen = ", ".join(f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v!r}"
                            for k, v in est.best_params_.items())
+        score = "" if default_scoring is None else f" ({_scoring_words(default_scoring)})"
         print(f"cross-validation ({est.n_splits_} folds): best {chosen}, mean score "
-              f"{est.best_score_:.6g}")
+              f"{est.best_score_:.6g}{score}")
     print(f"wrote {args.model_file}")
     return 0
 
@@ -627,6 +769,14 @@ def cmd_predict(args) -> int:
     est = bundle["model"]
     _require_columns(df, bundle["features"], "feature")
     X = _numeric(df, bundle["features"])
+    exposure = None
+    if bundle.get("exposure"):
+        col = bundle["exposure"]
+        if col not in df.columns:
+            raise CLIError(f"{path}: exposure column {col!r} not found: the model was fitted "
+                           f"on the rate per unit of {col!r} and predicts counts as rate x "
+                           f"{col}; give each row's {col} (a column of 1 gives the rates).")
+        exposure = _exposure(df, col)
     if args.proba and not hasattr(est, "predict_proba"):
         inner = getattr(est, "estimator", est)
         raise CLIError(f"--proba: {type(inner).__name__} gives no probabilities.")
@@ -656,9 +806,17 @@ def cmd_predict(args) -> int:
             proba = _proba(est, X, task, single=True) if args.proba else None
         except (ValueError, TypeError) as exc:
             raise CLIError(f"{path}: {exc}") from None
-        new_columns["prediction"] = pred
+        if exposure is not None:
+            new_columns["prediction"] = np.asarray(pred, dtype=np.float64) * exposure
+            new_columns["prediction_rate"] = pred
+        else:
+            new_columns["prediction"] = pred
         if proba is not None:
-            new_columns[f"probability_{est.classes_[1]}"] = proba
+            if proba.ndim == 1:
+                new_columns[f"probability_{est.classes_[1]}"] = proba
+            else:
+                for k, c in enumerate(est.classes_):
+                    new_columns[f"probability_{c}"] = proba[:, k]
     else:
         try:
             pred = est.predict(X)
@@ -667,10 +825,23 @@ def cmd_predict(args) -> int:
         except (ValueError, TypeError) as exc:
             raise CLIError(f"{path}: {exc}") from None
         pred = np.asarray(pred).reshape(len(df), -1)
+        many = len(bundle["targets"])
+        if proba is not None:
+            proba = np.asarray(proba)
+            multi = len(est.classes_) > 2
+            proba = (proba.reshape(len(df), many, -1) if multi
+                     else proba.reshape(len(df), -1))
         for t, name in enumerate(bundle["targets"]):
-            new_columns[f"prediction_{name}"] = pred[:, t]
-            if proba is not None:
-                new_columns[f"probability_{name}"] = np.asarray(proba).reshape(len(df), -1)[:, t]
+            if exposure is not None:
+                new_columns[f"prediction_{name}"] = pred[:, t] * exposure
+                new_columns[f"prediction_rate_{name}"] = pred[:, t]
+            else:
+                new_columns[f"prediction_{name}"] = pred[:, t]
+            if proba is not None and proba.ndim == 3:
+                for k, c in enumerate(est.classes_):
+                    new_columns[f"probability_{name}_{c}"] = proba[:, t, k]
+            elif proba is not None:
+                new_columns[f"probability_{name}"] = proba[:, t]
     out = df.copy()
     renamed = []
     for name, values in new_columns.items():
@@ -694,8 +865,11 @@ def _plain(v):
 
 def _proba(est, X, task, single: bool) -> np.ndarray:
     """Probability of the positive class: ``(n,)`` for one value per row, ``(n, m)`` for a
-    shared design with several tasks."""
+    shared design with several tasks; with more than two classes, the probability of each
+    class: ``(n, K)``, or ``(n, m, K)`` for a shared design."""
     p = np.asarray(est.predict_proba(X, task) if task is not None else est.predict_proba(X))
+    if len(est.classes_) > 2:
+        return p
     return p[:, 1] if single else p
 
 
@@ -717,6 +891,18 @@ _FIT_EPILOG = """examples:
   multitask fit --input labels.csv --targets y1 y2 y3 --missing-targets ignore \\
       --model L21Classifier --cv --model-file m.skops
 
+  # claim counts over an exposure (Poisson), heavy tails (Huber), the 90th percentile
+  multitask fit --input claims.csv --target n --task region --exposure years \
+      --model L21Regressor --loss poisson --cv --model-file m.skops
+  multitask fit --input prices.csv --target y --task city --model TraceNormRegressor \
+      --loss huber --epsilon 1.35 --cv --model-file m.skops
+  multitask fit --input demand.csv --target y --task store --model L21Regressor \
+      --loss quantile --quantile 0.9 --cv --model-file m.skops
+
+  # more than two classes (the multinomial logistic loss)
+  multitask fit --input speech.csv --target vowel --task speaker --model L21Classifier \
+      --cv --model-file m.skops
+
   # the models
   multitask fit --list-models
 """
@@ -726,8 +912,10 @@ _PREDICT_EPILOG = """examples:
   multitask predict --model-file clf.skops --input test.parquet --output p.csv --proba
 
 The output holds the input columns plus "prediction" (long format) or "prediction_<target>"
-for each task (shared design); --proba adds the probability of the positive class. A name the
-input already uses gets a suffix (prediction_1, ...), and a note on stderr says so.
+for each task (shared design); --proba adds the probability of the positive class, or of each
+class ("probability_<class>") with more than two. A model fitted with --exposure needs that
+column: "prediction" is then the count (rate x exposure) and "prediction_rate" the rate. A
+name the input already uses gets a suffix (prediction_1, ...), and a note on stderr says so.
 """
 
 
@@ -764,6 +952,23 @@ def add_commands(sub) -> None:
                     help="feature columns (default: all columns but the target and task ones)")
     pf.add_argument("--param", metavar="KEY=VALUE", action="append",
                     help="model parameter, repeatable (e.g. --param alpha=0.1)")
+    losses = pf.add_argument_group("the loss (regressors; classifiers: --loss of their own)")
+    losses.add_argument("--loss", metavar="NAME",
+                        help="the model's loss: squared (default), poisson, gamma, tweedie, "
+                        "huber or quantile for a regressor; logistic (default for most, and "
+                        "the one for more than two classes), squared_hinge or hinge for a "
+                        "classifier")
+    losses.add_argument("--power", type=float, default=None, metavar="P",
+                        help="--loss tweedie: the power in [1, 2] (default 1.5)")
+    losses.add_argument("--epsilon", type=float, default=None, metavar="E",
+                        help="--loss huber: the threshold in scales, > 1 (default 1.35)")
+    losses.add_argument("--quantile", type=float, default=None, metavar="Q",
+                        help="--loss quantile: the quantile in (0, 1) (default 0.5)")
+    losses.add_argument("--exposure", metavar="COL",
+                        help="with --loss poisson, gamma or tweedie: each row's exposure "
+                        "(> 0): the model fits the rate target / exposure with "
+                        "sample_weight=exposure (scikit-learn's way); predict then needs the "
+                        "column and writes counts (rate x exposure) and rates")
     pf.add_argument("--cv", action="store_true",
                     help="choose the parameters by cross-validation (MultiTaskCV)")
     pf.add_argument("--grid", metavar="KEY=V1,V2,...", action="append",
@@ -776,8 +981,10 @@ def add_commands(sub) -> None:
     pf.add_argument("--alpha-ratio", type=float, default=1e-3, metavar="R",
                     help="smallest/largest value of the default grid (default 1e-3)")
     pf.add_argument("--scoring", default=None,
-                    help="nmse, amse, auc or a scikit-learn scorer name (default: -nMSE for "
-                    "regression, mean task AUC for classification)")
+                    help="nmse, amse, auc or a scikit-learn scorer name (default by loss: "
+                    "-nMSE for squared, minus the mean deviance for poisson, gamma and "
+                    "tweedie, minus the pinball loss for quantile, minus the Huber loss for "
+                    "huber, mean task AUC for two classes, minus the log-loss for more)")
     pf.add_argument("--n-jobs", type=int, default=None, metavar="N",
                     help="parallel jobs (at most the number of CPUs)")
     pf.add_argument("--random-state", type=int, default=0, help="seed of the folds")
@@ -800,7 +1007,8 @@ def add_commands(sub) -> None:
     pp.add_argument("--input", metavar="FILE", required=True, help="rows to predict")
     pp.add_argument("--output", metavar="FILE", required=True, help="CSV file to write")
     pp.add_argument("--proba", action="store_true",
-                    help="also write the probability of the positive class (classifiers)")
+                    help="also write the probability of the positive class (classifiers; "
+                    "with more than two classes, one column per class)")
     pp.add_argument("--allow-pickle", action="store_true",
                     help="also accept a pickle/joblib model file (written by the first "
                     "versions). Unpickling runs any code the file holds: use it only for a file "
