@@ -1180,9 +1180,10 @@ class MultiTaskClassifierBase(ClassifierMixin, MultiTaskEstimator):
         loss = self._loss_name()
         if loss != "logistic":
             raise ValueError(
-                f"{type(self).__name__} got {n_classes} classes: more than two classes are "
-                f"fitted by the multinomial model of the logistic loss, and the {loss!r} loss "
-                "is a two-class loss. Pass loss='logistic'.")
+                f"Only binary classification is supported. {type(self).__name__} got "
+                f"{n_classes} classes: more than two classes are fitted by the multinomial "
+                f"model of the logistic loss, and the {loss!r} loss is a two-class loss. Pass "
+                "loss='logistic'.")
         options = {k: v for k, v in self._datafit_options().items()
                    if k in ("alpha_l2", "center")}
         return Multinomial(data, bool(self.fit_intercept), n_classes=n_classes, **options)
@@ -1191,16 +1192,16 @@ class MultiTaskClassifierBase(ClassifierMixin, MultiTaskEstimator):
         n_classes = class_count(data) if isinstance(data, MultiTaskData) else 2
         if n_classes > 2:  # the solver's variable has a column per (task, class)
             shape = (*shape[:-1], shape[-1] * n_classes)
-            if len(getattr(self, "classes_", ())) != n_classes:
+            if not is_multiclass(self) or len(self.classes_) != n_classes:
                 return None, None
         return super()._warm_start_point(data, shape)
 
     def _store_result(self, result: SolverResult, penalty: Penalty, data: MultiTaskData,
                       solver: Solver) -> None:
         super()._store_result(result, penalty, data, solver)
-        n_classes = len(self.classes_)
-        if n_classes <= 2:
+        if not is_multiclass(self):
             return
+        n_classes = len(self.classes_)
         m = len(self.tasks_)
         if self.coef_.shape[0] != m * n_classes:
             raise ValueError(f"{type(self).__name__}: more than two classes are not supported "
@@ -1345,7 +1346,8 @@ class MultiTaskClassifierBase(ClassifierMixin, MultiTaskEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
+        # more than two classes: the multinomial model of the logistic loss
+        tags.classifier_tags.multi_class = self._loss_name() == "logistic"
         tags.target_tags.multi_output = True
         return tags
 
@@ -1436,7 +1438,12 @@ def _check_classification_targets(y) -> None:
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         return  # left to the data layer, which names the row and its task
     if y.dtype.kind == "O" and not observed_mask(y).all():
-        return  # a missing label (None): the data layer names it, or skips it when asked
+        # a missing label (None): the data layer names it, or skips it when asked; the
+        # observed labels must still be labels (continuous values would make one class each)
+        seen = y[observed_mask(y)]
+        if not seen.size or not all(isinstance(v, (float, np.floating)) for v in seen.ravel()):
+            return
+        y = seen.astype(np.float64)
     kind = type_of_target(y)
     if kind in ("continuous", "continuous-multioutput"):
         raise ValueError(

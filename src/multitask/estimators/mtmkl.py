@@ -317,11 +317,12 @@ class MultiTaskKernelClassifier(MultiTaskClassifierBase):
         if not (isinstance(self.kernel, str) and self.kernel == "precomputed"):
             self._check_finite(X, task)
         data, classes, fmt = self._convert(X, y, task)
-        if len(classes) > 2:
+        if classes is not None and len(classes) > 2:
             raise ValueError(
-                f"{type(self).__name__} is a two-class model (an SVM per task with a dual "
-                f"over -1/+1 labels): y has {len(classes)} classes. Use a linear classifier "
-                "of this library with loss='logistic' (one multinomial model per task).")
+                f"Only binary classification is supported. {type(self).__name__} is a "
+                f"two-class model (an SVM per task with a dual over -1/+1 labels): y has "
+                f"{len(classes)} classes. Use a linear classifier of this library with "
+                "loss='logistic' (one multinomial model per task).")
         if not np.all(np.isfinite(data.X.data if sp.issparse(data.X) else data.X)):
             raise ValueError("X contains NaN or infinity.")
         self.input_format_ = fmt

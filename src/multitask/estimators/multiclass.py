@@ -49,7 +49,8 @@ def task_labels(datafit) -> np.ndarray:
 
 def is_multiclass(est) -> bool:
     """Whether the fitted classifier ``est`` has more than two classes."""
-    return len(getattr(est, "classes_", ())) > 2
+    classes = getattr(est, "classes_", None)
+    return classes is not None and len(classes) > 2
 
 
 def softmax_scores(scores):
