@@ -32,6 +32,26 @@ Regression
 * ``design_mse(W_true, W, X)`` = ``(1/N) sum_t ||X_t (w_t - w*_t)||^2``: the error of the
   weights measured on a design (Han & Zhang's ``MSE(W)`` with equal task sizes).
 
+Regression losses beyond least squares (scikit-learn's functions of the same names per task;
+``average="macro"`` the mean over tasks, ``"pooled"`` all scored pairs together, ``None`` the
+per-task array; ``sample_weight`` and missing targets as above)
+--------------------------------------------------------------------------------------------
+* ``mean_tweedie_deviance(power=p)`` = ``(1/m) sum_t mean_i d_p(y_ti, f_ti)``, the unit
+  deviance of power ``p`` of the predicted means (twice the loss of ``loss="tweedie"``);
+  ``mean_poisson_deviance`` (``p = 1``), ``mean_gamma_deviance`` (``p = 2``).
+* ``d2_tweedie_score`` = ``(1/m) sum_t (1 - D(y_t, f_t) / D(y_t, ybar_t))``, the fraction of
+  the deviance explained (the ``score`` of the log-link regressors); ``d2_pinball_score``
+  and ``d2_absolute_error_score`` against the task's ``q``-quantile or median. A task with
+  fewer than two scored targets or constant targets has no D^2 (``skip_undefined``).
+* ``mean_pinball_loss(quantile=q)`` = ``(1/m) sum_t mean_i rho_q(y_ti - f_ti)``, ``rho_q(r) =
+  max(q r, (q - 1) r)`` (the loss of ``loss="quantile"``); ``mean_absolute_error``.
+
+Any number of classes
+---------------------
+* ``log_loss(labels=classes_)`` = ``(1/m) sum_t mean_i -log p_ti(y_ti)`` of ``predict_proba``
+  (every layout of the models' probabilities; a task may lack some classes).
+* ``accuracy`` = ``(1/m) sum_t mean_i [y_ti = f_ti]``; pooled, ``1 - error_rate``.
+
 Classification (binary labels per task; ``pos_label`` marks the positive class)
 -------------------------------------------------------------------------------
 * ``roc_auc(average="macro")`` = ``mean_task_auc`` = ``(1/m') sum_t AUC_t``, ``AUC_t`` the ROC
@@ -67,7 +87,8 @@ Structure recovery (weights of shape ``(n_features, n_tasks)``, as the ``W_true`
 
 The modules, by responsibility: ``_layouts`` (the three layouts, binary pairs, thresholds),
 ``_weights`` (row weights: split like the targets, checked, rescaled), ``_regression``,
-``_classification`` and ``_structure``.
+``_deviance`` (the losses beyond least squares), ``_classification``, ``_multiclass`` and
+``_structure``.
 """
 
 from __future__ import annotations
@@ -83,8 +104,19 @@ from multitask.metrics._classification import (
     threshold_scores,
     tune_thresholds,
 )
+from multitask.metrics._deviance import (
+    d2_absolute_error_score,
+    d2_pinball_score,
+    d2_tweedie_score,
+    mean_absolute_error,
+    mean_gamma_deviance,
+    mean_pinball_loss,
+    mean_poisson_deviance,
+    mean_tweedie_deviance,
+)
 from multitask.metrics._layouts import Layout as Layout
 from multitask.metrics._layouts import per_task
+from multitask.metrics._multiclass import accuracy, log_loss
 from multitask.metrics._regression import amse, design_mse, mse, nmse, rmse
 from multitask.metrics._structure import (
     numerical_rank,
@@ -102,6 +134,16 @@ __all__ = [
     "nmse",
     "amse",
     "design_mse",
+    "mean_tweedie_deviance",
+    "mean_poisson_deviance",
+    "mean_gamma_deviance",
+    "d2_tweedie_score",
+    "mean_pinball_loss",
+    "d2_pinball_score",
+    "mean_absolute_error",
+    "d2_absolute_error_score",
+    "log_loss",
+    "accuracy",
     "roc_auc",
     "mean_task_auc",
     "f1",

@@ -6,7 +6,9 @@
 * :class:`TaskKFold`, folds drawn within each task (stratified for classifiers);
 * the selection rule: K-fold, or leave-one-out within tasks with pooled scores, chosen by the
   size of the tasks (``selection="auto"``, see :data:`SMALL_TASK_ROWS`);
-* scorers by name (``"nmse"``, ``"amse"``, ``"auc"``) or scikit-learn's.
+* scorers by name (``"nmse"``, ``"amse"``, ``"auc"``, ``"log_loss"``, the mean losses of
+  :class:`LossScorer`: deviances, pinball loss, absolute error) or scikit-learn's; the
+  default follows the model's loss (:func:`loss_scorer`).
 
 Long-format data (a task id per row, kept in a column of ``X`` via ``task_column``) passes
 through scikit-learn's ``cross_val_score``, ``GridSearchCV`` and ``Pipeline`` unchanged.
@@ -25,10 +27,12 @@ from multitask.model_selection._path import (
     relative_grid,
 )
 from multitask.model_selection._scoring import (
+    LossScorer,
     amse_scorer,
     classifier_scorer,
     get_scorer,
     log_loss_scorer,
+    loss_scorer,
     mean_auc_scorer,
     nmse_scorer,
     pooled_metric,
@@ -36,6 +40,7 @@ from multitask.model_selection._scoring import (
 from multitask.model_selection._split import SharedKFold, TaskKFold, to_long_format
 
 __all__ = [
+    "LossScorer",
     "PATH_PARAMETERS",
     "SELECTION_RULES",
     "SMALL_TASK_ROWS",
@@ -50,6 +55,7 @@ __all__ = [
     "get_scorer",
     "log_grid",
     "log_loss_scorer",
+    "loss_scorer",
     "mean_auc_scorer",
     "nmse_scorer",
     "order_path",

@@ -39,8 +39,9 @@ def _selection_rule(selection: str, cv, scorer, groups, layout: str, y) -> str:
                              "with a splitter.")
         if not poolable:
             raise ValueError("selection='loo' scores the out-of-fold predictions pooled over "
-                             "folds, which needs a regressor scored by nMSE or aMSE (scoring "
-                             "None, 'nmse' or 'amse'); use selection='kfold' otherwise.")
+                             "folds, which needs a regressor scored by a mean over rows (scoring "
+                             "None, 'nmse', 'amse' or a mean loss such as 'poisson_deviance'); "
+                             "use selection='kfold' otherwise.")
         return "loo"
     if selection == "kfold" or splitter or not poolable:
         return "kfold"

@@ -4,17 +4,32 @@ Every scorer takes ``sample_weight`` (scikit-learn's ``scorer(estimator, X, y,
 sample_weight=...)``; the layouts of :mod:`multitask.metrics`), and skips the missing targets
 (NaN) of a model fitted with ``missing_targets="ignore"``: each task is scored on its observed
 rows.
+
+The default scorer follows the model's loss (:func:`loss_scorer`): minus the nMSE for the
+squared loss, minus the mean deviance of the predicted means for the log-link losses
+(Poisson, Gamma, Tweedie at the model's ``power``), minus the mean pinball loss at the model's
+``quantile`` for the quantile loss, minus the mean absolute error for the Huber loss, and for
+classifiers the mean per-task ROC AUC (two classes) or minus the log-loss (more).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from multitask.data import observed_mask, split_task_column
-from multitask.metrics import mean_task_auc, nmse
+from multitask.metrics import (
+    mean_absolute_error,
+    mean_pinball_loss,
+    mean_task_auc,
+    mean_tweedie_deviance,
+    nmse,
+)
 
-__all__ = ["amse_scorer", "classifier_scorer", "get_scorer", "ignores_missing", "log_loss_scorer",
-           "mean_auc_scorer", "nmse_scorer", "pooled_metric", "scored_weights"]
+__all__ = ["LossScorer", "amse_scorer", "classifier_scorer", "get_scorer", "ignores_missing",
+           "log_loss_scorer", "loss_scorer", "mean_auc_scorer", "nmse_scorer", "pooled_metric",
+           "scored_weights"]
 
 
 def _task_ids(estimator, X):
@@ -163,6 +178,139 @@ def classifier_scorer(estimator, X, y, *, sample_weight=None) -> float:
     return mean_auc_scorer(estimator, X, y, sample_weight=sample_weight)
 
 
+# ----------------------------------------------------------------------------- regression losses
+class LossScorer:
+    """Scorer (greater is better): minus a mean loss of the estimator's predictions (the
+    predicted means) over every scored (row, task) pair pooled, weighted by ``sample_weight``,
+    the missing targets left out with ``missing_targets="ignore"``.
+
+    The loss's parameter (a Tweedie power, a quantile) is bound when the scorer is made
+    (:func:`get_scorer` reads it from the model given there), so that every candidate of a
+    search is scored on the same measure, and the out-of-fold predictions of leave-one-out
+    folds pool with it (:func:`pooled_metric`).
+
+    Parameters
+    ----------
+    name : str
+        What it measures, in words (``repr``).
+    metric : callable
+        ``metric(y, pred, task, sample_weight=None) -> float``: the mean loss, pooled
+        (``average="pooled"`` of a :mod:`multitask.metrics` function).
+    """
+
+    def __init__(self, name: str, metric: Callable[..., float]):
+        self.name, self.metric = name, metric
+
+    def __repr__(self) -> str:
+        return f"LossScorer({self.name!r})"
+
+    def __call__(self, estimator, X, y, sample_weight=None) -> float:
+        pred = estimator.predict(X)
+        return -self.metric(y, pred, _task_ids(estimator, X),
+                            sample_weight=scored_weights(estimator, y, sample_weight))
+
+    def pooled(self, y, pred, task, sample_weight=None) -> float:
+        """Minus the metric of predictions pooled over folds (:func:`pooled_metric`)."""
+        return -self.metric(y, pred, task, sample_weight=sample_weight)
+
+
+def _model_parameter(estimator, name: str, default: float) -> float:
+    """The hyper-parameter ``name`` of the model (the last step of a Pipeline), or
+    ``default`` where it has none."""
+    value = getattr(_final_estimator(estimator), name, None)
+    return default if value is None else float(value)
+
+
+def _positive(pred):
+    """Predicted means kept above the smallest normal float (an ``exp`` that underflowed to 0
+    is still a positive mean to a deviance, whose value may then overflow to ``inf``: the
+    worst score; as the regressors' ``score``)."""
+    tiny = np.finfo(np.float64).tiny
+    if isinstance(pred, (list, tuple)):
+        return [np.maximum(np.asarray(p, dtype=np.float64), tiny) for p in pred]
+    return np.maximum(np.asarray(pred, dtype=np.float64), tiny)
+
+
+def deviance_scorer(power: float, name: str | None = None) -> LossScorer:
+    """:class:`LossScorer` of the mean Tweedie deviance of power ``power`` (1: Poisson, 2:
+    Gamma; :func:`~multitask.metrics.mean_tweedie_deviance`, pooled)."""
+    p = float(power)
+
+    def metric(y, pred, task, sample_weight=None) -> float:
+        with np.errstate(over="ignore", divide="ignore"):  # a mean of ~0: an infinite loss
+            return float(mean_tweedie_deviance(y, _positive(pred), task, power=p,
+                                               average="pooled", sample_weight=sample_weight))
+
+    return LossScorer(name or f"mean Tweedie deviance (power {p:g})", metric)
+
+
+def pinball_scorer(quantile: float) -> LossScorer:
+    """:class:`LossScorer` of the mean pinball loss at ``quantile``
+    (:func:`~multitask.metrics.mean_pinball_loss`, pooled)."""
+    q = float(quantile)
+
+    def metric(y, pred, task, sample_weight=None) -> float:
+        return float(mean_pinball_loss(y, pred, task, quantile=q, average="pooled",
+                                       sample_weight=sample_weight))
+
+    return LossScorer(f"mean pinball loss (quantile {q:g})", metric)
+
+
+def _mae(y, pred, task, sample_weight=None) -> float:
+    return float(mean_absolute_error(y, pred, task, average="pooled",
+                                     sample_weight=sample_weight))
+
+
+#: The Tweedie power of each log-link loss whose power is not a hyper-parameter.
+_DEVIANCE_POWERS = {"poisson": 1.0, "gamma": 2.0}
+
+
+def loss_scorer(estimator):
+    """The default scorer of a model (the last step of a Pipeline), from its loss.
+
+    * ``"squared"`` (and any regressor without a ``loss``): :func:`nmse_scorer`;
+    * ``"poisson"``, ``"gamma"``, ``"tweedie"``: minus the mean deviance of the predicted
+      means (``power`` 1, 2, or the model's ``power``), as scikit-learn's
+      ``"neg_mean_poisson_deviance"``;
+    * ``"quantile"``: minus the mean pinball loss at the model's ``quantile``;
+    * ``"huber"``: minus the mean absolute error. The Huber model is fitted to be robust to
+      the large residuals of heavy tails, which dominate a held-out squared error; the Huber
+      loss itself is not one measure across candidates (each fit has its own scales
+      ``scale_``, and the loss at one is not comparable with the loss at another). The
+      absolute error is robust to those residuals and needs no scale.
+    * classifiers: :func:`classifier_scorer`.
+    """
+    from sklearn.base import is_classifier
+
+    if is_classifier(estimator):
+        return classifier_scorer
+    loss = getattr(_final_estimator(estimator), "loss", None)
+    if loss in _DEVIANCE_POWERS:
+        return deviance_scorer(_DEVIANCE_POWERS[loss], f"mean {loss} deviance")
+    if loss == "tweedie":
+        return deviance_scorer(_model_parameter(estimator, "power", 1.5))
+    if loss == "quantile":
+        return pinball_scorer(_model_parameter(estimator, "quantile", 0.5))
+    if loss == "huber":
+        return LossScorer("mean absolute error", _mae)
+    return nmse_scorer
+
+
+#: Scorers of the regression losses by name, made for the model they score (a Tweedie power
+#: or a quantile read from it).
+_LOSS_SCORERS: dict[str, Callable[[object], LossScorer]] = {
+    "poisson_deviance": lambda est: deviance_scorer(1.0, "mean poisson deviance"),
+    "gamma_deviance": lambda est: deviance_scorer(2.0, "mean gamma deviance"),
+    "tweedie_deviance": lambda est: deviance_scorer(_model_parameter(est, "power", 1.5)),
+    "pinball_loss": lambda est: pinball_scorer(_model_parameter(est, "quantile", 0.5)),
+    "mae": lambda est: LossScorer("mean absolute error", _mae),
+}
+for _name in list(_LOSS_SCORERS):
+    _LOSS_SCORERS[f"neg_mean_{_name}"] = _LOSS_SCORERS[_name]
+_LOSS_SCORERS["neg_mean_absolute_error"] = _LOSS_SCORERS["mae"]
+del _name
+
+
 _NAMED_SCORERS = {
     "nmse": nmse_scorer,
     "neg_nmse": nmse_scorer,
@@ -181,23 +329,30 @@ def get_scorer(scoring, estimator):
     Parameters
     ----------
     scoring : None, str or callable
-        ``None``: :func:`nmse_scorer` (``-nMSE``, pooled) for regressors and
-        :func:`classifier_scorer` for classifiers (the mean per-task ROC AUC for two
-        classes, minus the mean log-loss for more). ``"nmse"``, ``"amse"``, ``"auc"``,
-        ``"log_loss"``: those scorers (``"amse"`` is the task-averaged nMSE); any other
-        string is looked up with :func:`sklearn.metrics.get_scorer` (``"r2"``, ``"accuracy"``,
+        ``None``: the default of the model's loss (:func:`loss_scorer`): :func:`nmse_scorer`
+        (``-nMSE``, pooled) for the squared loss, minus the mean deviance, pinball loss or
+        absolute error for the other regression losses, :func:`classifier_scorer` for
+        classifiers (the mean per-task ROC AUC for two classes, minus the mean log-loss for
+        more). ``"nmse"``, ``"amse"``, ``"auc"``, ``"log_loss"``: those scorers (``"amse"``
+        is the task-averaged nMSE); ``"poisson_deviance"``, ``"gamma_deviance"``,
+        ``"tweedie_deviance"`` (at the model's ``power``), ``"pinball_loss"`` (at the model's
+        ``quantile``), ``"mae"``, each also spelled ``"neg_mean_<name>"`` (as scikit-learn's
+        ``"neg_mean_poisson_deviance"``, ``"neg_mean_absolute_error"``): minus that mean loss
+        pooled over the scored pairs (:class:`LossScorer`, every layout); any other string is
+        looked up with :func:`sklearn.metrics.get_scorer` (``"r2"``, ``"accuracy"``,
         ``"neg_mean_squared_error"``, ...). A callable is returned unchanged.
     estimator : estimator
-        Decides the default (classifier or regressor).
+        Decides the default (its loss) and the parameters of the loss scorers.
     """
-    from sklearn.base import is_classifier
     from sklearn.metrics import get_scorer as sk_get_scorer
 
     if scoring is None:
-        return classifier_scorer if is_classifier(estimator) else nmse_scorer
+        return loss_scorer(estimator)
     if callable(scoring):
         return scoring
     if isinstance(scoring, str):
+        if scoring in _LOSS_SCORERS:
+            return _LOSS_SCORERS[scoring](estimator)
         if scoring in _NAMED_SCORERS:
             return _NAMED_SCORERS[scoring]
         try:
@@ -205,8 +360,8 @@ def get_scorer(scoring, estimator):
             return _ObservedRows(sk, scoring) if ignores_missing(estimator) else sk
         except ValueError:
             raise ValueError(
-                f"Unknown scoring {scoring!r}: use one of {sorted(_NAMED_SCORERS)} or a "
-                "scikit-learn scorer name."
+                f"Unknown scoring {scoring!r}: use one of "
+                f"{sorted({**_NAMED_SCORERS, **_LOSS_SCORERS})} or a scikit-learn scorer name."
             ) from None
     raise ValueError(f"scoring must be None, a string or a callable, got {scoring!r}.")
 
@@ -255,11 +410,12 @@ def pooled_metric(scorer):
 
     Leave-one-out folds hold one row per task: a per-fold nMSE is then noisy (or undefined),
     so the cross-validation engine scores the out-of-fold predictions of all folds together
-    instead (as scikit-learn's ``cross_val_predict`` does). Only the squared-error measures
-    pool well: a ROC AUC pooled over leave-one-out folds is biased (each fold's intercept moves
-    against the label left out; Airola, Pahikkala, Waegeman, De Baets & Salakoski, "An
-    experimental comparison of cross-validation techniques for estimating the area under the
-    ROC curve"), so ``"auc"`` is not pooled.
+    instead (as scikit-learn's ``cross_val_predict`` does). The means of per-row losses pool
+    well (the squared error, a deviance, the pinball loss, the absolute error:
+    :class:`LossScorer`); a ROC AUC pooled over leave-one-out folds is biased (each fold's
+    intercept moves against the label left out; Airola, Pahikkala, Waegeman, De Baets &
+    Salakoski, "An experimental comparison of cross-validation techniques for estimating the
+    area under the ROC curve"), so ``"auc"`` is not pooled.
 
     Parameters
     ----------
@@ -272,6 +428,9 @@ def pooled_metric(scorer):
         ``(method, metric)``: the estimator's method giving the values to pool
         (``"predict"``) and ``metric(y, values, task, sample_weight=None) -> float`` (greater
         is better; ``sample_weight`` as :func:`scored_weights` gives it) for
-        :func:`nmse_scorer` and :func:`amse_scorer`; ``None`` for any other scorer.
+        :func:`nmse_scorer`, :func:`amse_scorer` and a :class:`LossScorer`; ``None`` for any
+        other scorer.
     """
+    if isinstance(scorer, LossScorer):
+        return "predict", scorer.pooled
     return _POOLED.get(scorer)
