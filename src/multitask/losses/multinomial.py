@@ -306,7 +306,7 @@ class Multinomial(Datafit):
         self.center = centre
         self._absent = ~self.present.ravel()
 
-    @property  # type: ignore[override]
+    @property
     def x_mean(self) -> np.ndarray:
         """The per-column feature means of the centring, ``(n_features, m K)`` (each task's
         repeated for its classes; zeros without centring), formed on request: the loss itself

@@ -206,8 +206,8 @@ class LowRankOutlier(SumOfParts):
         self.alpha = check_strength(alpha)
         self.lam = check_strength(lam, "lam")
         self.n_classes = int(n_classes)
-        super().__init__([TraceNorm(self.alpha),
-                          ColumnL2(self.alpha * self.lam, n_classes=self.n_classes)])
+        self._outlier = ColumnL2(self.alpha * self.lam, n_classes=self.n_classes)
+        super().__init__([TraceNorm(self.alpha), self._outlier])
 
     def _repr_params(self) -> dict:
         out = {"alpha": self.alpha, "lam": self.lam}
@@ -218,7 +218,7 @@ class LowRankOutlier(SumOfParts):
         ``G_.t`` the task's group of columns)."""
         if not grad.size:
             return 0.0
-        col = float(np.max(self.parts[1].group_norms(grad)))  # type: ignore[attr-defined]
+        col = float(np.max(self._outlier.group_norms(grad)))
         return self._alpha_max(spectral_norm(grad), col)
 
     def _alpha_max(self, spec: float, col: float) -> float:

@@ -335,8 +335,8 @@ class RobustFeatureLearning(SumOfParts):
         self.alpha_group = _check_strength(alpha_group, "alpha_group")
         self.alpha_outlier = _check_strength(alpha_outlier, "alpha_outlier")
         self.n_classes = int(n_classes)
-        super().__init__([L21(self.alpha_group),
-                          ColumnL2(self.alpha_outlier, n_classes=self.n_classes)])
+        self._outlier = ColumnL2(self.alpha_outlier, n_classes=self.n_classes)
+        super().__init__([L21(self.alpha_group), self._outlier])
 
     def _repr_params(self) -> dict:
         out = {"alpha_group": self.alpha_group, "alpha_outlier": self.alpha_outlier}
@@ -350,7 +350,6 @@ class RobustFeatureLearning(SumOfParts):
         """
         if not grad.size:
             return 0.0
-        outlier = self.parts[1]
-        if float(outlier.group_norms(grad).max()) > self.alpha_outlier:  # type: ignore
+        if float(self._outlier.group_norms(grad).max()) > self.alpha_outlier:
             return float("inf")
         return float(np.linalg.norm(grad, axis=1).max())

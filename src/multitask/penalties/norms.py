@@ -150,7 +150,7 @@ class ColumnL2(_Scaled):
         super().__init__(alpha)
         self.n_classes = check_classes(n_classes)
         if self.n_classes > 1:  # the distributed blocks split tasks, not class groups
-            self.capabilities = frozenset()
+            vars(self)["capabilities"] = frozenset()
 
     def _repr_params(self) -> dict:
         out = super()._repr_params()

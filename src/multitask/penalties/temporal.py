@@ -266,7 +266,7 @@ class FusedSparseGroupLasso(Penalty):
         self.alpha_group = _check_strength(alpha_group, "alpha_group")
         self.n_classes = check_classes(n_classes)
         if self.n_classes > 1:
-            self.capabilities = frozenset()
+            vars(self)["capabilities"] = frozenset()
 
     def _repr_params(self) -> dict:
         out = {"alpha_l1": self.alpha_l1, "alpha_fused": self.alpha_fused,
