@@ -216,6 +216,7 @@ def test_count_metrics_are_the_deviance_of_the_predicted_counts():
 
 def test_a_count_run_fits_every_model_with_the_poisson_loss(monkeypatch):
     import multitask
+    from multitask.model_selection import get_scorer
 
     seen = []
     fit = multitask.MultiTaskCV.fit
@@ -231,7 +232,9 @@ def test_a_count_run_fits_every_model_with_the_poisson_loss(monkeypatch):
                               models=["IndependentRidge", "Pooled", "MeanRegularized"], **RUN)
     assert len(seen) == 6
     assert {s[1] for s in seen} == {"poisson"}
-    assert {s[3] for s in seen} == {"DevianceScorer"}
+    assert {s[3] for s in seen} == {"NoneType"}  # the library's default for the loss:
+    scorer = get_scorer(None, multitask.PooledRegressor(loss="poisson"))
+    assert scorer.name == "mean poisson deviance"
     assert all(s[2] is not None and len(s[2]) == 4 for s in seen)
     assert [c for _, _, c in bench.METRICS["count"]] == [False, True]
     assert res.verdict is not None and res.verdict["metric"] == "deviance"

@@ -16,6 +16,11 @@ quantile       regressors, ``quantile``     -pinball loss    pinball loss, cover
 robust         regressors, ``huber``        -Huber loss      Huber loss, MAE, nMSE
 ============== ============================ ================ ===============================
 
+The selection score is the library's default for the loss
+(:func:`multitask.model_selection.loss_scorer`), but for ``robust``: the Huber loss of the
+table (:class:`HuberScorer`, one scale for every candidate) instead of the library's mean
+absolute error.
+
 With an exposure (``count`` only) every model fits, as scikit-learn's Poisson GLMs do, the
 rate ``y / exposure`` with ``sample_weight=exposure``; the predicted count is the rate times
 the exposure.
@@ -50,10 +55,7 @@ __all__ = [
     "KINDS",
     "LOSS",
     "METRICS",
-    "DevianceScorer",
     "HuberScorer",
-    "LogLossScorer",
-    "PinballScorer",
     "cv_scorer",
     "huber_loss",
     "kind_options",
@@ -188,48 +190,6 @@ def _positive(pred: Any) -> np.ndarray:
     return np.maximum(np.asarray(pred, dtype=np.float64), np.finfo(np.float64).tiny)
 
 
-class DevianceScorer:
-    """Scorer (greater is better) of a log-link model: minus the mean Tweedie deviance of
-    the predictions with ``power`` (1 Poisson, the default; 2 Gamma), weighted by
-    ``sample_weight`` (the exposure)."""
-
-    def __init__(self, power: float = 1.0):
-        self.power = float(power)
-
-    def __call__(self, estimator, X, y, sample_weight=None) -> float:
-        from sklearn.metrics import mean_tweedie_deviance
-
-        pred = _positive(estimator.predict(X)).ravel()
-        return -float(mean_tweedie_deviance(np.ravel(y), pred, sample_weight=sample_weight,
-                                            power=self.power))
-
-
-class LogLossScorer:
-    """Scorer (greater is better) of a classifier: minus the log-loss of ``predict_proba``
-    over the rows scored, with every class of ``classes_`` as a label."""
-
-    def __call__(self, estimator, X, y, sample_weight=None) -> float:
-        from sklearn.metrics import log_loss
-
-        proba = np.asarray(estimator.predict_proba(X), dtype=np.float64)
-        return -float(log_loss(np.ravel(y), proba, labels=list(estimator.classes_),
-                               sample_weight=sample_weight))
-
-
-class PinballScorer:
-    """Scorer (greater is better): minus the mean pinball loss at ``quantile``."""
-
-    def __init__(self, quantile: float):
-        self.quantile = float(quantile)
-
-    def __call__(self, estimator, X, y, sample_weight=None) -> float:
-        from sklearn.metrics import mean_pinball_loss
-
-        pred = np.asarray(estimator.predict(X), dtype=np.float64).ravel()
-        return -float(mean_pinball_loss(np.ravel(y), pred, alpha=self.quantile,
-                                        sample_weight=sample_weight))
-
-
 class HuberScorer:
     """Scorer (greater is better): minus the mean Huber loss ``h(r / scale)`` of the
     residuals (:func:`huber_loss`), with a scale fixed beforehand (the same for every
@@ -245,14 +205,12 @@ class HuberScorer:
 
 
 def cv_scorer(kind: str, options: dict, y_train: Any = None):
-    """The score the cross-validation of a kind chooses by (None: the library's default,
-    ``-nMSE`` or the mean task AUC); ``y_train`` gives the Huber scale of ``"robust"``."""
-    if kind == "count":
-        return DevianceScorer()
-    if kind == "multiclass":
-        return LogLossScorer()
-    if kind == "quantile":
-        return PinballScorer(options["quantile"])
+    """The score the cross-validation of a kind chooses by: the Huber loss of
+    :class:`HuberScorer` with the robust scale of ``y_train`` for ``"robust"`` (the measure of
+    the table), None otherwise: the library's default for the model's loss
+    (:func:`multitask.model_selection.loss_scorer`: -nMSE, the mean task AUC, minus the mean
+    Poisson deviance, minus the log-loss for more than two classes, minus the mean pinball
+    loss at the model's quantile)."""
     if kind == "robust":
         return HuberScorer(options["epsilon"], robust_scale(y_train))
     return None

@@ -484,54 +484,23 @@ def _model_loss(est) -> str | None:
     return inner.get_params(deep=False).get("loss")
 
 
-def _default_scoring(est, y, task, missing: str):
-    """The cross-validation's score when ``--scoring`` is not given, by loss: minus the
-    mean deviance (Poisson, Gamma, Tweedie with the model's power), the pinball loss at the
-    model's quantile, the Huber loss (:class:`~multitask.benchmark_kinds.HuberScorer`, one
-    robust scale of the targets), the log-loss for more than two classes; None (the library's
-    default: -nMSE, the mean task AUC) otherwise, and with missing targets left out."""
-    from sklearn.base import is_classifier
+def _scoring_words(est, scoring) -> str:
+    """The score the cross-validation chose by, in words (the fit's output and the model
+    file's metadata): the library's default follows the loss
+    (:func:`multitask.model_selection.loss_scorer`)."""
+    from multitask.model_selection import LossScorer, get_scorer
 
-    from multitask import benchmark_kinds as bk
-
+    if scoring is not None:
+        return str(scoring)
     inner = getattr(est, "estimator", est)
-    if missing == "ignore":
-        return None
-    if is_classifier(inner):
-        labels = np.unique(np.asarray(y).astype(str).ravel())
-        return bk.LogLossScorer() if labels.size > 2 else None
-    params = inner.get_params(deep=False)
-    loss = params.get("loss")
-    if loss in _EXPOSURE_LOSSES:
-        power = {"poisson": 1.0, "gamma": 2.0}.get(loss, params.get("power", 1.5))
-        return bk.DevianceScorer(float(power))
-    if loss == "quantile":
-        return bk.PinballScorer(float(params["quantile"]))
-    if loss == "huber":
-        Y = np.asarray(y, dtype=np.float64)
-        if Y.ndim == 1 and task is not None:
-            ids = np.asarray(task).astype(str)
-            groups = [Y[ids == t] for t in np.unique(ids)]
-        else:
-            groups = [Y] if Y.ndim == 1 else list(Y.T)
-        return bk.HuberScorer(float(params["epsilon"]), bk.robust_scale(groups))
-    return None
-
-
-def _scoring_words(scorer) -> str:
-    """The cross-validation's default score in words (the model file's metadata)."""
-    from multitask import benchmark_kinds as bk
-
-    if isinstance(scorer, bk.DevianceScorer):
-        return f"minus the mean Tweedie deviance, power {scorer.power:g}"
-    if isinstance(scorer, bk.PinballScorer):
-        return f"minus the mean pinball loss at {scorer.quantile:g}"
-    if isinstance(scorer, bk.HuberScorer):
-        return (f"minus the mean Huber loss, epsilon {scorer.epsilon:g}, scale "
-                f"{scorer.scale:.6g}")
-    if isinstance(scorer, bk.LogLossScorer):
-        return "minus the log-loss"
-    return "the library's default (-nMSE, or the mean task AUC)"
+    scorer = get_scorer(None, inner)
+    if isinstance(scorer, LossScorer):
+        return f"minus the {scorer.name}"
+    name = getattr(scorer, "__name__", "")
+    if name == "classifier_scorer":
+        return ("minus the log-loss" if len(getattr(est, "classes_", ())) > 2
+                else "the mean task ROC AUC")
+    return {"nmse_scorer": "-nMSE"}.get(name, name or repr(scorer))
 
 
 def _missing_targets(args, est, name: str) -> str:
@@ -681,10 +650,6 @@ def cmd_fit(args) -> int:
     if exposure is not None:  # scikit-learn's way: the rate, weighted by the exposure
         y = y / (exposure if np.ndim(y) == 1 else exposure[:, None])
         weights = {"sample_weight": exposure}
-    default_scoring = None
-    if args.cv and args.scoring is None:
-        default_scoring = _default_scoring(est, y, task, missing)
-        est.set_params(scoring=default_scoring)
     t0 = time.perf_counter()
     try:
         est.fit(X, y, task, **weights) if task is not None else est.fit(X, y, **weights)
@@ -693,8 +658,6 @@ def cmd_fit(args) -> int:
     seconds = time.perf_counter() - t0
     if hasattr(est, "callback"):
         est.set_params(callback=None)  # the progress printer is not part of the model
-    if default_scoring is not None:  # a scorer object is not a safe part of a model file:
-        est.set_params(scoring=None)  # the metadata say which score chose the parameters
     metadata = {
         "model_name": name,
         "layout": layout,
@@ -706,8 +669,7 @@ def cmd_fit(args) -> int:
         "classifier": classifier,
         "loss": loss,
         "exposure": args.exposure,
-        "cv_scoring": (None if not args.cv else args.scoring if args.scoring is not None
-                       else _scoring_words(default_scoring)),
+        "cv_scoring": _scoring_words(est, args.scoring) if args.cv else None,
         "trained_on": os.path.basename(path),
         "n_rows": int(len(df)),
     }
@@ -729,9 +691,8 @@ def cmd_fit(args) -> int:
     if args.cv:
         chosen = ", ".join(f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v!r}"
                            for k, v in est.best_params_.items())
-        score = "" if default_scoring is None else f" ({_scoring_words(default_scoring)})"
         print(f"cross-validation ({est.n_splits_} folds): best {chosen}, mean score "
-              f"{est.best_score_:.6g}{score}")
+              f"{est.best_score_:.6g} ({_scoring_words(est, args.scoring)})")
     print(f"wrote {args.model_file}")
     return 0
 
@@ -981,10 +942,12 @@ def add_commands(sub) -> None:
     pf.add_argument("--alpha-ratio", type=float, default=1e-3, metavar="R",
                     help="smallest/largest value of the default grid (default 1e-3)")
     pf.add_argument("--scoring", default=None,
-                    help="nmse, amse, auc or a scikit-learn scorer name (default by loss: "
-                    "-nMSE for squared, minus the mean deviance for poisson, gamma and "
-                    "tweedie, minus the pinball loss for quantile, minus the Huber loss for "
-                    "huber, mean task AUC for two classes, minus the log-loss for more)")
+                    help="nmse, amse, auc, log_loss, poisson_deviance, gamma_deviance, "
+                    "tweedie_deviance, pinball_loss, mae or a scikit-learn scorer name "
+                    "(default by loss: -nMSE for squared, minus the mean deviance for "
+                    "poisson, gamma and tweedie, minus the pinball loss for quantile, minus "
+                    "the mean absolute error for huber, mean task AUC for two classes, minus "
+                    "the log-loss for more)")
     pf.add_argument("--n-jobs", type=int, default=None, metavar="N",
                     help="parallel jobs (at most the number of CPUs)")
     pf.add_argument("--random-state", type=int, default=0, help="seed of the folds")
