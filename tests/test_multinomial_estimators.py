@@ -201,3 +201,31 @@ def test_pooled_model_is_one_multinomial_logistic_regression():
     lr = LogisticRegression(C=1.0 / (alpha * len(y)), tol=1e-12, max_iter=10000).fit(X, y)
     assert np.allclose(est.coef_[2], lr.coef_, atol=1e-6)
     assert np.allclose(est.predict_proba(X, task), lr.predict_proba(X), atol=1e-6)
+
+
+def test_solvers_that_need_one_score_per_row_do_not_apply():
+    from multitask.solvers import Problem, explain
+
+    X, y, task = _long()
+    est = mt.L1InfClassifier(loss="logistic")
+    data, _, _ = est._convert(X, y, task)
+    datafit = est._make_datafit(data)
+    rows = {r["solver"]: r for r in explain(Problem(datafit, est._make_penalty(datafit)))}
+    for name in ("newton", "subgradient", "ladm", "bcd", "exact"):
+        assert not rows[name]["applies"], name
+    assert rows["fista"]["applies"]
+
+
+def test_distributed_input_with_more_than_two_classes_is_refused():
+    distributed = pytest.importorskip("distributed")
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y, task = _long()
+    cols = [f"f{j}" for j in range(X.shape[1])]
+    ddf = dd.from_pandas(pd.DataFrame(X, columns=cols).assign(y=y, task=task), npartitions=1)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster):
+        with pytest.raises(ValueError, match="more than two classes are not supported on "
+                                             "distributed input"):
+            mt.L21Classifier().fit(ddf[cols], ddf["y"], task=ddf["task"])

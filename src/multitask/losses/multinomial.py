@@ -266,7 +266,11 @@ class Multinomial(Datafit):
     """
 
     name = "multinomial"
-    capabilities = frozenset({"gradient", "subgradient", "dual", "curvature_bound"})
+    #: No ``"hessian"`` (the rows' ``K`` scores are coupled: proximal Newton's per-row second
+    #: derivatives do not exist) and no ``"subgradient"`` (the projected subgradient method
+    #: sizes its steps from the rows of the design as stacked for the tasks, which the view of
+    #: the task-class columns does not stack; accelerated gradient solves the same models).
+    capabilities = frozenset({"gradient", "dual", "curvature_bound"})
     #: The certificate's dual point is scaled along its ray only, never projected
     #: (:func:`multitask.solvers.certificate._projected_dual`): the projection eigendecomposes
     #: a Gram matrix per task-class column (each task's ``K`` times), which the whole problem

@@ -64,9 +64,14 @@ def _light_copy(est, rows: np.ndarray | None = None):
     return light
 
 
+#: The datafit builders that give a sum over tasks (the classifiers' adds the multinomial loss
+#: of more than two classes, refused on distributed input by :func:`estimator_fit`).
+_SUM_OVER_TASKS = ("MultiTaskEstimator._make_datafit", "MultiTaskClassifierBase._make_datafit")
+
+
 def _check_estimator(est) -> None:
     qual = type(est)._make_datafit.__qualname__
-    if qual != "MultiTaskEstimator._make_datafit":
+    if qual not in _SUM_OVER_TASKS:
         raise ValueError(f"{type(est).__name__} builds its own datafit ({qual}), which is not a "
                          "sum over tasks: it has no distributed fit.")
     if getattr(est, "formulation", "penalized") != "penalized":
@@ -120,6 +125,10 @@ def estimator_fit(est, X, y, task=None):
     ddf = DistributedDatafit(blocks, _FromRaw(_light_copy(est)),
                              blas_threads=solver.blas_threads)
     try:
+        if ddf.classes is not None and len(ddf.classes) > 2:
+            raise ValueError(f"{type(est).__name__}: more than two classes are not supported "
+                             "on distributed input (Dask collections or TaskBlocks): fit in "
+                             "memory.")
         penalty = est._make_penalty(ddf)
         solver.check(ddf, penalty)
         shape = penalty.linear_map.variable_shape(ddf.data.n_features, ddf.data.n_tasks)
@@ -147,11 +156,32 @@ def estimator_fit(est, X, y, task=None):
         est.n_features_in_ = ddf.data.n_features
         if getattr(est, "_is_classifier", False):
             est.classes_ = ddf.classes
+        if ddf.name == "huber":  # the fitted scales, each task's from its own rows
+            scales = ddf.task_scales(result.W[:, inverse], None if result.intercept_variable
+                                     is None else result.intercept_variable[inverse])
+            loss_state = _FittedScales(scales[order])
         est._store_result(result, penalty, layout, solver)
         est._store_extra(result, penalty, ddf)
+        if ddf.name == "huber":
+            est._store_loss_state(result, loss_state)
     finally:
         ddf.close()
     return est
+
+
+class _FittedScales:
+    """What an estimator's ``_store_loss_state`` reads of a datafit with fitted per-task
+    scales (``scores`` and ``task_scales``), standing for the blocks' datafits: the scales at
+    the solution, computed on the workers (:meth:`DistributedDatafit.task_scales`)."""
+
+    def __init__(self, scales: np.ndarray):
+        self._scales = np.asarray(scales, dtype=np.float64)
+
+    def scores(self, W, b=None) -> None:
+        return None  # the scores stay on the workers
+
+    def task_scales(self, z=None) -> np.ndarray:
+        return self._scales
 
 
 def estimator_alpha_max(est, X, y, task=None) -> float:
@@ -191,8 +221,56 @@ def _apply_part(light, method: str, X, task) -> np.ndarray:
     return np.asarray(getattr(light, method)(X, task=task))
 
 
+def _deviance_power(est) -> float | None:
+    """The Tweedie power of a log-link loss (whose ``score`` is D^2), else None."""
+    loss = est._loss_name() if hasattr(est, "_loss_name") else None
+    if loss == "tweedie":
+        return float(est.power)
+    return {"poisson": 1.0, "gamma": 2.0}.get(str(loss))
+
+
+def _deviance_stats(y: np.ndarray, pred: np.ndarray, power: float) -> np.ndarray:
+    """``[n, sum y, sum u(y), sum d_p(y, pred)]``: what the pooled D^2 of power ``p`` needs
+    of a part (:func:`_pooled_d2`), with ``u(y) = y log y`` (``p = 1``), ``log y`` (``p =
+    2``) or ``y^(2-p)``, and ``d_p`` scikit-learn's unit deviance."""
+    from scipy.special import xlogy
+    from sklearn.metrics import mean_tweedie_deviance
+
+    pred = np.maximum(pred, np.finfo(np.float64).tiny)
+    if power == 1.0:
+        u = xlogy(y, y)
+    elif power == 2.0:
+        u = np.log(y)
+    else:
+        u = y ** (2.0 - power)
+    dev = float(mean_tweedie_deviance(y, pred, power=power)) * len(y) if len(y) else 0.0
+    return np.array([len(y), float(np.sum(y)), float(np.sum(u)), dev])
+
+
+def _pooled_d2(S: np.ndarray, power: float) -> float:
+    """``1 - sum d_p(y, pred) / sum d_p(y, ybar)`` from the parts' :func:`_deviance_stats`
+    (the deviance of the pooled mean ``ybar`` from sums: ``2 sum (u - y log ybar - y +
+    ybar)`` for ``p = 1``, ``2 sum (log ybar - u + y / ybar - 1)`` for ``p = 2``, ``2 sum (u
+    / ((1-p)(2-p)) - y ybar^(1-p) / (1-p) + ybar^(2-p) / (2-p))`` otherwise): scikit-learn's
+    ``d2_tweedie_score`` of the pooled rows."""
+    n, sy, su, dev = (float(v) for v in S.sum(axis=0))
+    c = sy / n
+    p = power
+    if p == 1.0:
+        null = 2.0 * (su - sy * np.log(c) - sy + n * c)
+    elif p == 2.0:
+        null = 2.0 * (n * np.log(c) - su + sy / c - n)
+    else:
+        null = 2.0 * (su / ((1 - p) * (2 - p)) - sy * c ** (1 - p) / (1 - p)
+                      + n * c ** (2 - p) / (2 - p))
+    if not null > 0:
+        raise ValueError("The targets scored are constant: D^2 is undefined.")
+    return 1.0 - dev / null
+
+
 def _score_stats(light, X, y, task) -> np.ndarray:
-    """``[n, mean(y), sum (y - mean)^2, sum (y - pred)^2]`` (regressors) or ``[n, correct]``."""
+    """``[n, mean(y), sum (y - mean)^2, sum (y - pred)^2]`` (regressors), the
+    :func:`_deviance_stats` of a log-link loss, or ``[n, correct]`` (classifiers)."""
     X = X.to_numpy(dtype=np.float64) if hasattr(X, "to_numpy") else np.asarray(X)
     y = y.to_numpy() if hasattr(y, "to_numpy") else np.asarray(y).ravel()
     task = task.to_numpy() if hasattr(task, "to_numpy") else np.asarray(task).ravel()
@@ -200,6 +278,9 @@ def _score_stats(light, X, y, task) -> np.ndarray:
     if getattr(light, "_is_classifier", False):
         return np.array([len(y), float(np.sum(pred == y))])
     y = y.astype(np.float64)
+    power = _deviance_power(light)
+    if power is not None:
+        return _deviance_stats(y, pred.astype(np.float64), power)
     mu = float(y.mean()) if len(y) else 0.0
     return np.array([len(y), mu, float(np.sum((y - mu) ** 2)), float(np.sum((y - pred) ** 2))])
 
@@ -275,8 +356,9 @@ def estimator_predict(est, method: str, X, task=None):
 
 
 def estimator_score(est, X, y, task=None) -> float:
-    """``est.score`` on distributed input: R^2 of the pooled rows (regressors) or the mean
-    accuracy (classifiers), from per-block sums (exact pooled statistics)."""
+    """``est.score`` on distributed input: R^2 of the pooled rows (regressors; D^2 of the
+    deviance for a log-link loss) or the mean accuracy (classifiers), from per-block sums
+    (exact pooled statistics)."""
     import dask
 
     client = _client_for(est, X)
@@ -303,6 +385,9 @@ def estimator_score(est, X, y, task=None) -> float:
         raise ValueError("No rows to score.")
     if getattr(est, "_is_classifier", False):
         return float(S[:, 1].sum() / n)
+    power = _deviance_power(est)
+    if power is not None:
+        return _pooled_d2(S, power)
     mean = float(np.sum(S[:, 0] * S[:, 1]) / n)
     ss_tot = float(np.sum(S[:, 2] + S[:, 0] * (S[:, 1] - mean) ** 2))  # pooled (Chan et al.)
     ss_res = float(S[:, 3].sum())
