@@ -22,6 +22,10 @@ MALSAR's objective is ``sum_t ||X_t w_t - y_t||^2 + lambda sum_j min(||W^j||_1, 
 factor 1/2, no 1/n_t, no intercept): with ``fit_intercept=False`` on the rows of task ``t``
 multiplied by ``sqrt(2 n_t)``, ``alpha = lambda`` and ``theta`` unchanged; with ``n`` rows in
 every task, equivalently the unscaled data with ``alpha = lambda / (2 n)``.
+
+With more than two classes (``loss="logistic"``: one multinomial model per task, ``m K``
+task-class columns of ``W``; :mod:`multitask.losses.multinomial`) a feature row spans every
+task and class: its cap applies to the l1 norm of all of them.
 """
 
 from __future__ import annotations

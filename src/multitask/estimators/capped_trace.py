@@ -16,6 +16,10 @@ the previous stage's solution that reach ``tau``).
 
 The paper's loss is ``(1/m) sum_t (1/n_t) ||y_t - X_t w_t||^2`` (no intercept), twice ours
 divided by ``m``: its ``lambda`` equals ``2 * alpha / m`` here; ``tau`` is the same.
+
+With more than two classes (``loss="logistic"``: one multinomial model per task, ``m K``
+task-class columns of ``W``; :mod:`multitask.losses.multinomial`) the singular values are those
+of all the task-class columns together.
 """
 
 from __future__ import annotations

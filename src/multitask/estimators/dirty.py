@@ -32,6 +32,12 @@ rows, no factor 1/2, no intercept): with ``n`` rows per task, ``rho = 2 n alpha`
 strength; with unequal sizes MALSAR's objective is ours on rows scaled by ``sqrt(2 n_t)``
 with ``alpha = rho``. The logistic versions (per-task mean loss, free intercept) use
 ``rho = alpha``. See ``docs/models/dirty.md`` and ``docs/models/rmtfl.md``.
+
+With more than two classes (one multinomial model per task, ``m K`` task-class columns of
+``W``; :mod:`multitask.losses.multinomial`) the dirty model's block rows span every task and
+class (a shared feature serves all of them) and its l1 part every entry; rMTFL's outlier group
+of a task is its ``K`` columns of ``Q`` together (a task is an outlier for all its classes:
+``outlier_task_norms_`` has one entry per task). The components have the shape of ``coef_``.
 """
 
 from __future__ import annotations
