@@ -4,8 +4,10 @@ Protocol (the School benchmark, made general):
 
 * data: School (139 schools, 15,362 students, 27 features), shipped with the package, or any
   multi-task data set (:mod:`multitask.benchmark_data`: a data set of
-  :mod:`multitask.datasets` by name, or the user's arrays or file); regression or binary
-  classification, detected from the targets;
+  :mod:`multitask.datasets` by name, or the user's arrays or file); a regression, a binary or
+  multi-class classification, counts (with an exposure), a quantile or heavy tails
+  (:mod:`multitask.benchmark_kinds`: the kind sets the loss of every model, the score of the
+  model selection and the metrics), detected from the targets or given;
 * splits: School's first ``n_splits`` of its 10 official 75% / 25% splits; otherwise (or with
   ``train_ratio=p``) random per-task splits with ``round(p * n_t)`` training rows, stratified
   by class for classification, or one random split of the rows for a shared design
@@ -19,7 +21,9 @@ Protocol (the School benchmark, made general):
 * metrics on the test part: regression: pooled nMSE (test MSE / variance of the pooled test
   targets) and aMSE (the mean over tasks of MSE_t / Var(y_t)); classification: AUC (the mean
   over tasks of each task's ROC AUC) and accuracy (the share of test (row, task) pairs
-  classified right), see :mod:`multitask.metrics`;
+  classified right), see :mod:`multitask.metrics`; the other kinds: their metrics of
+  :data:`METRICS` (Poisson deviance and D^2, log-loss and accuracies, pinball loss and
+  coverage, Huber loss, MAE and nMSE);
 * a verdict (:func:`verdict`): the best multi-task model against the best independent
   baseline and the pooled baseline, the paired difference of the first metric over the
   splits, relative to the baseline, on how many splits it holds, and whether it is clear of
@@ -35,8 +39,9 @@ The models are found, not listed: every ``*Regressor`` (regression) or ``*Classi
 (classification) of ``multitask.__all__`` (a deprecated alias counted once) except the
 generic model; the models that need a task graph or an order of the tasks in time run only
 when the data carry one (:data:`SKIPPED` says why they are left out otherwise). A model whose
-default grid fails on the data is reported as skipped with the reason. A new model of the
-library therefore appears in the benchmark without any edit here.
+default grid fails on the data, or that cannot take the kind's loss, is reported as skipped
+with the reason; a named data set may leave slow models out by default (said in the
+header). A new model of the library therefore appears in the benchmark without any edit here.
 
 Examples
 --------

@@ -2,8 +2,9 @@
 
 :class:`BenchmarkData` holds one multi-task data set as the benchmark needs it: per-task
 arrays (long format grouped by task) or a design shared by all tasks with one target column
-per task, whether it is a regression or a binary classification problem, the task names, and
-what the user said about the tasks (their order in time, a graph between them).
+per task, the kind of problem (regression, binary or multi-class classification, counts with
+an optional exposure, a quantile, heavy tails: :mod:`multitask.benchmark_kinds`), the task
+names, and what the user said about the tasks (their order in time, a graph between them).
 :func:`make_benchmark_data` builds it from arrays in the library's three layouts and detects
 the kind of problem; :func:`load_benchmark_data` loads a data set of
 :mod:`multitask.datasets` by name (:data:`DATASETS`); :func:`benchmark_splits` draws the

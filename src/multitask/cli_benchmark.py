@@ -3,8 +3,9 @@
 The data (one of):
 
 * a data set by name: ``school`` (shipped with the package), or ``sarcos``, ``yeast``,
-  ``scene``, ``letters``, ``newsgroups`` (read from the data folder, ``--data-dir`` or
-  ``MULTITASK_DATA``; :data:`multitask.benchmark_data.DATASETS`);
+  ``scene``, ``letters``, ``newsgroups``, ``be_mtpl97`` (claim counts with exposure),
+  ``vowel`` (11 classes) (read from the data folder, ``--data-dir`` or ``MULTITASK_DATA``;
+  :data:`multitask.benchmark_data.DATASETS`);
 * a CSV or Parquet file, read as ``multitask fit`` reads it (:mod:`multitask.cli_fit`): long
   format with ``--target COL --task COL`` (one row per (task, example)), or a shared design
   with ``--targets COL1 COL2 ...`` (one target column per task); features are ``--features``
@@ -12,8 +13,13 @@ The data (one of):
   (``'y_*'``, ``'q[0-9]'``, matched in the file's column order; quote them in a shell);
   ``--targets '*'`` with ``--features`` is every column but the features.
 
-Regression or binary classification is detected from the targets (two distinct values are a
-classification problem; ``--kind`` decides otherwise). ``--task-order`` (the tasks in time
+The kind of problem is detected from the targets (two distinct values are a binary
+classification problem, three or more labels that are not numbers a multi-class one, more
+numbers a regression; ``--exposure COL`` means counts) or given with ``--kind``:
+``regression``, ``classification``, ``count`` (Poisson, with ``--exposure COL``: the rate
+with the exposure as weight), ``multiclass`` (multinomial), ``quantile`` (pinball loss at
+``--quantile``) or ``robust`` (Huber, ``--epsilon``); it sets the loss of every model and the
+metrics (:mod:`multitask.benchmark_kinds`). ``--task-order`` (the tasks in time
 order) adds the temporal models, ``--graph FILE`` (edges between tasks) the graph-regularized
 model. The run prints the table and the verdict, and writes ``results.csv``, ``splits.csv``
 and ``results.png`` to ``--out`` (see :mod:`multitask.benchmark` for the protocol).
@@ -34,6 +40,9 @@ Examples
     multitask benchmark --input visits.csv --target y --task month --task-order sorted
     multitask benchmark --input survey.csv --features age income --targets '*'
     multitask benchmark school --splits 10 --time-limit 600      # then: --resume
+    multitask benchmark be_mtpl97
+    multitask benchmark --input claims.csv --target n --task region --exposure years
+    multitask benchmark --input demand.csv --target y --task store --kind quantile --quantile 0.9
 """
 
 from __future__ import annotations
