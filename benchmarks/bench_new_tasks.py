@@ -44,6 +44,25 @@ Usage::
 
 The default run covers every School-capable regressor (``multitask.benchmark``); the table of
 the run quoted in the user guide came from this command.
+
+Survey-shaped problem (``--survey``): ``strength="auto"`` with too few rows for
+cross-validation. A generated problem shaped like a 190-person survey: 190 tasks of 8 rows
+for the fit, ``--new-tasks`` (40) new tasks of 2 rows each, 10 correlated features, each
+task's weights the population's plus a rank-2 deviation and its intercept the population's
+plus a deviation, both of scale ``h`` (``--heterogeneity``, several values: small ``h`` is the
+survey's case, persons alike beside the noise of their answers; noise of unit variance), and
+30 test rows per new task. Each model's hyper-parameters are chosen by
+:class:`~multitask.MultiTaskCV` on the 190 tasks (as above), then the new tasks are learned
+with ``strength="scaled"`` (what ``"auto"`` did with 2 rows before it compared),
+``strength="auto"`` (which now compares ``"scaled"`` with the population model by
+leave-one-out on the new rows, :func:`multitask.estimators.new_tasks.compare_with_population`)
+and predicted by the population model (``unknown_tasks="population"``). The table gives the
+pooled test nMSE over the new tasks' test rows (mean ± std over the draws), how often
+``"auto"`` chose the population model, and ``auto - min``: the mean excess of ``"auto"`` over
+the better of the two on each draw::
+
+    python benchmarks/bench_new_tasks.py --survey [--repeats 5] [--heterogeneity 0.2 1 3]
+                                         [--models TraceNorm L21 TaskRelationship ...]
 """
 
 from __future__ import annotations
@@ -223,6 +242,119 @@ def summarize(results: list[dict], models, sizes) -> list[str]:
     return lines + verdict
 
 
+# ----------------------------------------------------------------------------- survey shape
+SURVEY_TASKS, SURVEY_FIT_ROWS, SURVEY_FEATURES, SURVEY_TEST_ROWS = 190, 8, 10, 30
+#: The survey run's default models: the low-rank, l2,1 and MTRL priors of the report, and the
+#: mean-regularized one.
+SURVEY_MODELS = ("TraceNormRegressor", "L21Regressor", "TaskRelationshipRegressor",
+                 "MeanRegularizedRegressor")
+
+
+def survey_draw(seed: int, heterogeneity: float, n_tasks: int = SURVEY_TASKS,
+                fit_rows: int = SURVEY_FIT_ROWS, new_tasks: int = 40, new_rows: int = 2,
+                d: int = SURVEY_FEATURES, test_rows: int = SURVEY_TEST_ROWS, rank: int = 2):
+    """A generated problem shaped like a survey of ``n_tasks`` persons: ``(fit, new, test)``,
+    each ``(X, y, task)`` in long format.
+
+    Task ``t`` has weights ``w0 + h U v_t`` (``U`` of rank ``rank``) and intercept
+    ``1 + h e_t`` (``v_t``, ``e_t`` standard normal, ``h`` the heterogeneity), features of
+    unit variance and correlation 0.3, and noise of unit variance. The fit has ``fit_rows``
+    rows of each of the ``n_tasks`` tasks; the ``new_tasks`` others have ``new_rows`` rows to
+    learn from and ``test_rows`` rows to score.
+    """
+    rng = np.random.default_rng([seed, 33])
+    m = n_tasks + new_tasks
+    w0 = rng.standard_normal(d) / np.sqrt(d)
+    U = rng.standard_normal((d, rank)) / np.sqrt(d)
+    W = w0 + heterogeneity * rng.standard_normal((m, rank)) @ U.T
+    b = 1.0 + heterogeneity * rng.standard_normal(m)
+    L = np.linalg.cholesky(0.3 + 0.7 * np.eye(d))
+
+    def rows(tasks, n):
+        task = np.repeat(tasks, n)
+        X = rng.standard_normal((len(task), d)) @ L.T
+        y = np.einsum("nd,nd->n", X, W[task]) + b[task] + rng.standard_normal(len(task))
+        return X, y, task
+
+    new = np.arange(n_tasks, m)
+    return rows(np.arange(n_tasks), fit_rows), rows(new, new_rows), rows(new, test_rows)
+
+
+def run_survey(model: str, repeat: int, heterogeneity: float, new_tasks: int = 40,
+               cv: int = 3, n_alphas: int = 7, alpha_ratio: float = 1e-2) -> dict:
+    """One model on one survey-shaped draw: test nMSE of the new tasks with ``"scaled"``,
+    ``"auto"`` and the population model, and what ``"auto"`` chose."""
+    from threadpoolctl import threadpool_limits
+
+    (X, y, t), (Xn, yn, tn), (Xt, yt, tt) = survey_draw(repeat, heterogeneity,
+                                                         new_tasks=new_tasks)
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # convergence notes of grid points far from the best
+        search = multitask.MultiTaskCV(getattr(multitask, model)(), cv=cv, n_alphas=n_alphas,
+                                       alpha_ratio=alpha_ratio, random_state=repeat)
+        base = search.fit(X, y, t).best_estimator_
+        out = {"model": model, "repeat": repeat, "heterogeneity": heterogeneity}
+        for strength in ("scaled", "auto"):
+            est = copy.deepcopy(base).fit_new_tasks(Xn, yn, tn, strength=strength)
+            out[f"nmse_{strength}"] = float(nmse(yt, est.predict(Xt, tt)))
+            if strength == "auto":
+                out["auto_rule"] = str(est.new_task_strength_rule_[0])
+        out["nmse_population"] = float(nmse(yt, base.predict(Xt, tt,
+                                                             unknown_tasks="population")))
+    return out
+
+
+def summarize_survey(results: list[dict], models, levels) -> list[str]:
+    """The survey table: per model and heterogeneity, nMSE of each rule, mean ± std."""
+    lines = [f"{'model':27s} {'h':>5s}  {'scaled nMSE':>15s}  {'population nMSE':>15s}  "
+             f"{'auto nMSE':>15s}  {'auto: population':>16s}  {'auto - min':>10s}",
+             "-" * 116]
+    for model in models:
+        for h in levels:
+            rows = [r for r in results if r["model"] == model and r["heterogeneity"] == h]
+            if not rows:
+                continue
+            col = {k: np.array([r[f"nmse_{k}"] for r in rows])
+                   for k in ("scaled", "population", "auto")}
+            pop = sum(r["auto_rule"].startswith("auto -> population") for r in rows)
+            excess = col["auto"] - np.minimum(col["scaled"], col["population"])
+            lines.append(f"{model:27s} {h:5.2g}  "
+                         + "  ".join(f"{col[k].mean():.4f} ± {col[k].std():.4f}"
+                                     for k in ("scaled", "population", "auto"))
+                         + f"  {pop:>9d} of {len(rows):<3d}  {excess.mean():+10.4f}")
+        lines.append("")
+    return lines
+
+
+def main_survey(args) -> None:
+    models = list(SURVEY_MODELS) if args.models is None else [
+        m if m.endswith("Regressor") else m + "Regressor" for m in args.models]
+    jobs = [(m, r, h) for h in args.heterogeneity for r in range(args.repeats) for m in models]
+    t0 = time.perf_counter()
+    if args.n_jobs == 1:
+        results = [run_survey(m, r, h, args.new_tasks) for m, r, h in jobs]
+    else:
+        from joblib import Parallel, delayed
+
+        results = Parallel(n_jobs=args.n_jobs)(
+            delayed(run_survey)(m, r, h, args.new_tasks) for m, r, h in jobs)
+    print(f"Survey-shaped problem: {SURVEY_TASKS} tasks of {SURVEY_FIT_ROWS} rows fitted "
+          f"(MultiTaskCV), {args.new_tasks} new tasks of 2 rows, {SURVEY_FEATURES} features, "
+          f"{SURVEY_TEST_ROWS} test rows per new task, {args.repeats} draws per heterogeneity "
+          "h; pooled test nMSE of the new tasks, mean ± std over draws; 'scaled' is what "
+          "strength='auto' did with 2 rows before it compared with the population model")
+    print()
+    for line in summarize_survey(results, models, args.heterogeneity):
+        print(line)
+    print(f"{time.perf_counter() - t0:.0f} s wall")
+    out = Path(args.out)
+    os.makedirs(out, exist_ok=True)
+    with open(out / "survey.csv", "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(results[0]))
+        writer.writeheader()
+        writer.writerows(results)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=10)
@@ -234,7 +366,17 @@ def main(argv=None) -> None:
                         help="fit_new_tasks strength: auto, scaled, fitted, cv or a number")
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--out", default="results/new-tasks")
+    parser.add_argument("--survey", action="store_true",
+                        help="the survey-shaped problem of strength='auto' with 2 rows per "
+                             "new task instead of School")
+    parser.add_argument("--heterogeneity", type=float, nargs="+", default=[0.2, 1.0, 3.0],
+                        help="--survey: scales of the tasks' deviations from the population")
+    parser.add_argument("--new-tasks", type=int, default=40,
+                        help="--survey: the number of new tasks")
     args = parser.parse_args(argv)
+    if args.survey:
+        main_survey(args)
+        return
     if max(args.sizes) > POOL or min(args.sizes) < 1:
         parser.error(f"--sizes must lie in 1..{POOL}")
     available = school_regressors()

@@ -744,6 +744,209 @@ def test_benchmark_file_fuzz_long(tmp_path, capsys):
     assert not failures, failures[:5]
 
 
+# ----------------------------------------------------------------------------- new tasks
+#: Estimators that learn new tasks after fit (the temporal, fused and kernel models refuse).
+NEW_TASK_ESTIMATORS = [n for n in ESTIMATORS if hasattr(getattr(M, n), "fit_new_tasks")
+                       and "Temporal" not in n and "Fused" not in n and "Kernel" not in n
+                       and n != "MultitaskKernelClassifier"]
+#: Task id kinds of the new-task family: each gives ``ids(kind, start, count)``.
+ID_KINDS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+            "uint64 >= 2**63", "int64 >= 2**53", "negative int64", "float", "str", "bool",
+            "python int list", "mixed list")
+
+
+def task_ids(kind: str, start: int, count: int):
+    """``count`` distinct ids of ``kind`` from offset ``start`` (a list for the list kinds)."""
+    k = np.arange(start, start + count)
+    if kind in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"):
+        return k.astype(kind)
+    if kind == "uint64 >= 2**63":
+        return np.array([2**63 + int(v) for v in k], dtype=np.uint64)
+    if kind == "int64 >= 2**53":
+        return np.array([2**53 + 1 + 2 * int(v) for v in k], dtype=np.int64)
+    if kind == "negative int64":
+        return -1 - k
+    if kind == "float":
+        return k + 0.5
+    if kind == "str":
+        return np.array([f"t{v}" for v in k])
+    if kind == "bool":
+        return np.array([bool(v % 2) for v in k])
+    if kind == "python int list":
+        return [int(v) for v in k]
+    return [int(v) if v % 2 else f"t{v}" for v in k]  # mixed: refused
+
+
+@st.composite
+def new_task_case(draw):
+    """A fitted model (ids of one kind) and new tasks (ids of another or the same kind, 1 or 2
+    rows each, weights at any scale, a strength from 1e-300 to 1e300 or a rule)."""
+    return {
+        "estimator": draw(st.sampled_from(NEW_TASK_ESTIMATORS)),
+        "fit_ids": draw(st.sampled_from(ID_KINDS[:14])),
+        "new_ids": draw(st.sampled_from(ID_KINDS)),
+        "m": draw(st.integers(2, 3)),
+        "m_new": draw(st.integers(1, 3)),
+        "rows": draw(st.sampled_from([1, 2, 2])),
+        "d": draw(st.integers(1, 3)),
+        "layout": draw(st.sampled_from(["long", "long", "lists"])),
+        "overlap": draw(st.sampled_from([False, False, False, True])),
+        "strength": draw(st.sampled_from(["auto", "auto", "scaled", "fitted", "cv", 1.0, 1e-30,
+                                          1e30, 1e-300, 1e300, 1e-12, 1e12])),
+        "weights": draw(st.sampled_from([None, None, "ones", "random", "integers", 1e-300,
+                                         1e300, "zero row"])),
+        "seed": draw(st.integers(0, 2**16)),
+    }
+
+
+def run_new_task_case(case: dict) -> str:
+    """One case: ``fit_new_tasks`` adds the new tasks (the fitted tasks bit for bit unchanged,
+    every id kept with its value and distinct, each new task predicting with its own row of
+    ``coef_``, finite coefficients, a fitted state that passes its declaration) or raises a
+    clear ``ValueError`` leaving the model as it was; the inputs are never modified."""
+    from multitask.estimators.fitted_state import check_fitted_state
+
+    rng = np.random.default_rng(case["seed"])
+    name, d, m, m_new, rows = (case["estimator"], case["d"], case["m"], case["m_new"],
+                               case["rows"])
+    labels = name.endswith("Classifier")
+    fit_ids = np.unique(task_ids(case["fit_ids"], 0, m))  # bool ids: at most two tasks
+    m = len(fit_ids)
+    X = rng.standard_normal((5 * m, d))
+    y = X @ rng.standard_normal(d) + rng.standard_normal(5 * m)
+    y = np.tile([0, 1], 3 * m)[: 5 * m] if labels else y
+    est = make_estimator(name)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit(X, y, np.repeat(np.asarray(fit_ids), 5))
+    except ValueError as exc:  # ids the data layer refuses at fit (not this family's object)
+        return classify_fit_refusal(exc)
+    inner = getattr(est, "best_estimator_", est)
+    before = copy.deepcopy({k: v for k, v in vars(inner).items() if k.endswith("_")})
+    new_ids = task_ids(case["new_ids"], 0 if case["overlap"] else 10, m_new)
+    m_new = (len(new_ids) if case["layout"] == "lists"
+             else len({(type(v), v) for v in np.asarray(new_ids, dtype=object).tolist()}))
+    n = rows * len(new_ids)
+    Xn = rng.standard_normal((n, d))
+    yn = (np.tile([0, 1], n)[:n] if labels else Xn @ rng.standard_normal(d)
+          + rng.standard_normal(n) + np.repeat(10.0 * np.arange(len(new_ids)), rows))
+    tn = np.repeat(np.asarray(new_ids, dtype=object), rows).tolist() if isinstance(
+        new_ids, list) else np.repeat(new_ids, rows)
+    weights = case["weights"]
+    sw = {None: None, "ones": np.ones(n), "random": rng.uniform(0.1, 3.0, n),
+          "integers": rng.integers(1, 4, n), "zero row": np.r_[0.0, np.ones(n - 1)]}.get(
+        weights, None if not isinstance(weights, float) else np.full(n, weights))
+    if case["layout"] == "lists":
+        parts = range(len(new_ids))
+        args = ([Xn[i * rows:(i + 1) * rows] for i in parts],
+                [yn[i * rows:(i + 1) * rows] for i in parts], None,
+                None if sw is None else [sw[i * rows:(i + 1) * rows] for i in parts])
+    else:
+        args = (Xn, yn, tn, sw)
+    inputs = copy.deepcopy(args)
+    exc = None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit_new_tasks(*args, strength=case["strength"])
+    except Exception as e:  # noqa: BLE001 - classified below
+        exc = e
+    for a, b in zip(args, inputs, strict=True):
+        if not _same_input(a, b):
+            return "FAIL the input was modified"
+    inner = getattr(est, "best_estimator_", est)
+    outcome = classify(exc, est)
+    if outcome != "fit":
+        after = {k: v for k, v in vars(inner).items() if k.endswith("_")}
+        if outcome == "clear error" and not _same_state(before, after):
+            return "FAIL the model changed although its new tasks were refused"
+        return outcome
+    tasks = inner.tasks_.tolist()
+    if tasks[:m] != before["tasks_"].tolist():
+        return f"FAIL the fitted ids changed: {before['tasks_'].tolist()} -> {tasks[:m]}"
+    given = sorted(set(np.asarray(new_ids).tolist())) if case["layout"] == "long" else None
+    if len(tasks) != m + m_new or len(set(tasks)) != len(tasks) or (
+            given is not None and sorted(tasks[m:]) != given):
+        return f"FAIL the new ids were not kept: {tasks}"
+    if not np.array_equal(inner.coef_[:m], before["coef_"]):
+        return "FAIL a fitted task's coefficients changed"
+    if case["layout"] == "long" and not labels:
+        pos = np.array([tasks.index(v) for v in np.asarray(tn).tolist()])
+        want = np.einsum("nd,nd->n", Xn, inner.coef_[pos]) + inner.intercept_[pos]
+        if not np.allclose(est.predict(Xn, tn), want, rtol=1e-9, atol=1e-9 * np.max(
+                np.abs(want), initial=1.0)):
+            return "FAIL a new task predicts with another task's model"
+    try:
+        check_fitted_state(est)
+    except ValueError as e:
+        return f"FAIL fitted state: {e}"
+    return "fit"
+
+
+def classify_fit_refusal(exc: ValueError) -> str:
+    """A fit refused by the data layer (bool ids of one class, ...): a clear error or not."""
+    return classify(exc)
+
+
+def _same_input(a, b) -> bool:
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(
+            _same_input(x, y) for x, y in zip(a, b, strict=True))
+    if a is None or b is None:
+        return a is b
+    return bool(np.array_equal(np.asarray(a), np.asarray(b)))
+
+
+def _same_state(before: dict, after: dict) -> bool:
+    if set(before) != set(after):
+        return False
+    for k, v in before.items():
+        w = after[k]
+        if isinstance(v, np.ndarray):
+            if not (isinstance(w, np.ndarray) and v.dtype == w.dtype
+                    and np.array_equal(v, w, equal_nan=v.dtype.kind == "f")):
+                return False
+    return True
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_new_task_fuzz():
+    """fit_new_tasks on generated cases (id dtypes, extreme strengths, 1-2 rows, weights):
+    the new tasks added with every id kept and the fitted ones unchanged, or a clear error."""
+    outcomes = []
+
+    @settings(max_examples=FUZZ_EXAMPLES * 3, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(case=new_task_case())
+    def check(case):
+        outcomes.append([case, run_new_task_case(case)])
+
+    check()
+    failures = [c for c in outcomes if c[1].startswith("FAIL")]
+    assert not failures, failures[:5]
+    assert any(o == "fit" for _, o in outcomes)
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore")
+def test_new_task_fuzz_long():
+    """The long run of the new-task family (``MULTITASK_FUZZ_EXAMPLES``, default 200)."""
+    outcomes = []
+
+    @settings(max_examples=int(os.environ.get("MULTITASK_FUZZ_EXAMPLES", "200")),
+              deadline=None, database=None, derandomize=False,
+              suppress_health_check=list(HealthCheck))
+    @given(case=new_task_case())
+    def check(case):
+        outcomes.append([case, run_new_task_case(case)])
+
+    check()
+    print(Counter(o if o.startswith(("fit", "clear")) else "FAIL" for _, o in outcomes))
+    failures = [c for c in outcomes if c[1].startswith("FAIL")]
+    assert not failures, failures[:5]
+
+
 # ----------------------------------------------------------------------------- weight scales
 #: Common factors of the weights across the float range (powers of two, exact, and decimal).
 WEIGHT_FACTORS = [2.0 ** -1074, 2.0 ** -1000, 1e-300, 1e-150, 2.0 ** -70, 1.0, 2.0 ** 70,

@@ -4,7 +4,9 @@
 the three input formats; they are validated like ``fit``'s, against what the model was
 fitted on (a :class:`FittedInputs` record: its number of features, task column, classes and
 missing-target rule), and labelled: by the ids given (long format), or, for per-task lists
-and shared designs, by the integers after the model's largest integer id.
+and shared designs, by the integers after the model's largest integer id. The model's ids and
+the new ones are then held by one array (:func:`append_task_ids`) of a type that holds every
+id exactly, or refused: no two ids may become one, and no fitted id may change.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from multitask.data.container import MultiTaskData
 from multitask.data.formats import as_multitask_data, is_task_list
 from multitask.data.task_ids import _id_family
 
-__all__ = ["FittedInputs", "as_new_task_data", "new_task_ids"]
+__all__ = ["FittedInputs", "append_task_ids", "as_new_task_data", "new_task_ids"]
 
 
 @dataclass(frozen=True)
@@ -125,7 +127,15 @@ def new_task_ids(fitted_tasks: np.ndarray, data: MultiTaskData, positional: bool
                 f"({fitted.tolist()[:3]}...): give the new tasks' ids with task= (long "
                 "format) rather than as per-task lists or target columns.")
         start = int(fitted.max()) + 1 if fitted.size else 0
-        return np.arange(start, start + data.n_tasks, dtype=fitted.dtype)
+        stop = start + data.n_tasks  # Python integers: no overflow of the fitted dtype
+        if stop - 1 >= 2**64:
+            raise ValueError(
+                f"The new tasks would be numbered {start} to {stop - 1}, after the model's "
+                f"largest id {start - 1}, beyond the largest integer id (2**64 - 1): give the "
+                "new tasks' ids with task= (long format).")
+        labels = np.arange(start, stop, dtype=np.int64 if stop - 1 < 2**63 else np.uint64)
+        append_task_ids(fitted, labels)  # refused here, before any solve, when not exact
+        return labels
     labels = np.asarray(data.tasks)
     if _id_family(labels.dtype.kind) != _id_family(fitted.dtype.kind):
         raise ValueError(
@@ -138,4 +148,80 @@ def new_task_ids(fitted_tasks: np.ndarray, data: MultiTaskData, positional: bool
         raise ValueError(
             f"Task id {taken[0]!r} is already a task of the model: fit_new_tasks learns tasks "
             "the model has not seen and never changes a fitted one (refit to update it).")
+    append_task_ids(fitted, labels)  # refused here, before any solve, when not exact
     return labels
+
+
+#: The dtypes tried, after the model's own and numpy's common one, for ids that must be held
+#: exactly by one array (the fitted ids and the new ones).
+_EXACT_DTYPES = (np.dtype(np.int64), np.dtype(np.uint64), np.dtype(np.float64))
+
+
+def _holds_exactly(values: np.ndarray, dtype: np.dtype) -> bool:
+    """Whether every id of ``values`` keeps its value in ``dtype`` (compared as Python numbers:
+    ``2**53 + 1`` and ``float(2**53)`` differ; a wrapped negative integer differs)."""
+    if values.dtype == dtype:
+        return True
+    with np.errstate(invalid="ignore", over="ignore"):
+        cast = values.astype(dtype)
+    return bool(cast.tolist() == values.tolist())
+
+
+def append_task_ids(fitted_tasks: np.ndarray, new_ids: np.ndarray) -> np.ndarray:
+    """The model's ids followed by the new tasks' ids, in one array that holds each exactly.
+
+    ``np.concatenate`` would promote, say, ``int64`` ids and ``uint64`` ids of ``2**63`` or
+    more to ``float64``, and ``int64`` ids of ``2**53`` or more beside float ids too: distinct
+    ids would become one and fitted ids would change. Here the dtype of the result is the
+    first of the model's dtype, numpy's common dtype, ``int64``, ``uint64`` and ``float64``
+    that holds every id of both arrays with its value (strings: the wider string dtype), so
+    that ``result[:m]`` equals the fitted ids and ``result[m:]`` the new ones as numbers.
+
+    Parameters
+    ----------
+    fitted_tasks : ndarray of shape (m,)
+        The model's ids (``tasks_``).
+    new_ids : ndarray of shape (m_new,)
+        The new tasks' ids, of the family of the model's (numeric, boolean or string), none of
+        them an id of the model.
+
+    Returns
+    -------
+    ndarray of shape (m + m_new,)
+
+    Raises
+    ------
+    ValueError
+        When no such dtype exists (for example negative ``int64`` ids beside ``uint64`` ids of
+        ``2**63`` or more, or ``int64`` ids beyond ``2**53`` beside fractional float ids),
+        naming the ids that would change.
+    """
+    fitted, new = np.asarray(fitted_tasks), np.asarray(new_ids)
+    if fitted.dtype.kind in "US" or new.dtype.kind in "US" or fitted.dtype == new.dtype:
+        return np.concatenate([fitted, new])
+    common = np.result_type(fitted.dtype, new.dtype)
+    for dtype in dict.fromkeys((fitted.dtype, common, *_EXACT_DTYPES)):
+        if dtype.kind in "iuf" and _holds_exactly(fitted, dtype) and _holds_exactly(new, dtype):
+            return np.concatenate([fitted.astype(dtype, copy=False),
+                                   new.astype(dtype, copy=False)])
+    both = np.concatenate([fitted.astype(object), new.astype(object)])
+    lost = "; ".join(f"{dtype} cannot hold {_changed(both, dtype)[:3]}" for dtype in _EXACT_DTYPES)
+    raise ValueError(
+        f"The new task ids ({new.dtype}, {new.tolist()[:3]}) and the model's task ids "
+        f"({fitted.dtype}, {fitted.tolist()[:3]}) have no numeric type that holds them all "
+        f"exactly ({lost}): two ids could become one. Give the new tasks ids that "
+        f"{fitted.dtype} holds, like the model's.")
+
+
+def _changed(values: np.ndarray, dtype: np.dtype) -> list:
+    """The values of the object array ``values`` that ``dtype`` does not hold exactly."""
+    out = []
+    for v in values.tolist():
+        try:
+            with np.errstate(invalid="ignore", over="ignore"):
+                kept = np.array([v]).astype(dtype)[0].item()
+        except (OverflowError, ValueError):
+            kept = None
+        if kept != v:
+            out.append(v)
+    return out

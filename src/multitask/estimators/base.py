@@ -64,6 +64,7 @@ from multitask.estimators.fitted_state import (
     Fitted,
     FittedStateError,
     fitted_declaration,
+    NEW_TASK_STATE,
     fitted_task_count,
     matches_coef,
     solver_named_in_info,
@@ -313,6 +314,7 @@ FITTED_STATE: dict[str, Fitted] = {
     # rows after them were added by fit_new_tasks (None after a distributed fit)
     "fit_task_sizes_": Fitted("array", shape=(None,), nonnegative=True, optional=True,
                               required=False, check=fitted_task_count),
+    **NEW_TASK_STATE,  # fit_new_tasks' records of the tasks it adds
 }
 
 
@@ -625,6 +627,7 @@ class MultiTaskEstimator(BaseEstimator):
         sizes = getattr(data, "task_sizes", None)
         self.fit_task_sizes_ = (None if sizes is None or not isinstance(data, MultiTaskData)
                                 else _new_tasks.task_sizes(data))
+        _new_tasks.forget_new_tasks(self)  # the records of tasks added to an earlier fit
 
     # ------------------------------------------------------------------ regularization scale
     def alpha_max(self, X, y, task=None, sample_weight=None) -> float:
@@ -752,9 +755,13 @@ class MultiTaskEstimator(BaseEstimator):
             :data:`~multitask.estimators.new_tasks.CV_MIN_ROWS` rows); ``"auto"`` is ``"cv"``
             where the new-task problem has a closed form (the squared loss with a Gaussian
             prior: ridge, mean-regularized, trace norm, capped trace, l2,1, MTRL, cASO) and
-            the rows allow it (:func:`~multitask.estimators.new_tasks.cv_applies`), else
-            ``"scaled"``; a number is ``c_t`` itself. Constraint sets (the l1,inf and
-            per-task balls) have no strength.
+            the rows allow it (:func:`~multitask.estimators.new_tasks.cv_applies`); with the
+            squared loss and fewer rows, ``"scaled"`` or the population model, whichever
+            has the lower expected error (:func:`~multitask.estimators.new_tasks.
+            compare_with_population`); ``"scaled"`` otherwise; a number is ``c_t`` itself.
+            Constraint sets (the l1,inf and per-task balls) have no strength. Each task
+            added records its ``c_t`` in ``new_task_strength_`` (NaN: the population model)
+            and how it was chosen in ``new_task_strength_rule_``.
 
         Returns
         -------

@@ -672,3 +672,34 @@ def solver_named_in_info(est, value, sizes) -> str | None:
         return f"names the solver {named!r} but solver_ is {label!r}"
     return None
 
+
+
+def added_task_count(est, value, sizes) -> str | None:
+    """A ``check`` of the records of new tasks (``new_task_strength_``,
+    ``new_task_strength_rule_``): one entry per task added by ``fit_new_tasks`` since the fit
+    (``m - t``)."""
+    m = sizes.get("m")
+    t = sizes.get("t", m)
+    if m is not None and t is not None and len(value) != m - t:
+        return (f"must have one entry per task added since the fit ({m - t}), got "
+                f"{len(value)}")
+    return None
+
+
+def positive_or_nan(est, value, sizes) -> str | None:
+    """A ``check`` of ``new_task_strength_``: each strength ``> 0``, or NaN (the task took the
+    population model, or its strength was not recorded)."""
+    bad = ~(np.isnan(value) | (value > 0))
+    if np.any(bad):
+        return f"must hold strengths > 0 or NaN, got {value[bad][:3].tolist()}"
+    return added_task_count(est, value, sizes)
+
+
+#: The records ``fit_new_tasks`` keeps of the tasks it adds (merged into the generic base's
+#: declaration): the strength of each (NaN: the population model) and how it was chosen.
+NEW_TASK_STATE: dict[str, Fitted] = {
+    "new_task_strength_": Fitted("array", shape=(None,), finite=False, required=False,
+                                 check=positive_or_nan),
+    "new_task_strength_rule_": Fitted("names", shape=(None,), required=False,
+                                      check=added_task_count),
+}

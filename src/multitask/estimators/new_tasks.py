@@ -25,10 +25,18 @@ the prior fixes it). The strength ``c_t`` (:func:`strength_scales`):
   within each task otherwise (rows dealt round-robin in their order).
 * ``"auto"`` (the default): ``"cv"`` where it is cheap and the rows allow it
   (:func:`cv_applies`: a closed-form problem, every new task with :data:`CV_MIN_ROWS` rows,
-  :data:`CV_MIN_TOTAL` rows in all), ``"scaled"`` otherwise.
+  :data:`CV_MIN_TOTAL` rows in all). With the squared loss and rows too few for that,
+  ``"scaled"`` or the population model (every new task given the mean of the fitted tasks'
+  models), whichever has the lower expected error (:func:`compare_with_population`: a
+  simulation on tasks like the fitted ones, calibrated by leave-one-out on the new rows);
+  ``"scaled"`` otherwise.
 * a number ``c``: ``c_t = c`` (a multiple of the fitted strength).
 
 Constraint sets (balls) have no strength: ``c_t`` does not change them.
+
+Each call records, for every task it adds, ``c_t`` in ``new_task_strength_`` (NaN for the
+population model) and how it was chosen in ``new_task_strength_rule_`` (:func:`strength_record`;
+a fit drops both).
 
 The module is the estimator's side of new tasks: the strength, the new rows
 (:mod:`multitask.data.new_rows`), the appended attributes and the population model. The
@@ -47,6 +55,7 @@ call after a fit and kept for the next calls
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from typing import Any
 
 import numpy as np
@@ -59,7 +68,12 @@ from multitask.data import (
     split_task_column,
     unstack_predictions,
 )
-from multitask.data.new_rows import FittedInputs, as_new_task_data, new_task_ids
+from multitask.data.new_rows import (
+    FittedInputs,
+    append_task_ids,
+    as_new_task_data,
+    new_task_ids,
+)
 from multitask.data.task_ids import _id_family
 
 # "name as name": the names of this module from before the per-task solves, the rows and the
@@ -77,7 +91,12 @@ from multitask.penalties.new_task import ColumnPrior
 from multitask.solvers.new_tasks import CLOSED_FORM_MAX_FEATURES as CLOSED_FORM_MAX_FEATURES
 from multitask.solvers.new_tasks import GaussianSystem as GaussianSystem
 from multitask.solvers.new_tasks import NewTaskFit as NewTaskFit
-from multitask.solvers.new_tasks import NewTaskSettings, closed_form_applies, stacked_arrays
+from multitask.solvers.new_tasks import (
+    NewTaskSettings,
+    closed_form_applies,
+    fixed_model,
+    stacked_arrays,
+)
 from multitask.solvers.new_tasks import StandardRidge as StandardRidge
 from multitask.solvers.new_tasks import closed_form as closed_form
 from multitask.solvers.new_tasks import loss_values as loss_values
@@ -183,7 +202,8 @@ def _check_cv_rows(data: MultiTaskData) -> None:
         t = small[0]
         raise ValueError(
             f"strength='cv' needs at least {CV_MIN_ROWS} rows in every new task; task "
-            f"{data.tasks[t]!r} has {int(data.task_sizes[t])}: use strength='scaled'.")
+            f"{np.asarray(data.tasks).tolist()[t]!r} has {int(data.task_sizes[t])}: use "
+            "strength='scaled'.")
 
 
 def _cv_multiplier(est, data: MultiTaskData, prior: ColumnPrior, nbar: float) -> float:
@@ -280,10 +300,55 @@ def fit_new_task_columns(est, data: MultiTaskData, prior: ColumnPrior, strength,
     Returns
     -------
     NewTaskFit
+        With ``rule``, how the strengths were chosen (:func:`strength_record`); ``scales`` is
+        NaN for tasks given the population model (``strength="auto"`` only).
+
+    Raises
+    ------
+    ValueError
+        When the new-task problem has no finite solution at this strength (a strength beyond
+        floating point for these rows), naming ``strength``.
     """
     rule = _check_strength(strength)
+    note = ""
     if rule == "auto":
-        rule = "cv" if cv_applies(est, data, prior) else "scaled"
+        rule, note, population = _auto_rule(est, data, prior, float(fitted_mean_size))
+        if population:
+            fit = _population_fit(est, data.n_tasks)
+            fit.rule = f"auto -> population model: {note}"
+            return fit
+    try:
+        fit = _solve_at(est, data, prior, rule, fitted_mean_size)
+    except np.linalg.LinAlgError as exc:
+        raise ValueError(f"strength={strength!r}: the new tasks' problem could not be solved "
+                         f"at this strength ({exc}); give a strength nearer 1.") from None
+    if not (np.all(np.isfinite(fit.W)) and np.all(np.isfinite(fit.intercept))):
+        raise ValueError(
+            f"strength={strength!r}: the new tasks' weights are not finite at this strength "
+            f"(c_t from {np.min(fit.scales):.3g} to {np.max(fit.scales):.3g} times the fitted "
+            "one): the problem is beyond floating point for these rows; give a strength nearer "
+            "1 or rescale the features.")
+    fit.rule = strength_record(strength, rule, fit.grid_multiplier, note)
+    return fit
+
+
+def strength_record(asked, used, multiplier: float | None, note: str = "") -> str:
+    """How the strength of a new task was chosen, in words (``new_task_strength_rule_``):
+    ``"scaled"``, ``"fitted"``, ``"number"`` (a strength given as a number), ``"cv: multiplier
+    g"``; with ``"auto -> "`` before the rule that ``strength="auto"`` chose, and after a
+    colon why (the population model's entry is made by :func:`fit_new_task_columns`)."""
+    text = "number" if isinstance(used, float) else str(used)
+    if used == "cv" and multiplier is not None:
+        text += f": multiplier {multiplier:.3g} of 'scaled' by cross-validation on the new rows"
+    if isinstance(asked, str) and asked == "auto":
+        text = f"auto -> {text}" + (f": {note}" if note and used != "cv" else "")
+    return text
+
+
+def _solve_at(est, data: MultiTaskData, prior: ColumnPrior, rule, fitted_mean_size: float
+              ) -> NewTaskFit:
+    """The new tasks at the strength rule ``rule`` (``"scaled"``, ``"fitted"``, ``"cv"`` or a
+    number)."""
     sizes = task_sizes(data)
     scales = strength_scales("scaled" if rule == "cv" else rule, sizes, fitted_mean_size)
     g = None
@@ -303,6 +368,193 @@ def fit_new_task_columns(est, data: MultiTaskData, prior: ColumnPrior, strength,
     fit = solve_with_settings(solve_settings(est), data, prior, scales)
     fit.grid_multiplier = g
     return fit
+
+
+def _auto_rule(est, data: MultiTaskData, prior: ColumnPrior, nbar: float
+               ) -> tuple[str, str, bool]:
+    """``(rule, why, population)``: what ``strength="auto"`` does with these new tasks.
+
+    ``"cv"`` where :func:`cv_applies`. Otherwise, with the squared loss and rows too few for
+    cross-validation (a task under :data:`CV_MIN_ROWS` rows, or under :data:`CV_MIN_TOTAL`
+    in all), ``"scaled"`` is compared with the population model (the mean of the fitted
+    tasks' models, which learns nothing from the new rows) on tasks like the fitted ones,
+    calibrated by leave-one-out on the new rows (:func:`compare_with_population`): the
+    population model (``population`` true) when its expected error is lower. ``"scaled"``
+    otherwise; ``why`` says how it was chosen, or that it was not compared (classifiers, and
+    problems without a closed form whose rows allow cross-validation).
+    """
+    if cv_applies(est, data, prior):
+        return "cv", "", False
+    closed = closed_form_applies(prior, est._loss_name(), data.n_features)
+    few = (int(np.min(data.task_sizes)) < CV_MIN_ROWS or int(data.n_rows) < CV_MIN_TOTAL)
+    if est._loss_name() != "squared":
+        return "scaled", ("not compared with the population model (the comparison is made "
+                          "for the squared loss)"), False
+    if not few:
+        return "scaled", ("the new tasks' problem has no closed form: not cross-validated "
+                          "(strength='cv' does)" if not closed else ""), False
+    if fixed_model(prior) is not None:
+        return "scaled", "the prior fixes every new task to the population model", False
+    errors = compare_with_population(est, data, prior, nbar)
+    if errors is None:
+        return "scaled", ("not compared with the population model (its error on the new rows "
+                          "is beyond floating point)"), False
+    scaled, population = errors
+    how = (f"expected squared error of a new row {population:.4g} for the population model, "
+           f"{scaled:.4g} for 'scaled' (simulated on tasks like the fitted ones, calibrated by "
+           "leave-one-out on the new rows)")
+    return "scaled", how, bool(population < scaled)
+
+
+#: Pseudo-tasks of the comparison with the population model: at most this many in all, ...
+COMPARE_TASKS = 256
+#: ... at most this many rows in all (at least one pseudo-task per new task), ...
+COMPARE_ROWS = 2048
+#: ... and rows of the new tasks on which the errors are measured.
+COMPARE_EVAL_ROWS = 256
+
+
+def compare_with_population(est, data: MultiTaskData, prior: ColumnPrior, nbar: float
+                            ) -> tuple[float, float] | None:
+    """``(scaled, population)``: the expected squared error of a new row of a new task under
+    the ``"scaled"`` strength and under the population model (``None`` when not finite).
+
+    The fitted tasks stand for the tasks a new one may be (an empirical-Bayes simulation:
+    the strength that the fitted tasks themselves support), calibrated by leave-one-out on
+    the new rows. With the population model ``(w, b)`` (:func:`population_model`), the
+    fitted tasks' models ``(w_s, b_s)`` and the new rows ``x_i`` (weights ``r_i`` summing to
+    1):
+
+    * ``population = P = sum_i r_i (y_i - x_i^T w - b)^2``: the population model learns
+      nothing from the new rows, so its error on them is an honest estimate;
+    * the noise variance ``sigma^2 = max(P - V, 0)``, ``V = mean_s sum_i r_i (x_i^T (w_s - w)
+      + b_s - b)^2`` the part of ``P`` that the spread of the fitted tasks explains;
+    * each new task ``t`` is paired with ``S`` fitted tasks ``s`` drawn without replacement
+      (:data:`COMPARE_TASKS` pseudo-tasks and :data:`COMPARE_ROWS` rows at most): the
+      pseudo-task has the rows (and weights) of ``t`` and the targets ``x^T w_s + b_s +
+      sigma e`` (``e`` standard normal), and is learned with ``"scaled"`` as ``(w_hat,
+      b_hat)``; its error is ``E_sim = sigma^2 + mean sum_i r_i (x_i^T (w_hat - w_s) + b_hat -
+      b_s)^2`` (over :data:`COMPARE_EVAL_ROWS` of the new rows);
+    * ``scaled = E_sim L / L_sim``: ``L`` and ``L_sim`` are the leave-one-out errors of
+      ``"scaled"`` on the new tasks and on the pseudo-tasks (:func:`_loo_error`; tasks of two
+      rows or more). The fitted tasks sit on the structure the prior was made from, and their
+      coefficients hold the noise of their own rows, so the simulation alone is kinder to
+      ``"scaled"`` than the data are; the ratio corrects it by what the new rows say, at
+      their own size (leave-one-out alone would score fits of one row fewer: with two rows,
+      fits of one row, which learn no slope). Without a task of two rows, ``scaled = E_sim``.
+
+    The draws are seeded: the same model and rows give the same answer.
+    """
+    m = n_fit_tasks(est)
+    Wf = np.asarray(est.coef_, dtype=np.float64)[:m]
+    bf = np.asarray(est.intercept_, dtype=np.float64)[:m]
+    w, b = population_model(est)
+    X, y, _, starts = stacked_arrays(data)
+    sw = getattr(data, "sample_weight", None)
+    r = np.ones(len(y)) if sw is None else np.asarray(sw, dtype=np.float64)
+    if not (len(y) and r.sum() > 0):
+        return None
+    r = r / r.sum()
+    rng = np.random.default_rng(0)
+    spread = rng.choice(m, size=min(m, COMPARE_TASKS), replace=False)
+    with np.errstate(all="ignore"):
+        P = float(r @ (y - X @ w - b) ** 2)
+        V = float(r @ np.mean((X @ (Wf[spread] - w).T + (bf[spread] - b)) ** 2, axis=1))
+    if not (np.isfinite(P) and np.isfinite(V)):
+        return None
+    sigma = np.sqrt(max(P - V, 0.0))
+    m_new, n_rows = data.n_tasks, len(y)
+    S = min(m, max(1, min(COMPARE_TASKS // m_new, COMPARE_ROWS // n_rows)))
+    sizes = np.diff(np.append(starts, n_rows))
+    truth = np.concatenate([rng.choice(m, size=S, replace=False) for _ in range(m_new)])
+    rows = np.concatenate([np.tile(np.arange(a, a + n), S) for a, n in zip(starts, sizes,
+                                                                             strict=True)])
+    Xp = X[rows]
+    task_of = np.repeat(np.arange(m_new * S), np.repeat(sizes, S))
+    with np.errstate(all="ignore"):
+        yp = (np.einsum("nd,nd->n", Xp, Wf[truth][task_of]) + bf[truth][task_of]
+              + sigma * rng.standard_normal(len(rows)))
+    offsets = np.concatenate([[0], np.cumsum(np.repeat(sizes, S))]).astype(np.int64)
+    kwargs: dict[str, Any] = {} if sw is None else {"sample_weight": np.asarray(sw)[rows]}
+    pseudo = MultiTaskData(Xp, yp, offsets, np.arange(m_new * S), False, **kwargs)
+    settings = solve_settings(est)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # notes of the solver on pseudo-tasks
+        fit = solve_with_settings(settings, pseudo, prior, nbar / task_sizes(pseudo))
+        loo_real = _loo_error(settings, data, prior, nbar)
+        loo_sim = _loo_error(settings, pseudo, prior, nbar)
+    ev = np.sort(rng.choice(n_rows, size=min(n_rows, COMPARE_EVAL_ROWS), replace=False))
+    Xe, re = X[ev], r[ev] / r[ev].sum() if r[ev].sum() > 0 else np.full(len(ev), 1 / len(ev))
+    with np.errstate(all="ignore"):
+        learned = Xe @ (fit.W - Wf[truth].T) + (fit.intercept - bf[truth])
+        scaled = sigma**2 + float(np.mean(re @ learned**2))
+        if loo_real is not None and loo_sim is not None and loo_sim > 0:
+            scaled *= loo_real / loo_sim
+    if not np.isfinite(scaled):
+        return None
+    return scaled, P
+
+
+def _loo_error(settings: NewTaskSettings, data: MultiTaskData, prior: ColumnPrior,
+               nbar: float) -> float | None:
+    """The leave-one-out squared error of ``"scaled"`` on the tasks of ``data`` with two rows
+    or more, ``sum_i s_i (y_i - yhat_i)^2 / sum_i s_i`` (``yhat_i`` from the task's other rows
+    at the weight ``nbar`` against the sum of their losses; ``s_i`` the sample weights);
+    ``min(CV_FOLDS, n_t)`` folds, rows dealt round-robin (leave-one-out up to
+    :data:`CV_FOLDS` rows). ``None`` without such a task."""
+    X, y, _, starts = stacked_arrays(data)
+    sizes = np.diff(np.append(starts, len(y)))
+    m = data.n_tasks
+    sw = getattr(data, "sample_weight", None)
+    s = np.ones(len(y)) if sw is None else np.asarray(sw, dtype=np.float64)
+    task_of = np.repeat(np.arange(m), sizes)
+    K = np.minimum(CV_FOLDS, sizes)
+    fold = (np.arange(len(y)) - starts[task_of]) % K[task_of]
+    counted = sizes[task_of] >= 2
+    if not np.any(counted) or not s[counted].sum() > 0:
+        return None
+    err = np.zeros(len(y))
+    for f in range(int(K.max())):
+        valid = (K > f) & (sizes >= 2)
+        train, held = valid[task_of] & (fold != f), valid[task_of] & (fold == f)
+        tasks = np.flatnonzero(valid)
+        if not tasks.size:
+            continue
+        offsets = np.concatenate([[0], np.cumsum(np.bincount(task_of[train], minlength=m)[
+            tasks])]).astype(np.int64)
+        kwargs: dict[str, Any] = {} if sw is None else {"sample_weight": s[train]}
+        part = MultiTaskData(X[train], y[train], offsets, np.arange(tasks.size), False,
+                             **kwargs)
+        fit = solve_with_settings(settings, part, prior, nbar / task_sizes(part))
+        where = np.full(m, -1)
+        where[tasks] = np.arange(tasks.size)
+        cols = where[task_of[held]]
+        z = np.einsum("nd,dn->n", X[held], fit.W[:, cols]) + fit.intercept[cols]
+        err[held] = (y[held] - z) ** 2
+    with np.errstate(all="ignore"):
+        out = float(s[counted] @ err[counted] / s[counted].sum())
+    return out if np.isfinite(out) else None
+
+
+def _population_fit(est, m_new: int) -> NewTaskFit:
+    """Every new task given the population model: ``W`` and ``b`` the means over the tasks of
+    fit of ``coef_`` and ``intercept_`` (:func:`population_model`), the solver's variable
+    (and its intercept variable, when it has one per task) their means too, so that the
+    appended columns keep ``coef_`` the map of ``coef_variable_``; ``scales`` NaN."""
+    m = n_fit_tasks(est)
+    w, b = population_model(est)
+    W = np.repeat(w[:, None], m_new, axis=1)
+    V = np.asarray(est.coef_variable_)
+    if V.shape[-1] == len(est.tasks_):
+        coef = np.repeat(V[..., :m].mean(axis=-1)[..., None], m_new, axis=-1)
+    else:
+        coef = W.copy()
+    bvar = getattr(est, "intercept_variable_", None)
+    ivar = None
+    if bvar is not None and np.shape(bvar) == (len(est.tasks_),):
+        ivar = np.full(m_new, float(np.mean(np.asarray(bvar)[:m])))
+    return NewTaskFit(W, np.full(m_new, b), coef, ivar, np.full(m_new, np.nan),
+                      [None] * m_new)
 
 
 # ----------------------------------------------------------------------------- the new rows
@@ -336,13 +588,17 @@ def _append(a: np.ndarray, b: np.ndarray, axis: int) -> np.ndarray:
 def append_new_tasks(est, labels: np.ndarray, fit: NewTaskFit) -> None:
     """Append the new tasks to the fitted attributes (the fitted tasks' values untouched).
 
-    ``tasks_``, ``coef_``, ``intercept_``; ``coef_variable_`` and ``intercept_variable_`` when
+    ``tasks_`` (:func:`~multitask.data.new_rows.append_task_ids`: one dtype holding every id
+    exactly), ``coef_``, ``intercept_``; ``new_task_strength_`` and
+    ``new_task_strength_rule_`` (the strength of each task added since the fit, NaN for the
+    population model, and how it was chosen); ``coef_variable_`` and ``intercept_variable_`` when
     they hold one column per task; the per-task components a split model declares
     (``_task_components``, parts of ``coef_variable_``); and the arrays of ``solver_result_``
     (a copy: the fit's record of iterations and objective is kept).
     """
     m_old = len(est.tasks_)
-    est.tasks_ = np.concatenate([np.asarray(est.tasks_), labels])
+    # one dtype holding every id exactly (never a lossy promotion of the fitted ids)
+    est.tasks_ = append_task_ids(np.asarray(est.tasks_), labels)
     est.coef_ = _append(est.coef_, fit.W.T, axis=0)
     est.intercept_ = _append(est.intercept_, fit.intercept, axis=0)
     V = np.asarray(est.coef_variable_)
@@ -357,6 +613,7 @@ def append_new_tasks(est, labels: np.ndarray, fit: NewTaskFit) -> None:
         extra = (fit.intercept_variable if fit.intercept_variable is not None
                  else fit.intercept)
         est.intercept_variable_ = _append(bvar, extra, axis=0)
+    _record_strengths(est, m_old, fit)
     result = getattr(est, "solver_result_", None)
     if result is not None and dataclasses.is_dataclass(result):
         changes: dict[str, Any] = {"W": est.coef_.T.copy(), "intercept": est.intercept_.copy()}
@@ -365,6 +622,32 @@ def append_new_tasks(est, labels: np.ndarray, fit: NewTaskFit) -> None:
             changes["intercept_variable"] = (None if getattr(est, "intercept_variable_", None)
                                              is None else est.intercept_variable_.copy())
         est.solver_result_ = dataclasses.replace(result, **changes)
+
+
+#: The record of a task added before the records were kept (a model file of an earlier
+#: version): ``new_task_strength_rule_`` says so, ``new_task_strength_`` is NaN.
+UNRECORDED = "not recorded"
+
+
+def _record_strengths(est, m_old: int, fit: NewTaskFit) -> None:
+    """Append the new tasks' strengths and how they were chosen to ``new_task_strength_`` and
+    ``new_task_strength_rule_`` (one entry per task added since the fit)."""
+    added = m_old - n_fit_tasks(est)
+    strength = getattr(est, "new_task_strength_", None)
+    rule = getattr(est, "new_task_strength_rule_", None)
+    if strength is None or rule is None or len(strength) != added or len(rule) != added:
+        strength, rule = np.full(added, np.nan), np.full(added, UNRECORDED)
+    m_new = len(fit.intercept)
+    est.new_task_strength_ = np.concatenate([np.asarray(strength, dtype=np.float64),
+                                             np.asarray(fit.scales, dtype=np.float64)])
+    est.new_task_strength_rule_ = np.concatenate([np.asarray(rule, dtype=str),
+                                                  np.full(m_new, fit.rule or UNRECORDED)])
+
+
+def forget_new_tasks(est) -> None:
+    """Drop the records of new tasks (a fit replaces the tasks they describe)."""
+    for name in ("new_task_strength_", "new_task_strength_rule_"):
+        est.__dict__.pop(name, None)
 
 
 #: Appended to the data layer's "Unknown task id" error at prediction.

@@ -67,6 +67,7 @@ __all__ = [
     "StandardRidge",
     "closed_form",
     "closed_form_applies",
+    "fixed_model",
     "loss_values",
     "solve_new_tasks",
     "stacked_arrays",
@@ -125,6 +126,9 @@ class NewTaskFit:
         (its label), or ``None``.
     grid_multiplier : float or None
         ``g`` chosen by ``strength="cv"``.
+    rule : str
+        How the strengths were chosen, in words (the estimator's record,
+        ``new_task_strength_rule_``; empty when the caller does not say).
     """
 
     W: np.ndarray
@@ -134,6 +138,7 @@ class NewTaskFit:
     scales: np.ndarray
     choice: list
     grid_multiplier: float | None = None
+    rule: str = ""
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -309,6 +314,39 @@ class GaussianSystem:
         return sol[..., -1], (np.diagonal(sol[..., :n], axis1=-2, axis2=-1)
                               if with_inverse else None)
 
+    def _kernel_unresolved(self, c: np.ndarray) -> bool:
+        """Whether a strength of ``c`` (shape ``(..., m)``) lies below what ``S + c I`` resolves
+        (:data:`RESOLVED_STRENGTH` times the task's ``trace(S)``): the eigen-decomposition of
+        :meth:`_kernel_eigen` then gives the solution instead of a factorization."""
+        assert self._kernel is not None
+        trace = np.trace(self._kernel[3], axis1=-2, axis2=-1)
+        return bool(np.any(c <= RESOLVED_STRENGTH * trace))
+
+    def _kernel_eigen(self, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(alpha, c alpha, c diag((S + c I)^{-1}))`` for strengths ``c`` of shape ``(..., m)``
+        by the eigen-decomposition ``S = U diag(lam) U^T`` of each task (exact for every
+        ``c >= 0``, the limit ``c -> 0`` included).
+
+        ``alpha = sum_{lam_j > 0} u_j (u_j^T tt) / (lam_j + c)``: the directions of the null
+        space of ``S`` (``lam_j`` at most :func:`null_tolerance`) are left out, since
+        ``Xt^T u_j = 0`` there and they do not change the weights; ``c alpha`` and
+        ``c diag((S + c I)^{-1})`` (the leave-one-out residuals and leverages) weigh them by
+        ``c / (0 + c) = 1``.
+        """
+        assert self._kernel is not None
+        _, _, tpad, S = self._kernel
+        lam, U = np.linalg.eigh(S)  # (m, n), (m, n, n)
+        null = lam <= null_tolerance(lam)
+        proj = np.einsum("tij,ti->tj", U, tpad)  # u_j^T tt
+        cc = c[..., None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inv = np.where(null, 0.0, 1.0 / (lam + cc))
+            ratio = np.where(null, 1.0, cc / (lam + cc))
+        alpha = np.einsum("tij,...tj->...ti", U, inv * proj)
+        c_alpha = np.einsum("tij,...tj->...ti", U, ratio * proj)
+        c_inv_diag = np.einsum("tij,...tj->...ti", U * U, ratio)
+        return alpha, c_alpha, c_inv_diag
+
     # ----------------------------------------------------------------- solutions
     def _finish(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         prior = self.prior
@@ -320,7 +358,14 @@ class GaussianSystem:
         scales = np.asarray(scales, dtype=np.float64)
         if self._kernel is not None and np.all(scales > 0):
             Linv, Xpad, _, _ = self._kernel
-            alpha, _ = self._kernel_solve(scales, with_inverse=False)
+            alpha = None
+            if not self._kernel_unresolved(scales):
+                try:
+                    alpha, _ = self._kernel_solve(scales, with_inverse=False)
+                except np.linalg.LinAlgError:
+                    alpha = None
+            if alpha is None or not np.all(np.isfinite(alpha)):  # below rounding: exactly
+                alpha = self._kernel_eigen(scales)[0]
             x = np.einsum("tik,ti->tk", Xpad, alpha) @ Linv  # L^{-T} Xt^T alpha, row-wise
             if not self.prior.confined:
                 x = x + self.prior.mean[None]
@@ -328,13 +373,44 @@ class GaussianSystem:
         G, r0 = self._primal_form()
         A = G + scales[:, None, None] * self.Q[None]
         rhs = r0 + scales[:, None] * self.r1
+        # tasks whose strength is below what G + c Q resolves: the limit, exactly
+        tiny = scales * np.abs(self.Q).max(initial=0.0) <= RESOLVED_STRENGTH * np.trace(
+            G, axis1=-2, axis2=-1) if self.m else np.zeros(0, dtype=bool)
         try:
             x = np.linalg.solve(A, rhs[..., None])[..., 0]
             if not np.all(np.isfinite(x)):
                 raise np.linalg.LinAlgError
-        except np.linalg.LinAlgError:  # a singular system: each on its own, least squares
-            x = np.stack([_spd_solve(A[t], rhs[t]) for t in range(self.m)]) if self.m else rhs
+        except np.linalg.LinAlgError:  # a singular system: each on its own
+            tiny = np.ones(self.m, dtype=bool)
+            x = np.zeros_like(rhs)
+        if np.any(tiny):
+            x[tiny] = self._primal_limit(G[tiny], r0[tiny], scales[tiny], A[tiny], rhs[tiny])
         return self._finish(x)
+
+    def _primal_limit(self, G: np.ndarray, r0: np.ndarray, c: np.ndarray, A: np.ndarray,
+                      rhs: np.ndarray) -> np.ndarray:
+        """The solutions of ``(G_t + c_t Q) x = r0_t + c_t r1`` for these tasks, exact for every
+        ``c_t >= 0`` when ``Q = L L^T`` is positive definite: with ``u = L^T x``,
+        ``(L^{-1} G_t L^{-T} + c_t I) u = L^{-1} (r0_t + c_t r1)``; along the eigenvectors
+        ``v_j`` of ``L^{-1} G_t L^{-T}`` (eigenvalues ``lam_j``), ``u_j = v_j^T L^{-1} (r0_t +
+        c_t r1) / (lam_j + c_t)``, and ``u_j = v_j^T L^{-1} r1`` where ``lam_j`` is zero (there
+        ``v_j^T L^{-1} r0_t = 0``: the data say nothing and the prior decides, as in the limit
+        ``c_t -> 0``). Least squares, task by task, when ``Q`` is singular."""
+        try:
+            L = np.linalg.cholesky(self.Q)
+        except np.linalg.LinAlgError:
+            return np.stack([_spd_solve(A[t], rhs[t]) for t in range(len(c))])
+        Linv = scipy.linalg.solve_triangular(L, np.eye(self.k), lower=True)
+        Gw = Linv @ G @ Linv.T
+        lam, V = np.linalg.eigh(0.5 * (Gw + Gw.transpose(0, 2, 1)))
+        r1 = self.r1[: len(c)]
+        p0 = np.einsum("tkj,tk->tj", V, r0 @ Linv.T)
+        p1 = np.einsum("tkj,tk->tj", V, r1 @ Linv.T)
+        null = lam <= null_tolerance(lam)
+        cc = c[:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            u = np.where(null, p1, (p0 + cc * p1) / (lam + cc))
+        return np.einsum("tkj,tj->tk", V, u) @ Linv
 
     def loo_losses(self, scales_grid: np.ndarray) -> np.ndarray:
         """The leave-one-out loss ``sum_i w_i (e_i / (1 - h_ii))^2 / 2`` at each row
@@ -355,10 +431,16 @@ class GaussianSystem:
         n_grid, m, k = scales_grid.shape[0], self.m, self.k
         intercept = float(self.fit_intercept)
         if self._kernel is not None and np.all(scales_grid > 0):
-            alpha, inv_diag = self._kernel_solve(scales_grid, with_inverse=True)
-            c = scales_grid[:, rows]
-            lev = intercept * r[None] + 1.0 - c * inv_diag[:, rows, pos]
-            resid = c * alpha[:, rows, pos] / np.sqrt(r)[None]
+            try:
+                if self._kernel_unresolved(scales_grid):
+                    raise np.linalg.LinAlgError
+                alpha, inv_diag = self._kernel_solve(scales_grid, with_inverse=True)
+                c_alpha, c_inv_diag = scales_grid[..., None] * alpha, (
+                    scales_grid[..., None] * inv_diag)
+            except np.linalg.LinAlgError:  # strengths below rounding: exactly
+                _, c_alpha, c_inv_diag = self._kernel_eigen(scales_grid)
+            lev = intercept * r[None] + 1.0 - c_inv_diag[:, rows, pos]
+            resid = c_alpha[:, rows, pos] / np.sqrt(r)[None]
         else:
             G, r0 = self._primal_form()
             nmax = self.nmax
@@ -433,6 +515,8 @@ class StandardRidge:
 
         C = np.ascontiguousarray(C, dtype=np.float64)
         G, m = C.shape
+        if np.any(C <= RESOLVED_STRENGTH * self.curvature()):
+            return None  # strengths below what a factorization resolves: the exact twin
         V = np.empty((G, m, self.Z.shape[1]))
         B = np.empty((G, m))
         alpha = np.empty((G, len(self.t)))
@@ -449,6 +533,15 @@ class StandardRidge:
             return V[g], B[g]
 
         return (losses if loo else None), solution
+
+    def curvature(self) -> np.ndarray:
+        """An upper bound of each task's ``trace(Z_t^T diag(r) Z_t)`` (its rows in the prior's
+        metric, weights ``r`` summing to 1; not centred), the scale against which a strength
+        is compared (:data:`RESOLVED_STRENGTH`)."""
+        starts = self.offsets[:-1]
+        s = self.s if len(self.s) == len(self.Z) else np.tile(self.s, len(self.Z) // len(self.s))
+        sq = s * np.einsum("ij,ij->i", self.Z, self.Z)
+        return np.add.reduceat(sq, starts) / np.add.reduceat(s, starts)
 
     def weights(self, V: np.ndarray) -> np.ndarray:
         """``W = m0 + T V^T`` (``(d, m)``) from the solutions ``V`` (``(m, k)``)."""
@@ -500,6 +593,20 @@ def _gaussian_closed_form_all(data: MultiTaskData, prior: GaussianPrior, fit_int
     ``scales`` (:func:`closed_form`)."""
     W, b, _ = closed_form(data, prior, fit_intercept, alpha_l2, scales)
     return W, b
+
+
+#: A strength ``c`` at most this multiple of a task's curvature (the trace of its Gram matrix
+#: in the prior's metric) is below what a factorization of ``G + c Q`` resolves: the closed
+#: forms then use an eigen-decomposition, exact down to ``c = 0`` (the limit: the fit of the
+#: task's rows closest to the prior), rather than a factorization that rounds ``c`` away.
+RESOLVED_STRENGTH = 1e-10
+
+
+def null_tolerance(lam: np.ndarray) -> np.ndarray:
+    """The eigenvalues of each symmetric positive semi-definite matrix (last axis of ``lam``)
+    counted as zero: at most ``n eps lam_max`` (rounding)."""
+    top = np.max(lam, axis=-1, keepdims=True, initial=0.0)
+    return lam.shape[-1] * np.finfo(np.float64).eps * np.maximum(top, 0.0)
 
 
 #: The per-task matrices come from one batched product over the rows padded to the largest
@@ -562,7 +669,7 @@ def closed_form_applies(prior: Penalty, loss: str, d: int) -> TypeGuard[Gaussian
             and (prior.confined or d <= CLOSED_FORM_MAX_FEATURES))
 
 
-def _fixed_model(prior: ColumnPrior) -> tuple[np.ndarray, float] | None:
+def fixed_model(prior: ColumnPrior) -> tuple[np.ndarray, float] | None:
     """``(w, b)`` when the prior fixes the whole model (the pooled model's population model),
     else ``None``."""
     if (isinstance(prior, GaussianPrior) and prior.fixed_intercept is not None
@@ -588,7 +695,7 @@ def solve_new_tasks(settings: NewTaskSettings, data: MultiTaskData, prior: Colum
     scales = np.asarray(scales, dtype=np.float64)
     m, d = data.n_tasks, data.n_features
     none = [None] * m
-    fixed = _fixed_model(prior)
+    fixed = fixed_model(prior)
     if fixed is not None:
         W = np.repeat(fixed[0][:, None], m, axis=1)
         return NewTaskFit(W, np.full(m, fixed[1]), W.copy(), None, scales, none)
@@ -758,7 +865,19 @@ def _split_lasso(data: MultiTaskData, t: int, gauss: GaussianPrior, l1: Elementw
     E = sr[:, None] * (X - xbar)
     e = sr * (y - ybar) - E @ m0
     S = E * T if isinstance(T, float) else E @ T
-    N = c * np.linalg.inv(S @ S.T + c * np.eye(len(r)))
+    K = S @ S.T
+    eigen: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # (lam, U, null)
+    if c > RESOLVED_STRENGTH * np.trace(K):
+        try:
+            N = c * np.linalg.inv(K + c * np.eye(len(r)))
+        except np.linalg.LinAlgError:
+            eigen = _eigen_with_null(K)
+    else:
+        eigen = _eigen_with_null(K)
+    if eigen is not None:  # c below rounding: N = U diag(c / (lam + c)) U^T, 1 on the null space
+        lam, U, null = eigen
+        with np.errstate(divide="ignore", invalid="ignore"):
+            N = (U * np.where(null, 1.0, c / (lam + c))) @ U.T
     NE = N @ E
     M, h = E.T @ NE, NE.T @ e
     scale = a.min() / a  # p = scale * u: one strength a.min() for u
@@ -768,7 +887,11 @@ def _split_lasso(data: MultiTaskData, t: int, gauss: GaussianPrior, l1: Elementw
                            alpha_min=float(a.min()), method="lasso", return_path=False)[2]
     p = scale * np.asarray(u, dtype=np.float64).ravel()
     resid = e - E @ p
-    v = np.linalg.solve(S.T @ S + c * np.eye(S.shape[1]), S.T @ resid)
+    if eigen is None:
+        v = np.linalg.solve(S.T @ S + c * np.eye(S.shape[1]), S.T @ resid)
+    else:  # v = S^T (S S^T + c I)^{-1} resid, without the null space of S S^T
+        with np.errstate(divide="ignore", invalid="ignore"):
+            v = S.T @ (U @ (np.where(null, 0.0, 1.0 / (lam + c)) * (U.T @ resid)))
     q = m0 + (T * v if isinstance(T, float) else T @ v)
     g = -E.T @ (resid - S @ v)  # the loss gradient (centred: b optimal)
     nz = p != 0
@@ -777,6 +900,13 @@ def _split_lasso(data: MultiTaskData, t: int, gauss: GaussianPrior, l1: Elementw
     if not ok or not np.all(np.isfinite(q)):
         return None
     return p, q, ybar - float(xbar @ (p + q))
+
+
+def _eigen_with_null(K: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(lam, U, null)``: the eigen-decomposition of the symmetric positive semi-definite
+    ``K`` and which eigenvalues count as zero (:func:`null_tolerance`)."""
+    lam, U = np.linalg.eigh(K)
+    return lam, U, lam <= null_tolerance(lam)
 
 
 def _solve_task(settings: NewTaskSettings, data: MultiTaskData, prior: ColumnPrior,
