@@ -16,10 +16,16 @@ conversion of the input (the data layer's checked copies of the design) and the 
 Usage::
 
     python benchmarks/bench_multinomial_memory.py                       # the acceptance size
-    python benchmarks/bench_multinomial_memory.py --tasks 10 --classes 4 --features 400 \\
-        --rows 300 --nnz 20                                             # a quick run
+    python benchmarks/bench_multinomial_memory.py --tasks 8 --classes 4 --features 1300 \\
+        --rows 700 --nnz 40                                             # a quick run
 
 ``tests/test_multinomial_memory.py`` runs a small version in the default test suite.
+
+What the ratio depends on: besides the converted design, a fit holds a few arrays of the
+size of the weights ``W`` (``n_features x n_tasks n_classes``: the solver's iterates, the
+gradient, the certificate's) and a few of ``n_classes`` scores per row. With many rows (the
+default, about 100,000) the data dominate; with few rows and many active features the weights
+do, and the ratio grows (``--rows 400 --nnz 40 --alpha-ratio 0.1``: most features active).
 """
 
 from __future__ import annotations
@@ -144,8 +150,8 @@ def _save(folder: str, prefix: str, X, y, task) -> None:
         np.save(os.path.join(folder, f"{prefix}{name}.npy"), a)
 
 
-def measure(n_tasks: int = 50, n_classes: int = 10, n_features: int = 2000, rows: int = 400,
-            nnz: int = 40, alpha_ratio: float = 0.5, tol: float = 1e-4, seed: int = 0,
+def measure(n_tasks: int = 50, n_classes: int = 10, n_features: int = 2000, rows: int = 2000,
+            nnz: int = 50, alpha_ratio: float = 0.5, tol: float = 1e-4, seed: int = 0,
             solver: str = "auto") -> dict:
     """Run the fit in a child interpreter and return its measures (module docstring)."""
     with tempfile.TemporaryDirectory() as folder:
@@ -169,8 +175,8 @@ def main(argv=None) -> int:
     parser.add_argument("--tasks", type=int, default=50)
     parser.add_argument("--classes", type=int, default=10)
     parser.add_argument("--features", type=int, default=2000)
-    parser.add_argument("--rows", type=int, default=400, help="rows per task (about)")
-    parser.add_argument("--nnz", type=int, default=40, help="stored entries per row")
+    parser.add_argument("--rows", type=int, default=2000, help="rows per task (about)")
+    parser.add_argument("--nnz", type=int, default=50, help="stored entries per row")
     parser.add_argument("--alpha-ratio", type=float, default=0.5,
                         help="alpha as a fraction of alpha_max")
     parser.add_argument("--tol", type=float, default=1e-4)
@@ -182,6 +188,9 @@ def main(argv=None) -> int:
     print(f"multinomial l2,1: {args.tasks} tasks, {args.classes} classes, {args.features} "
           f"sparse features, {args.rows} rows per task, {args.nnz} entries per row")
     print(f"  data                  {r['data_bytes'] / mib:9.1f} MiB")
+    coef = 8.0 * args.features * args.tasks * args.classes
+    print(f"  one copy of W         {coef / mib:9.1f} MiB   (n_features x n_tasks n_classes: "
+          "the solvers hold several)")
     print(f"  peak RSS of the fit   {r['rss_peak_increment'] / mib:9.1f} MiB   ratio "
           f"{r['ratio']:.2f}")
     print(f"  tracemalloc peak      {r['traced_peak'] / mib:9.1f} MiB   ratio "
