@@ -61,10 +61,10 @@ from multitask.data import (
 from multitask.data.class_columns import class_scores_by_row
 from multitask.estimators import new_tasks as _new_tasks
 from multitask.estimators.fitted_state import (
+    NEW_TASK_STATE,
     Fitted,
     FittedStateError,
     fitted_declaration,
-    NEW_TASK_STATE,
     fitted_task_count,
     matches_coef,
     solver_named_in_info,
@@ -956,8 +956,10 @@ class MultiTaskRegressorBase(RegressorMixin, MultiTaskEstimator):
                                                      "huber", "quantile")
     #: The power of the D^2 ``score`` of the log-link losses (``"tweedie"``: ``power``).
     _deviance_powers: ClassVar[dict[str, float]] = {"poisson": 1.0, "gamma": 2.0}
-    #: The losses the task-block solver of Dask input handles.
-    _distributed_losses: ClassVar[tuple[str, ...]] = ("squared",)
+    #: The losses the task-block solver of Dask input handles (the smooth ones: the pinball
+    #: loss has no gradient).
+    _distributed_losses: ClassVar[tuple[str, ...]] = ("squared", "poisson", "gamma", "tweedie",
+                                                      "huber")
     _fitted_state = {
         # the Huber loss's per-task scales (HuberRegressor's scale_)
         "scale_": Fitted("array", shape=("m",), nonnegative=True,
@@ -1037,8 +1039,9 @@ class MultiTaskRegressorBase(RegressorMixin, MultiTaskEstimator):
         loss = self._loss_name()
         if loss not in self._distributed_losses:
             raise ValueError(
-                f"The {loss!r} loss is not supported with Dask collections or TaskBlocks (the "
-                f"task-block solver handles {list(self._distributed_losses)}): fit in memory.")
+                f"The {loss!r} loss is not supported with Dask collections or TaskBlocks: the "
+                "task-block solver is an accelerated gradient method, for the smooth losses "
+                f"{list(self._distributed_losses)}; fit in memory.")
 
     def _store_loss_state(self, result: SolverResult, datafit: Datafit) -> None:
         """``scale_`` (shape ``(n_tasks,)``) for the Huber loss: each task's fitted scale
@@ -1063,6 +1066,9 @@ class MultiTaskRegressorBase(RegressorMixin, MultiTaskEstimator):
         ``unknown_tasks="population"`` scores the rows (long format) of a task the model has
         not seen with the population model, the mean of the fitted tasks' models; the
         default, ``"error"``, refuses them (learn such a task with :meth:`fit_new_tasks`)."""
+        if _is_distributed(X) and _new_tasks.check_unknown_tasks(unknown_tasks) == "error":
+            check_is_fitted(self, "coef_")  # the link applied on the workers, lazily
+            return _distributed().estimator_predict(self, "predict", X, task)
         return self._link(self._scores_or_population(X, task, unknown_tasks))
 
     def _score_fn(self):

@@ -157,6 +157,20 @@ class DistributedDatafit:
                     gb[sl] = g
         return float(sum(r[0] for r in res)), G, gb
 
+    def task_scales(self, W: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
+        """The per-task scales of a loss that fits them (the Huber loss's ``task_scales``) at
+        ``(W, b)``, computed on the blocks (each task's scale is its own rows'), in the order
+        of ``data.tasks``."""
+        Ws = self.split(np.asarray(W, dtype=np.float64))
+        bs = self.split(np.asarray(b)) if b is not None else [None] * len(self.actors)
+        res = [future_result(a.task_scales(w, bb))
+               for a, w, bb in zip(self.actors, Ws, bs, strict=True)]
+        out = np.empty(self.data.n_tasks)
+        for ks, parts in zip(self.worker_blocks.values(), res, strict=True):
+            for k, part in zip(ks, parts, strict=True):
+                out[self.block_offsets[k]:self.block_offsets[k + 1]] = part
+        return out
+
     def alpha_max(self, penalty: Penalty) -> float:
         """``penalty.alpha_max`` of the gradient at zero, from its blockwise reduction."""
         stats = None

@@ -11,6 +11,12 @@ One iteration of accelerated proximal gradient (FISTA with adaptive restart, as
    scalars of the stopping rule, sent to the client; the client decides the restart and the
    momentum, sent with the next step.
 
+A loss without a curvature bound (the log-link GLMs, the Huber loss: no
+``"curvature_bound"``, its ``lipschitz()`` an estimate) backtracks as the in-memory solver
+does: ``L`` is doubled and the step redone from the same point until ``f(x+) <= f(y) + <grad
+f(y), x+ - y> + L/2 ||x+ - y||^2`` holds summed over the blocks (one more round trip per
+doubling; the blocks answer the terms with the step).
+
 The blocks' side is :class:`~multitask.solvers.distributed.workers.TaskBlockWorker`; this
 module holds the client's side: the iteration's decisions, the stopping rule (the relative
 optimality measure of :mod:`multitask.solvers.base`, computed blockwise, two more round trips
@@ -87,22 +93,26 @@ class _Steps:
     ``L = L_f ||A||^2`` (the iteration's step is ``1 / L``), ``L_measure = L_W ||A||^2`` and
     ``s_b`` (the optimality measure's step and intercept factor, from the datafit's
     ``measure_constants``; ``s_b = 0`` without an intercept variable) and the gradient scale
-    ``||grad f(0, b_0)||_F ||A||`` that the measure is relative to.
+    ``||grad f(0, b_0)||_F ||A||`` that the measure is relative to; ``backtrack``: ``L`` is
+    an estimate (the loss has no curvature bound), doubled until the descent test holds.
     """
 
     L: float
     L_measure: float
     s_b: float
     scale: float
+    backtrack: bool = False
 
 
 @dataclass
 class _Trace:
     """What the iteration leaves to the end of the run besides the record: ``n_iter``,
     ``mark_best`` whether the last prox step's point is the one to return, ``stats`` the last
-    combined reduction and ``bytes_up`` / ``bytes_down`` the pickled bytes of the step round
-    trips (answers, arguments)."""
+    combined reduction, ``bytes_up`` / ``bytes_down`` the pickled bytes of the step round
+    trips (answers, arguments) and ``L`` the step constant at the end (larger than the
+    start's after backtracking)."""
 
+    L: float
     n_iter: int = 0
     mark_best: bool = False
     stats: Any = None
@@ -119,7 +129,8 @@ def _step_constants(ddf: DistributedDatafit, A: LinearMap) -> _Steps:
     L_measure = L_measure if np.isfinite(L_measure) and L_measure > 0 else 1.0
     s_b = ddf.measure_constants()[1] if ddf.has_intercept_variable else 0.0
     scale = max(ddf.gradient_scale() * np.sqrt(A.norm_sq), np.finfo(float).tiny)
-    return _Steps(L=L, L_measure=L_measure, s_b=s_b, scale=scale)
+    return _Steps(L=L, L_measure=L_measure, s_b=s_b, scale=scale,
+                  backtrack="curvature_bound" not in ddf.capabilities)
 
 
 def _split_start(ddf: DistributedDatafit, shape: tuple, coef_init, intercept_init
@@ -148,13 +159,15 @@ def _split_start(ddf: DistributedDatafit, shape: tuple, coef_init, intercept_ini
     return coefs, bs
 
 
-def _start(ddf: DistributedDatafit, penalty: Penalty, coefs: list | None, bs: list | None
-           ) -> float:
-    """Start every actor at the given blocks (zeros when None) and return the objective
-    ``F(x_0) = sum_k f_k(A x_k, b_k) + h(x_0)`` there; constraint and split penalties first
-    project the start, ``x_0 <- prox_{0 h}(x_0)``, as ``initial_point`` does."""
+def _start(ddf: DistributedDatafit, penalty: Penalty, coefs: list | None, bs: list | None,
+           backtrack: bool = False) -> float:
+    """Start every actor at the given blocks (zeros when None; the best intercepts of a loss
+    that starts there) and return the objective ``F(x_0) = sum_k f_k(A x_k, b_k) + h(x_0)``
+    there; constraint and split penalties first project the start, ``x_0 <- prox_{0
+    h}(x_0)``, as ``initial_point`` does."""
     for fut in [a.start(penalty, None if coefs is None else coefs[i],
-                        None if bs is None else bs[i]) for i, a in enumerate(ddf.actors)]:
+                        None if bs is None else bs[i], backtrack)
+                for i, a in enumerate(ddf.actors)]:
         future_result(fut)
     if penalty.is_constraint or penalty.parts:  # a feasible start, as initial_point does
         plan0, _ = penalty.block_plan(_reduce(penalty, ddf._all(lambda a: a.x_stats())), 0.0)
@@ -197,14 +210,28 @@ def _gather(ddf: DistributedDatafit, shape: tuple
     return V, b, intercept
 
 
+def _descends(parts: list, L: float) -> bool:
+    """The descent test of a backtracking step, summed over the workers' answers: ``f(x+) <=
+    f(y) + <grad f(y), x+ - y> + L/2 (||x+ - y||^2 + ||b+ - b_y||^2)`` (up to rounding,
+    ``1e-12 max(1, |f(y)|)``, as the in-memory solver); false where ``f(x+)`` is not finite."""
+    f_new = sum(r[0] for r in parts)
+    f_y = sum(r[5][0] for r in parts)
+    lin = sum(r[5][1] for r in parts)
+    moved = sum(r[2] for r in parts) + sum(r[5][2] for r in parts)
+    return bool(f_new <= f_y + lin + 0.5 * L * moved + 1e-12 * max(1.0, abs(f_y)))
+
+
 class DistributedProximalGradient(Solver):
     """Accelerated proximal gradient with the tasks in blocks on a Dask cluster.
 
     The iteration and the stopping rule are those of
     :class:`~multitask.solvers.fista.ProximalGradient` with its default settings (step
     ``1 / L`` with ``L`` the datafit's Lipschitz bound times ``||A||^2``, adaptive restart,
-    the best iterate returned), computed as in the module docstring: every penalty with the
-    ``"blockwise"`` capability runs this way, and only its reduction crosses the network.
+    the best iterate returned; for a loss without a curvature bound, ``L`` starts at the
+    loss's estimate and backtracks), computed as in the module docstring: every penalty with
+    the ``"blockwise"`` capability runs this way, and only its reduction crosses the network.
+    Every smooth loss of the library is evaluated on the workers (squared, logistic, squared
+    hinge, Poisson, Gamma, Tweedie, Huber with its per-task scale).
 
     Parameters
     ----------
@@ -288,8 +315,8 @@ class DistributedProximalGradient(Solver):
                               CertificateSchedule(period=None, early_gap=5, early_fraction=10))
         shape = penalty.linear_map.variable_shape(ddf.data.n_features, ddf.data.n_tasks)
         coefs, bs = _split_start(ddf, shape, coef_init, intercept_init)
-        fx = _start(ddf, penalty, coefs, bs)
         steps = _step_constants(ddf, penalty.linear_map)
+        fx = _start(ddf, penalty, coefs, bs, steps.backtrack)
         trace = self._iterate(ddf, penalty, steps, fx, run)
         return self._assemble_result(ddf, penalty, steps, trace, shape, run)
 
@@ -303,10 +330,12 @@ class DistributedProximalGradient(Solver):
         sqrt(1 + 4 t_k^2)) / 2``. The client accepts ``x+`` unless ``F(x+) > F(x)`` after
         momentum (a restart: ``t = 1`` and the gradient step from ``x`` again), and stops
         when the cheap bound ``sqrt(L^2 ||x+ - y||^2 + s_b^2 ||grad_b||^2)`` falls under
-        ``tol * scale`` and the measure confirms it, or when the callback says so.
+        ``tol * scale`` and the measure confirms it, or when the callback says so. With
+        ``steps.backtrack``, a step that fails the descent test is redone with ``2 L``
+        (:meth:`TaskBlockWorker.retry`) before anything is recorded.
         """
         L, s_b, scale, tol = steps.L, steps.s_b, steps.scale, self.tol
-        trace = _Trace()
+        trace = _Trace(L=L)
         run.keep(fx, None, None)  # the iterates stay on the workers (mark_best)
         t_k = 1.0
         accept = mark_best = False
@@ -314,23 +343,30 @@ class DistributedProximalGradient(Solver):
         stats, gb2 = _reduce(penalty, (r[0] for r in res)), sum(r[1] for r in res)
         for k in range(1, self.max_iter + 1):
             trace.n_iter = k
-            plan, h_plan = penalty.block_plan(stats, 1.0 / L)
-            t_next = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t_k * t_k))
-            beta = (t_k - 1.0) / t_next if self.accelerated else 0.0
-            parts = ddf._all(lambda a, p=plan, bt=beta, ac=accept, mb=mark_best:
-                             a.step(p, 1.0 / L, L, bt, ac, mb))
-            # what crossed the network (pickled): the step's arguments to every worker, and
-            # the workers' answers (their combined reductions and four numbers)
-            trace.bytes_down += len(ddf.actors) * len(pickle.dumps(
-                (plan, 1.0 / L, L, beta, accept, mark_best)))
-            trace.bytes_up += sum(len(pickle.dumps(r)) for r in parts)
+            while True:
+                plan, h_plan = penalty.block_plan(stats, 1.0 / L)
+                t_next = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t_k * t_k))
+                beta = (t_k - 1.0) / t_next if self.accelerated else 0.0
+                parts = ddf._all(lambda a, p=plan, bt=beta, ac=accept, mb=mark_best, c=L:
+                                 a.step(p, 1.0 / c, c, bt, ac, mb))
+                # what crossed the network (pickled): the step's arguments to every worker,
+                # and the workers' answers (their combined reductions and a few numbers)
+                trace.bytes_down += len(ddf.actors) * len(pickle.dumps(
+                    (plan, 1.0 / L, L, beta, accept, mark_best)))
+                trace.bytes_up += sum(len(pickle.dumps(r)) for r in parts)
+                accept = mark_best = False  # the workers have applied them
+                if not steps.backtrack or _descends(parts, L) or not np.isfinite(2.0 * L):
+                    break
+                L = 2.0 * L  # the estimate was too small here: the same step, shorter
+                res = ddf._all(lambda a, c=L: a.retry(c))
+                stats, gb2 = _reduce(penalty, (r[0] for r in res)), sum(r[1] for r in res)
+            trace.L = L
             F_new = (sum(r[0] for r in parts) + h_plan + sum(r[1] for r in parts))
             dx2 = sum(r[2] for r in parts)
             run.record(F_new)
             mark_best = run.offer(F_new, None, None)
             cheap = np.sqrt(L * L * dx2 + s_b * s_b * gb2)
             stats, gb2 = _reduce(penalty, (r[3] for r in parts)), sum(r[4] for r in parts)
-            accept = False
             if run.due(k, small=cheap <= tol * scale) and run.certified(
                     k, _measure(ddf, penalty, steps, "xnew")) <= tol:
                 run.stopped_by = "tol"
@@ -340,7 +376,7 @@ class DistributedProximalGradient(Solver):
                 break
             if self.accelerated and self.restart and F_new > fx and t_k > 1.0:
                 t_k = 1.0  # restart: drop the momentum and this step's point, from x
-                res = ddf._all(lambda a, mb=mark_best: a.begin(L, mb, True))
+                res = ddf._all(lambda a, mb=mark_best, c=L: a.begin(c, mb, True))
                 mark_best = False
                 stats, gb2 = _reduce(penalty, (r[0] for r in res)), sum(r[1] for r in res)
                 continue
@@ -362,7 +398,7 @@ class DistributedProximalGradient(Solver):
             meas = _measure(ddf, penalty, steps, "best")
             converged = converged or meas <= self.tol
         V, b, intercept = _gather(ddf, shape)
-        n_iter, L = trace.n_iter, steps.L
+        n_iter, L = trace.n_iter, trace.L
         assert run.best is not None
         info = {"lipschitz": L, "best_objective": run.best.objective,
                 "stopped_by": run.stopped_by,

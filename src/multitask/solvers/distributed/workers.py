@@ -6,6 +6,14 @@ accelerated proximal gradient iteration on them: the gradient step ``V = Y - A^T
 and the penalty's reduction ``S = penalty.block_stats(V)``, then ``X+ = penalty.block_prox(V,
 plan)`` with the loss at ``X+``. Only reductions and scalars go back to the client
 (:class:`~multitask.solvers.distributed.solver.DistributedProximalGradient`).
+
+Every loss is evaluated where its rows are: the blocks' datafits are the library's (the
+squared and classification losses, the log-link GLMs, the Huber loss with its scale fitted
+per task, which is block-local). For a loss without a curvature bound (the GLMs, Huber) the
+client backtracks on ``L`` (``backtrack``): each block keeps the loss and its gradient at the
+extrapolated point, and a step answers the terms of the descent test ``f(x+) <= f(y) + <grad
+f(y), x+ - y> + L/2 ||x+ - y||^2`` besides ``f(x+)``; :meth:`TaskBlockWorker.retry` redoes the
+gradient step from the same point with a larger ``L``.
 """
 
 from __future__ import annotations
@@ -50,6 +58,8 @@ class _Block:
         self.spec: tuple | None = None
         self.best: tuple = (None, None)
         self.mes: tuple = (None, None, None)
+        # with backtracking: (f(y), A^T grad_W f(y), grad_b f(y)) at the prox input's point
+        self.at_y: tuple | None = None
 
 
 class TaskBlockWorker:
@@ -66,6 +76,7 @@ class TaskBlockWorker:
         self.blocks: list[_Block] = []
         self.classes: list = []
         self.penalty: Penalty | None = None
+        self.backtrack = False
         with _blas_limit(blas_threads):
             for k, payload in zip(indices, payloads, strict=True):
                 datafit, classes = builder(payload)
@@ -121,24 +132,35 @@ class TaskBlockWorker:
         return stats
 
     # ----------------------------------------------------------------- solver state
-    def start(self, penalty: Penalty, coefs: list | None, intercepts: list | None) -> None:
-        """Set the penalty and the starting point (zeros, or the given blocks)."""
+    def start(self, penalty: Penalty, coefs: list | None, intercepts: list | None,
+              backtrack: bool = False) -> None:
+        """Set the penalty and the starting point (zeros, or the given blocks; without given
+        intercepts, a loss that starts at its best intercepts, ``starts_at_best_intercept``,
+        starts there, each block's tasks from their own rows). ``backtrack``: keep what the
+        descent test of the module docstring needs."""
         self.penalty = penalty
+        self.backtrack = bool(backtrack)
         A = penalty.linear_map
         for i, blk in enumerate(self.blocks):
-            d, m = blk.datafit.data.n_features, blk.datafit.data.n_tasks
+            df = blk.datafit
+            d, m = df.data.n_features, df.data.n_tasks
             shape = A.variable_shape(d, m)
             blk.x = np.zeros(shape) if coefs is None else np.array(coefs[i], dtype=np.float64)
             if blk.x.shape != shape:
                 raise ValueError(f"coef_init has shape {blk.x.shape} on a block, expected "
                                  f"{shape}.")
             blk.b = None
-            if blk.datafit.has_intercept_variable:
-                blk.b = (np.zeros(m) if intercepts is None
-                         else np.array(intercepts[i], dtype=np.float64))
+            if df.has_intercept_variable:
+                if intercepts is not None:
+                    blk.b = np.array(intercepts[i], dtype=np.float64)
+                elif coefs is None and getattr(df, "starts_at_best_intercept", False):
+                    with _blas_limit(self.blas_threads):
+                        blk.b = np.asarray(df.optimal_intercept_at_zero(), dtype=np.float64)
+                else:
+                    blk.b = np.zeros(m)
             blk.y, blk.yb = blk.x, blk.b
             blk.best = (blk.x, blk.b)
-            blk.xnew = blk.bnew = blk.vin = blk.bin = blk.spec = None
+            blk.xnew = blk.bnew = blk.vin = blk.bin = blk.spec = blk.at_y = None
 
     def _stats(self, arrays) -> Any:
         assert self.penalty is not None
@@ -177,16 +199,20 @@ class TaskBlockWorker:
             blk.best = (blk.xnew, blk.bnew)
 
     def _gradient_step(self, blk: _Block, y, yb, L: float, grads: tuple | None = None):
-        """``(V, b+, ||grad_b||^2)``: the prox input ``y - A^T grad_W f / L`` and the
-        intercept step at ``(y, yb)`` (``grads``: the datafit's ``(grad_W, grad_b)`` there,
-        when already computed)."""
+        """``(V, b+, ||grad_b||^2, at_y)``: the prox input ``y - A^T grad_W f / L`` and the
+        intercept step at ``(y, yb)`` (``grads``: the datafit's ``(f, grad_W, grad_b)``
+        there, when already computed); ``at_y = (f(y), A^T grad_W, grad_b)`` with
+        backtracking (else None)."""
         assert self.penalty is not None
         A = self.penalty.linear_map
-        gW, gb = grads if grads is not None else blk.datafit.value_and_grad(A.forward(y), yb)[1:]
-        v = y - A.adjoint(gW) / L
+        fy, gW, gb = (grads if grads is not None
+                      else blk.datafit.value_and_grad(A.forward(y), yb))
+        Ag = A.adjoint(gW)
+        at_y = (float(fy), Ag, gb) if self.backtrack else None
+        v = y - Ag / L
         if gb is not None and yb is not None:
-            return v, yb - gb / L, float(np.vdot(gb, gb))
-        return v, None, 0.0
+            return v, yb - gb / L, float(np.vdot(gb, gb)), at_y
+        return v, None, 0.0, at_y
 
     def begin(self, L: float, mark_best: bool = False, restart: bool = False):
         """The gradient step at ``y`` on every block (``y = x``: the start, or a restart that
@@ -201,10 +227,30 @@ class TaskBlockWorker:
                 if restart:
                     blk.xnew = blk.bnew = None
                 blk.y, blk.yb = blk.x, blk.b
-                blk.vin, blk.bin, g2 = self._gradient_step(blk, blk.y, blk.yb, L)
+                blk.vin, blk.bin, g2, blk.at_y = self._gradient_step(blk, blk.y, blk.yb, L)
                 gb2 += g2
                 stats = self.penalty.combine_stats(stats, self.penalty.block_stats(blk.vin))
                 blk.spec = None
+        return stats, gb2
+
+    def retry(self, L: float):
+        """The gradient step again from the same point ``y`` with the constant ``L`` (a
+        backtracking step of the client, which rejected the last prox step: its point and
+        the speculative next step are dropped). Returns ``(stats, ||grad_b||^2)`` of the
+        prox input."""
+        assert self.penalty is not None
+        stats, gb2 = None, 0.0
+        with _blas_limit(self.blas_threads):
+            for blk in self.blocks:
+                assert blk.at_y is not None
+                _, Ag, gb = blk.at_y
+                blk.vin = blk.y - Ag / L
+                blk.bin = None
+                if gb is not None and blk.yb is not None:
+                    blk.bin = blk.yb - gb / L
+                    gb2 += float(np.vdot(gb, gb))
+                blk.xnew = blk.bnew = blk.spec = None
+                stats = self.penalty.combine_stats(stats, self.penalty.block_stats(blk.vin))
         return stats, gb2
 
     def step(self, plan, step: float, L: float, beta: float, accept: bool,
@@ -218,11 +264,13 @@ class TaskBlockWorker:
         step (discarded by :meth:`begin` when the client restarts).
 
         Returns ``(f(x+), h share, ||x+ - y||^2, stats of the next prox input, its
-        ||grad_b||^2)``.
+        ||grad_b||^2, descent)``; ``descent`` is ``(f(y), <grad f(y), x+ - y>, ||b+ -
+        b_y||^2)`` with backtracking (the other terms of the descent test), else None.
         """
         assert self.penalty is not None
         A = self.penalty.linear_map
         f, h, dx2, gb2 = 0.0, 0.0, 0.0, 0.0
+        fy, lin, db2 = 0.0, 0.0, 0.0
         stats = None
         with _blas_limit(self.blas_threads):
             for blk in self.blocks:
@@ -231,7 +279,7 @@ class TaskBlockWorker:
                 if accept:
                     assert blk.spec is not None
                     blk.x, blk.b = blk.xnew, blk.bnew
-                    blk.y, blk.yb, blk.vin, blk.bin = blk.spec
+                    blk.y, blk.yb, blk.vin, blk.bin, blk.at_y = blk.spec
                 blk.spec = None
                 blk.xnew = self.penalty.block_prox(blk.vin, plan, step)
                 blk.bnew = blk.bin
@@ -239,6 +287,13 @@ class TaskBlockWorker:
                 h += float(self.penalty.block_value(blk.xnew, plan))
                 dx = blk.xnew - blk.y
                 dx2 += float(np.vdot(dx, dx))
+                if blk.at_y is not None:  # the descent test's terms at y
+                    fy += blk.at_y[0]
+                    lin += float(np.vdot(blk.at_y[1], dx))
+                    if blk.at_y[2] is not None and blk.bnew is not None:
+                        db = blk.bnew - blk.yb
+                        lin += float(np.vdot(blk.at_y[2], db))
+                        db2 += float(np.vdot(db, db))
                 y2 = blk.xnew + beta * (blk.xnew - blk.x) if beta else blk.xnew
                 yb2 = blk.bnew
                 if beta and blk.bnew is not None and blk.b is not None:
@@ -250,14 +305,14 @@ class TaskBlockWorker:
                     f += float(blk.datafit.value(A.forward(blk.xnew), blk.bnew))
                     grads = None
                 else:
-                    fx, _, gW, gb = pair(A.forward(blk.xnew), blk.bnew, A.forward(y2), yb2)
+                    fx, fy2, gW, gb = pair(A.forward(blk.xnew), blk.bnew, A.forward(y2), yb2)
                     f += float(fx)
-                    grads = (gW, gb)
-                v2, bin2, g2 = self._gradient_step(blk, y2, yb2, L, grads)
+                    grads = (fy2, gW, gb)
+                v2, bin2, g2, at_y2 = self._gradient_step(blk, y2, yb2, L, grads)
                 gb2 += g2
                 stats = self.penalty.combine_stats(stats, self.penalty.block_stats(v2))
-                blk.spec = (y2, yb2, v2, bin2)
-        return f, h, dx2, stats, gb2
+                blk.spec = (y2, yb2, v2, bin2, at_y2)
+        return f, h, dx2, stats, gb2, ((fy, lin, db2) if self.backtrack else None)
 
     def measure_grad(self, L: float, which: str):
         """First half of the optimality measure at ``which`` (``"xnew"`` or ``"best"``): the
@@ -299,6 +354,17 @@ class TaskBlockWorker:
             out.append((blk.index, V, b, blk.datafit.intercept(A.forward(V), b)))
         return out
 
+    def task_scales(self, Ws: list, bs: list | None) -> list:
+        """The fitted per-task scales of a loss that has them (the Huber loss's
+        ``task_scales``) at the given blocks of ``W`` (and ``b``), one array per block."""
+        out = []
+        with _blas_limit(self.blas_threads):
+            for i, blk in enumerate(self.blocks):
+                df = blk.datafit
+                z = df.scores(Ws[i], None if bs is None else bs[i])
+                out.append(np.asarray(df.task_scales(z), dtype=np.float64))
+        return out
+
     def value_and_grad(self, Ws: list, bs: list | None):
         """Loss value and gradients at the given blocks of ``W`` (and ``b``)."""
         f, gWs, gbs = 0.0, [], []
@@ -314,6 +380,6 @@ class TaskBlockWorker:
         """Drop the solver's state (the data stay)."""
         for blk in self.blocks:
             blk.x = blk.y = blk.xnew = blk.vin = blk.b = blk.yb = blk.bnew = None
-            blk.bin = blk.spec = None
+            blk.bin = blk.spec = blk.at_y = None
             blk.best = (None, None)
             blk.mes = (None, None, None)
