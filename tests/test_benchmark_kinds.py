@@ -93,6 +93,7 @@ def test_non_negative_integer_targets_get_a_hint_to_pass_kind_count():
     data = make_benchmark_data(X, y, task)
     assert data.kind == "regression" and "--kind count" in data.notes[0]
     assert make_benchmark_data(X, y, task, kind="count").notes == []
+    assert make_benchmark_data(X, y, task, kind="regression").notes == []  # asked for
 
 
 def test_kind_options_are_checked():

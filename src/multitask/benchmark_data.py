@@ -456,10 +456,11 @@ def make_benchmark_data(X: Any, y: Any, task: Any = None, *, name: str = "data",
         _check_counts(columns, names)
     if exposure is not None:
         _check_exposure(exposure, names, len(ys) if shared else None)
+    asked = kind
     kind = detect_kind(values, kind)
     classes = None
     notes = []
-    hint = kind_hint(values, kind) if numeric else None
+    hint = kind_hint(values, kind) if numeric and asked == "auto" else None
     if hint is not None:
         notes.append(hint)
     if kind in ("classification", "multiclass"):
