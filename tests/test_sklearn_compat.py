@@ -1,11 +1,17 @@
-"""scikit-learn's estimator checks over every public estimator, in one common test."""
+"""scikit-learn's estimator checks over every public estimator, in one common test.
+
+The list of estimators and their expected failures live here; the sweep runs here over the
+regressors (and the other non-classifiers) and over the classifiers in
+``tests/test_sklearn_compat_classifiers.py``: two files, which the default run's two test
+workers take one each.
+"""
 
 from __future__ import annotations
 
 import inspect
 import warnings
 
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, is_classifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import multitask as mt
@@ -31,6 +37,9 @@ def _public_estimators():
 
 
 ESTIMATORS = _public_estimators()
+#: The classifiers, checked in tests/test_sklearn_compat_classifiers.py; the others here.
+CLASSIFIERS = [e for e in ESTIMATORS if is_classifier(e)]
+NOT_CLASSIFIERS = [e for e in ESTIMATORS if not is_classifier(e)]
 
 #: Checks an estimator is known to fail, and why (passed to parametrize_with_checks).
 EXPECTED_FAILED = {
@@ -67,13 +76,19 @@ def test_every_public_estimator_is_checked():
     expected = {n for n in mt.__all__ if inspect.isclass(getattr(mt, n))
                 and issubclass(getattr(mt, n), BaseEstimator)} - {"MultitaskKernelClassifier"}
     assert names == expected
+    assert len(CLASSIFIERS) + len(NOT_CLASSIFIERS) == len(ESTIMATORS) and CLASSIFIERS
 
 
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failed)
-def test_sklearn_estimator_checks(estimator, check):
+def run_check(estimator, check):
+    """One scikit-learn check of one estimator."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # convergence on the checks' tiny random data
         check(estimator)
+
+
+@parametrize_with_checks(NOT_CLASSIFIERS, expected_failed_checks=_expected_failed)
+def test_sklearn_estimator_checks(estimator, check):
+    run_check(estimator, check)
 
 
 def test_sparse_low_rank_sample_weights_agree_at_a_tight_tol():
