@@ -42,9 +42,13 @@ __all__ = ["DATAFIT_CAPABILITIES", "Datafit", "DualPoint"]
 #:   (majorization, gap-safe screening). A smooth loss without it (the log-link GLMs, whose
 #:   ``ell'' = exp(z)`` is unbounded; the Huber loss with a fitted scale) gives a finite local
 #:   estimate instead (:meth:`Datafit.local_curvature`), from which solvers backtrack.
+#: * ``"score_hessian"``: :meth:`Datafit.score_hessian` gives the Hessian in score space as a
+#:   product where a row's scores are coupled (the multinomial loss), without ``ell''`` row by
+#:   row: the steps of truncated Newton (:mod:`multitask.solvers.newton_cg`; every loss with
+#:   ``"hessian"`` has the product too).
 DATAFIT_CAPABILITIES = frozenset({"gradient", "quadratic", "prox_scores", "subgradient",
                                   "max_affine", "dual", "least_squares", "hessian",
-                                  "curvature_bound"})
+                                  "curvature_bound", "score_hessian"})
 
 
 @dataclass(frozen=True)
@@ -112,6 +116,11 @@ class Datafit:
     #: losses whose curvature or scale depends on where the scores are: a start at ``b = 0``
     #: can be far from the data, ``exp(0) = 1`` for counts of 10^6).
     starts_at_best_intercept: ClassVar[bool] = False
+    #: Whether proximal Newton, started at ``W = 0``, first tries the fit of the squared loss
+    #: with the same penalty (one step of its model) and starts there where the loss is lower
+    #: (a robust loss whose scale shrinks as the fit improves: its first steps from zero are
+    #: short).
+    starts_from_least_squares: ClassVar[bool] = False
 
     def __init__(self, data: MultiTaskData, fit_intercept: bool = True, alpha_l2: float = 0.0,
                  center: bool = False):

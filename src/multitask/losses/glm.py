@@ -90,7 +90,8 @@ def _exp(x: np.ndarray) -> np.ndarray:
         return np.exp(x)
 
 
-def tweedie_conjugate(a: np.ndarray, y: np.ndarray, power: float) -> np.ndarray:
+def tweedie_conjugate(a: np.ndarray, y: np.ndarray, power: float,
+                      start: np.ndarray | None = None) -> np.ndarray:
     """``ell^*(a_i)`` row by row for the half Tweedie deviance of power ``power`` in ``[1,
     2]`` and targets ``y`` (module docstring), ``inf`` outside the domain.
 
@@ -101,6 +102,10 @@ def tweedie_conjugate(a: np.ndarray, y: np.ndarray, power: float) -> np.ndarray:
     y : ndarray of shape (N,)
         Targets, ``>= 0`` (``> 0`` for ``power = 2``).
     power : float
+    start : ndarray of shape (N,), optional
+        Guesses of ``z^* - log y`` (``1 < power < 2``): the root's Newton steps start there
+        (``z - log y`` at the scores ``z`` whose gradient the dual point was made of is the
+        root itself where the point was not scaled).
 
     Returns
     -------
@@ -128,27 +133,30 @@ def tweedie_conjugate(a: np.ndarray, y: np.ndarray, power: float) -> np.ndarray:
                 yp = y[pos]
                 scale = yp ** (2.0 - power)
                 t = a[pos] / scale
-                r = _tweedie_root(t, q)
+                r = _tweedie_root(t, q, None if start is None else start[pos])
                 g = np.expm1((1.0 + q) * r) / (1.0 + q) - np.expm1(q * r) / q
                 out[pos] = a[pos] * ly[pos] + scale * (t * r - g)
     return out
 
 
-def _tweedie_root(t: np.ndarray, q: float) -> np.ndarray:
+def _tweedie_root(t: np.ndarray, q: float, start: np.ndarray | None = None) -> np.ndarray:
     """The root ``r`` of ``k(r) = e^{(1+q) r} - e^{q r} = t`` (``q = 1 - p`` in ``(-1, 0)``),
     by Newton steps safeguarded by bisection in a bracket (``k`` increases): ``[0,
     log1p(t) / (1 + q)]`` for ``t >= 0``; ``[min(-1, log(-t / (1 - 1/e)) / q), 0]`` for ``t <
-    0`` (there ``k(r) <= -(1 - 1/e) e^{q r}``). The start is the root of ``k``'s leading
-    term (``t`` near 0, ``log(t) / (1 + q)`` for large ``t``, ``log(-t) / q`` for large
-    ``-t``), and each step updates only the roots not yet converged."""
+    0`` (there ``k(r) <= -(1 - 1/e) e^{q r}``). The start is ``start`` where given and
+    finite, else the root of ``k``'s leading term (``t`` near 0, ``log(t) / (1 + q)`` for
+    large ``t``, ``log(-t) / q`` for large ``-t``), and each step updates only the roots not
+    yet converged."""
     t = np.asarray(t, dtype=np.float64)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         lo = np.where(t >= 0.0, 0.0,
                       np.minimum(-1.0, np.log(np.maximum(-t, 1e-300) / _ONE_MINUS_INV_E) / q))
         hi = np.where(t >= 0.0, np.log1p(np.maximum(t, 0.0)) / (1.0 + q), 0.0)
-        start = np.where(t > 1.0, np.log(np.maximum(t, 1.0)) / (1.0 + q),
-                         np.where(t < -1.0, np.log(np.maximum(-t, 1.0)) / q, t))
-        r = np.clip(np.where(np.isfinite(start), start, 0.5 * (lo + hi)), lo, hi)
+        guess = np.where(t > 2.0, np.log(np.maximum(t, 1.0)) / (1.0 + q),
+                         np.where(t < -2.0, np.log(np.maximum(-t, 1.0)) / q, t))
+        if start is not None:
+            guess = np.where(np.isfinite(start), start, guess)
+        r = np.clip(np.where(np.isfinite(guess), guess, 0.5 * (lo + hi)), lo, hi)
         live = np.arange(t.size)
         for _ in range(_NEWTON_STEPS):
             rl, tl, lol, hil = r[live], t[live], lo[live], hi[live]
@@ -198,6 +206,7 @@ class Tweedie(Datafit):
                  center: bool = False, power: float = 1.5):
         self.power = check_power(power if self.fixed_power is None else self.fixed_power)
         self._intercept0: np.ndarray | None = None
+        self._last_root: np.ndarray | None = None
         super().__init__(data, fit_intercept, alpha_l2, center)
 
     def get_params(self) -> dict:
@@ -241,6 +250,7 @@ class Tweedie(Datafit):
                 return np.expm1(r) - r, -np.expm1(r)
             q = 1.0 - p
             r = z - ly
+            self._last_root = r  # the conjugate's root where the dual point is this gradient
             yp = np.where(pos, y, 1.0) ** (2.0 - p)
             g = np.expm1((1.0 + q) * r) / (1.0 + q) - np.expm1(q * r) / q
             vals = np.where(pos, yp * g, _exp((2.0 - p) * z) / (2.0 - p))
@@ -259,8 +269,12 @@ class Tweedie(Datafit):
             return (1.0 + q) * _exp((1.0 + q) * z) - q * y * _exp(q * z)
 
     def _score_conjugate(self, a):
-        """``ell^*(a_i)`` row by row (:func:`tweedie_conjugate`)."""
-        return tweedie_conjugate(a, self.data.y, self.power)
+        """``ell^*(a_i)`` row by row (:func:`tweedie_conjugate`), its roots started from the
+        last scores' ``z - log y`` (a dual point is made of the gradient there)."""
+        start = self._last_root
+        if start is not None and start.shape != np.shape(a):
+            start = None
+        return tweedie_conjugate(a, self.data.y, self.power, start)
 
     # ------------------------------------------------------------------ intercepts, curvature
     def optimal_intercept_at_zero(self):

@@ -29,7 +29,9 @@ then bounded by a quadratic of Hessian ``X_t^T D_t X_t / (2 W_t)`` on each of it
 (block diagonal over the columns), which gives the Lipschitz constant, the fixed Hessians of
 majorization (:meth:`~multitask.losses.base.Datafit.bound_hessian`) and the strong concavity of
 the dual that gap-safe screening reads. Proximal Newton's per-row second derivatives do not
-exist for a loss coupling ``K`` scores per row: no ``"hessian"`` capability.
+exist for a loss coupling ``K`` scores per row: no ``"hessian"`` capability; the Hessian in
+score space is a product (:meth:`Multinomial.score_hessian`, ``"score_hessian"``: the steps of
+truncated Newton, :mod:`multitask.solvers.newton_cg`).
 
 **The conjugate** (the certificate, :mod:`multitask.solvers.certificate`): with ``a_i = p_i -
 e_{y_i}`` the score gradient of row ``i`` (``p_i`` its probabilities), ``ell_i^*(a_i) = sum_k
@@ -270,7 +272,7 @@ class Multinomial(Datafit):
     #: derivatives do not exist) and no ``"subgradient"`` (the projected subgradient method
     #: sizes its steps from the rows of the design as stacked for the tasks, which the view of
     #: the task-class columns does not stack; accelerated gradient solves the same models).
-    capabilities = frozenset({"gradient", "dual", "curvature_bound"})
+    capabilities = frozenset({"gradient", "dual", "curvature_bound", "score_hessian"})
     #: The certificate's dual point is scaled along its ray only, never projected
     #: (:func:`multitask.solvers.certificate._projected_dual`): the projection eigendecomposes
     #: a Gram matrix per task-class column (each task's ``K`` times), which the whole problem

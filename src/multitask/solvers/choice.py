@@ -21,6 +21,7 @@ score   solver and condition
 100     ``exact``: a quadratic model solved by one linear system
 90      ``working_set``: many feature rows, separable, not all free
 80      ``newton``: a smooth non-quadratic loss, few features, feature scale its Hessians hold
+75      ``newton_cg``: a loss coupling a row's scores (the multinomial) with a pure ridge
 70      ``bcd``: a quadratic loss with row operators (unless group rows on per-task designs)
 65      ``newton_admm``: a split model with Newton's data conditions
 62      ``admm``: a quadratic loss, ill-conditioned or a split model

@@ -407,6 +407,9 @@ class ProxNewton(Solver):
         z = datafit.scores(W, b)
         vals, a, h = datafit.score_derivatives(z, second=True)
         P = objective(vals, W, W)
+        if datafit.starts_from_least_squares and not np.any(W):
+            W, b, z, (vals, a, h), P = self._least_squares_start(datafit, penalty, objective,
+                                                                 W, b, z, (vals, a, h), P)
         run.record(P)
         # the certificate without the lazy shortcut: after every step, near the optimum
         gap = run.certify(0, W, b, target=self.tol, lazy=False)
@@ -460,6 +463,30 @@ class ProxNewton(Solver):
         return run.finish(W, b, n_iter=n_iter, converged=converged, certificate=cert,
                           measure=None if cert is not None else gap,
                           info={"epochs": n_epochs, "best_objective": P})
+
+    def _least_squares_start(self, datafit: Datafit, penalty: Penalty, objective, W, b, z,
+                             derivs, P):
+        """The start ``(W, b, z, derivs, P)``: the given one, or the minimizer of the squared
+        loss ``sum_i w_i (z_i - y_i)^2 / 2`` with the same penalty and ridge (one solve of its
+        model, exact for that loss) where the loss's objective is lower there
+        (:attr:`~multitask.losses.Datafit.starts_from_least_squares`)."""
+        r = z - datafit.data.y
+        model = newton_model(datafit, W, b, r, np.ones_like(r))
+        if model is None:
+            return W, b, z, derivs, P
+        W_ls = W.copy()
+        try:
+            self._step(model.hessian, model.linear, W_ls, penalty, INNER_START)
+        except FloatingPointError:
+            return W, b, z, derivs, P
+        db = model.intercept_step(W_ls - W)
+        b_ls = None if b is None or db is None else b + db
+        z_ls = datafit.scores(W_ls, b_ls)
+        derivs_ls = datafit.score_derivatives(z_ls, second=True)
+        P_ls = objective(derivs_ls[0], W_ls, W_ls)
+        if P_ls < P:
+            return W_ls, b_ls, z_ls, derivs_ls, P_ls
+        return W, b, z, derivs, P
 
     def _hand_over(self, datafit: Datafit, penalty: Penalty, W: np.ndarray, b,
                    n_iter: int) -> SolverResult:
