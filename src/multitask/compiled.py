@@ -1,5 +1,11 @@
 """When to run numba-compiled kernels, and when their interpreted twins.
 
+The kernels are compiled ahead of the user's fits: the package's build step runs
+:mod:`multitask.precompile`, which leaves them in numba's on-disk cache inside the installed
+package, so a fit loads them instead of compiling them (where the cache was lost,
+``python -m multitask.precompile`` fills it again; docs/scale.md gives the costs). The rule
+below prices the compiled choice at what it costs with that cache.
+
 Loading a cached numba kernel is cheap, but the first one a process loads sets up numba's
 compilation target first: about 0.15 s of CPU (typing and target contexts, measured by
 ``benchmarks/bench_first_call.py``), more than a small fit costs. A kernel with a numpy twin

@@ -3,8 +3,8 @@
 The package's kernels are compiled with ``cache=True``: numba keeps the machine code beside
 each source file (``__pycache__/*.nbi``, ``*.nbc``), keyed on the source file's content, the
 kernel's argument types, numba's version and the processor, so a process that finds them
-loads them instead of compiling (compiling the kernels of one model costs seconds to tens of
-seconds of CPU; loading them, a fraction of a second). This module fills that cache by
+loads them instead of compiling (docs/scale.md, "The first fit after install", gives both
+costs). This module fills that cache by
 running small fits of every model of :mod:`multitask.estimators` on every design layout (per
 task lists, long format, dense and CSR designs, a shared design, wide designs that take
 working sets, many tasks, one task; two and three classes; :data:`LAYOUTS`) with the compiled
