@@ -212,14 +212,6 @@ def test_a_pair_no_solver_handles_is_refused_naming_model_loss_and_why():
             *_tasks("poisson"))
 
 
-@pytest.mark.parametrize("loss", LOSSES)
-def test_fit_new_tasks_refuses_the_new_losses(loss):
-    Xs, ys = _tasks("gamma" if loss == "gamma" else "poisson")
-    est = mt.L21Regressor(0.05, loss=loss).fit(Xs[:2], ys[:2])
-    with pytest.raises(ValueError, match=rf"fit_new_tasks does not handle the '{loss}' loss"):
-        est.fit_new_tasks(Xs[2:], ys[2:])
-
-
 def test_dask_input_refuses_the_pinball_loss():
     est = mt.L21Regressor(0.05, loss="quantile")
     with pytest.raises(ValueError, match="not supported with Dask.*smooth losses"):

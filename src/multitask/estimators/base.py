@@ -354,7 +354,8 @@ class MultiTaskEstimator(BaseEstimator):
     _task_components: ClassVar[tuple[str, ...]] = ()
     #: The losses whose new-task problems ``fit_new_tasks`` solves (it refuses the others).
     _new_task_losses: ClassVar[tuple[str, ...]] = ("squared", "logistic", "squared_hinge",
-                                                   "hinge")
+                                                   "hinge", "poisson", "gamma", "tweedie",
+                                                   "huber", "quantile")
 
     def __new__(cls, *args, **kwargs):
         # before __init__, whose unexpected keyword would give a bare TypeError
@@ -717,7 +718,10 @@ class MultiTaskEstimator(BaseEstimator):
         low-rank models, the shared support and feature weights of the joint-sparsity models,
         the mean task of the mean-regularized and graph models, the nearest cluster of
         clustered MTL, the learned task covariance of MTRL; the pooled model gives every new
-        task its population model) and ``b`` is unpenalized, as in ``fit``. The new tasks are
+        task its population model) and ``b`` is unpenalized, as in ``fit``. ``ell`` is the
+        model's loss with its parameter (every ``loss=`` of the regressors; the Huber loss
+        fits each new task's scale too, appended to ``scale_``); the problems without a closed
+        form go to the solver the library chooses for the loss and the prior. The new tasks are
         appended: ``tasks_``, ``coef_``, ``intercept_`` (and ``coef_variable_``, the
         components of split models, the arrays of ``solver_result_``) gain one entry per new
         task, and the rows of the fitted tasks stay bitwise equal. Attributes that describe
@@ -796,7 +800,12 @@ class MultiTaskEstimator(BaseEstimator):
         fit = _new_tasks.fit_new_task_columns(self, data, structure.prior, rule,
                                               structure.nbar)
         _new_tasks.append_new_tasks(self, labels, fit)
+        self._append_loss_state(data, fit)
         return self
+
+    def _append_loss_state(self, data: MultiTaskData, fit) -> None:
+        """Append the new tasks' entries to the fitted attributes of the loss (the Huber
+        loss's ``scale_``); none by default."""
 
     def _check_linear_structure(self, what: str) -> None:
         """Refuse ``what`` (new tasks, the population model) for a model without a penalty on
@@ -1050,6 +1059,16 @@ class MultiTaskRegressorBase(RegressorMixin, MultiTaskEstimator):
         if self._loss_name() == "huber":
             z = datafit.scores(result.W, result.intercept_variable)
             self.scale_ = np.asarray(datafit.task_scales(z), dtype=np.float64)
+
+    def _append_loss_state(self, data: MultiTaskData, fit) -> None:
+        """``scale_`` of the Huber loss gains each new task's scale ``sigma_t`` at its
+        solution (the scale its own rows fit, as ``fit`` gives every task)."""
+        if self._loss_name() != "huber" or getattr(self, "scale_", None) is None:
+            return
+        datafit = get_datafit("huber", data, False, epsilon=float(self.epsilon))
+        scales = datafit.task_scales(datafit.scores(fit.W, fit.intercept))
+        self.scale_ = np.concatenate([np.asarray(self.scale_, dtype=np.float64),
+                                      np.asarray(scales, dtype=np.float64)])
 
     def _link(self, scores):
         """The predicted mean from the scores (``exp`` for the log-link losses)."""

@@ -25,6 +25,8 @@ Penalty` object is used as given, on the ``(n_features, m K)`` columns.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
@@ -294,6 +296,13 @@ class _Pooled(_NormModel):
         result.W = np.tile(result.W, (1, m))
         result.intercept = np.tile(result.intercept, m)
         super()._store_result(result, penalty, data, solver)
+
+    def _store_loss_state(self, result: SolverResult, datafit: Datafit) -> None:
+        # the loss's state of the one pooled task (W is tiled by now), repeated for each task
+        one = dataclasses.replace(result, W=result.W[:, :1])
+        super()._store_loss_state(one, datafit)
+        if getattr(self, "scale_", None) is not None:
+            self.scale_ = np.repeat(self.scale_, len(self.tasks_))
 
     def _warm_start_point(self, data, shape):
         return None, None

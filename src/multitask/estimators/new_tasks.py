@@ -135,8 +135,9 @@ CV_MIN_ROWS = 3
 
 # ----------------------------------------------------------------------------- the solves
 def solve_settings(est) -> NewTaskSettings:
-    """What the per-task solves take from the fitted model ``est``: its loss,
-    ``fit_intercept``, ``alpha_l2``, ``max_iter``, ``tol`` and its datafit on given tasks."""
+    """What the per-task solves take from the fitted model ``est``: its loss (and the loss's
+    own parameter, ``power``, ``epsilon`` or ``quantile``), ``fit_intercept``, ``alpha_l2``,
+    ``max_iter``, ``tol`` and its datafit on given tasks."""
     loss = est._loss_name()
     fit_intercept = bool(getattr(est, "fit_intercept", True))
 
@@ -145,9 +146,11 @@ def solve_settings(est) -> NewTaskSettings:
         options["alpha_l2"] = alpha_l2
         return get_datafit(est._loss_name(), data, fit_intercept, **options)
 
+    own = {"tweedie": "power", "huber": "epsilon", "quantile": "quantile"}.get(loss)
+    params = {} if own is None else {own: float(getattr(est, own))}
     return NewTaskSettings(loss, fit_intercept, float(getattr(est, "alpha_l2", 0.0)),
                            int(getattr(est, "max_iter", 5000)),
-                           float(getattr(est, "tol", 1e-4)), datafit)
+                           float(getattr(est, "tol", 1e-4)), datafit, params)
 
 
 def solve_new_tasks(est, data: MultiTaskData, prior: ColumnPrior, scales: np.ndarray,
@@ -262,7 +265,7 @@ def _cv_multiplier(est, data: MultiTaskData, prior: ColumnPrior, nbar: float) ->
         weight = None if sw is None else sw[held]
         for g_i, (W, b) in enumerate(sols):
             z = np.einsum("nd,dn->n", Xte, W[:, rows]) + b[rows]
-            values = loss_values(loss, yte, z)
+            values = loss_values(loss, yte, z, **settings.loss_params)
             losses[g_i] += float(np.sum(values) if weight is None else weight @ values)
         counted += tasks.size
     if counted == 0:

@@ -283,10 +283,14 @@ class LinearizedADMM(Solver):
                 if small:
                     converged = True
                     break
-            elif run.due(k, small) and self._certify(run, k, it.stacked(penalty), it.b,
-                                                     c) <= tol:
-                converged = True
-                break
+            elif run.due(k, small):
+                measure_k = self._certify(run, k, it.stacked(penalty), it.b, c)
+                # a model without a measure (a loss without gradient, a penalty without a
+                # conjugate: the priors of new tasks) stops on ADMM's residuals, as the
+                # constrained form does (Boyd et al.)
+                if measure_k <= tol or (small and np.isnan(measure_k)):
+                    converged = True
+                    break
             # residual balancing every 10 iterations during the first 2000 (then mu stays
             # fixed, which keeps the convergence guarantee of ADMM with a constant penalty)
             if k % 10 == 0 and k <= 2000:

@@ -24,7 +24,11 @@ not worth paying (:mod:`multitask.compiled`). A split prior with one Gaussian pa
 first (:func:`_screened_sum`: the norm parts at zero where that is optimal; the sparse part of
 sparse + low rank solved exactly otherwise); every other problem goes to the library's
 accelerated proximal gradient (``"fista"``; the projected subgradient method for the hinge
-loss) with the model's ``max_iter`` and ``tol``, all new tasks in one call. A
+loss) with the model's ``max_iter`` and ``tol``, all new tasks in one call; the regression
+losses beyond least squares (Poisson, Gamma, Tweedie, Huber, the pinball loss: the model's
+datafit with its parameter) go to the solver the library's chooser takes for the loss and the
+prior (:func:`~multitask.solvers.choice.make_auto_solver`), started at the best intercepts
+where the loss starts there. A
 :class:`~multitask.penalties.new_task.PriorChoice` (the nearest cluster) is solved once per
 option, and the option with the lowest objective is kept.
 
@@ -38,7 +42,7 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 import numpy as np
@@ -58,6 +62,7 @@ from multitask.penalties.new_task import (
     SumOfPriors,
 )
 from multitask.solvers.base import make_solver
+from multitask.solvers.choice import make_auto_solver
 
 __all__ = [
     "CLOSED_FORM_MAX_FEATURES",
@@ -87,7 +92,8 @@ class NewTaskSettings:
     ----------
     loss : str
         The loss's name: ``"squared"``, ``"logistic"``, ``"squared_hinge"`` or ``"hinge"``
-        (classification labels -1/+1).
+        (classification labels -1/+1), ``"poisson"``, ``"gamma"``, ``"tweedie"``,
+        ``"huber"`` or ``"quantile"``.
     fit_intercept : bool
         Whether each new task has an (unpenalized) intercept.
     alpha_l2 : float
@@ -97,6 +103,9 @@ class NewTaskSettings:
     datafit : callable
         ``datafit(data, alpha_l2)``: the model's datafit on the tasks of ``data`` with the
         ridge term ``alpha_l2`` (the problem the iterative solver takes).
+    loss_params : dict
+        The loss's own parameter (``power``, ``epsilon`` or ``quantile``), for
+        :func:`loss_values`; empty for the others.
     """
 
     loss: str
@@ -105,6 +114,7 @@ class NewTaskSettings:
     max_iter: int
     tol: float
     datafit: Callable[[MultiTaskData, float], Datafit]
+    loss_params: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -177,8 +187,23 @@ def _task_arrays(data: MultiTaskData, t: int) -> tuple[np.ndarray, np.ndarray, n
     return X, y, sw / float(sw.sum())
 
 
-def loss_values(loss: str, y: np.ndarray, z: np.ndarray) -> np.ndarray:
-    """``ell(y_i, z_i)`` per row for the loss ``loss`` (labels -1/+1 for classification)."""
+#: The regression losses beyond least squares: their new-task problems are solved by the
+#: solver the chooser takes (:func:`_iterative`) and their objective read from the datafit.
+CHOSEN_SOLVER_LOSSES = ("poisson", "gamma", "tweedie", "huber", "quantile")
+
+
+def loss_values(loss: str, y: np.ndarray, z: np.ndarray, *, power: float = 1.5,
+                epsilon: float = 1.35, quantile: float = 0.5) -> np.ndarray:
+    """``ell(y_i, z_i)`` per row for the loss ``loss`` at the scores ``z`` (labels -1/+1 for
+    classification): the held-out losses of ``strength="cv"``.
+
+    The log-link losses give half the unit deviance of the mean ``exp(z)``
+    (:mod:`multitask.losses.glm`; ``"poisson"`` power 1, ``"gamma"`` 2, ``"tweedie"``
+    ``power``), ``"quantile"`` the pinball loss ``max(q r, (q - 1) r)`` of ``r = y - z``. The
+    Huber loss fits a scale per task, so its value is not a sum over rows: a held-out row
+    counts its absolute error ``|y - z|`` (the default scorer of the Huber model;
+    ``epsilon`` is not read).
+    """
     if loss == "squared":
         return 0.5 * (z - y) ** 2
     if loss == "logistic":
@@ -187,7 +212,34 @@ def loss_values(loss: str, y: np.ndarray, z: np.ndarray) -> np.ndarray:
         return np.maximum(0.0, 1.0 - y * z) ** 2
     if loss == "hinge":
         return np.maximum(0.0, 1.0 - y * z)
+    if loss in ("poisson", "gamma", "tweedie"):
+        return _half_deviance(np.asarray(y, dtype=np.float64), np.asarray(z, dtype=np.float64),
+                              {"poisson": 1.0, "gamma": 2.0}.get(loss, float(power)))
+    if loss == "quantile":
+        r = np.asarray(y, dtype=np.float64) - np.asarray(z, dtype=np.float64)
+        return np.maximum(quantile * r, (quantile - 1.0) * r)
+    if loss == "huber":
+        return np.abs(np.asarray(y, dtype=np.float64) - np.asarray(z, dtype=np.float64))
     raise ValueError(f"Unknown loss {loss!r}.")
+
+
+def _half_deviance(y: np.ndarray, z: np.ndarray, p: float) -> np.ndarray:
+    """Half the unit Tweedie deviance of power ``p`` in ``[1, 2]`` of the mean ``exp(z)``,
+    row by row, from ``r = z - log y`` without cancellation (the forms of
+    :mod:`multitask.losses.glm`): ``y (e^r - 1 - r)`` (``p = 1``), ``e^{-r} - 1 + r`` (``p =
+    2``), ``y^(2-p) (expm1((2-p) r) / (2-p) - expm1((1-p) r) / (1-p))``; a target 0 gives
+    ``exp((2-p) z) / (2-p)``; ``inf`` where ``exp`` overflows."""
+    pos = y > 0
+    r = z - np.log(np.where(pos, y, 1.0))
+    with np.errstate(over="ignore", invalid="ignore"):
+        if p == 1.0:
+            return np.where(pos, y * (np.expm1(r) - r), np.exp(z))
+        if p == 2.0:
+            return np.expm1(-r) + r
+        q = 1.0 - p
+        g = np.expm1((1.0 + q) * r) / (1.0 + q) - np.expm1(q * r) / q
+        return np.where(pos, np.where(pos, y, 1.0) ** (2.0 - p) * g,
+                        np.exp((2.0 - p) * z) / (2.0 - p))
 
 
 def _dense(X) -> np.ndarray:
@@ -653,9 +705,14 @@ def _spd_solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _objective(settings: NewTaskSettings, data: MultiTaskData, prior: ColumnPrior, c: float,
                w: np.ndarray, b: float) -> float:
-    """The new-task objective of the one-task ``data`` at ``(w, b)`` (strength ``c``)."""
+    """The new-task objective of the one-task ``data`` at ``(w, b)`` (strength ``c``); the
+    loss of :data:`CHOSEN_SOLVER_LOSSES` is the model's datafit's value (the Huber loss's
+    with its scale fitted)."""
     X, y, r = _task_arrays(data, 0)
-    loss = float(r @ loss_values(settings.loss, y, X @ w + b))
+    if settings.loss in CHOSEN_SOLVER_LOSSES:
+        loss = settings.datafit(data, 0.0).value_scores(X @ w + b)
+    else:
+        loss = float(r @ loss_values(settings.loss, y, X @ w + b))
     ridge = c * settings.alpha_l2
     return loss + 0.5 * ridge * float(w @ w) + prior.scaled(c).value(np.asarray(w)[:, None])
 
@@ -727,10 +784,17 @@ def _iterative(settings: NewTaskSettings, data: MultiTaskData, prior: ColumnPrio
     from ``coef_init`` and ``intercept_init`` when given (the solver's variable)."""
     m = data.n_tasks
     datafit = settings.datafit(data, settings.alpha_l2 * (float(scales[0]) if m else 1.0))
-    name = "fista" if "gradient" in datafit.capabilities else "subgradient"
-    solver = make_solver(name, max_iter=settings.max_iter, tol=settings.tol)
-    result = solver.solve(datafit, prior.scaled(scales), coef_init=coef_init,
-                          intercept_init=intercept_init)
+    penalty = prior.scaled(scales)
+    if settings.loss in CHOSEN_SOLVER_LOSSES:
+        solver = make_auto_solver(datafit, penalty, max_iter=settings.max_iter,
+                                  tol=settings.tol)
+        if (coef_init is None and intercept_init is None and datafit.has_intercept_variable
+                and datafit.starts_at_best_intercept):
+            intercept_init = datafit.optimal_intercept_at_zero()
+    else:
+        name = "fista" if "gradient" in datafit.capabilities else "subgradient"
+        solver = make_solver(name, max_iter=settings.max_iter, tol=settings.tol)
+    result = solver.solve(datafit, penalty, coef_init=coef_init, intercept_init=intercept_init)
     b = np.asarray(result.intercept, dtype=np.float64).copy()
     if prior.fixed_intercept is not None:
         b[:] = prior.fixed_intercept
