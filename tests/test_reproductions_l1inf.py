@@ -81,7 +81,6 @@ def test_fit_subgradient_reports_the_chosen_step_and_objective():
         assert np.all(norms <= np.atleast_1d(radius) * (1 + 1e-9))
 
 
-@pytest.mark.slow  # an experiment (the paper's synthetic setup at 10 rows per task, reduced)
 def test_lp_solution_is_sparser_than_subgradient_at_10_rows():
     """Reduced synthetic setup (d = 200, m = 30, 10 rows per task, seed 0): the exact l1,inf
     solution selects fewer features with a higher precision than the exact l1 solution, and
@@ -95,9 +94,6 @@ def test_lp_solution_is_sparser_than_subgradient_at_10_rows():
     assert nsel["l1inf_lp"] < nsel["l1_lp"]
     assert nsel["l1inf_lp"] < nsel["l1inf"]
     assert obj["l1inf_lp"] <= obj["l1inf"] * (1 + 1e-6)
-
-
-def test_unknown_models_are_refused():
     with pytest.raises(ValueError, match="Unknown models"):
         ex.run_synthetic((10,), models=("l2_lp",))
 
