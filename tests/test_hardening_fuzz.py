@@ -19,6 +19,12 @@ problem; it must never modify its input, crash the interpreter or hang. The fami
   text in numbers, odd task ids, unknown tasks, colliding column names), and FIFOs given as
   the training file, the file to predict or the model file: exit status 0 or 2, one line on
   stderr, no temporary file left, no output on failure, never blocked;
+* **loss files** (:func:`loss_file_case`): ``fit`` / ``predict`` with every loss (``--loss``
+  with odd ``--power``, ``--epsilon``, ``--quantile``; an exposure column with zero, negative,
+  missing or infinite cells; class labels, one class only) and ``benchmark`` with the kinds of
+  those losses, on files with odd targets (negative counts, zeros, missing cells, text, 1e300):
+  exit status 0 with finite predictions or results, or 2 with one error line; the input file
+  never changed, nothing written on failure;
 * **scale band** (:func:`band_case`): every estimator on data whose largest entries lie in
   the last decades of the accepted range, ``[1e80, 1e100]`` (and ``[1e-98, 1e-80]``, every
   task's block scaled to its own largest entry), for features and targets independently:
@@ -704,7 +710,7 @@ def run_benchmark_file_case(case: dict, folder: Path, capsys) -> str:
         return f"FAIL status {rc}: {err[:300]}"
     with open(out / "results.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
-    first = "nmse_mean" if "nmse_mean" in rows[0] else "auc_mean"
+    first = next(k for k in rows[0] if k.endswith("_mean"))  # nMSE, AUC or the log-loss
     values = [float(r[first]) for r in rows]
     if not rows or not all(math.isfinite(v) and v >= 0 for v in values):
         return f"FAIL results without a finite {first}: {values}"
@@ -1266,5 +1272,195 @@ def test_missing_label_fuzz():
         outcomes.append([case, run_missing_label_case(case)])
 
     check()
+    failures = [c for c in outcomes if c[1].startswith("FAIL")]
+    assert not failures, failures[:5]
+
+
+# ----------------------------------------------------------------------------- losses
+#: The losses of the file family, with the option each takes and odd values of it.
+_LOSS_OPTIONS = {"poisson": None, "gamma": None, "tweedie": ("--power", ["1.5", "1", "2", "0.5",
+                                                                         "3", "nan", "x"]),
+                 "huber": ("--epsilon", ["1.35", "2", "1", "0.5", "inf"]),
+                 "quantile": ("--quantile", ["0.5", "0.9", "0", "1", "1.5", "-0.1", "nan"]),
+                 "logistic": None}
+_LOSS_ODD_TARGETS = ["", "-1", "0", "1e6", "1e300", "inf", "nan", "x", "2.5", "-0"]
+_LOSS_ODD_EXPOSURE = ["", "0", "-1", "x", "inf", "1e-300", "1e300", "nan"]
+#: The kind of the main job that fits each loss.
+_LOSS_KIND = {"poisson": "count", "quantile": "quantile", "huber": "robust",
+              "logistic": "multiclass"}
+
+
+@st.composite
+def loss_file_case(draw):
+    """A file for ``multitask fit`` / ``predict`` with a loss (or ``multitask benchmark`` with
+    the kind of that loss): counts, positive sizes, heavy-tailed numbers or class labels as
+    targets, a few odd targets (negative, zero, huge, missing, text), an optional exposure
+    column with odd values, odd loss options, 2 or 3 tasks of 2 to 8 rows."""
+    loss = draw(st.sampled_from(sorted(_LOSS_OPTIONS)))
+    option = _LOSS_OPTIONS[loss]
+    value = draw(st.sampled_from(option[1])) if option else None
+    n_tasks = draw(st.sampled_from([2, 3]))
+    rows = draw(st.sampled_from([8, 6, 4, 2]))
+    n = n_tasks * rows
+    number = st.floats(-3, 3, allow_nan=False).map(lambda v: f"{v:.3g}")
+    cells = draw(st.lists(number, min_size=2 * n, max_size=2 * n))
+    if loss == "logistic":
+        target = st.sampled_from(["a", "b", "c", "d"] if draw(st.booleans()) else ["a"])
+    elif loss in ("poisson", "tweedie"):
+        target = st.integers(0, 5).map(str)
+    elif loss == "gamma":
+        target = st.floats(0.1, 9, allow_nan=False).map(lambda v: f"{v:.3g}")
+    else:
+        target = number
+    targets = _mutate(draw, draw(st.lists(target, min_size=n, max_size=n)),
+                      _LOSS_ODD_TARGETS, 2)
+    exposure = None
+    if loss in ("poisson", "gamma", "tweedie") and draw(st.booleans()):
+        good = st.floats(0.05, 1, allow_nan=False).map(lambda v: f"{v:.3g}")
+        exposure = _mutate(draw, draw(st.lists(good, min_size=n, max_size=n)),
+                           _LOSS_ODD_EXPOSURE, 1)
+    command = draw(st.sampled_from(["fit", "fit", "fit --cv", "benchmark"]))
+    return {"loss": loss, "option": option[0] if option else None, "value": value,
+            "n_tasks": n_tasks, "rows": rows, "cells": cells, "targets": targets,
+            "exposure": exposure, "command": command}
+
+
+def _loss_file(case: dict) -> str:
+    n = case["n_tasks"] * case["rows"]
+    head = ["f1", "f2", "y", "task"] + (["expo"] if case["exposure"] else [])
+    body = [[case["cells"][2 * i], case["cells"][2 * i + 1], case["targets"][i],
+             f"t{i // case['rows']}"] + ([case["exposure"][i]] if case["exposure"] else [])
+            for i in range(n)]
+    return "\n".join(",".join(r) for r in [head, *body]) + "\n"
+
+
+def _finite_table(path: Path, columns) -> bool:
+    import csv
+
+    with open(path, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    return bool(rows) and all(math.isfinite(float(r[c])) for r in rows for c in columns)
+
+
+def run_loss_file_case(case: dict, folder: Path, capsys) -> str:
+    """One case: exit status 0 with finite predictions (results) or 2 with one error line;
+    the input file unchanged, no model or output written on failure, no temporary file."""
+    import shutil
+
+    from multitask.cli import main
+
+    text = _loss_file(case)
+    path = folder / "data.csv"
+    path.write_text(text)
+    model, out, bench_out = folder / "m.skops", folder / "p.csv", folder / "bench"
+    for p in (model, out):
+        p.unlink(missing_ok=True)
+    shutil.rmtree(bench_out, ignore_errors=True)
+    opt = [case["option"], case["value"]] if case["option"] else []
+    expo = ["--exposure", "expo"] if case["exposure"] else []
+    cols = ["--target", "y", "--task", "task", "--features", "f1", "f2"]
+    if case["command"] == "benchmark":
+        kind = _LOSS_KIND.get(case["loss"])
+        if kind is None or (opt and kind not in ("quantile", "robust")):
+            kind = "count"
+        argv = ["benchmark", "--input", str(path), *cols, "--kind", kind,
+                *(opt if kind in ("quantile", "robust") else []),
+                *(expo if kind == "count" else []), "--models", "IndependentRidge", "L21",
+                "--splits", "1", "--grid-size", "2", "--cv-folds", "2", "--n-jobs", "1",
+                "--quiet", "--out", str(bench_out)]
+    else:
+        model_name = "L21Classifier" if case["loss"] == "logistic" else "L21Regressor"
+        argv = ["fit", "--input", str(path), *cols, "--model", model_name,
+                *([] if case["loss"] == "logistic" else ["--loss", case["loss"]]), *opt,
+                *expo, "--model-file", str(model), "--quiet",
+                *(["--cv", "--n-alphas", "2", "--cv-folds", "2"] if "--cv" in case["command"]
+                  else ["--param", "alpha=0.1"])]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rc = main(argv)
+    except SystemExit as exc:  # argparse: an option that is not a number (--power x)
+        err = capsys.readouterr().err
+        return ("clear error" if exc.code == 2 and "error: argument" in err
+                else f"FAIL SystemExit {exc.code}: {err[-300:]}")
+    except Exception as exc:  # noqa: BLE001 - the failure under test
+        return f"FAIL {type(exc).__name__} out of main: {exc}"[:300]
+    err = capsys.readouterr().err.strip()
+    if path.read_text() != text:
+        return "FAIL the input file was changed"
+    if any(p.name.startswith(".") for p in folder.iterdir()) or (
+            bench_out.exists() and any(p.name.startswith(".") for p in bench_out.iterdir())):
+        return "FAIL temporary file left"
+    if rc == 2:
+        lines = [ln for ln in err.splitlines() if ln.startswith("multitask: error:")]
+        if len(lines) != 1 or "Traceback" in err:
+            return f"FAIL status 2 without one error line: {err[:300]}"
+        if model.exists():
+            return "FAIL model written on failure"
+        return "clear error"
+    if rc != 0:
+        return f"FAIL status {rc}: {err[:300]}"
+    if case["command"] == "benchmark":
+        import csv
+
+        with open(bench_out / "results.csv", newline="") as fh:
+            first = next(iter(csv.DictReader(fh)))
+        keys = [k for k in first if k.endswith("_mean")]
+        return "ran" if _finite_table(bench_out / "results.csv", keys) else \
+            f"FAIL results not finite: {first}"
+    rc = main(["predict", "--model-file", str(model), "--input", str(path), "--output",
+               str(out), *(["--proba"] if case["loss"] == "logistic" else [])])
+    err = capsys.readouterr().err.strip()
+    if rc == 2:
+        return "clear error" if not out.exists() and "\n" not in err else \
+            f"FAIL predict: {err[:300]}"
+    if rc != 0:
+        return f"FAIL predict status {rc}: {err[:300]}"
+    import pandas as pd
+
+    pred = pd.read_csv(out)
+    if case["loss"] == "logistic":
+        probs = pred[[c for c in pred.columns if c.startswith("probability_")]].to_numpy()
+        ok = np.all(np.isfinite(probs)) and np.allclose(probs.sum(axis=1), 1.0)
+    else:
+        values = pred["prediction"].to_numpy(dtype=float)
+        ok = np.all(np.isfinite(values)) and (case["loss"] not in (
+            "poisson", "gamma", "tweedie") or np.all(values >= 0))
+    return "fit" if ok else "FAIL predictions not finite (or negative means)"
+
+
+def test_loss_file_fuzz(tmp_path, capsys):
+    """The losses through the command line's files: ``fit`` / ``predict`` with every loss
+    (its option odd or not, an exposure column, class labels) and ``benchmark`` with the
+    kinds of those losses: a clear error or finite results, the input never changed."""
+    outcomes = []
+
+    @settings(max_examples=max(6, FUZZ_EXAMPLES // 2), deadline=None, database=None,
+              derandomize=True, suppress_health_check=list(HealthCheck))
+    @given(case=loss_file_case())
+    def check(case):
+        outcomes.append([case, run_loss_file_case(case, tmp_path, capsys)])
+
+    check()
+    failures = [c for c in outcomes if c[1].startswith("FAIL")]
+    assert not failures, failures[:5]
+    assert any(o in ("fit", "ran") for _, o in outcomes)
+
+
+@pytest.mark.slow
+def test_loss_file_fuzz_long(tmp_path, capsys):
+    """The long run of the loss file family (``MULTITASK_FUZZ_EXAMPLES``, default 200)."""
+    outcomes = []
+
+    @settings(max_examples=int(os.environ.get("MULTITASK_FUZZ_EXAMPLES", "200")),
+              deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(case=loss_file_case())
+    def check(case):
+        outcomes.append([case, run_loss_file_case(case, tmp_path, capsys)])
+
+    check()
+    print(Counter(o if o.startswith(("fit", "ran", "clear")) else "FAIL"
+                  for _, o in outcomes))
     failures = [c for c in outcomes if c[1].startswith("FAIL")]
     assert not failures, failures[:5]
