@@ -6,12 +6,13 @@ The default run (``python -m pytest``) spreads the test files over two pytest-xd
 processes (``-n 2 --dist loadfile`` in pyproject.toml; ``-n 0`` runs in one process). Each
 numba kernel is compiled once per run: the kernels are cached on disk (``cache=True``), and
 :func:`pytest_configure` makes a worker that needs a kernel the other worker is compiling
-wait for it and load it from the cache instead of compiling it a second time.
+wait for it and load it from the cache instead of compiling it a second time (a wheel built
+by ``pip install .`` carries the kernels compiled already: ``multitask.precompile``).
 """
 
 from __future__ import annotations
 
-import hashlib
+import os
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -23,59 +24,18 @@ from multitask.estimators.base import Param, positive
 # ----------------------------------------------------------------------------- session
 
 
-def _compile_each_kernel_once(lock_dir: Path) -> None:
-    """Serialize, across the processes that share ``lock_dir``, the compilation of each numba
-    kernel, so that a kernel is compiled by one process and loaded from numba's disk cache by
-    the others (kernels without a disk cache, numba's own helpers, are left alone).
-
-    Wraps ``numba.core.dispatcher.Dispatcher.compile`` (which first looks in the disk cache,
-    then compiles and writes the cache) in an exclusive file lock named after the kernel,
-    taken inside numba's own compiler lock (so that threads of one process never wait on
-    each other through the file). A kernel compiled while compiling another one (a callee)
-    takes its own lock; the call graph of the kernels has no cycle, so no two processes wait
-    on each other. Without numba, or with a numba whose dispatcher differs, nothing changes.
-    """
-    try:
-        import fcntl
-
-        from numba.core.caching import NullCache
-        from numba.core.compiler_lock import global_compiler_lock
-        from numba.core.dispatcher import Dispatcher
-    except ImportError:  # pragma: no cover - no numba, or not POSIX
-        return
-    original = getattr(Dispatcher, "compile", None)
-    if original is None or getattr(original, "_locked_across_workers", False):
-        return
-    lock_dir.mkdir(parents=True, exist_ok=True)
-    held: set[str] = set()  # kernels whose lock this process holds (a nested compile)
-
-    def compile(self, sig):
-        if isinstance(getattr(self, "_cache", None), NullCache):  # not cached on disk
-            return original(self, sig)
-        func = self.py_func
-        key = hashlib.sha1(f"{func.__module__}.{func.__qualname__}".encode()).hexdigest()
-        with global_compiler_lock:
-            if key in held:
-                return original(self, sig)
-            with open(lock_dir / key, "a") as handle:  # closing it releases the lock
-                fcntl.flock(handle, fcntl.LOCK_EX)
-                held.add(key)
-                try:
-                    return original(self, sig)
-                finally:
-                    held.discard(key)
-
-    compile._locked_across_workers = True
-    Dispatcher.compile = compile
-
-
 def pytest_configure(config):
-    """In a pytest-xdist worker, compile each numba kernel once between the workers (the
-    lock files live in the run's temporary folder, which every worker's folder is in)."""
+    """In a pytest-xdist worker, compile each numba kernel once between the workers
+    (:func:`multitask.precompile.compile_each_kernel_once`: a file lock per kernel; the lock
+    files live in the run's temporary folder, which every worker's folder is in)."""
     workerinput = getattr(config, "workerinput", None)
     basetemp = getattr(config.option, "basetemp", None)
-    if workerinput is not None and basetemp:
-        _compile_each_kernel_once(Path(basetemp).parent / "numba-compile-locks")
+    if workerinput is not None and basetemp and hasattr(os, "fork"):  # POSIX: fcntl
+        from multitask.precompile import compile_each_kernel_once
+
+        lock_dir = Path(basetemp).parent / "numba-compile-locks"
+        lock_dir.mkdir(parents=True, exist_ok=True)
+        compile_each_kernel_once(str(lock_dir))
 
 
 @pytest.fixture(autouse=True, scope="session")
