@@ -119,10 +119,10 @@ def trusted_types() -> list[str]:
 
     The library's own classes: the public estimators (``multitask.__all__``, ``MultiTaskCV``
     included) and the classes exported by :mod:`multitask.solvers` (the solver objects a
-    fitted model keeps, the result record), :mod:`multitask.penalties` and
-    :mod:`multitask.losses`. skops rebuilds each of them from its stored attributes
-    (``__new__``, then the attributes are set), which runs no code of the file; functions and
-    the classes of other packages are never trusted.
+    fitted model keeps, the result record) or registered there (every solver),
+    :mod:`multitask.penalties` and :mod:`multitask.losses`. skops rebuilds each of them
+    from its stored attributes (``__new__``, then the attributes are set), which runs no code
+    of the file; functions and the classes of other packages are never trusted.
 
     Returns
     -------
@@ -147,6 +147,8 @@ def trusted_types() -> list[str]:
             if module is multitask and not issubclass(obj, BaseEstimator):
                 continue  # the data container and other helpers are not parts of a model
             names.add(_type_name(obj))
+    # every registered solver (a solver is one file: it registers itself by being defined)
+    names.update(_type_name(cls) for cls, _ in multitask.solvers.REGISTRY.values())
     return sorted(names)
 
 
