@@ -443,7 +443,7 @@ def test_max_iter_warns_and_returns_best_iterate():
         ({"alpha": -1.0}, "alpha"),
         ({"radius": -1.0}, "radius"),
         ({"radius": np.nan}, "radius"),
-        ({"solver": "ladm"}, "solver"),  # LADM solves the penalty, the estimator offers PG/AG
+        ({"solver": "lp"}, "solver"),  # no linear program for a trace-norm ball
         ({"solver": "ag"}, "solver"),  # the old algorithm name
         ({"tol": 0.0}, "tol"),
         ({"max_iter": 0}, "max_iter"),

@@ -62,9 +62,6 @@ class _SparseLowRank:
         "alpha": Param(0.01, [nonnegative], keyword_only=False),
         "radius": Param(1.0, [nonnegative], keyword_only=False),
     }
-    # the paper's projected-gradient family (PG / AG) and the ADMM and Newton solvers of the
-    # split models; linearized ADMM applies to the penalty but is not offered for this model
-    _solvers = ("fista", "pg", "admm", "mm", "newton_admm")
     _task_components = ("sparse_component_", "low_rank_component_")
     _max_iter = 10000
     _renamed = {
