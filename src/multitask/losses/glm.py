@@ -114,20 +114,28 @@ def tweedie_conjugate(a: np.ndarray, y: np.ndarray, power: float,
     a = np.asarray(a, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     pos = y > 0
-    ly = np.log(np.where(pos, y, 1.0))
+    zero = ~pos
+    any_zero = bool(zero.any())
     out = np.full(a.shape, np.inf)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        if power == 1.0:
-            t = a / np.where(pos, y, 1.0)
-            vp = a * ly + y * (xlog1py(1.0 + t, t) - t)
-            v0 = xlogy(a, a) - a
-            out = np.where(pos, np.where(t >= -1.0, vp, np.inf), np.where(a >= 0.0, v0, np.inf))
+        if any_zero and power < 2.0:  # targets 0: a (log a - 1) / (2 - p) on a >= 0
+            a0 = a[zero]
+            out[zero] = np.where(a0 >= 0.0, (xlogy(a0, a0) - a0) / (2.0 - power), np.inf)
+        if power == 1.0:  # each row's own branch only (counts are mostly 0)
+            ap, yp = (a[pos], y[pos]) if any_zero else (a, y)
+            t = ap / yp
+            vp = ap * np.log(yp) + yp * (xlog1py(1.0 + t, t) - t)
+            vp = np.where(t >= -1.0, vp, np.inf)
+            if any_zero:
+                out[pos] = vp
+            else:
+                out = vp
         elif power == 2.0:
+            ly = np.log(np.where(pos, y, 1.0))
             v = a * ly + xlogy(1.0 - a, 1.0 - a) + a
             out = np.where(a <= 1.0, v, np.inf)
         else:
-            v0 = (xlogy(a, a) - a) / (2.0 - power)
-            out = np.where(a >= 0.0, v0, np.inf)
+            ly = np.log(np.where(pos, y, 1.0))
             if pos.any():
                 q = 1.0 - power
                 yp = y[pos]
@@ -207,6 +215,7 @@ class Tweedie(Datafit):
         self.power = check_power(power if self.fixed_power is None else self.fixed_power)
         self._intercept0: np.ndarray | None = None
         self._last_root: np.ndarray | None = None
+        self._target_cache: tuple | None = None
         super().__init__(data, fit_intercept, alpha_l2, center)
 
     def get_params(self) -> dict:
@@ -234,16 +243,29 @@ class Tweedie(Datafit):
                              "target is 0 (the mean, and every intercept, would be -inf).")
 
     # ------------------------------------------------------------------ values
+    def _targets(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """``(y > 0, log y (0 where y = 0), indices of the positive targets or None where all
+        are)``, computed once (the data do not change)."""
+        if self._target_cache is None:
+            y = self.data.y
+            pos = y > 0
+            ly = np.log(np.where(pos, y, 1.0))
+            self._target_cache = (pos, ly, None if pos.all() else np.flatnonzero(pos))
+        return self._target_cache
+
     def _dloss(self, z):
         z = np.asarray(z, dtype=np.float64)
         y, p = self.data.y, self.power
-        pos = y > 0
-        ly = np.log(np.where(pos, y, 1.0))
+        pos, ly, where_pos = self._targets()
         with np.errstate(over="ignore", invalid="ignore"):
             if p == 1.0:
                 mu = _exp(z)
-                r = z - ly
-                vals = np.where(pos, y * (np.expm1(r) - r), mu)
+                if where_pos is None:
+                    r = z - ly
+                    return y * (np.expm1(r) - r), mu - y
+                vals = mu.copy()  # targets 0: mu; the others without cancellation
+                r = z[where_pos] - ly[where_pos]
+                vals[where_pos] = y[where_pos] * (np.expm1(r) - r)
                 return vals, mu - y
             if p == 2.0:
                 r = ly - z
