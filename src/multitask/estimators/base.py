@@ -60,6 +60,7 @@ from multitask.data import (
 )
 from multitask.data.class_columns import class_scores_by_row
 from multitask.estimators import new_tasks as _new_tasks
+from multitask.estimators._grid_scales import ridge_grid_top
 from multitask.estimators.fitted_state import (
     NEW_TASK_STATE,
     Fitted,
@@ -646,6 +647,13 @@ class MultiTaskEstimator(BaseEstimator):
         datafit = self._make_datafit(data)
         return float(self._make_penalty(datafit).alpha_max(datafit.grad_at_zero()))
 
+    def _check_loss_pair(self, datafit: Datafit, penalty: Penalty) -> None:
+        """Refuse a (model, loss) pair that ``fit`` refuses, with its message (a default grid
+        for a model that cannot be fitted would only fail later, fold after fold): the
+        regression losses beyond least squares, for which some models have no solver."""
+        if self._loss_name() in ("poisson", "gamma", "tweedie", "huber", "quantile"):
+            self._make_solver(datafit, penalty)
+
     def _grid_tops(self, datafit: Datafit, penalty: Penalty) -> dict | None:
         """Models with several strengths: ``{name: (top, decades_factor)}``, the path
         parameter first (see :meth:`default_grid`); a secondary parameter may instead give
@@ -681,6 +689,7 @@ class MultiTaskEstimator(BaseEstimator):
         data, _, _ = self._convert(X, y, task, sample_weight)
         datafit = self._make_datafit(data)
         penalty = self._make_penalty(datafit)
+        self._check_loss_pair(datafit, penalty)
         tops = self._grid_tops(datafit, penalty)
         if tops is not None:
             out = {}
@@ -696,11 +705,7 @@ class MultiTaskEstimator(BaseEstimator):
         top = float(penalty.alpha_max(datafit.grad_at_zero()))
         if np.isfinite(top) and top > 0:
             return {name: top * np.logspace(0, -decades, n_alphas)}
-        if "gradient" in datafit.capabilities:
-            scale = 10.0 * float(datafit.lipschitz())
-        else:
-            scale = float(np.linalg.norm(datafit.grad_at_zero(), 2))
-        scale = scale if np.isfinite(scale) and scale > 0 else 1.0
+        scale = ridge_grid_top(datafit)
         return {name: scale * np.logspace(0, -2 * decades, n_alphas)}
 
     # ------------------------------------------------------------------ new tasks

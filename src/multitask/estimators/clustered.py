@@ -46,6 +46,7 @@ from scipy.cluster.vq import kmeans2
 from sklearn.cluster import KMeans
 from sklearn.utils._param_validation import Interval
 
+from multitask.estimators._grid_scales import ridge_grid_top
 from multitask.estimators.base import (
     GridSpan,
     MultiTaskClassifierBase,
@@ -151,9 +152,8 @@ class _Structure:
         the others ``alpha (1 + eta)``), without a unit to take from the data; at 10 the
         structure costs within 10% of a ridge (the model is independent ridge), at 1e-3 the
         chosen directions are a thousand times cheaper than the others."""
-        L = float(datafit.lipschitz())
-        top = 10.0 * L if np.isfinite(L) and L > 0 else 1.0
-        return {"alpha": (top, 2.0), "eta": GridSpan(10.0, 1e-3, interior=True)}
+        return {"alpha": (ridge_grid_top(datafit), 2.0),
+                "eta": GridSpan(10.0, 1e-3, interior=True)}
 
     def _make_penalty(self, datafit: Datafit):
         penalty = self._penalty_class(float(self.alpha), float(self.eta), float(self.k),

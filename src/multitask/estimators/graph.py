@@ -35,6 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 
+from multitask.estimators._grid_scales import ridge_grid_top
 from multitask.estimators.base import (
     MultiTaskClassifierBase,
     MultiTaskRegressorBase,
@@ -206,7 +207,7 @@ class _Graph:
         grad = datafit.grad_at_zero()
         top_l1 = float(np.abs(grad).max()) if grad.size else 0.0
         lam = penalty.lambda_max if penalty.lambda_max > 0 else 1.0
-        top_graph = 10.0 * float(datafit.lipschitz()) / (2.0 * lam)
+        top_graph = ridge_grid_top(datafit) / (2.0 * lam)
         return {"alpha_l1": (top_l1, 1.0), "alpha": (top_graph, 4.0 / 3.0)}
 
     _fitted_state = {"laplacian_": Fitted("array", shape=("t", "t"))}

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from multitask.estimators._grid_scales import ridge_grid_top
 from multitask.estimators.base import (
     MultiTaskClassifierBase,
     MultiTaskRegressorBase,
@@ -94,7 +95,7 @@ class _TGL(_Temporal):
         grad = datafit.grad_at_zero()
         lam = penalty.lambda_max if penalty.lambda_max > 0 else 1.0
         return {"alpha_group": (penalty.alpha_max(grad), 1.0),
-                "alpha_smooth": (10.0 * float(datafit.lipschitz()) / (2.0 * lam), 4.0 / 3.0)}
+                "alpha_smooth": (ridge_grid_top(datafit) / (2.0 * lam), 4.0 / 3.0)}
 
 
 class _FSGL(_Temporal):
