@@ -25,6 +25,14 @@ problem; it must never modify its input, crash the interpreter or hang. The fami
   those losses, on files with odd targets (negative counts, zeros, missing cells, text, 1e300):
   exit status 0 with finite predictions or results, or 2 with one error line; the input file
   never changed, nothing written on failure;
+* **losses through the library** (:func:`loss_case`): the regressors with the Poisson,
+  Gamma, Tweedie, Huber and pinball losses and the classifiers with three classes, on targets
+  in and out of each loss's domain (negative counts, zeros, NaN, infinities, constant or
+  all-zero targets, one class), features and targets at scales from 1e-300 to 1e300, row
+  weights (integers, zeros, a factor of 2^-1070 or 2^1020), missing targets and the losses'
+  parameters valid or not: ``fit``, ``predict``, ``score``, ``alpha_max``, the default scorer
+  and ``fit_new_tasks`` give finite results or a ``ValueError`` naming the problem, and no
+  input is modified;
 * **scale band** (:func:`band_case`): every estimator on data whose largest entries lie in
   the last decades of the accepted range, ``[1e80, 1e100]`` (and ``[1e-98, 1e-80]``, every
   task's block scaled to its own largest entry), for features and targets independently:
@@ -1462,5 +1470,265 @@ def test_loss_file_fuzz_long(tmp_path, capsys):
     check()
     print(Counter(o if o.startswith(("fit", "ran", "clear")) else "FAIL"
                   for _, o in outcomes))
+    failures = [c for c in outcomes if c[1].startswith("FAIL")]
+    assert not failures, failures[:5]
+
+
+# ----------------------------------------------------------------------------- losses (library)
+#: Models of the library loss family, by the kind of target they take.
+_LOSS_REGRESSORS = ["L21Regressor", "IndependentLassoRegressor", "TraceNormRegressor",
+                    "PooledRegressor", "RobustMTLRegressor", "MeanRegularizedRegressor"]
+_LOSS_CLASSIFIERS = ["L21Classifier", "IndependentLassoClassifier", "TraceNormClassifier"]
+#: Valid and invalid values of each loss's own parameter.
+_LOSS_PARAMETER = {"tweedie": ("power", [1.0, 1.3, 2.0], [0.5, 3.0, np.nan, np.inf, -1.0]),
+                   "huber": ("epsilon", [1.01, 1.35, 5.0], [1.0, 0.5, np.nan, np.inf]),
+                   "quantile": ("quantile", [0.05, 0.5, 0.95], [0.0, 1.0, 1.5, np.nan])}
+
+
+@st.composite
+def loss_case(draw):
+    """A model with a loss beyond least squares (or three classes) on small data whose
+    targets lie in or out of the loss's domain (negative counts, zeros for the Gamma loss,
+    NaN, infinities, constant or all-zero targets, one class), at scales from 1e-300 to
+    1e300 for targets and features, with row weights (integers, zeros, a tiny or huge common
+    factor), missing targets, and the loss's parameter valid or not (1e+-90: the last decades
+    the data layer accepts; 1e+-300: beyond, refused)."""
+    loss = draw(st.sampled_from(["poisson", "gamma", "tweedie", "huber", "quantile",
+                                 "multinomial"]))
+    models = _LOSS_CLASSIFIERS if loss == "multinomial" else _LOSS_REGRESSORS
+    return {
+        "loss": loss,
+        "model": draw(st.sampled_from(models)),
+        "layout": draw(st.sampled_from(["long", "lists", "shared"])),
+        "m": draw(st.integers(1, 3)),
+        "n": draw(st.sampled_from([1, 2] + [6] * 3 + [12] * 3)),
+        "d": draw(st.integers(1, 3)),
+        "targets": draw(st.sampled_from(["domain"] * 6 + ["negative", "zero", "nan", "inf",
+                                                          "constant", "all zero",
+                                                          "one class"])),
+        "y_exp": draw(st.sampled_from([0] * 4 + [-300, -90, -8, 8, 90, 300])),
+        "x_exp": draw(st.sampled_from([0] * 4 + [-300, -90, -8, 8, 90, 300])),
+        "weights": draw(st.sampled_from(["none"] * 3 + ["integers", "zeros", "tiny", "huge"])),
+        "n_missing": draw(st.integers(0, 2)),
+        "missing": draw(st.sampled_from(["ignore", "ignore", "error"])),
+        "parameter": draw(st.sampled_from(["default", "valid", "valid", "invalid"])),
+        "new_tasks": draw(st.booleans()),
+        "seed": draw(st.integers(0, 2**31 - 1)),
+    }
+
+
+def _loss_targets(case: dict, rng, N: int) -> np.ndarray:
+    """``N`` targets of the case's kind (an object array for labels)."""
+    loss, kind = case["loss"], case["targets"]
+    if loss == "multinomial":
+        y = np.array(["a", "b", "c"], dtype=object)[np.arange(N) % 3]
+        rng.shuffle(y)
+        if kind == "one class":
+            y[:] = "a"
+        elif kind in ("nan", "inf", "negative"):
+            y[0] = None
+        return y
+    if loss in ("poisson", "tweedie"):
+        y = rng.poisson(2.0, N).astype(float)
+    elif loss == "gamma":
+        y = rng.gamma(2.0, 1.0, N) + 1e-3
+    else:
+        y = rng.standard_t(3, N)
+    y = y * 10.0 ** case["y_exp"]
+    if kind == "negative":
+        y[0] = -abs(y[0]) - 10.0 ** case["y_exp"]
+    elif kind == "zero":
+        y[0] = 0.0
+    elif kind == "nan":
+        y[0] = np.nan
+    elif kind == "inf":
+        y[0] = np.inf
+    elif kind == "constant":
+        y[:] = 10.0 ** case["y_exp"]
+    elif kind == "all zero":
+        y[:] = 0.0
+    return y
+
+
+def _loss_weights(case: dict, rng, N: int) -> np.ndarray | None:
+    kind = case["weights"]
+    if kind == "none":
+        return None
+    w = rng.integers(1, 4, N).astype(float)
+    if kind == "zeros":
+        w[rng.random(N) < 0.3] = 0.0
+    elif kind == "tiny":
+        w *= 2.0 ** -1070
+    elif kind == "huge":
+        w *= 2.0 ** 1020
+    return w
+
+
+def _loss_args(case: dict):
+    """``(X, y, task, sample_weight)`` in the case's layout (long: ``task`` given; lists and
+    shared: ``task`` None), and the rows of a new task in the same layout."""
+    rng = np.random.default_rng(case["seed"])
+    m, n, d = case["m"], case["n"], case["d"]
+    N = m * n
+    X = rng.standard_normal((N, d)) * 10.0 ** case["x_exp"]
+    y = _loss_targets(case, rng, N)
+    for k in range(case["n_missing"]):
+        y[(k * 7 + 1) % N] = None if y.dtype == object else np.nan
+    w = _loss_weights(case, rng, N)
+    parts = [slice(t * n, (t + 1) * n) for t in range(m)]
+    if case["layout"] == "long":
+        task = np.repeat(np.arange(m), n)
+        new = (X[:n].copy(), y[:n].copy(), np.full(n, 100), None if w is None else w[:n].copy())
+        return (X, y, task, w), new
+    if case["layout"] == "lists":
+        new = ([X[:n].copy()], [y[:n].copy()], None, None if w is None else [w[:n].copy()])
+        return ([X[p] for p in parts], [y[p] for p in parts], None,
+                None if w is None else [w[p] for p in parts]), new
+    Xs = X[:n]  # a shared design: one column of targets per task
+    Y = np.column_stack([y[p] for p in parts])
+    W = None if w is None else np.column_stack([w[p] for p in parts])
+    new = (Xs.copy(), Y[:, :1].copy(), None, None if W is None else W[:, :1].copy())
+    return (Xs, Y, None, W), new
+
+
+def _loss_estimator(case: dict):
+    est = make_estimator(case["model"], missing_targets=case["missing"])
+    own = _LOSS_PARAMETER.get(case["loss"])
+    if case["loss"] != "multinomial":
+        est.set_params(loss=case["loss"])
+    if own is not None and case["parameter"] != "default":
+        name, valid, invalid = own
+        pool = valid if case["parameter"] == "valid" else invalid
+        est.set_params(**{name: pool[case["seed"] % len(pool)]})
+    return est
+
+
+def _call(est, method: str, X, y, task, w):
+    args = (X, y) if task is None else (X, y, task)
+    return getattr(est, method)(*args, **({} if w is None else {"sample_weight": w}))
+
+
+def _fitted_outcome(est, case: dict) -> str:
+    """``"fit"`` when the fitted weights are finite (a multinomial model's intercepts may be
+    ``-inf``: a class its task never saw), else a failure."""
+    coef, b = np.asarray(est.coef_), np.asarray(est.intercept_, dtype=np.float64)
+    bad_b = np.any(np.isnan(b)) or np.any(b == np.inf) if case["loss"] == "multinomial" \
+        else not np.all(np.isfinite(b))
+    return "fit" if np.all(np.isfinite(coef)) and not bad_b else "FAIL non-finite coefficients"
+
+
+def _finite_values(v) -> bool:
+    if isinstance(v, list):
+        return all(_finite_values(u) for u in v)
+    return bool(np.all(np.isfinite(np.asarray(v, dtype=np.float64))))
+
+
+def _few_scored(y, w) -> bool:
+    """Whether a task has fewer than two scored targets (observed, of positive weight): the
+    score (R^2, D^2) of scikit-learn is then NaN (undefined)."""
+    if isinstance(y, list):
+        cols = [np.asarray(v, dtype=object) for v in y]
+        ws = [None] * len(y) if w is None else list(w)
+    else:
+        Y = np.asarray(y, dtype=object)
+        Y = Y[:, None] if Y.ndim == 1 else Y
+        W = None if w is None else np.broadcast_to(
+            np.asarray(w)[:, None] if np.ndim(w) == 1 else np.asarray(w), Y.shape)
+        cols = [Y[:, t] for t in range(Y.shape[1])]
+        ws = [None if W is None else W[:, t] for t in range(Y.shape[1])]
+    for col, wt in zip(cols, ws, strict=True):
+        seen = np.array([v is not None and not (isinstance(v, float) and np.isnan(v))
+                         for v in col])
+        if wt is not None:
+            seen &= np.asarray(wt) > 0
+        if seen.sum() < 2:
+            return True
+    return False
+
+
+def run_loss_case(case: dict) -> str:
+    """Fit, predict, score, alpha_max, the default scorer and (optionally) fit_new_tasks of
+    one case: each a finite result or a clear ValueError; the inputs never modified."""
+    from multitask.model_selection import get_scorer
+
+    (X, y, task, w), new = _loss_args(case)
+    before = _snapshot(((X, y, task, w), new))
+    est = _loss_estimator(case)
+    outcome = "fit"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            _call(est, "fit", X, y, task, w)
+            outcome = _fitted_outcome(est, case)
+            method = "predict_proba" if case["loss"] == "multinomial" else "predict"
+            pred = getattr(est, method)(*((X,) if task is None else (X, task)))
+            if not _finite_values(pred):
+                outcome = "FAIL non-finite predictions"
+            steps = {"score": lambda: _call(est, "score", X, y, task, w),
+                     "alpha_max": lambda: _call(_loss_estimator(case), "alpha_max", X, y,
+                                                task, w)}
+            if task is None:  # the scorers read a long format's task ids from task_column
+                steps["scorer"] = lambda: get_scorer(None, est)(
+                    est, X, y, **({} if w is None else {"sample_weight": w}))
+            for what, step in steps.items():
+                try:
+                    value = step()
+                except ValueError as exc:
+                    if classify(exc) != "clear error":
+                        return f"{classify(exc)} ({what})"
+                    continue
+                if np.isnan(value) and not (what == "score" and _few_scored(y, w)):
+                    return f"FAIL NaN from {what}"
+            if case["new_tasks"] and outcome == "fit":
+                try:
+                    est.fit_new_tasks(*new[:2], *(() if new[2] is None else (new[2],)),
+                                      **({} if new[3] is None else {"sample_weight": new[3]}))
+                except ValueError as exc:
+                    if classify(exc) != "clear error":
+                        return classify(exc)
+                else:
+                    outcome = _fitted_outcome(est, case)
+        except ValueError as exc:
+            outcome = classify(exc, est)
+        except Exception as exc:  # noqa: BLE001 - classified
+            outcome = classify(exc, est)
+    if not _same_values(before, ((X, y, task, w), new)):
+        return "FAIL input modified"
+    return outcome
+
+
+def test_loss_fuzz():
+    """The losses beyond least squares (and three classes) through the library: targets in
+    and out of each loss's domain, tiny and huge scales, weights, missing targets and the
+    losses' parameters: every fit, prediction, score, alpha_max, default scorer and new task
+    is finite or a ValueError naming the problem, and no input is modified."""
+    outcomes = []
+
+    @settings(max_examples=max(20, FUZZ_EXAMPLES * 2), deadline=None, database=None,
+              derandomize=True, suppress_health_check=list(HealthCheck))
+    @given(case=loss_case())
+    def check(case):
+        outcomes.append([case, run_loss_case(case)])
+
+    check()
+    failures = [c for c in outcomes if c[1].startswith("FAIL")]
+    assert not failures, failures[:5]
+    assert any(o == "fit" for _, o in outcomes)
+
+
+@pytest.mark.slow
+def test_loss_fuzz_long():
+    """The long run of the library loss family (``MULTITASK_FUZZ_EXAMPLES``, default 500)."""
+    outcomes = []
+
+    @settings(max_examples=int(os.environ.get("MULTITASK_FUZZ_EXAMPLES", "500")),
+              deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(case=loss_case())
+    def check(case):
+        outcomes.append([case, run_loss_case(case)])
+
+    check()
+    print(Counter(o if o in ("fit", "clear error") else "FAIL" for _, o in outcomes))
     failures = [c for c in outcomes if c[1].startswith("FAIL")]
     assert not failures, failures[:5]

@@ -1101,11 +1101,16 @@ class MultiTaskRegressorBase(RegressorMixin, MultiTaskEstimator):
         if loss not in ("poisson", "gamma", "tweedie"):
             return _r2
         power = float(self.power) if loss == "tweedie" else self._deviance_powers[loss]
-        from sklearn.metrics import d2_tweedie_score
+        from sklearn.metrics import d2_tweedie_score, mean_tweedie_deviance
 
         def d2(y, pred, w) -> float:
             pred = np.maximum(np.asarray(pred, dtype=np.float64), np.finfo(float).tiny)
-            return float(d2_tweedie_score(y, pred, sample_weight=w, power=power))
+            try:
+                return float(d2_tweedie_score(y, pred, sample_weight=w, power=power))
+            except ZeroDivisionError:  # constant targets: the null model's deviance is 0;
+                # r2_score's convention (force_finite): 1 for a perfect fit, else 0
+                dev = mean_tweedie_deviance(y, pred, sample_weight=w, power=power)
+                return 1.0 if dev == 0 else 0.0
 
         return d2
 
@@ -1427,10 +1432,21 @@ def _flat_scored(y, pred, sample_weight, ignore_missing: bool, keep_shape: bool 
         w = _score_weights(sample_weight, yt.shape)
     seen = observed_mask(yt) if ignore_missing else None
     if seen is not None and not seen.all():
-        return yt[seen], pt[seen], None if w is None else w[seen]
+        return yt[seen], pt[seen], _unit_weights(None if w is None else w[seen])
     if keep_shape:  # (n,) weights of an (n, m) table: scikit-learn repeats them per column
-        return yt, pt, None if w is None else (w[:, 0] if w.ndim == 2 else w)
-    return yt.ravel(), pt.ravel(), None if w is None else w.ravel()
+        return yt, pt, _unit_weights(None if w is None else (w[:, 0] if w.ndim == 2 else w))
+    return yt.ravel(), pt.ravel(), _unit_weights(None if w is None else w.ravel())
+
+
+def _unit_weights(w: np.ndarray | None) -> np.ndarray | None:
+    """``w / 2^e`` with ``2^(e-1) <= max(w) < 2^e``: a score is a ratio of weighted sums, which
+    a common factor does not change, and the largest weight in ``[1/2, 1)`` keeps those sums
+    clear of overflow (weights near the largest float gave NaN) and underflow. Exact (a power
+    of two)."""
+    if w is None or not w.size:
+        return w
+    top = float(np.max(w))
+    return np.ldexp(w, -int(np.frexp(top)[1])) if np.isfinite(top) and top > 0 else w
 
 
 def _column_scored(y, pred, sample_weight, ignore_missing: bool):
@@ -1443,7 +1459,7 @@ def _column_scored(y, pred, sample_weight, ignore_missing: bool):
     for t in range(Y.shape[1]):
         rows = seen[:, t]
         out.append((Y[rows, t].astype(np.float64), P[rows, t],
-                    None if w is None else w[rows, t]))
+                    _unit_weights(None if w is None else w[rows, t])))
     return out
 
 

@@ -26,6 +26,7 @@ from multitask.metrics import (
     mean_tweedie_deviance,
     nmse,
 )
+from multitask.metrics._weights import unit_scale
 
 __all__ = ["LossScorer", "amse_scorer", "classifier_scorer", "get_scorer", "ignores_missing",
            "log_loss_scorer", "loss_scorer", "mean_auc_scorer", "nmse_scorer", "pooled_metric",
@@ -166,7 +167,8 @@ def log_loss_scorer(estimator, X, y, *, sample_weight=None) -> float:
     losses = -np.log(np.clip(p, LOG_LOSS_EPS, 1.0))
     if not losses.size:
         return float("nan")
-    weights = None if wt is None else wt[rows]
+    # a common factor of the weights changes nothing: the largest in [1/2, 1), no overflow
+    weights = None if wt is None else unit_scale(wt[rows])
     return -float(np.average(losses, weights=weights))
 
 
