@@ -52,6 +52,7 @@ def _row_axpy(dense, Xd, indptr, indices, data, i, a, V, k):
 
 @njit(cache=True)
 def _decision(dense, Xd, indptr, indices, data, i, t, rptr, rind, rval, Vt, bt, bias_scale):
+    """``f_i = sum_k R[k, t] x_i^T Vt[k] + c bt[t]`` for row ``i`` of task ``t``."""
     f = 0.0
     for j in range(rptr[t], rptr[t + 1]):
         f += rval[j] * _row_dot(dense, Xd, indptr, indices, data, i, Vt, rind[j])
@@ -59,25 +60,58 @@ def _decision(dense, Xd, indptr, indices, data, i, t, rptr, rind, rval, Vt, bt, 
 
 
 @njit(cache=True)
-def linear_objectives(
-    dense,
-    Xd,
-    indptr,
-    indices,
-    data,
-    y,
-    task,
-    rptr,
-    rind,
-    rval,
-    Vt,
-    bt,
-    bias_scale,
-    alpha,
-    cw,
-    diag,
-    squared,
-):
+def _shuffle(index, active):
+    """Fisher-Yates shuffle of ``index[:active]`` in place, from numba's global generator."""
+    for s in range(active - 1, 0, -1):
+        j = np.random.randint(0, s + 1)  # noqa: NPY002 (numba supports the legacy API)
+        tmp = index[s]
+        index[s] = index[j]
+        index[j] = tmp
+
+
+@njit(cache=True)
+def _clipped_step(ai, G, h, ui):
+    """Exact maximization over one coordinate: ``clip(alpha_i - G / h, 0, U_i)``.
+
+    ``h = 0`` (a row of zero curvature) moves ``alpha_i`` to the bound the gradient points to.
+    """
+    if h > 0.0:
+        na = ai - G / h
+    else:
+        na = ui if G < 0.0 else 0.0
+    if na < 0.0:
+        na = 0.0
+    elif na > ui:
+        na = ui
+    return na
+
+
+@njit(cache=True)
+def _projected_gradient(G, ai, ui):
+    """``G`` with the components that point out of the box ``[0, U_i]`` at a bound set to 0."""
+    if ai == 0.0:
+        return G if G < 0.0 else 0.0
+    if ai == ui:
+        return G if G > 0.0 else 0.0
+    return G
+
+
+@njit(cache=True)
+def _coordinate_curvatures(task, xsq, rptr, rval, n_tasks, bias_scale, diag):
+    """``H_i = B[tau_i, tau_i] ||x_i||^2 + c^2 + D_i`` with ``B[t, t] = ||R[:, t]||^2``."""
+    btt = np.zeros(n_tasks)
+    for t in range(n_tasks):
+        for j in range(rptr[t], rptr[t + 1]):
+            btt[t] += rval[j] * rval[j]
+    qd = np.empty(task.shape[0])
+    for i in range(task.shape[0]):
+        qd[i] = btt[task[i]] * xsq[i] + bias_scale * bias_scale + diag[i]
+    return qd
+
+
+@njit(cache=True)
+def linear_objectives(dense, Xd, indptr, indices, data, y, task, rptr, rind, rval, Vt, bt,
+                      bias_scale, alpha, cw, diag, squared):
     """Primal, dual and loss of the fixed-kernel problem (see the module docstring).
 
     Returns ``(primal, dual, loss_sum, decision values f (n,))``.
@@ -95,9 +129,8 @@ def linear_objectives(
     aq = 0.0
     f = np.empty(n)
     for i in range(n):
-        fi = _decision(
-            dense, Xd, indptr, indices, data, i, task[i], rptr, rind, rval, Vt, bt, bias_scale
-        )
+        fi = _decision(dense, Xd, indptr, indices, data, i, task[i], rptr, rind, rval, Vt, bt,
+                       bias_scale)
         f[i] = fi
         m = 1.0 - y[i] * fi
         if m > 0.0:
@@ -113,33 +146,54 @@ def linear_objectives(
 
 
 @njit(cache=True)
-def dcd_linear(
-    dense,
-    Xd,
-    indptr,
-    indices,
-    data,
-    y,
-    task,
-    xsq,
-    rptr,
-    rind,
-    rval,
-    Vt,
-    bt,
-    bias_scale,
-    alpha,
-    upper,
-    cw,
-    diag,
-    squared,
-    tol,
-    max_epochs,
-    shrinking,
-    stop_gap,
-    seed,
-    gap_every,
-):
+def _linear_epoch(dense, Xd, indptr, indices, data, y, task, rptr, rind, rval, Vt, bt,
+                  bias_scale, alpha, upper, diag, qd, index, active, shrinking, pgmax_old,
+                  pgmin_old):
+    """One pass of coordinate steps over ``index[:active]`` (see :func:`dcd_linear`).
+
+    With ``shrinking``, a coordinate at its lower (upper) bound whose gradient exceeds
+    ``pgmax_old`` (is below ``pgmin_old``) is moved behind the active ones. Returns
+    ``(active, max PG, min PG)`` over the coordinates visited and kept.
+    """
+    pgmax_new = -np.inf
+    pgmin_new = np.inf
+    s = 0
+    while s < active:
+        i = index[s]
+        t = task[i]
+        ai = alpha[i]
+        ui = upper[i]
+        f = _decision(dense, Xd, indptr, indices, data, i, t, rptr, rind, rval, Vt, bt,
+                      bias_scale)
+        G = y[i] * f - 1.0 + diag[i] * ai
+        if shrinking and (
+            (ai == 0.0 and G > pgmax_old) or (ai != 0.0 and ai == ui and G < pgmin_old)
+        ):
+            active -= 1
+            index[s] = index[active]
+            index[active] = i
+            continue
+        PG = _projected_gradient(G, ai, ui)
+        if PG > pgmax_new:
+            pgmax_new = PG
+        if PG < pgmin_new:
+            pgmin_new = PG
+        if abs(PG) > 1e-12:
+            na = _clipped_step(ai, G, qd[i], ui)
+            delta = (na - ai) * y[i]
+            if delta != 0.0:
+                alpha[i] = na
+                for j in range(rptr[t], rptr[t + 1]):
+                    _row_axpy(dense, Xd, indptr, indices, data, i, delta * rval[j], Vt, rind[j])
+                bt[t] += delta * bias_scale
+        s += 1
+    return active, pgmax_new, pgmin_new
+
+
+@njit(cache=True)
+def dcd_linear(dense, Xd, indptr, indices, data, y, task, xsq, rptr, rind, rval, Vt, bt,
+               bias_scale, alpha, upper, cw, diag, squared, tol, max_epochs, shrinking, stop_gap,
+               seed, gap_every):
     """Dual coordinate descent epochs (LIBLINEAR's L1/L2-loss dual solver, multi-task).
 
     Each coordinate step is the exact maximization over ``alpha_i`` (the specification's
@@ -167,14 +221,7 @@ def dcd_linear(
     """
     n = y.shape[0]
     np.random.seed(seed)  # noqa: NPY002 (numba supports the legacy API)
-    T = bt.shape[0]
-    btt = np.zeros(T)
-    for t in range(T):
-        for j in range(rptr[t], rptr[t + 1]):
-            btt[t] += rval[j] * rval[j]
-    qd = np.empty(n)
-    for i in range(n):
-        qd[i] = btt[task[i]] * xsq[i] + bias_scale * bias_scale + diag[i]
+    qd = _coordinate_curvatures(task, xsq, rptr, rval, bt.shape[0], bias_scale, diag)
     index = np.arange(n)
     active = n
     inf = np.inf
@@ -189,67 +236,10 @@ def dcd_linear(
     epoch = 0
     last_check = 0
     while epoch < max_epochs:
-        # Fisher-Yates shuffle of the active set
-        for s in range(active - 1, 0, -1):
-            j = np.random.randint(0, s + 1)  # noqa: NPY002
-            tmp = index[s]
-            index[s] = index[j]
-            index[j] = tmp
-        pgmax_new = -inf
-        pgmin_new = inf
-        s = 0
-        while s < active:
-            i = index[s]
-            t = task[i]
-            ai = alpha[i]
-            ui = upper[i]
-            G = (
-                y[i]
-                * _decision(
-                    dense, Xd, indptr, indices, data, i, t, rptr, rind, rval, Vt, bt, bias_scale
-                )
-                - 1.0
-                + diag[i] * ai
-            )
-            PG = 0.0
-            if ai == 0.0:
-                if shrinking and G > pgmax_old:
-                    active -= 1
-                    index[s] = index[active]
-                    index[active] = i
-                    continue
-                elif G < 0.0:
-                    PG = G
-            elif ai == ui:
-                if shrinking and G < pgmin_old:
-                    active -= 1
-                    index[s] = index[active]
-                    index[active] = i
-                    continue
-                elif G > 0.0:
-                    PG = G
-            else:
-                PG = G
-            if PG > pgmax_new:
-                pgmax_new = PG
-            if PG < pgmin_new:
-                pgmin_new = PG
-            if abs(PG) > 1e-12:
-                if qd[i] > 0.0:
-                    na = ai - G / qd[i]
-                else:
-                    na = ui if G < 0.0 else 0.0
-                if na < 0.0:
-                    na = 0.0
-                elif na > ui:
-                    na = ui
-                delta = (na - ai) * y[i]
-                if delta != 0.0:
-                    alpha[i] = na
-                    for j in range(rptr[t], rptr[t + 1]):
-                        _row_axpy(dense, Xd, indptr, indices, data, i, delta * rval[j], Vt, rind[j])
-                    bt[t] += delta * bias_scale
-            s += 1
+        _shuffle(index, active)
+        active, pgmax_new, pgmin_new = _linear_epoch(
+            dense, Xd, indptr, indices, data, y, task, rptr, rind, rval, Vt, bt, bias_scale,
+            alpha, upper, diag, qd, index, active, shrinking, pgmax_old, pgmin_old)
         epoch += 1
         if active == 0:
             spread = 0.0
@@ -260,24 +250,8 @@ def dcd_linear(
         pg_done = spread <= eps
         if stop_gap and ((pg_done and full) or epoch - last_check >= gap_every):
             primal, dual, loss, _ = linear_objectives(
-                dense,
-                Xd,
-                indptr,
-                indices,
-                data,
-                y,
-                task,
-                rptr,
-                rind,
-                rval,
-                Vt,
-                bt,
-                bias_scale,
-                alpha,
-                cw,
-                diag,
-                squared,
-            )
+                dense, Xd, indptr, indices, data, y, task, rptr, rind, rval, Vt, bt, bias_scale,
+                alpha, cw, diag, squared)
             last_check = epoch
             if primal - dual <= tol * max(abs(primal), 1e-300):
                 converged = True
@@ -298,25 +272,10 @@ def dcd_linear(
         pgmax_old = pgmax_new if pgmax_new > 0.0 else inf
         pgmin_old = pgmin_new if pgmin_new < 0.0 else -inf
     if stop_gap and last_check != epoch:
+        # the budget ran out between two checks: the objectives of the returned point
         primal, dual, loss, _ = linear_objectives(
-            dense,
-            Xd,
-            indptr,
-            indices,
-            data,
-            y,
-            task,
-            rptr,
-            rind,
-            rval,
-            Vt,
-            bt,
-            bias_scale,
-            alpha,
-            cw,
-            diag,
-            squared,
-        )
+            dense, Xd, indptr, indices, data, y, task, rptr, rind, rval, Vt, bt, bias_scale,
+            alpha, cw, diag, squared)
     return epoch, converged, primal, dual, loss, spread
 
 
@@ -339,24 +298,12 @@ def dcd_kernel(K, y, alpha, f, upper, cw, diag, squared, tol, max_epochs, seed):
     primal = np.nan
     dual = np.nan
     while epoch < max_epochs:
-        for s in range(n - 1, 0, -1):
-            j = np.random.randint(0, s + 1)  # noqa: NPY002
-            tmp = index[s]
-            index[s] = index[j]
-            index[j] = tmp
+        _shuffle(index, n)
         for s in range(n):
             i = index[s]
             ai = alpha[i]
             G = y[i] * f[i] - 1.0 + diag[i] * ai
-            h = K[i, i] + diag[i]
-            if h > 0.0:
-                na = ai - G / h
-            else:
-                na = upper[i] if G < 0.0 else 0.0
-            if na < 0.0:
-                na = 0.0
-            elif na > upper[i]:
-                na = upper[i]
+            na = _clipped_step(ai, G, K[i, i] + diag[i], upper[i])
             delta = (na - ai) * y[i]
             if delta != 0.0:
                 alpha[i] = na
