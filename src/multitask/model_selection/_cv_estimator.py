@@ -121,7 +121,9 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
         Print a line to stderr after each finished job.
     callback : callable, optional
         ``callback(done, total)`` after each finished job (a job is one fold and one outer
-        grid point, running the whole path when warm starts apply). Not pickled.
+        grid point, running the whole path when warm starts apply, or its part down to the
+        last candidate still in the running with ``halving``; ``total`` grows as the rounds
+        of ``halving`` and the widenings add jobs). Not pickled.
     refit : bool, default=True
         Refit the best parameters on all the data (needed for ``predict``).
     error_score : "raise" or float, default=np.nan
@@ -152,6 +154,15 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
           and the choice drifts to the strongest values (every multi-task model collapsing to
           the per-task means); leave-one-out removes that bias, at the price of more folds
           (measured in ``benchmarks/bench_small_tasks.py``; see the user guide).
+    halving : bool, default=True
+        Successive halving when the grid searches more than one parameter (several points
+        of the outer grid, e.g. the default grid of a model with two strengths): the folds
+        are taken in rounds, every candidate is scored on the first few, and after each
+        round only the better half of the candidates still in the running goes on to the
+        next folds (a path is fitted from its strongest value down to its last such
+        candidate); the choice is made among the candidates scored on every fold
+        (:mod:`~multitask.model_selection._halving` gives the schedule). ``False`` scores
+        every candidate on every fold. A one-parameter grid is searched whole either way.
 
     Attributes
     ----------
@@ -170,11 +181,14 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
     cv_results_ : dict of ndarray
         ``"params"`` (list of dict, one per candidate), ``"param_<name>"``,
         ``"split<k>_test_score"`` (one array per fold, shape ``(n_candidates,)``; NaN
-        where a fold alone cannot be scored, e.g. a task AUC on one row per task),
-        ``"mean_test_score"`` (the score the choice is made on: the mean over folds, or the
-        pooled score for ``"loo"``), ``"std_test_score"`` (over folds), ``"rank_test_score"``,
-        ``"mean_fit_time"`` (seconds per fit, averaged over folds), ``"n_not_converged"``
-        (folds whose solver reached ``max_iter``).
+        where a fold alone cannot be scored, e.g. a task AUC on one row per task, or where
+        the candidate was not fitted), ``"mean_test_score"`` (the score the choice is made
+        on: the mean over folds, or the pooled score for ``"loo"``; NaN for a candidate that
+        ``halving`` left behind), ``"std_test_score"`` (over folds), ``"rank_test_score"``,
+        ``"mean_fit_time"`` (seconds per fit, averaged over the folds it was fitted on),
+        ``"n_not_converged"`` (folds whose solver reached ``max_iter``),
+        ``"n_splits_fitted"`` (the folds the candidate was fitted on: all of them but for
+        the candidates ``halving`` left behind).
     scores_ : ndarray of shape (n_splits, n_candidates)
         The test scores again, as one array.
     path_param_ : str or None
@@ -211,6 +225,7 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
         "random_state": ["random_state"],
         "widen": [Interval(Integral, 0, None, closed="left")],
         "selection": [StrOptions(set(SELECTION_RULES))],
+        "halving": ["boolean"],
     }
     #: The fitted state a model file must hold (:mod:`multitask.estimators.fitted_state`):
     #: the search's summaries and the refitted model (of the tuned model's class), checked
@@ -242,7 +257,8 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
 
     def __init__(self, estimator, param_grid=None, cv=None, scoring=None, n_alphas=10,
                  alpha_ratio=1e-3, n_jobs=None, client=None, verbose=False, callback=None,
-                 refit=True, error_score=np.nan, random_state=0, widen=2, selection="auto"):
+                 refit=True, error_score=np.nan, random_state=0, widen=2, selection="auto",
+                 halving=True):
         self.estimator = estimator
         self.param_grid = param_grid
         self.cv = cv
@@ -258,6 +274,7 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
         self.error_score = error_score
         self.random_state = random_state
         self.widen = widen
+        self.halving = halving
 
     # ------------------------------------------------------------------ sklearn plumbing
     def __sklearn_clone__(self):
@@ -327,7 +344,7 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
             scoring=self.scoring, n_alphas=self.n_alphas, alpha_ratio=self.alpha_ratio,
             n_jobs=self.n_jobs, client=self.client, error_score=self.error_score,
             random_state=self.random_state, widen=self.widen, callback=report,
-            selection=self.selection, sample_weight=sample_weight)
+            selection=self.selection, sample_weight=sample_weight, halving=self.halving)
         mean = res.mean_scores
         best = int(np.argmax(np.where(np.isnan(mean), -np.inf, mean)))
         self.scores_ = res.scores
@@ -336,7 +353,7 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
         self.best_params_ = dict(res.candidates[best])
         self.best_score_ = float(mean[best])
         self.cv_results_ = _results(res.candidates, res.scores, res.fit_times, res.not_converged,
-                                    mean)
+                                    mean, res.n_splits_fitted)
         self.selection_ = res.selection
         self.path_param_ = res.path_param
         self.n_widened_ = res.n_widened
@@ -441,8 +458,10 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
         return self._check().classes_
 
 
-def _results(candidates, scores, fit_times, not_conv, mean=None) -> dict:
+def _results(candidates, scores, fit_times, not_conv, mean=None, fitted=None) -> dict:
     n_splits, n_cand = scores.shape
+    fitted = np.full(n_cand, n_splits, dtype=np.int64) if fitted is None else np.asarray(
+        fitted, dtype=np.int64)
     res: dict = {"params": [dict(c) for c in candidates]}
     names = sorted({k for c in candidates for k in c})
     for name in names:
@@ -464,6 +483,7 @@ def _results(candidates, scores, fit_times, not_conv, mean=None) -> dict:
     rank = np.empty(n_cand, dtype=np.int32)
     rank[order] = np.arange(1, n_cand + 1)
     res["rank_test_score"] = rank
-    res["mean_fit_time"] = fit_times.mean(axis=0)
+    res["mean_fit_time"] = fit_times.sum(axis=0) / np.maximum(fitted, 1)
     res["n_not_converged"] = not_conv.sum(axis=0)
+    res["n_splits_fitted"] = fitted
     return res

@@ -17,6 +17,10 @@ every fold, the paths warm-started (also usable on its own; :class:`MultiTaskCV`
   over folds (``"loo"``); the default ``"auto"`` takes leave-one-out when the tasks are small
   (a median of at most :data:`SMALL_TASK_ROWS` rows per task), where K-fold training parts
   lose a large share of each task's rows and the choice drifts to over-regularization;
+* **successive halving** (``halving``): for a grid with a second parameter, every candidate
+  is scored on the first fold, the better half on the second, the better half of those on
+  the rest, and the choice is made among the candidates scored on every fold
+  (:mod:`~multitask.model_selection._halving`);
 * **parallel** over folds and grid points with joblib (``n_jobs``), on a Dask cluster when
   ``client`` (a ``dask.distributed.Client``) is given;
 * **grid widening**: when the best value of the path parameter lies at the weak end of the
@@ -26,7 +30,8 @@ every fold, the paths warm-started (also usable on its own; :class:`MultiTaskCV`
   nothing otherwise).
 
 The steps live in their own modules: the engine's view of the data (``_cv_data``), the
-selection rules and folds (``_folds``), the grids and their widening (``_grids``).
+selection rules and folds (``_folds``), the grids and their widening (``_grids``), the rounds
+of successive halving (``_halving``).
 """
 
 from __future__ import annotations
@@ -63,6 +68,7 @@ from multitask.model_selection._grids import (
     _validate_candidates,
     _widen,
 )
+from multitask.model_selection._halving import fold_rounds, round_jobs, survivors
 from multitask.model_selection._path import fit_path
 from multitask.model_selection._scoring import (
     get_scorer,
@@ -77,11 +83,14 @@ __all__ = ["SELECTION_RULES", "SMALL_TASK_ROWS", "cross_validate_grid"]
 def cross_validate_grid(estimator, X, y, task=None, *, param_grid=None, cv=None, scoring=None,
                         n_alphas: int = 10, alpha_ratio: float = 1e-3, n_jobs=None,
                         client=None, error_score=np.nan, random_state=0, widen: int = 2,
-                        callback=None, selection: str = "auto", sample_weight=None) -> Bunch:
+                        callback=None, selection: str = "auto", sample_weight=None,
+                        halving: bool = True) -> Bunch:
     """Score every candidate of a grid on every fold, paths warm-started (the CV engine).
 
     Parameters are those of :class:`MultiTaskCV` (``callback(done, total)`` after each job;
-    ``sample_weight`` as in :meth:`MultiTaskCV.fit`).
+    ``sample_weight`` as in :meth:`MultiTaskCV.fit`; ``halving``: successive halving over the
+    candidates of a grid with several outer points, see
+    :mod:`multitask.model_selection._halving`).
 
     Returns
     -------
@@ -91,7 +100,9 @@ def cross_validate_grid(estimator, X, y, task=None, *, param_grid=None, cv=None,
         ``"kfold"``, the pooled score for ``"loo"``), ``fit_times``, ``not_converged`` (same
         shape as ``scores``), ``selection`` (the rule applied: ``"kfold"`` or ``"loo"``),
         ``path_param`` (str or None), ``n_widened``, ``splits`` (the (train, test) indices in
-        the engine's view of the data).
+        the engine's view of the data), ``n_splits_fitted`` (the folds each candidate was
+        fitted on: fewer than ``n_splits`` for a candidate left behind by ``halving``, whose
+        mean score is then NaN).
 
     Raises
     ------
@@ -99,6 +110,8 @@ def cross_validate_grid(estimator, X, y, task=None, *, param_grid=None, cv=None,
         On an invalid grid, splitter or parameter, or when every fit failed.
     """
     _check_arguments(estimator, y, error_score, widen, selection)
+    if not isinstance(halving, (bool, np.bool_)):
+        raise ValueError(f"halving must be True or False, got {halving!r}.")
     grids, default = _grids(estimator, X, y, task, param_grid, n_alphas, alpha_ratio,
                             sample_weight)
     if default:
@@ -122,16 +135,17 @@ def cross_validate_grid(estimator, X, y, task=None, *, param_grid=None, cv=None,
     warm = "warm_start" in est_cv.get_params(deep=False)
     for grid in grids:  # invalid values fail here, with the parameter's name
         _validate_candidates(est_cv, grid)
-    candidates, paths, jobs, path_param = _plan_jobs(grids, warm, len(splits))
+    candidates, paths, chunks, n_outer, path_param = _plan_jobs(grids, warm)
     runner = _Runner(est_cv, Xcv, ycv, splits, scorer if pooled is None else _Pooled(pooled[0]),
                      warm, error_score, n_jobs, client, callback, wcv)
-    run = _run_and_widen(runner, jobs, candidates, paths, default, widen, pooled,
-                         (splits, groups, layout), error_score)
+    rounds = fold_rounds(len(splits), n_outer) if halving else [len(splits)]
+    run = _run_and_widen(runner, chunks, candidates, paths, default, widen, pooled,
+                         (splits, groups, layout), error_score, rounds)
     _warn_unconverged(estimator, run.results, candidates)
     return Bunch(candidates=candidates, scores=run.scores, mean_scores=run.mean,
                  fit_times=run.fit_times, not_converged=run.not_converged,
                  path_param=path_param, n_widened=run.n_widened, splits=splits,
-                 selection=rule)
+                 selection=rule, n_splits_fitted=run.fitted)
 
 
 def _check_arguments(estimator, y, error_score, widen, selection) -> None:
@@ -174,54 +188,63 @@ def _check_class_labels(y, skip_missing: bool) -> None:
                          "labels.")
 
 
-def _plan_jobs(grids: list[dict], warm: bool, n_splits: int):
-    """``(candidates, paths, jobs, path_param)``: every candidate of the grids, the
-    warm-started paths ``(name, candidate indices, values)``, the jobs ``(fold, candidate
-    indices, points)`` (a whole path per fold when warm starts apply) and the one path
-    parameter (None when there are several or none)."""
+def _plan_jobs(grids: list[dict], warm: bool):
+    """``(candidates, paths, chunks, n_outer, path_param)``: every candidate of the grids,
+    the warm-started paths ``(name, candidate indices, values)``, the chunks (candidate
+    indices fitted in order as one job on a fold: a whole path when warm starts apply, else
+    one candidate), the number of outer grid points (the points of the parameters other than
+    the path's) and the one path parameter (None when there are several or none)."""
     candidates: list[dict] = []
     paths: list[tuple[str, list[int], list]] = []
-    jobs: list[tuple[int, list[int], list[dict]]] = []
+    chunks: list[list[int]] = []
     path_names = set()
+    n_outer = 0
     for grid in grids:
         path, outer = _split_path(grid, warm)
         if path is not None:
             path_names.add(path[0])
+        n_outer += len(outer)
         for point in outer:
             if path is None:
                 idx = [len(candidates)]
                 candidates.append(dict(point))
-                chunks = [idx]
+                chunks.append(idx)
             else:
                 pname, values = path
                 idx = list(range(len(candidates), len(candidates) + len(values)))
                 candidates.extend({**point, pname: v} for v in values)
                 paths.append((pname, idx, list(values)))
-                chunks = [idx] if warm else [[i] for i in idx]
-            for k in range(n_splits):
-                jobs.extend((k, c, [candidates[i] for i in c]) for c in chunks)
+                chunks.extend([idx] if warm else [[i] for i in idx])
     if not candidates:
         raise ValueError("param_grid holds no candidate.")
-    return candidates, paths, jobs, next(iter(path_names)) if len(path_names) == 1 else None
+    return (candidates, paths, chunks, n_outer,
+            next(iter(path_names)) if len(path_names) == 1 else None)
 
 
-def _run_and_widen(runner, jobs, candidates, paths, default: bool, widen: int, pooled,
-                   folds, error_score) -> Bunch:
-    """Run the jobs, score the candidates (per fold, or pooled for leave-one-out), and
-    continue a path whose best value lies at an edge of its grid, up to ``widen`` times.
-    ``folds`` is ``(splits, groups, layout)``."""
+def _run_and_widen(runner, chunks, candidates, paths, default: bool, widen: int, pooled,
+                   folds, error_score, rounds: list[int]) -> Bunch:
+    """Run the chunks on the folds in ``rounds`` (:func:`~._halving.fold_rounds`: after each
+    round but the last only the best share of the candidates goes on, see
+    :mod:`~multitask.model_selection._halving`), score the candidates (per fold, or pooled
+    for leave-one-out; NaN for a candidate not fitted on every fold), and continue a path
+    whose best value lies at an edge of its grid, up to ``widen`` times. ``folds`` is
+    ``(splits, groups, layout)``."""
     splits, groups, layout = folds
-    results = runner.run([(k, c, pts, False) for k, c, pts in jobs])
+    alive = np.ones(len(candidates), dtype=bool)
+    results: list = []
+    start = 0
+    for end in rounds:
+        results += runner.run(round_jobs(chunks, alive, range(start, end), candidates))
+        start = end
+        if end < len(splits):
+            partial = _scores(results, folds, len(candidates), pooled, error_score)[1]
+            alive = survivors(partial, alive)
     n_widened = 0
     while True:
-        if pooled is None:
-            scores, fit_times, not_conv = _collect(results, len(splits), len(candidates))
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)  # failed on every fold
-                mean = np.nanmean(scores, axis=0)
-        else:
-            scores, mean, fit_times, not_conv = _collect_pooled(
-                results, splits, groups, layout, len(candidates), pooled[1], error_score)
+        scores, mean, fit_times, not_conv = _scores(results, folds, len(candidates), pooled,
+                                                    error_score)
+        fitted = _fitted_folds(results, len(splits), len(candidates))
+        mean = np.where(fitted == len(splits), mean, np.nan)
         if np.all(np.isnan(mean)):
             why = f" First error: {runner.first_error}" if runner.first_error else ""
             raise ValueError("Every cross-validation fit failed or gave an undefined score."
@@ -234,7 +257,28 @@ def _run_and_widen(runner, jobs, candidates, paths, default: bool, widen: int, p
         results = results + runner.run(new_jobs)
         n_widened += 1
     return Bunch(results=results, scores=scores, mean=mean, fit_times=fit_times,
-                 not_converged=not_conv, n_widened=n_widened)
+                 not_converged=not_conv, n_widened=n_widened, fitted=fitted)
+
+
+def _scores(results, folds, n_cand: int, pooled, error_score):
+    """``(scores, mean, fit_times, not_converged)`` of the results so far: the mean over the
+    folds each candidate was fitted on, or its pooled score over them (leave-one-out)."""
+    splits, groups, layout = folds
+    if pooled is not None:
+        return _collect_pooled(results, splits, groups, layout, n_cand, pooled[1], error_score)
+    scores, fit_times, not_conv = _collect(results, len(splits), n_cand)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # failed on every fold
+        mean = np.nanmean(scores, axis=0)
+    return scores, mean, fit_times, not_conv
+
+
+def _fitted_folds(results, n_splits: int, n_cand: int) -> np.ndarray:
+    """How many folds each candidate was fitted (or failed) on, shape ``(n_cand,)``."""
+    ran = np.zeros((n_splits, n_cand), dtype=bool)
+    for k, cand, _ in results:
+        ran[k, cand] = True
+    return ran.sum(axis=0)
 
 
 class _Runner:

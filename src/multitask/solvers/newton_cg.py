@@ -203,7 +203,7 @@ def _conjugate_gradients(hvp: Callable, gW: np.ndarray, gb, tol: float, max_iter
         step = rr / pHp
         dW = dW + step * pW
         rW = rW - step * HW
-        if db is not None:
+        if db is not None and pb is not None and rb is not None and Hb is not None:
             db = db + step * pb
             rb = rb - step * Hb
         rr_new = dot(rW, rb, rW, rb)

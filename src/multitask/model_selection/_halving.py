@@ -1,0 +1,73 @@
+"""Successive halving over the candidates of a grid with a second parameter.
+
+A grid that searches more than one parameter runs one warm-started path per point of its outer
+grid (the values of the other parameters) on every fold. With ``halving`` the folds are taken
+in rounds instead (successive halving, Jamieson and Talwalkar, "Non-stochastic best arm
+identification and hyperparameter optimization", with the folds as the resource): every
+candidate is scored on the first fold; the better half of them (by the score of the selection
+rule on that fold) is scored on the second fold; the better half of those, ranked on the two
+folds, on all the remaining folds. The score on a subset of the folds is the one the selection
+rule gives on those folds alone: the mean of their fold scores (``"kfold"``) or the score of
+their out-of-fold values pooled (``"loo"``). On each new fold a path is fitted from its
+strongest value down to its last candidate still in the running (the values before it are
+fitted anyway, for the warm starts, and scored too).
+
+The choice is made among the candidates scored on every fold; a candidate left behind keeps
+the scores of the folds it was fitted on and a mean score of NaN. The rounds
+(:data:`HALVING_AFTER`) and the share kept (:data:`HALVING_FACTOR`) were chosen on the
+problems of ``benchmarks/bench_cv_two_param.py`` (docs/scale.md): among the schedules tried,
+the cheapest whose chosen test error was never worse than the whole grid's.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["HALVING_AFTER", "HALVING_FACTOR", "fold_rounds", "round_jobs", "survivors"]
+
+#: The candidates still in the running are cut to ``1 / HALVING_FACTOR`` of them after each
+#: round.
+HALVING_FACTOR = 2
+
+#: The number of folds after which each cut is made (those below the number of folds).
+HALVING_AFTER = (1, 2)
+
+
+def fold_rounds(n_splits: int, n_outer: int) -> list[int]:
+    """The cumulative number of folds at the end of each round: :data:`HALVING_AFTER` then
+    ``n_splits``; ``[n_splits]`` (no halving) with fewer than 2 outer grid points."""
+    if n_outer < 2:
+        return [int(n_splits)]
+    return [r for r in HALVING_AFTER if r < n_splits] + [int(n_splits)]
+
+
+def survivors(partial: np.ndarray, alive: np.ndarray, factor: int = HALVING_FACTOR,
+              ) -> np.ndarray:
+    """Boolean mask of the candidates kept: the ``ceil(n / factor)`` best of the ``n`` alive
+    ones by ``partial`` (greater is better; NaN last; ties to the first candidate)."""
+    idx = np.flatnonzero(alive)
+    keep = np.zeros(alive.shape, dtype=bool)
+    if idx.size == 0:
+        return keep
+    n_keep = max(1, math.ceil(idx.size / factor))
+    score = np.where(np.isnan(partial[idx]), -np.inf, partial[idx])
+    order = np.argsort(-score, kind="stable")
+    keep[idx[order[:n_keep]]] = True
+    return keep
+
+
+def round_jobs(chunks: list[list[int]], alive: np.ndarray, folds, candidates: list[dict]
+               ) -> list[tuple[int, list[int], list[dict], bool]]:
+    """Jobs ``(fold, candidate indices, points, skip_first=False)`` fitting, on each of
+    ``folds``, every chunk (a warm-started path, or one candidate) from its start down to its
+    last ``alive`` candidate."""
+    jobs = []
+    for chunk in chunks:
+        last = max((p for p, c in enumerate(chunk) if alive[c]), default=None)
+        if last is None:
+            continue
+        part = chunk[:last + 1]
+        jobs.extend((k, part, [candidates[c] for c in part], False) for k in folds)
+    return jobs

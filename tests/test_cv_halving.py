@@ -1,0 +1,141 @@
+"""Successive halving in MultiTaskCV: the schedule, who survives, and what the search reports.
+
+Halving takes the folds in rounds for a grid with several outer points (a second parameter):
+every candidate on the first fold, the better half on the second, the better half of those on
+the rest. The fits of a candidate on a fold are the same with and without halving (a path is
+always fitted from its strongest value), so the scores of the candidates scored on every fold
+are the whole grid's, and the choice is the best of them.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from multitask import L21Regressor, MultiTaskCV
+from multitask.model_selection import cross_validate_grid
+from multitask.model_selection._halving import (
+    HALVING_AFTER,
+    fold_rounds,
+    round_jobs,
+    survivors,
+)
+
+ALPHAS = [1.0, 0.3, 0.1, 0.03, 0.01]
+GRID = {"alpha": ALPHAS, "alpha_l2": [0.0, 0.1, 1.0, 10.0]}  # alpha_l2: an outer parameter
+
+
+def _fit(X, y, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return MultiTaskCV(L21Regressor(), **kw).fit(X, y)
+
+
+@pytest.fixture
+def long_data(datagen):
+    Xs, ys = datagen.regression_lists(sizes=(30, 36, 24), d=5)
+    return Xs, ys
+
+
+def test_fold_rounds():
+    assert fold_rounds(5, 1) == [5]  # one outer point: no halving
+    assert fold_rounds(5, 3) == [*HALVING_AFTER, 5]
+    assert fold_rounds(8, 9) == [1, 2, 8]
+    assert fold_rounds(2, 3) == [1, 2]
+
+
+def test_survivors_keeps_the_better_half_nan_last_ties_first():
+    partial = np.array([0.1, np.nan, 0.5, 0.5, -1.0, 0.2])
+    alive = np.array([True, True, True, True, True, False])
+    keep = survivors(partial, alive)
+    assert keep.tolist() == [True, False, True, True, False, False]  # ceil(5 / 2) = 3
+    keep = survivors(np.array([0.5, 0.5, 0.5]), np.ones(3, dtype=bool))
+    assert keep.tolist() == [True, True, False]
+    assert not survivors(partial, np.zeros(6, dtype=bool)).any()
+
+
+def test_round_jobs_fit_each_path_down_to_its_last_survivor():
+    chunks = [[0, 1, 2], [3, 4, 5]]
+    alive = np.array([False, True, False, False, False, False])
+    cands = [{"a": i} for i in range(6)]
+    jobs = round_jobs(chunks, alive, [2, 3], cands)
+    assert [(k, c) for k, c, _, _ in jobs] == [(2, [0, 1]), (3, [0, 1])]
+    assert jobs[0][2] == [{"a": 0}, {"a": 1}]
+
+
+@pytest.mark.parametrize("layout", ["lists", "shared"])
+def test_halving_scores_the_same_fits_and_chooses_among_the_complete(layout, long_data,
+                                                                      datagen):
+    if layout == "lists":
+        X, y = long_data
+        extra = {"cv": 4}
+    else:  # a shared design of 10 rows: leave-one-out, pooled scores
+        X, y = datagen.shared(n=10, d=5, m=6)
+        extra = {}
+    full = _fit(X, y, param_grid=GRID, halving=False, widen=0, **extra)
+    half = _fit(X, y, param_grid=GRID, widen=0, **extra)
+    k = full.n_splits_
+    n_cand = len(GRID["alpha"]) * len(GRID["alpha_l2"])
+    assert full.cv_results_["n_splits_fitted"].tolist() == [k] * n_cand
+    fitted = half.cv_results_["n_splits_fitted"]
+    done = fitted == k
+    # every candidate on the first fold, at least half on the second, a quarter on all
+    assert fitted.min() >= 1 and (fitted >= 2).sum() >= n_cand // 2
+    assert done.sum() >= int(np.ceil(n_cand / 4)) and not done.all()
+    # the same fits: the first fold's scores, and every score of a complete candidate
+    np.testing.assert_array_equal(half.scores_[0], full.scores_[0])
+    np.testing.assert_array_equal(half.scores_[:, done], full.scores_[:, done])
+    mean_half = half.cv_results_["mean_test_score"]
+    np.testing.assert_array_equal(mean_half[done], full.cv_results_["mean_test_score"][done])
+    assert np.all(np.isnan(mean_half[~done]))
+    # a candidate left behind: NaN on the folds it did not reach, ranked after the others
+    left = np.flatnonzero(~done)
+    assert np.all(np.isnan(half.scores_[fitted[left[0]]:, left[0]]))
+    assert half.cv_results_["rank_test_score"][~done].min() > done.sum()
+    # the choice is the best complete candidate; its score is at most the whole grid's best
+    assert done[half.best_index_]
+    assert half.best_score_ == np.nanmax(mean_half)
+    assert half.best_score_ <= full.best_score_
+    np.testing.assert_allclose(half.predict(X) if layout == "shared" else
+                               np.concatenate(half.predict(X)),
+                               half.best_estimator_.predict(X) if layout == "shared" else
+                               np.concatenate(half.best_estimator_.predict(X)))
+
+
+def test_one_parameter_grid_is_searched_whole(long_data):
+    X, y = long_data
+    grid = {"alpha": ALPHAS}
+    a = _fit(X, y, param_grid=grid, cv=3, widen=0)
+    b = _fit(X, y, param_grid=grid, cv=3, widen=0, halving=False)
+    np.testing.assert_array_equal(a.scores_, b.scores_)
+    assert a.cv_results_["n_splits_fitted"].tolist() == [3] * len(ALPHAS)
+
+
+def test_halving_is_deterministic_and_reports_progress(long_data):
+    X, y = long_data
+    calls = []
+    a = _fit(X, y, param_grid=GRID, cv=4, callback=lambda d, t: calls.append((d, t)))
+    b = _fit(X, y, param_grid=GRID, cv=4)
+    np.testing.assert_array_equal(a.scores_, b.scores_)
+    assert a.best_params_ == b.best_params_
+    assert calls and calls[-1][0] == calls[-1][1]
+    assert [d for d, _ in calls] == list(range(1, len(calls) + 1))
+
+
+def test_widening_after_halving_scores_the_new_values_on_every_fold(long_data):
+    X, y = long_data
+    grid = {"alpha": [10.0, 5.0, 2.0], "alpha_l2": [0.0, 1.0, 100.0]}  # best at the weak end
+    cv = _fit(X, y, param_grid=grid, cv=3, widen=1)
+    assert cv.n_widened_ == 1
+    assert cv.cv_results_["n_splits_fitted"][-3:].tolist() == [3, 3, 3]
+    assert np.all(np.isfinite(cv.cv_results_["mean_test_score"][-3:]))
+
+
+def test_halving_must_be_a_boolean(long_data):
+    X, y = long_data
+    with pytest.raises(ValueError, match="halving"):
+        MultiTaskCV(L21Regressor(), halving="yes").fit(X, y)
+    with pytest.raises(ValueError, match="halving must be True or False"):
+        cross_validate_grid(L21Regressor(), X, y, halving=1)
