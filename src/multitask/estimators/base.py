@@ -48,6 +48,7 @@ from sklearn.utils._param_validation import Interval, StrOptions, validate_param
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+import multitask.estimators.new_tasks as _new_tasks
 from multitask.data import (
     MISSING_TARGETS,
     MultiTaskData,
@@ -59,7 +60,6 @@ from multitask.data import (
     unstack_predictions,
 )
 from multitask.data.class_columns import class_scores_by_row
-from multitask.estimators import new_tasks as _new_tasks
 from multitask.estimators._grid_scales import ridge_grid_top
 from multitask.estimators.fitted_state import (
     NEW_TASK_STATE,
