@@ -9,8 +9,6 @@ from them (:meth:`~multitask.data.MultiTaskData.centered`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 import scipy.sparse as sp
 
@@ -22,9 +20,7 @@ from multitask.data.operators import (
     _sparse_norm_sq,
     _weighted_gram,
 )
-
-if TYPE_CHECKING:
-    from multitask.data.container import MultiTaskData
+from multitask.data.stacked import StackedData
 
 #: Entries of a dense design from which its spectral norm comes from Lanczos (``svds``, a
 #: few dozen products with the matrix) instead of a full SVD (``O(n d^2)`` with a large
@@ -33,7 +29,7 @@ SPECTRAL_LANCZOS_ENTRIES = 10**6
 
 
 # --------------------------------------------------------------------------- Gram matrices
-def gram_matrices(data: MultiTaskData) -> np.ndarray:
+def gram_matrices(data: StackedData) -> np.ndarray:
     """Per-task Gram matrices ``X_t^T D_t X_t`` (implicit centring applied), ``D_t`` the
     diagonal of the task's weights (the identity without weights).
 
@@ -51,7 +47,7 @@ def gram_matrices(data: MultiTaskData) -> np.ndarray:
     return G
 
 
-def _shared_grams(data: MultiTaskData) -> np.ndarray:
+def _shared_grams(data: StackedData) -> np.ndarray:
     """:func:`gram_matrices` of a shared design: one matrix ``(1, d, d)`` when its tasks weigh
     the rows alike (implicit centring by the column means, the same for every task), else one
     per task over the task's rows of positive weight."""
@@ -78,7 +74,7 @@ def _shared_grams(data: MultiTaskData) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- spectral norms
-def spectral_norm_sq(data: MultiTaskData, t: int, intercept: bool,
+def spectral_norm_sq(data: StackedData, t: int, intercept: bool,
                      weighted: bool = False) -> float:
     """``||D^(1/2) [X_t - 1 x_offset[:, t]^T, 1]||_2^2`` (the ones only with ``intercept``;
     ``D`` the task's weights with ``weighted``, else the identity), over the task's rows of
@@ -154,7 +150,7 @@ def _norm_sq(Xt, mu: np.ndarray | None, intercept: bool) -> float:
 
 
 # --------------------------------------------------------------------------- feature means
-def dense_means(data: MultiTaskData,
+def dense_means(data: StackedData,
                 yc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(mu, constant, X^T D yc)`` of a dense per-task design in one pass (the last zeros
     when ``yc`` is empty; ``D`` the weights); see :func:`means_and_constant`."""
@@ -172,7 +168,7 @@ def dense_means(data: MultiTaskData,
     return x_mean, const, np.ascontiguousarray(xty)
 
 
-def means_and_constant(data: MultiTaskData) -> tuple[np.ndarray, np.ndarray]:
+def means_and_constant(data: StackedData) -> tuple[np.ndarray, np.ndarray]:
     """Per-task feature means ``mu[:, t] = (1/W_t) sum_{i in task t} w_i x_i``, shape
     ``(d, m)`` (``w_i = 1``, ``W_t = n_t`` without weights), and the boolean ``(d, m)`` mask
     of the (feature, task) cells whose column is constant within the task, where ``mu`` is
@@ -192,7 +188,7 @@ def means_and_constant(data: MultiTaskData) -> tuple[np.ndarray, np.ndarray]:
     return _sparse_task_means(data)
 
 
-def _shared_means(data: MultiTaskData) -> tuple[np.ndarray, np.ndarray]:
+def _shared_means(data: StackedData) -> tuple[np.ndarray, np.ndarray]:
     """:func:`means_and_constant` of a shared design whose tasks weigh the rows alike: the
     columns' (weighted) means over all rows, a constant column's exactly, for every task."""
     m, d = data.n_tasks, data.n_features
@@ -213,7 +209,7 @@ def _shared_means(data: MultiTaskData) -> tuple[np.ndarray, np.ndarray]:
     return (np.repeat(mu[:, None], m, axis=1), np.repeat(const1[:, None], m, axis=1))
 
 
-def _sparse_task_means(data: MultiTaskData) -> tuple[np.ndarray, np.ndarray]:
+def _sparse_task_means(data: StackedData) -> tuple[np.ndarray, np.ndarray]:
     """:func:`means_and_constant` of a sparse per-task design: the means from one product
     ``X^T w``; a cell is constant when the task's ``n_t`` stored values of the column are all
     equal, or when the column stores no value in the task (a zero column)."""
@@ -243,7 +239,7 @@ def _sparse_task_means(data: MultiTaskData) -> tuple[np.ndarray, np.ndarray]:
     return x_mean, constant
 
 
-def _shared_task_means(data: MultiTaskData) -> tuple[np.ndarray, np.ndarray]:
+def _shared_task_means(data: StackedData) -> tuple[np.ndarray, np.ndarray]:
     """:func:`means_and_constant` of a shared design whose tasks weigh the rows
     differently: weighted means per task from one product ``X^T W``; a column constant
     over all rows is constant in every task, and a column whose weighted spread within a

@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from multitask.penalties import row_operators
+import multitask.penalties.row_operators as row_operators
 from multitask.penalties.balls import ColumnL1Balls
 from multitask.penalties.base import Penalty, norm_bound
 from multitask.penalties.composite import SumOfParts

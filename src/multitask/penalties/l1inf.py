@@ -26,7 +26,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from multitask.penalties import _l1inf_numba as _nb
+import multitask.penalties._l1inf_numba as _nb
 from multitask.penalties.base import Constraint
 
 __all__ = ["L1InfBall", "l1inf_norm", "project_l1inf_ball"]
