@@ -7,10 +7,11 @@ package, so a fit loads them instead of compiling them (where the cache was lost
 below prices the compiled choice at what it costs with that cache.
 
 Loading a cached numba kernel is cheap, but the first one a process loads sets up numba's
-compilation target first: about 0.15 s of CPU (typing and target contexts, measured by
-``benchmarks/bench_first_call.py``), more than a small fit costs. A kernel with a numpy twin
-(the same updates, vectorized over tasks) therefore follows the ski-rental rule: while the
-target is not set up, the process runs the twin and counts the time it spends there; once
+compilation target first (typing and target contexts), which costs more than a small fit
+(the figure and its command, ``benchmarks/bench_first_call.py``: docs/tuning_constants.md).
+A kernel with a numpy twin (the same updates, vectorized over tasks) therefore follows the
+ski-rental rule: while the target is not set up, the process runs the twin and counts the
+time it spends there; once
 that time reaches the start-up cost (:data:`START_UP_SECONDS`), the compiled kernel takes
 over (the current call continues with it where the twin stopped). A process never pays more
 than twice what the better of the two choices would have cost it, and a process that fits
@@ -29,9 +30,9 @@ import threading
 __all__ = ["START_UP_SECONDS", "charge_interpreted", "interpreted_budget", "is_set_up",
            "set_up"]
 
-#: CPU seconds numba takes to set up its target in a fresh process (0.15-0.19 s measured by
-#: ``benchmarks/bench_first_call.py``'s breakdown): the time the interpreted twins may spend
-#: before the compiled kernels take over.
+#: CPU seconds numba takes to set up its target in a fresh process (the breakdown of
+#: ``benchmarks/bench_first_call.py``; the figures in docs/tuning_constants.md): the time the
+#: interpreted twins may spend before the compiled kernels take over.
 START_UP_SECONDS = 0.15
 
 _lock = threading.Lock()

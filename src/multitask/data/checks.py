@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 #: Largest magnitude accepted for a feature or a regression target. Sums of squares over all
 #: entries (Gram matrices, spectral norms, objectives) stay below 1e200 times the number of
-#: entries, far from the float64 overflow at 1.8e308 whatever the size of the data; measured:
+#: entries, far from the float64 overflow at 1.8e308 whatever the size of the data; tried:
 #: every estimator fits small problems with finite coefficients up to 1e140 and fails (NaN, a
 #: LAPACK error or a crash) from 1e160 on (see docs/model_files.md, "Input checks").
 MAX_ABS_VALUE = 1e100

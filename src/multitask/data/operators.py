@@ -19,7 +19,7 @@ _REASSOC = {"reassoc", "contract"}
 # The per-task products take and return the weights task by task, ``Wt`` of shape ``(m, d)``
 # (C order): row ``i`` of task ``t`` then reads one contiguous row of ``Wt``, where a ``(d, m)``
 # operand is read with a stride of ``m`` numbers (a cache miss per feature once ``m`` is in
-# the thousands: 2x slower products at 10^5 tasks, measured).
+# the thousands; the figure at 10^5 tasks: docs/tuning_constants.md).
 @njit(cache=True, fastmath=_REASSOC)
 def _dense_matvec(X, Wt, task_of_row):
     n, d = X.shape

@@ -23,7 +23,7 @@ __all__ = ["GRAM_NONZEROS_PER_ENTRY", "GRAM_ROWS_PER_FEATURE", "Squared"]
 #: accelerated-gradient iteration reads the Gram matrices twice (``2 m d^2`` numbers) or the
 #: design once (``N d``, :meth:`MultiTaskData.squared_residual_pass`): they break even at
 #: ``n_t = 2 d``, and the Gram matrices cost their own pass and memory to build
-#: (``benchmarks/bench_scale.py``, ``n_t = d``: 2.26 s for 10^4 tasks without them).
+#: (``benchmarks/bench_scale.py`` at ``n_t = d``; the figure: docs/tuning_constants.md).
 GRAM_ROWS_PER_FEATURE = 2.0
 #: Stored entries of a sparse design per Gram matrix, in units of its ``d^2`` entries, from
 #: which the squared loss builds Gram matrices (and offers ``"quadratic"``): below it the

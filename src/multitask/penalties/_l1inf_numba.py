@@ -38,8 +38,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-# fast-math flags of the counting passes, which LLVM vectorizes only with all four (measured: 16x
-# faster).  "nnan"/"ninf" are safe there: the entries are checked finite before any kernel runs
+# fast-math flags of the counting passes, which LLVM vectorizes only with all four
+# (``benchmarks/bench_l1inf_projection.py``; the figure: docs/tuning_constants.md).
+# "nnan"/"ninf" are safe there: the entries are checked finite before any kernel runs
 # and every threshold passed to these passes is finite.
 _FM = {"reassoc", "nsz", "nnan", "ninf"}
 #: mask clearing the sign bit of a float64 bit pattern
@@ -495,8 +496,8 @@ def _row_threshold(W, Wb, i, theta, t):  # pragma: no cover - compiled
     return c, s, u
 
 
-#: rows shorter than this are evaluated in blocks, vectorized across rows (measured: the
-#: per-row vectorized pass wins from 32-64 entries on)
+#: rows shorter than this are evaluated in blocks, vectorized across rows (the per-row
+#: vectorized pass wins on longer rows: docs/tuning_constants.md)
 _BLOCK_MAX_LENGTH = 48
 #: entries of a transposed block (fits the L1 cache)
 _BLOCK_ENTRIES = 2048

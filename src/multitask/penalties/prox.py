@@ -21,10 +21,9 @@ The trace-norm family maps the singular values of ``V`` (shape ``(d, m)``) throu
 * ``"svd"``: LAPACK's thin SVD of ``V`` (nearly square matrices whose kept singular values
   are too small for the Gram route).
 
-Measured on one core (``d = 50``, rank 5, ``benchmarks/bench_scale.py``): the Gram route is
-1.6x faster than the thin SVD at ``m = d / 2`` and ``m = d``, 2.5x at ``m = 2 d``, 11x at
-``m = 10^4`` and 33x at ``m = 10^5``; the ``R``-factor route is slower than the thin SVD up
-to ``m = d`` and 1.2x to 4.5x faster from ``m = 4 d``. Tall matrices (``d > m``) are handled
+The Gram route beats the thin SVD from ``m = d / 2`` on, by more the more tasks; the
+``R``-factor route beats it only from ``m = 4 d`` (``benchmarks/bench_scale.py``; the figures:
+docs/tuning_constants.md). Tall matrices (``d > m``) are handled
 through ``V^T``.
 """
 
@@ -99,7 +98,7 @@ def symmetric_eigh(S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     LAPACK's divide-and-conquer ``dsyevd`` (the routine of :func:`numpy.linalg.eigh`) called
     directly: for the small matrices of the spectral proxes, numpy's wrapper costs about a
-    fifth of the call (``20 x 20``: 27 us against 34 us, one core). Falls back to
+    fifth of the call (the figures: docs/tuning_constants.md). Falls back to
     :func:`numpy.linalg.eigh` when LAPACK reports a failure.
     """
     lam, Q, info = _dsyevd(S, compute_v=1, lower=1)
@@ -289,7 +288,7 @@ def spectral_norm(V: np.ndarray) -> float:
     (``lambda_max(V V^T)`` or ``lambda_max(V^T V)``: relative accuracy ``eps``, squaring hurts
     only the small singular values; entries outside the safe band are rescaled first, see
     :data:`SAFE_EXPONENT`). Cheaper than the SVD's singular values even for square matrices
-    (``28 x 20``: 17 us against 38 us, one core)."""
+    (the figures: docs/tuning_constants.md)."""
     V = np.asarray(V, dtype=np.float64)
     if V.size == 0:
         return 0.0

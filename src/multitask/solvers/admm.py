@@ -28,7 +28,7 @@ the exact prox of ``h`` (standard ADMM). For a split model ``h(V) = sum_i h_i(V[
 iteration the direct extension of ADMM to the blocks ``(W, V[0], V[1], ...)``. That extension
 has no convergence guarantee in general (Chen, He, Ye & Yuan, "The direct extension of ADMM
 for multi-block convex minimization problems is not necessarily convergent", 2016); here the
-certified gap decides when a run has converged, and it did on every problem measured: on
+certified gap decides when a run has converged, and it did on every problem tried. On
 School in MALSAR's setting (z-scored features, strengths at 1% of their thresholds) it
 reached a relative gap of 1e-8 in 1,720, 2,810 and 780 iterations for sparse + low rank,
 robust MTL and rMTFL, against 6,611, 8,770 and 5,886 for the linearized V-step
@@ -198,12 +198,12 @@ def prefer_admm(datafit: Datafit, penalty: Penalty,
     ``threshold`` (default :data:`ILL_CONDITIONED`, ``10``). Measured (``tol=1e-6``): ADMM
     needed 20-320 iterations on School, SARCOS, Yeast and synthetic problems standardized or
     raw, accelerated gradient 29-20,500 (over 1,000 on every raw School problem). At the
-    default ``tol`` on standardized problems (``benchmarks/bench_auto_solver.py``), ADMM was
-    1.4 to 2.1 times faster on School (``kappa`` 13 and 27) and on Yeast's trace norm
-    (``kappa`` 11), and 1.3 to 1.8 times slower on generated per-task problems with i.i.d.
+    default ``tol`` on standardized problems (``benchmarks/bench_auto_solver.py``; the
+    figures: docs/tuning_constants.md), ADMM was faster on School (``kappa`` 13 and 27) and on
+    Yeast's trace norm (``kappa`` 11), and slower on generated per-task problems with i.i.d.
     features (``kappa`` 2.4 to 3.9), where accelerated gradient needs 16 to 32 iterations and
     ADMM's per-task eigendecompositions do not pay (SARCOS, ``kappa`` 4.1 with a shared design:
-    ADMM 1.5 times faster for the trace norm, but kept on accelerated gradient).
+    ADMM faster for the trace norm, but kept on accelerated gradient).
     """
     if not QuadraticADMM().supports(datafit, penalty):
         return False
@@ -283,12 +283,9 @@ def _spectral_rho(rho: float, old: tuple, new: tuple, k: int, correlation: float
 
 
 #: Most features for which the compiled trace-norm step runs: its per-task products are plain
-#: loops, which beat BLAS's batched products on small matrices only. One step against the
-#: interpreted one (``benchmarks/bench_admm_compiled.py``, one core): 1.5x faster at ``d = 28,
-#: m = 20``, 1.06x at ``28 x 139``, 1.2x at ``20 x 2000``, even at ``32 x 500``; 0.9x at
-#: ``50 x 200``, 0.8x at ``100 x 100``, 0.4x at ``300 x 50``. Whole School fits (20 and 139
-#: schools, raw and z-scored, ``tol`` 1e-4 and 1e-6): 1.3 to 1.45 times faster on 20 schools,
-#: 1.0 to 1.09 on 139.
+#: loops, which beat BLAS's batched products on small matrices only: one step against the
+#: interpreted one (``benchmarks/bench_admm_compiled.py``) wins up to ``d = 32`` and loses from
+#: ``d = 50`` on (the figures, and those of whole School fits: docs/tuning_constants.md).
 COMPILED_TRACE_MAX_FEATURES = 32
 
 

@@ -433,7 +433,7 @@ def _bcd_epochs_numpy(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max
 
 
 #: Seconds the numpy twin takes per row update, beyond ``1e-9`` per entry of ``W`` it
-#: touches (measured: 8-10 us per row at d = 21, m = 7).
+#: touches (the figure it comes from: docs/tuning_constants.md).
 _TWIN_ROW_SECONDS = 1e-5
 
 

@@ -59,7 +59,7 @@ __all__ = ["CG_STALL", "DENSE_FALLBACK_MAX", "DENSE_MAX", "QuadraticExact"]
 #: Largest number of unknowns ``d m`` of a coupled system with per-task designs that is
 #: solved densely (``(d m)^3 / 3`` operations); beyond it, preconditioned conjugate gradients
 #: (on School's mean-regularized model, ``d m = 560``: 74 iterations on raw features, 39 on
-#: z-scored ones, 1.7 and 2 times faster than the dense solve).
+#: z-scored ones, faster than the dense solve; the figures: docs/tuning_constants.md).
 DENSE_MAX = 256
 
 #: Largest ``d m`` solved densely when conjugate gradients stop short of the certified ``tol``

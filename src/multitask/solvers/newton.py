@@ -63,13 +63,13 @@ __all__ = ["NEWTON_AUTO_MAX_ITER", "NEWTON_MAX_FEATURES", "DampedStep", "NewtonM
 
 _TINY = np.finfo(float).tiny
 #: ``solver="auto"`` takes proximal Newton for a classification loss up to this many
-#: features (:func:`prefer_newton`). Measured (``benchmarks/bench_classifier_cv.py --rule``,
-#: ``L21Classifier``, default ``tol``, ``alpha`` 0.1 and 0.01 ``alpha_max``): 1.4 to 28 times
-#: faster than accelerated gradient and 1.2 to 40 times faster than majorization up to 32
-#: features (29 tasks of 9 features, School's 27 raw or standardized, 100 generated tasks of
-#: 16 and 32 i.i.d. features); at 64 and 128 i.i.d. features (80 rows per task) 0.5 to 1.1
-#: times accelerated gradient's speed (a step's ``N d^2`` pass against ``N d`` per gradient
-#: iteration), where the solvers chosen before stay.
+#: features (:func:`prefer_newton`): with ``benchmarks/bench_classifier_cv.py --rule``
+#: (``L21Classifier``, default ``tol``, ``alpha`` 0.1 and 0.01 ``alpha_max``) it beat
+#: accelerated gradient and majorization up to 32 features (29 tasks of 9 features, School's
+#: 27 raw or standardized, 100 generated tasks of 16 and 32 i.i.d. features) and not at 64
+#: and 128 i.i.d. features (80 rows per task: a step's ``N d^2`` pass against ``N d`` per
+#: gradient iteration), where the solvers chosen before stay (the figures:
+#: docs/tuning_constants.md).
 NEWTON_MAX_FEATURES = 32
 #: Most entries of the step's Hessians (``m d^2``).
 NEWTON_MAX_ENTRIES = 2e7
@@ -336,9 +336,9 @@ class ProxNewton(Solver):
         Tolerance on the certified relative duality gap.
     max_epochs : int, default=1000
         Most epochs of coordinate descent per step (an inexact step is damped by the line
-        search like any other; measured on the dirty model's and l2,1's weakest
-        regularization of ``benchmarks/bench_classifier_cv.py``'s problem: 1.3 to 3 times
-        faster than 10,000, with more steps).
+        search like any other; on the dirty model's and l2,1's weakest regularization of
+        ``benchmarks/bench_classifier_cv.py``'s problem faster than 10,000, with more steps:
+        docs/tuning_constants.md).
     warn : bool, default=True
     hand_over : int or None, default=None
         After this many Newton steps without convergence, go on with accelerated gradient

@@ -75,9 +75,10 @@ class NewtonADMM(Solver):
         91 Newton steps reach the objective to ``2e-12`` and stop at a gap of ``3e-5``;
         majorization from there certifies ``1e-6`` in 6 steps, where from zero it took
         8,184). Handing over earlier, after a few steps that lower the objective by less
-        than ``1e-3 tol``, made the cross-validation of that classifier 6 times slower:
-        majorization then took thousands of steps. The result's ``info`` then keeps
-        ``"solver": "newton_admm"`` and adds ``"newton_iter"`` and ``"handed_over_to"``.
+        than ``1e-3 tol``, made the cross-validation of that classifier slower
+        (docs/tuning_constants.md): majorization then took thousands of steps. The result's
+        ``info`` then keeps ``"solver": "newton_admm"`` and adds ``"newton_iter"`` and
+        ``"handed_over_to"``.
     tol : float, default=1e-4
         Tolerance on the certified relative duality gap.
     inner_tol : float, default=1e-3

@@ -90,11 +90,11 @@ WHOLE_GRAM_ENTRIES = 5e7
 
 
 #: Features from which ``solver="auto"`` takes the working sets for a row-separable penalty
-#: (:func:`prefer_working_set`). Measured (``benchmarks/bench_high_dim.py --rule``, l2,1,
-#: shared dense designs, ``tol=1e-6``): at ``alpha = 0.05 alpha_max`` (10 of ``d`` rows
-#: active) 1.5 to 3 times faster than coordinate descent on the whole Gram matrix from
-#: ``d = 200`` on (30 to 60 times faster than accelerated gradient where ``d`` exceeds the
-#: rows), within 1.3 times of it at ``alpha = 10^-3 alpha_max`` (every row active); below
+#: (:func:`prefer_working_set`). With ``benchmarks/bench_high_dim.py --rule`` (l2,1, shared
+#: dense designs, ``tol=1e-6``; the figures: docs/tuning_constants.md): at
+#: ``alpha = 0.05 alpha_max`` (10 of ``d`` rows active) they beat coordinate descent on the
+#: whole Gram matrix from ``d = 200`` on (and accelerated gradient by far where ``d`` exceeds
+#: the rows), and stay close to it at ``alpha = 10^-3 alpha_max`` (every row active); below
 #: ``d = 200`` the whole Gram matrix is cheap and coordinate descent on it wins.
 WORKING_SET_MIN_FEATURES = 200
 
