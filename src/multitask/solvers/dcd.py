@@ -480,6 +480,61 @@ def _alternate(w_step, kernels, p, theta, fixed, tol, max_outer_iter, theta_floo
     return theta, theta_next, q, hist, converged, inner_conv, total_epochs
 
 
+def _mtmkl_inputs(y, task, kernels, p, theta, C, sample_weight, loss):
+    """The arrays both MT-MKL paths start from: ``y`` (float), ``task`` (int64), ``n``, the
+    checked ``p``, the starting weights and whether they stay fixed (:func:`_prepare_theta`),
+    the task kernels as float arrays and the loss arrays ``(cw, upper, diag, squared)``
+    (:func:`_loss_arrays`)."""
+    y = np.asarray(y, dtype=np.float64)
+    task = np.asarray(task, dtype=np.int64)
+    n = y.shape[0]
+    p = _check_p(p)
+    theta, fixed = _prepare_theta(theta, len(kernels), p)
+    kernels = [np.asarray(B, dtype=np.float64) for B in kernels]
+    return y, task, n, p, theta, fixed, kernels, _loss_arrays(C, sample_weight, n, loss)
+
+
+def _mtmkl_alternate(w_step, kernels, p, theta, fixed, tol, max_outer_iter, theta_floor,
+                     alpha, diag):
+    """:func:`_alternate` with the dual's sums ``(sum alpha, sum D_i alpha_i^2 / 2)`` read
+    from ``alpha`` (updated in place by ``w_step``), the mixed kernel
+    ``B_theta = sum_m theta_m B_m`` of the returned weights and a warning when the loop
+    stopped before ``tol``. Returns ``(B_theta, info)``, ``info`` the entries of the
+    solvers' ``info`` that both paths share, with ``"objective"`` (``J`` after each W-step)
+    and ``"converged"`` added."""
+
+    def alpha_sums():
+        return float(alpha.sum()), 0.5 * float(np.sum(diag * alpha * alpha))
+
+    theta, theta_next, q, hist, converged, inner_conv, total_epochs = _alternate(
+        w_step,
+        kernels,
+        p,
+        theta,
+        fixed,
+        float(tol),
+        int(max_outer_iter),
+        theta_floor,
+        alpha_sums,
+    )
+    B_theta = np.sum([th * B for th, B in zip(theta, kernels, strict=True)], axis=0)
+    _warn_unconverged(converged, hist, total_epochs, tol, stacklevel=4)
+    info = {
+        "theta": theta,
+        "theta_next": theta_next,
+        "B_theta": B_theta,
+        "q": q,
+        "gap": hist["gap"][-1],
+        "dual": hist["dual"][-1],
+        "epochs": total_epochs,
+        "inner_converged": bool(inner_conv),
+        "history": hist,
+        "objective": np.array(hist["objective_w"]),
+        "converged": converged,
+    }
+    return B_theta, info
+
+
 def mtmkl_dcd(
     X,
     y: np.ndarray,
@@ -548,28 +603,57 @@ def mtmkl_dcd(
         ``dual``, ``gap``, ``theta``, ``q``, ``epochs``, ``inner_tol``).
     """
     t0 = time.perf_counter()
-    y = np.asarray(y, dtype=np.float64)
-    task = np.asarray(task, dtype=np.int64)
-    n = y.shape[0]
-    M = len(kernels)
-    p = _check_p(p)
-    theta, fixed = _prepare_theta(theta, M, p)
-    kernels = [np.asarray(B, dtype=np.float64) for B in kernels]
-    kfactors = [task_kernel_factor(B) for B in kernels]
-    sizes = np.bincount(task, minlength=n_tasks)
-    cw, upper, diag, squared = _loss_arrays(C, sample_weight, n, loss)
-    rs = check_random_state(random_state)
-    design = _Design(X)
-    c = float(bias_scale)
-    state: dict = {"alpha": np.zeros(n), "VT": None, "Vt": None, "factor": None, "bt": None}
+    y, task, n, p, theta, fixed, kernels, (cw, upper, diag, squared) = _mtmkl_inputs(
+        y, task, kernels, p, theta, C, sample_weight, loss)
+    w_step = _LinearWStep(_Design(X), y, task, n_tasks, kernels, fixed, float(bias_scale),
+                          (cw, upper, diag, squared), int(max_iter), bool(shrinking),
+                          check_random_state(random_state))
+    B_theta, info = _mtmkl_alternate(w_step, kernels, p, theta, fixed, tol, max_outer_iter,
+                                     theta_floor, w_step.alpha, diag)
+    W = w_step.design.expand(w_step.factor.R.T @ w_step.Vt)
+    objective, converged = info.pop("objective"), info.pop("converged")
+    return SolverResult(
+        coef=W,
+        W=W,
+        intercept=w_step.c * w_step.bt,
+        n_iter=len(objective),
+        objective=objective,
+        converged=converged,
+        time=time.perf_counter() - t0,
+        info={"alpha": w_step.alpha, **info},
+    )
 
-    def w_step(th, inner_tol):
-        factor = factor_task_kernels(kfactors, th, sizes)
-        alpha = state["alpha"]
-        if state["VT"] is None:
+
+class _LinearWStep:
+    """The W-step of :func:`mtmkl_dcd`: dual coordinate descent (:func:`dcd_linear`) for
+    ``B_theta = sum_m theta_m B_m`` on a linear design, warm started from the previous
+    ``alpha`` (updated in place) and the previous unmixed per-task sums ``V^T``.
+
+    Called as ``w_step(theta, inner_tol)``, it returns what :func:`_alternate` expects:
+    ``(epochs, inner_converged, q, loss_sum, (1/2) ||b||^2 / c^2)`` with
+    ``q_m = <B_m, V^T V>_F``; it keeps the last factor of ``B_theta`` (``factor``), the mixed
+    sums ``Vt = R V^T`` and the scaled biases ``bt`` for the returned weights.
+    """
+
+    def __init__(self, design, y, task, n_tasks, kernels, fixed, c, loss_arrays, max_iter,
+                 shrinking, rs):
+        self.design, self.y, self.task, self.n_tasks = design, y, task, n_tasks
+        self.kernels, self.fixed, self.c = kernels, fixed, c
+        self.kfactors = [task_kernel_factor(B) for B in kernels]
+        self.sizes = np.bincount(task, minlength=n_tasks)
+        self.cw, self.upper, self.diag, self.squared = loss_arrays
+        self.max_iter, self.shrinking, self.rs = max_iter, shrinking, rs
+        self.alpha = np.zeros(y.shape[0])
+        self.VT = self.Vt = self.factor = self.bt = None
+
+    def __call__(self, th, inner_tol):
+        design, y, task, n_tasks, c = self.design, self.y, self.task, self.n_tasks, self.c
+        factor = factor_task_kernels(self.kfactors, th, self.sizes)
+        alpha = self.alpha
+        if self.VT is None:
             Vt = np.zeros((factor.R.shape[0], design.d))
         else:
-            Vt = np.ascontiguousarray(factor.R @ state["VT"])
+            Vt = np.ascontiguousarray(factor.R @ self.VT)
         bt = c * np.bincount(task, weights=alpha * y, minlength=n_tasks).astype(np.float64)
         epochs, conv, _, _, loss_sum, _ = dcd_linear(
             *design.args,
@@ -583,77 +667,37 @@ def mtmkl_dcd(
             bt,
             c,
             alpha,
-            upper,
-            cw,
-            diag,
-            squared,
+            self.upper,
+            self.cw,
+            self.diag,
+            self.squared,
             float(inner_tol),
-            int(max_iter),
-            bool(shrinking),
+            self.max_iter,
+            self.shrinking,
             True,
-            int(rs.randint(2**31 - 1)),
+            int(self.rs.randint(2**31 - 1)),
             10,
         )
-        state.update(Vt=Vt, factor=factor, bt=bt)
-        if fixed and M == 1:
+        self.Vt, self.factor, self.bt = Vt, factor, bt
+        if self.fixed and len(self.kernels) == 1:
             # q_1 = <B, V^T V> = ||Vt||^2 / theta_1: no need for the unmixed sums
             q = np.array([float(np.sum(Vt * Vt)) / th[0]])
         else:
             VT = design.task_sums(alpha * y, task, n_tasks)
             G = VT @ VT.T
-            state["VT"] = VT
-            q = np.array([float(np.sum(B * G)) for B in kernels])
+            self.VT = VT
+            q = np.array([float(np.sum(B * G)) for B in self.kernels])
         return epochs, conv, q, loss_sum, 0.5 * float(bt @ bt)
 
-    def alpha_sums():
-        a = state["alpha"]
-        return float(a.sum()), 0.5 * float(np.sum(diag * a * a))
 
-    theta, theta_next, q, hist, converged, inner_conv, total_epochs = _alternate(
-        w_step,
-        kernels,
-        p,
-        theta,
-        fixed,
-        float(tol),
-        int(max_outer_iter),
-        theta_floor,
-        alpha_sums,
-    )
-    B_theta = np.sum([th * B for th, B in zip(theta, kernels, strict=True)], axis=0)
-    W = design.expand(state["factor"].R.T @ state["Vt"])
-    _warn_unconverged(converged, hist, total_epochs, tol)
-    return SolverResult(
-        coef=W,
-        W=W,
-        intercept=c * state["bt"],
-        n_iter=len(hist["objective_w"]),
-        objective=np.array(hist["objective_w"]),
-        converged=converged,
-        time=time.perf_counter() - t0,
-        info={
-            "alpha": state["alpha"],
-            "theta": theta,
-            "theta_next": theta_next,
-            "B_theta": B_theta,
-            "q": q,
-            "gap": hist["gap"][-1],
-            "dual": hist["dual"][-1],
-            "epochs": total_epochs,
-            "inner_converged": bool(inner_conv),
-            "history": hist,
-        },
-    )
-
-
-def _warn_unconverged(converged, hist, total_epochs, tol):
+def _warn_unconverged(converged, hist, total_epochs, tol, stacklevel=3):
     if not converged:
         warnings.warn(
             f"MT-MKL stopped after {len(hist['objective_w'])} alternation(s) "
             f"({total_epochs} epochs) before reaching tol={tol:g}; increase max_iter or "
             "max_outer_iter (max_mkl_iter of MultitaskKernelClassifier).",
             ConvergenceWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
 
 
@@ -710,106 +754,96 @@ def mtmkl_kernel(
     """
     t0 = time.perf_counter()
     K = np.asarray(K, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    task = np.asarray(task, dtype=np.int64)
-    n = y.shape[0]
+    y, task, n, p, theta, fixed, kernels, (cw, upper, diag, squared) = _mtmkl_inputs(
+        y, task, kernels, p, theta, C, sample_weight, loss)
     if K.shape != (n, n):
         raise ValueError(f"K must have shape ({n}, {n}), got {K.shape}.")
-    M = len(kernels)
-    p = _check_p(p)
-    theta, fixed = _prepare_theta(theta, M, p)
-    kernels = [np.asarray(B, dtype=np.float64) for B in kernels]
-    cw, upper, diag, squared = _loss_arrays(C, sample_weight, n, loss)
     if solver not in ("dcd", "svc"):
         raise ValueError(f"solver must be 'dcd' or 'svc', got {solver!r}.")
     if solver == "svc" and squared:
         raise ValueError("solver='svc' supports the hinge loss only; use solver='dcd'.")
-    rs = check_random_state(random_state)
-    c = float(bias_scale)
-    state = {"alpha": np.zeros(n), "b": 0.0}
+    w_step = _KernelWStep(K, y, task, n_tasks, kernels, float(bias_scale),
+                          (cw, upper, diag, squared), int(max_iter), solver,
+                          check_random_state(random_state))
+    _, info = _mtmkl_alternate(w_step, kernels, p, theta, fixed, tol, max_outer_iter,
+                               theta_floor, w_step.alpha, diag)
+    alpha, c = w_step.alpha, w_step.c
+    bias = c * c * np.bincount(task, weights=alpha * y, minlength=n_tasks) + np.asarray(
+        w_step.b, dtype=np.float64)
+    objective, converged = info.pop("objective"), info.pop("converged")
+    return SolverResult(
+        coef=alpha * y,
+        W=np.zeros((0, n_tasks)),
+        intercept=bias,
+        n_iter=len(objective),
+        objective=objective,
+        converged=converged,
+        time=time.perf_counter() - t0,
+        info={"alpha": alpha, "dual_coef": alpha * y, "svc_intercept": w_step.b, **info},
+    )
 
-    def w_step(th, inner_tol):
-        B = sum(t_ * Bm for t_, Bm in zip(th, kernels, strict=True))
-        Kt = joint_kernel(K, B, task, task, c)
-        alpha = state["alpha"]
-        if solver == "dcd":
+
+class _KernelWStep:
+    """The W-step of :func:`mtmkl_kernel`: an SVM on the joint kernel
+    ``K_theta = B_theta[tau, tau] o K + c^2 [tau_i = tau_j]``, by kernel dual coordinate
+    descent (:func:`dcd_kernel`, warm started from ``alpha``, updated in place) or by
+    scikit-learn's ``SVC`` (``solver="svc"``, its intercept kept in ``b``).
+
+    Called as ``w_step(theta, inner_tol)``, it returns what :func:`_alternate` expects, with
+    ``q_m = <B_m, S^T K S>_F``, ``S[i, tau_i] = alpha_i y_i``.
+    """
+
+    def __init__(self, K, y, task, n_tasks, kernels, c, loss_arrays, max_iter, solver, rs):
+        self.K, self.y, self.task, self.n_tasks = K, y, task, n_tasks
+        self.kernels, self.c = kernels, c
+        self.cw, self.upper, self.diag, self.squared = loss_arrays
+        self.max_iter, self.solver, self.rs = max_iter, solver, rs
+        self.alpha = np.zeros(y.shape[0])
+        self.b = 0.0
+
+    def _svc(self, Kt, inner_tol):
+        """``(epochs, converged, f)`` of ``SVC(kernel="precomputed")`` on ``Kt``; sets
+        ``alpha`` and ``b``."""
+        from sklearn.svm import SVC
+
+        y, alpha = self.y, self.alpha
+        svc = SVC(C=1.0, kernel="precomputed", tol=float(inner_tol), max_iter=-1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            svc.fit(Kt, y, sample_weight=self.cw)
+        alpha[:] = 0.0
+        alpha[svc.support_] = np.abs(svc.dual_coef_[0])
+        self.b = float(svc.intercept_[0])
+        return int(np.sum(svc.n_iter_)), True, Kt @ (alpha * y)
+
+    def __call__(self, th, inner_tol):
+        y, task, n_tasks, c, alpha = self.y, self.task, self.n_tasks, self.c, self.alpha
+        n = y.shape[0]
+        B = sum(t_ * Bm for t_, Bm in zip(th, self.kernels, strict=True))
+        Kt = joint_kernel(self.K, B, task, task, c)
+        if self.solver == "dcd":
             f = Kt @ (alpha * y)
             epochs, conv, _, _ = dcd_kernel(
                 Kt,
                 y,
                 alpha,
                 f,
-                upper,
-                cw,
-                diag,
-                squared,
+                self.upper,
+                self.cw,
+                self.diag,
+                self.squared,
                 float(inner_tol),
-                int(max_iter),
-                int(rs.randint(2**31 - 1)),
+                self.max_iter,
+                int(self.rs.randint(2**31 - 1)),
             )
-            b = 0.0
+            self.b = 0.0
         else:
-            from sklearn.svm import SVC
-
-            svc = SVC(C=1.0, kernel="precomputed", tol=float(inner_tol), max_iter=-1)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                svc.fit(Kt, y, sample_weight=cw)
-            alpha[:] = 0.0
-            alpha[svc.support_] = np.abs(svc.dual_coef_[0])
-            b = float(svc.intercept_[0])
-            f = Kt @ (alpha * y)
-            epochs, conv = int(np.sum(svc.n_iter_)), True
-        state["b"] = b
-        m = np.maximum(1.0 - y * (f + b), 0.0)
-        loss_sum = float(np.sum(cw * (m * m if squared else m)))
+            epochs, conv, f = self._svc(Kt, inner_tol)
+        m = np.maximum(1.0 - y * (f + self.b), 0.0)
+        loss_sum = float(np.sum(self.cw * (m * m if self.squared else m)))
         ay = alpha * y
         S = sp.csr_matrix((ay, (np.arange(n), task)), shape=(n, n_tasks))
-        G = np.asarray(S.T @ (S.T @ K).T)
+        G = np.asarray(S.T @ (S.T @ self.K).T)
         bsum = np.bincount(task, weights=ay, minlength=n_tasks)
-        q = np.array([float(np.sum(Bm * G)) for Bm in kernels])
+        q = np.array([float(np.sum(Bm * G)) for Bm in self.kernels])
         return epochs, conv, q, loss_sum, 0.5 * c * c * float(bsum @ bsum)
-
-    def alpha_sums():
-        a = state["alpha"]
-        return float(a.sum()), 0.5 * float(np.sum(diag * a * a))
-
-    theta, theta_next, q, hist, converged, inner_conv, total_epochs = _alternate(
-        w_step,
-        kernels,
-        p,
-        theta,
-        fixed,
-        float(tol),
-        int(max_outer_iter),
-        theta_floor,
-        alpha_sums,
-    )
-    alpha = state["alpha"]
-    B_theta = np.sum([th * B for th, B in zip(theta, kernels, strict=True)], axis=0)
-    bias = c * c * np.bincount(task, weights=alpha * y, minlength=n_tasks) + np.asarray(
-        state["b"], dtype=np.float64)
-    _warn_unconverged(converged, hist, total_epochs, tol)
-    return SolverResult(
-        coef=alpha * y,
-        W=np.zeros((0, n_tasks)),
-        intercept=bias,
-        n_iter=len(hist["objective_w"]),
-        objective=np.array(hist["objective_w"]),
-        converged=converged,
-        time=time.perf_counter() - t0,
-        info={
-            "alpha": alpha,
-            "dual_coef": alpha * y,
-            "theta": theta,
-            "theta_next": theta_next,
-            "B_theta": B_theta,
-            "q": q,
-            "svc_intercept": state["b"],
-            "gap": hist["gap"][-1],
-            "dual": hist["dual"][-1],
-            "epochs": total_epochs,
-            "inner_converged": bool(inner_conv),
-            "history": hist,
-        },
-    )
