@@ -70,7 +70,8 @@ def roc_auc(
 
     Returns
     -------
-    float, or ndarray of shape (m,) for ``average=None``
+    float or ndarray of shape (m,)
+        The AUC averaged as ``average`` says; the AUC of each task for ``average=None``.
 
     Raises
     ------
@@ -317,7 +318,8 @@ def f1(
 
     Returns
     -------
-    float, or ndarray of shape (m,) for ``average=None``
+    float or ndarray of shape (m,)
+        The F1 score averaged as ``average`` says; each task's for ``average=None``.
     """
     _check_average(average)
     if average == "samples":

@@ -204,7 +204,8 @@ def mean_tweedie_deviance(y_true: Layout, y_pred: Layout, task: ArrayLike | None
 
     Returns
     -------
-    float, or ndarray of shape (m,) for ``average=None``
+    float or ndarray of shape (m,)
+        The mean deviance; the ``D_t`` of the tasks for ``average=None``.
 
     Raises
     ------
@@ -262,7 +263,8 @@ def d2_tweedie_score(y_true: Layout, y_pred: Layout, task: ArrayLike | None = No
 
     Returns
     -------
-    float, or ndarray of shape (m,) for ``average=None``
+    float or ndarray of shape (m,)
+        The D^2 score; each task's for ``average=None``.
     """
     p = _power(power)
     return _d2_figure(lambda a, b, w: skm.d2_tweedie_score(a, b, sample_weight=w, power=p),
@@ -303,7 +305,8 @@ def mean_pinball_loss(y_true: Layout, y_pred: Layout, task: ArrayLike | None = N
 
     Returns
     -------
-    float, or ndarray of shape (m,) for ``average=None``
+    float or ndarray of shape (m,)
+        The mean pinball loss; each task's for ``average=None``.
     """
     q = _quantile(quantile)
     return _mean_figure(lambda a, b, w: skm.mean_pinball_loss(a, b, sample_weight=w, alpha=q),

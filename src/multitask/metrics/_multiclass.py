@@ -99,7 +99,8 @@ def log_loss(y_true: Layout, y_proba, task: ArrayLike | None = None, *, labels=N
 
     Returns
     -------
-    float, or ndarray of shape (m,) for ``average=None``
+    float or ndarray of shape (m,)
+        The log-loss; the ``LL_t`` of the tasks for ``average=None``.
 
     Raises
     ------
@@ -178,12 +179,12 @@ def accuracy(y_true: Layout, y_pred: Layout, task: ArrayLike | None = None, *,
     task : array (n,), optional
     average : {"macro", "pooled", "micro"} or None, default="macro"
     sample_weight : the layout of ``y_true``, optional
-        Non-negative weights of the (row, task) pairs, as in :func:`nmse` (pairs of weight
-        zero are left out: missing labels).
+        As in :func:`log_loss`.
 
     Returns
     -------
-    float, or ndarray of shape (m,) for ``average=None``
+    float or ndarray of shape (m,)
+        The accuracy; the ``A_t`` of the tasks for ``average=None``.
     """
     pooled = check_average(average)
     trip = _weighted_pairs(y_true, y_pred, task, sample_weight, drop_empty=False,
