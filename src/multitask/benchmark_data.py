@@ -363,58 +363,92 @@ def make_benchmark_data(X: Any, y: Any, task: Any = None, *, name: str = "data",
     if exposure is not None and kind != "count":
         raise ValueError(f"An exposure goes with counts (kind 'count'), not with a {kind} "
                          "problem.")
-    numeric_ids = False
+    Xs, ys, names, exposure, numeric_ids = _tasks_of(X, y, task, exposure, task_names)
+    shared = not isinstance(Xs, list)
+    feature_names, names = _check_tasks(Xs, ys, names, exposure, feature_names, task_names)
+    kind, ys, classes, notes = _targets(ys, names, kind, exposure, shared)
+    return BenchmarkData(name=name, X=Xs, y=ys, kind=kind, task_names=names, classes=classes,
+                         task_word=task_word, numeric_ids=numeric_ids,
+                         feature_names=feature_names, exposure=exposure,
+                         exposure_name=None if exposure is None else (exposure_name
+                                                                      or "exposure"),
+                         notes=notes)
+
+
+def _tasks_of(X: Any, y: Any, task: Any, exposure: Any,
+              task_names: Sequence[str] | None) -> tuple:
+    """The tasks of the three layouts of :func:`make_benchmark_data`: ``(Xs, ys, names,
+    exposure, numeric_ids)``, lists of per-task arrays (lists given, or the long format
+    grouped by task in the order of each task's first row), or the shared design ``X``
+    ``(n, d)`` with ``Y`` ``(n, m)``."""
     if isinstance(X, (list, tuple)):
-        if task is not None:
-            raise ValueError("Give either per-task lists or task ids, not both.")
-        if not isinstance(y, (list, tuple)) or len(y) != len(X):
-            raise ValueError(f"X is a list of {len(X)} tasks: y must be a list of as many "
-                             "target arrays.")
-        Xs = [_as_design(x, f"X of task {t}") for t, x in enumerate(X)]
-        ys = [np.asarray(v).ravel() for v in y]
-        names = [f"task_{t}" for t in range(len(Xs))]
+        return (*_from_lists(X, y, task, exposure), False)
+    Xa = _as_design(X, "X")
+    ya = np.asarray(y)
+    if task is not None:
+        return _from_long(Xa, ya, np.asarray(task), exposure, task_names)
+    if ya.ndim == 2:
+        if ya.shape[0] != Xa.shape[0]:
+            raise ValueError(f"X has {Xa.shape[0]} rows but Y has {ya.shape[0]}.")
+        names = [f"task_{t}" for t in range(ya.shape[1])]
         if exposure is not None:
-            if not isinstance(exposure, (list, tuple)) or len(exposure) != len(Xs):
-                raise ValueError(f"X is a list of {len(Xs)} tasks: the exposure must be a "
-                                 "list of as many arrays.")
-            exposure = [np.asarray(e, dtype=np.float64).ravel() for e in exposure]
-    else:
-        Xa = _as_design(X, "X")
-        ya = np.asarray(y)
-        if task is not None:
-            task = np.asarray(task)
-            if ya.ndim != 1 or task.shape != (Xa.shape[0],) or ya.shape[0] != Xa.shape[0]:
-                raise ValueError(f"Long format needs y and task of shape ({Xa.shape[0]},), "
-                                 f"got {ya.shape} and {task.shape}.")
-            labels, first, inverse = np.unique(task, return_index=True, return_inverse=True)
-            order = np.argsort(first, kind="stable")
-            ea = None if exposure is None else np.asarray(exposure, dtype=np.float64).ravel()
-            if ea is not None and ea.shape != (Xa.shape[0],):
-                raise ValueError(f"The exposure has shape {ea.shape}; the data have "
-                                 f"{Xa.shape[0]} rows.")
-            Xs, ys, es = [], [], []
-            for code in order:
-                rows = np.flatnonzero(inverse == code)
-                Xs.append(Xa[rows])
-                ys.append(ya[rows])
-                if ea is not None:
-                    es.append(ea[rows])
-            exposure = es if ea is not None else None
-            names = [str(v.item() if isinstance(v, np.generic) else v) for v in labels[order]]
-            numeric_ids = task_names is None and task.dtype.kind in "iuf"
-        elif ya.ndim == 2:
-            if ya.shape[0] != Xa.shape[0]:
-                raise ValueError(f"X has {Xa.shape[0]} rows but Y has {ya.shape[0]}.")
-            Xs, ys = Xa, ya
-            names = [f"task_{t}" for t in range(ya.shape[1])]
-            if exposure is not None:
-                exposure = np.asarray(exposure, dtype=np.float64).ravel()
-                if exposure.shape != (Xa.shape[0],):
-                    raise ValueError(f"The exposure has shape {exposure.shape}; the shared "
-                                     f"design has {Xa.shape[0]} rows (one exposure per row).")
-        else:
-            raise ValueError("One target column and no task ids is a single task: give the "
-                             "task of each row (long format) or one target column per task.")
+            exposure = np.asarray(exposure, dtype=np.float64).ravel()
+            if exposure.shape != (Xa.shape[0],):
+                raise ValueError(f"The exposure has shape {exposure.shape}; the shared "
+                                 f"design has {Xa.shape[0]} rows (one exposure per row).")
+        return Xa, ya, names, exposure, False
+    raise ValueError("One target column and no task ids is a single task: give the "
+                     "task of each row (long format) or one target column per task.")
+
+
+def _from_lists(X: Sequence, y: Any, task: Any, exposure: Any) -> tuple:
+    """Per-task lists: ``(Xs, ys, names, exposure)``."""
+    if task is not None:
+        raise ValueError("Give either per-task lists or task ids, not both.")
+    if not isinstance(y, (list, tuple)) or len(y) != len(X):
+        raise ValueError(f"X is a list of {len(X)} tasks: y must be a list of as many "
+                         "target arrays.")
+    Xs = [_as_design(x, f"X of task {t}") for t, x in enumerate(X)]
+    ys = [np.asarray(v).ravel() for v in y]
+    names = [f"task_{t}" for t in range(len(Xs))]
+    if exposure is not None:
+        if not isinstance(exposure, (list, tuple)) or len(exposure) != len(Xs):
+            raise ValueError(f"X is a list of {len(Xs)} tasks: the exposure must be a "
+                             "list of as many arrays.")
+        exposure = [np.asarray(e, dtype=np.float64).ravel() for e in exposure]
+    return Xs, ys, names, exposure
+
+
+def _from_long(Xa: Any, ya: np.ndarray, task: np.ndarray, exposure: Any,
+               task_names: Sequence[str] | None) -> tuple:
+    """The long format grouped by task, in the order of each task's first row: ``(Xs, ys,
+    names, exposure, numeric_ids)``."""
+    if ya.ndim != 1 or task.shape != (Xa.shape[0],) or ya.shape[0] != Xa.shape[0]:
+        raise ValueError(f"Long format needs y and task of shape ({Xa.shape[0]},), "
+                         f"got {ya.shape} and {task.shape}.")
+    labels, first, inverse = np.unique(task, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    ea = None if exposure is None else np.asarray(exposure, dtype=np.float64).ravel()
+    if ea is not None and ea.shape != (Xa.shape[0],):
+        raise ValueError(f"The exposure has shape {ea.shape}; the data have "
+                         f"{Xa.shape[0]} rows.")
+    Xs, ys, es = [], [], []
+    for code in order:
+        rows = np.flatnonzero(inverse == code)
+        Xs.append(Xa[rows])
+        ys.append(ya[rows])
+        if ea is not None:
+            es.append(ea[rows])
+    names = [str(v.item() if isinstance(v, np.generic) else v) for v in labels[order]]
+    numeric_ids = task_names is None and task.dtype.kind in "iuf"
+    return Xs, ys, names, es if ea is not None else None, numeric_ids
+
+
+def _check_tasks(Xs: Any, ys: Any, names: list[str], exposure: Any,
+                 feature_names: Sequence[str] | None,
+                 task_names: Sequence[str] | None) -> tuple[list[str] | None, list[str]]:
+    """Check the names, the number of tasks and each task's rows, features and exposures;
+    ``(feature_names, names)`` as text (``task_names`` replace the names when given)."""
     shared = not isinstance(Xs, list)
     m = ys.shape[1] if shared else len(Xs)
     d = int((Xs if shared else Xs[0]).shape[1])
@@ -429,20 +463,29 @@ def make_benchmark_data(X: Any, y: Any, task: Any = None, *, name: str = "data",
     if m < 2:
         raise ValueError(f"The data hold {m} task: the benchmark compares multi-task models "
                          "with independent ones and needs at least two tasks.")
-    if not shared:
-        for t, (x, v) in enumerate(zip(Xs, ys, strict=True)):
-            if x.shape[0] != v.shape[0] or x.shape[0] == 0:
-                raise ValueError(f"Task {names[t]!r}: {x.shape[0]} rows in X and {v.shape[0]} "
-                                 "targets.")
-            if x.shape[1] != Xs[0].shape[1]:
-                raise ValueError(f"Task {names[t]!r} has {x.shape[1]} features, task "
-                                 f"{names[0]!r} {Xs[0].shape[1]}.")
-            _check_finite(x, f"X of task {names[t]!r}")
-            if exposure is not None and exposure[t].shape[0] != x.shape[0]:
-                raise ValueError(f"Task {names[t]!r}: {x.shape[0]} rows in X and "
-                                 f"{exposure[t].shape[0]} exposures.")
-    else:
+    if shared:
         _check_finite(Xs, "X")
+        return feature_names, names
+    for t, (x, v) in enumerate(zip(Xs, ys, strict=True)):
+        if x.shape[0] != v.shape[0] or x.shape[0] == 0:
+            raise ValueError(f"Task {names[t]!r}: {x.shape[0]} rows in X and {v.shape[0]} "
+                             "targets.")
+        if x.shape[1] != Xs[0].shape[1]:
+            raise ValueError(f"Task {names[t]!r} has {x.shape[1]} features, task "
+                             f"{names[0]!r} {Xs[0].shape[1]}.")
+        _check_finite(x, f"X of task {names[t]!r}")
+        if exposure is not None and exposure[t].shape[0] != x.shape[0]:
+            raise ValueError(f"Task {names[t]!r}: {x.shape[0]} rows in X and "
+                             f"{exposure[t].shape[0]} exposures.")
+    return feature_names, names
+
+
+def _targets(ys: Any, names: list[str], kind: str, exposure: Any,
+             shared: bool) -> tuple[str, Any, tuple | None, list[str]]:
+    """Check the targets and the exposures, detect or check the kind, and code the targets:
+    ``(kind, ys, classes, notes)``: class labels coded ``0 .. K-1`` (:func:`_encode`), other
+    targets as float64 within :data:`multitask.data.MAX_ABS_VALUE`."""
+    m = ys.shape[1] if shared else len(ys)
     columns = [ys[:, t] for t in range(m)] if shared else ys
     for t, v in enumerate(columns):
         if _missing(v).any():
@@ -458,11 +501,8 @@ def make_benchmark_data(X: Any, y: Any, task: Any = None, *, name: str = "data",
         _check_exposure(exposure, names, len(ys) if shared else None)
     asked = kind
     kind = detect_kind(values, kind)
-    classes = None
-    notes = []
     hint = kind_hint(values, kind) if numeric and asked == "auto" else None
-    if hint is not None:
-        notes.append(hint)
+    notes = [] if hint is None else [hint]
     if kind in ("classification", "multiclass"):
         classes = _classes(values)
         coded = [_encode(v, classes) for v in columns]
@@ -471,26 +511,20 @@ def make_benchmark_data(X: Any, y: Any, task: Any = None, *, name: str = "data",
                 raise ValueError(f"Task {names[t]!r} holds only the label "
                                  f"{classes[int(v[0])]!r}: a classification task needs both "
                                  "classes.")
-        ys = np.column_stack(coded) if shared else coded
-    else:
-        from multitask.data import MAX_ABS_VALUE
+        return kind, (np.column_stack(coded) if shared else coded), classes, notes
+    from multitask.data import MAX_ABS_VALUE
 
-        ys = ys.astype(np.float64) if shared else [v.astype(np.float64) for v in ys]
-        for t, v in enumerate(ys.T if shared else ys):
-            if not np.all(np.isfinite(v)):
-                raise ValueError(f"The targets of task {names[t]!r} hold infinite values.")
-            top = float(np.max(np.abs(v))) if v.size else 0.0
-            if top > MAX_ABS_VALUE:  # the test MSE and variance would overflow
-                raise ValueError(f"The targets of task {names[t]!r} reach {top:.3g} in "
-                                 f"magnitude, beyond the {MAX_ABS_VALUE:g} that the solvers "
-                                 "and the test metrics handle without overflow: rescale them "
-                                 "(nMSE does not depend on the targets' scale).")
-    return BenchmarkData(name=name, X=Xs, y=ys, kind=kind, task_names=names, classes=classes,
-                         task_word=task_word, numeric_ids=numeric_ids,
-                         feature_names=feature_names, exposure=exposure,
-                         exposure_name=None if exposure is None else (exposure_name
-                                                                      or "exposure"),
-                         notes=notes)
+    ys = ys.astype(np.float64) if shared else [v.astype(np.float64) for v in ys]
+    for t, v in enumerate(ys.T if shared else ys):
+        if not np.all(np.isfinite(v)):
+            raise ValueError(f"The targets of task {names[t]!r} hold infinite values.")
+        top = float(np.max(np.abs(v))) if v.size else 0.0
+        if top > MAX_ABS_VALUE:  # the test MSE and variance would overflow
+            raise ValueError(f"The targets of task {names[t]!r} reach {top:.3g} in "
+                             f"magnitude, beyond the {MAX_ABS_VALUE:g} that the solvers "
+                             "and the test metrics handle without overflow: rescale them "
+                             "(nMSE does not depend on the targets' scale).")
+    return kind, ys, None, notes
 
 
 def _check_counts(columns: list, names: list[str]) -> None:
