@@ -538,16 +538,10 @@ completes it without running them again.
 
 
 def add_command(sub) -> None:
-    """Add ``benchmark`` to the ``multitask`` command line's sub-parsers."""
-    from multitask.benchmark import (
-        DEFAULT_ALPHA_RATIO,
-        DEFAULT_CV,
-        DEFAULT_N_ALPHAS,
-        DEFAULT_SPLITS,
-    )
-    from multitask.benchmark_data import DEFAULT_TRAIN_RATIO
-    from multitask.benchmark_kinds import DEFAULT_EPSILON, DEFAULT_QUANTILE, KINDS
-
+    """Add ``benchmark`` to the ``multitask`` command line's sub-parsers: the data set or
+    file (:func:`_add_data_arguments`), what is known about the tasks
+    (:func:`_add_task_arguments`) and the options of the run (:func:`_add_run_arguments`),
+    in the order ``--help`` lists them."""
     pb = sub.add_parser(
         "benchmark",
         help="the main job: every model on School, a named data set or your file",
@@ -566,6 +560,16 @@ def add_command(sub) -> None:
                     help="a data set: school, sarcos, yeast, scene, letters, newsgroups, "
                     "be_mtpl97 (counts), vowel (11 classes) (--list-datasets); or give "
                     "--input FILE")
+    _add_data_arguments(pb)
+    _add_task_arguments(pb)
+    _add_run_arguments(pb)
+    pb.set_defaults(func=cmd_benchmark)
+
+
+def _add_data_arguments(pb: argparse.ArgumentParser) -> None:
+    """The user's file (the group ``your file``) and the options of the kind's loss."""
+    from multitask.benchmark_kinds import DEFAULT_EPSILON, DEFAULT_QUANTILE, KINDS
+
     data = pb.add_argument_group("your file (instead of DATASET)")
     data.add_argument("--input", metavar="FILE", help="data file (.csv, .tsv or .parquet)")
     data.add_argument("--target", metavar="COL", help="target column (long format, with --task)")
@@ -598,6 +602,10 @@ def add_command(sub) -> None:
     pb.add_argument("--epsilon", type=float, default=None, metavar="E",
                     help=f"--kind robust: Huber's threshold in scales, > 1 (default "
                     f"{DEFAULT_EPSILON:g})")
+
+
+def _add_task_arguments(pb: argparse.ArgumentParser) -> None:
+    """What the user knows about the tasks: their order in time, a graph between them."""
     tasks = pb.add_argument_group("what you know about the tasks")
     tasks.add_argument("--task-order", metavar="ID", nargs="+",
                        help="the tasks in time order: every task id once (matched as the data "
@@ -609,6 +617,19 @@ def add_command(sub) -> None:
                        "matched as the data keep them (as written, by value with "
                        "--numeric-task-ids; an unknown id is refused); adds the "
                        "graph-regularized model")
+
+
+def _add_run_arguments(pb: argparse.ArgumentParser) -> None:
+    """The options of the run: the data folder, the splits, the models, the grid and the
+    folds, the output, the processes, the seed, resuming and the time limit."""
+    from multitask.benchmark import (
+        DEFAULT_ALPHA_RATIO,
+        DEFAULT_CV,
+        DEFAULT_N_ALPHAS,
+        DEFAULT_SPLITS,
+    )
+    from multitask.benchmark_data import DEFAULT_TRAIN_RATIO
+
     pb.add_argument("--data-dir", metavar="DIR", help="folder of the named data sets other "
                     "than school (default: MULTITASK_DATA, or shared/data beside the clone)")
     pb.add_argument("--splits", type=int, default=None, metavar="N",
@@ -649,4 +670,3 @@ def add_command(sub) -> None:
     pb.add_argument("--quiet", action="store_true", help="no progress display")
     pb.add_argument("--list-datasets", action="store_true",
                     help="list the data sets known by name and exit")
-    pb.set_defaults(func=cmd_benchmark)
