@@ -171,6 +171,37 @@ def check_strength(value, name: str = "alpha") -> float:
     return v
 
 
+def recalled(last: tuple | None, W: np.ndarray):
+    """What a penalty cached with the last array its prox returned (``last = (array,
+    what, ...)``: ``what``) when ``W`` is that array, else ``None``: the value of a prox
+    output costs no second decomposition."""
+    if last is not None and W.shape == last[0].shape and np.array_equal(W, last[0]):
+        return last[1]
+    return None
+
+
+class RemembersProx:
+    """A penalty that keeps the array its last prox returned with a figure of it (its value,
+    its singular values: ``_last = (array, figure)``), so that evaluating the penalty there,
+    as every proximal gradient iteration does, costs no second decomposition. The memory is
+    a cache: it is not pickled."""
+
+    _last: tuple | None = None
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_last"] = None  # a cache, not part of the penalty
+        return state
+
+    def _value_at(self, W: np.ndarray, fresh) -> float:
+        """``0`` for an empty ``W`` or a zero ``alpha``; the remembered value when ``W`` is
+        the last prox output; else ``fresh(W)``."""
+        if W.size == 0 or self.alpha == 0:  # type: ignore[attr-defined]
+            return 0.0
+        cached = recalled(self._last, W)
+        return fresh(W) if cached is None else cached
+
+
 class LinearMap(ABC):
     """A linear map ``A`` from the solver's variable ``V`` to the weights ``W = A(V)``."""
 

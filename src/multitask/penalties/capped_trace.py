@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from multitask.penalties.base import DualBound, Penalty, check_strength
+from multitask.penalties.base import DualBound, Penalty, RemembersProx, check_strength, recalled
 from multitask.penalties.prox import safe_svd
 
 __all__ = [
@@ -124,7 +124,7 @@ def top_singular_projector(W: np.ndarray, rank: int) -> np.ndarray:
     return U[:, :r] @ Vt[:r]
 
 
-class _SpectralPenalty(Penalty):
+class _SpectralPenalty(RemembersProx, Penalty):
     """Caches the singular values of the last prox output, so ``value`` after ``prox`` (as
     every proximal gradient iteration does) costs no second SVD."""
 
@@ -136,15 +136,8 @@ class _SpectralPenalty(Penalty):
         self._last = (out.copy(), s)
 
     def _singular_values(self, W: np.ndarray) -> np.ndarray:
-        last = self._last
-        if last is not None and W.shape == last[0].shape and np.array_equal(W, last[0]):
-            return last[1]
-        return singular_values(W)
-
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state["_last"] = None  # a cache, not part of the penalty
-        return state
+        cached = recalled(self._last, W)
+        return singular_values(W) if cached is None else cached
 
 
 class CappedTraceNorm(_SpectralPenalty):

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from multitask.penalties.base import DualBound, Penalty
+from multitask.penalties.base import DualBound, Penalty, RemembersProx
 from multitask.penalties.class_columns import check_classes, stack_classes, unstack_classes
 from multitask.penalties.prox import safe_svd
 
@@ -137,7 +137,7 @@ def leftover_eigenvalue(gamma: np.ndarray, k: float, size: int) -> float:
     return max(float(k - gamma.sum()), 0.0) / extra if extra > 0 else 0.0
 
 
-class _StructureRelaxation(Penalty):
+class _StructureRelaxation(RemembersProx, Penalty):
     """``alpha eta (1 + eta) min_{tr M = k, 0 <= M <= I} tr(W-side (eta I + M)^{-1} ...)``:
     the penalty shared by CMTL (``M`` over tasks) and cASO (``M`` over features)."""
 
@@ -160,11 +160,6 @@ class _StructureRelaxation(Penalty):
     def _repr_params(self) -> dict:
         out = {"alpha": self.alpha, "eta": self.eta, "k": self.k}
         return out if self.n_classes == 1 else {**out, "n_classes": self.n_classes}
-
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state["_last"] = None  # a cache, not part of the penalty
-        return state
 
     def _stacked(self, W: np.ndarray) -> np.ndarray:
         """The matrix the structure reads: ``W``, or ``W~`` (``(d K, m)``) for ``K`` columns
@@ -198,11 +193,9 @@ class _StructureRelaxation(Penalty):
         return U, s, Qt, structure_eigenvalues(s, eta, self.k, self.size(W.shape))
 
     def value(self, W):
-        if W.size == 0 or self.alpha == 0:
-            return 0.0
-        last = self._last
-        if last is not None and W.shape == last[0].shape and np.array_equal(W, last[0]):
-            return last[1]
+        return self._value_at(W, self._fresh_value)
+
+    def _fresh_value(self, W):
         _, s, _, gamma = self._values(W, self.eta)
         return self.scale * float(np.sum(s * s / (self.eta + gamma)))
 
@@ -276,9 +269,10 @@ class ClusterRelaxation(_StructureRelaxation):
     Parameters
     ----------
     alpha : float
-        ``>= 0``.
+        The strength, ``>= 0``.
     eta : float
-        ``> 0``.
+        ``> 0``: the cost of the task directions ``M`` selects, relative to ``1 + eta`` for
+        the others (the smaller, the tighter the clusters).
     k : float
         The trace of ``M`` (``<= n_tasks``): the number of task clusters.
     """

@@ -37,21 +37,11 @@ import scipy.sparse as sp
 
 import multitask.penalties.row_operators as row_operators
 from multitask.penalties.balls import ColumnL1Balls
-from multitask.penalties.base import Penalty, norm_bound
+from multitask.penalties.base import Penalty, check_strength, norm_bound
 from multitask.penalties.composite import SumOfParts
 from multitask.penalties.norms import L1, L21, ColumnL2
 
 __all__ = ["DirtyModel", "DirtyNorm", "L1InfNorm", "RobustFeatureLearning"]
-
-
-def _check_strength(value, name: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}.") from None
-    if not np.isfinite(v) or v < 0:
-        raise ValueError(f"{name} must be finite and >= 0, got {value!r}.")
-    return v
 
 
 class L1InfNorm(Penalty):
@@ -72,7 +62,7 @@ class L1InfNorm(Penalty):
     capabilities = frozenset({"lp"})
 
     def __init__(self, alpha: float):
-        self.alpha = _check_strength(alpha, "alpha")
+        self.alpha = check_strength(alpha, "alpha")
 
     def _repr_params(self) -> dict:
         return {"alpha": self.alpha}
@@ -152,8 +142,8 @@ class DirtyModel(SumOfParts):
     name = "dirty"
 
     def __init__(self, alpha_group: float, alpha_l1: float, q: float = np.inf):
-        self.alpha_group = _check_strength(alpha_group, "alpha_group")
-        self.alpha_l1 = _check_strength(alpha_l1, "alpha_l1")
+        self.alpha_group = check_strength(alpha_group, "alpha_group")
+        self.alpha_l1 = check_strength(alpha_l1, "alpha_l1")
         self.q = _group_norm(q)
         group = L1InfNorm(self.alpha_group) if self.q == np.inf else L21(self.alpha_group)
         super().__init__([group, L1(self.alpha_l1)])
@@ -218,8 +208,8 @@ class DirtyNorm(Penalty):
     capabilities = frozenset({"row_prox"})
 
     def __init__(self, alpha_group: float, alpha_l1: float, q: float = np.inf):
-        self.alpha_group = _check_strength(alpha_group, "alpha_group")
-        self.alpha_l1 = _check_strength(alpha_l1, "alpha_l1")
+        self.alpha_group = check_strength(alpha_group, "alpha_group")
+        self.alpha_l1 = check_strength(alpha_l1, "alpha_l1")
         self.q = _group_norm(q)
         self.row_prox_family = "dirty_inf" if self.q == np.inf else "dirty_2"
 
@@ -332,8 +322,8 @@ class RobustFeatureLearning(SumOfParts):
     name = "robust_feature_learning"
 
     def __init__(self, alpha_group: float, alpha_outlier: float, n_classes: int = 1):
-        self.alpha_group = _check_strength(alpha_group, "alpha_group")
-        self.alpha_outlier = _check_strength(alpha_outlier, "alpha_outlier")
+        self.alpha_group = check_strength(alpha_group, "alpha_group")
+        self.alpha_outlier = check_strength(alpha_outlier, "alpha_outlier")
         self.n_classes = int(n_classes)
         self._outlier = ColumnL2(self.alpha_outlier, n_classes=self.n_classes)
         super().__init__([L21(self.alpha_group), self._outlier])

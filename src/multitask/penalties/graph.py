@@ -29,22 +29,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from multitask.penalties.base import Penalty, norm_bound
+from multitask.penalties.base import Penalty, check_strength, norm_bound
 from multitask.penalties.class_columns import check_classes
 from multitask.penalties.prox import soft_threshold
 
 __all__ = ["GraphRegularization", "MeanRegularization", "check_task_matrix",
            "mean_laplacian"]
-
-
-def _check_strength(value, name: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}.") from None
-    if not np.isfinite(v) or v < 0:
-        raise ValueError(f"{name} must be finite and >= 0, got {value!r}.")
-    return v
 
 
 def check_task_matrix(M, n_tasks: int | None = None, name: str = "laplacian") -> np.ndarray:
@@ -129,8 +119,8 @@ class GraphRegularization(Penalty):
     capabilities = frozenset({"smooth", "task_coupling", "row_prox"})
 
     def __init__(self, alpha: float, laplacian, alpha_l1: float = 0.0, n_classes: int = 1):
-        self.alpha = _check_strength(alpha, "alpha")
-        self.alpha_l1 = _check_strength(alpha_l1, "alpha_l1")
+        self.alpha = check_strength(alpha, "alpha")
+        self.alpha_l1 = check_strength(alpha_l1, "alpha_l1")
         self.laplacian = check_task_matrix(laplacian)
         self.n_classes = check_classes(n_classes)
         eig = np.linalg.eigvalsh(self.laplacian) if self.laplacian.size else np.zeros(1)
@@ -281,7 +271,7 @@ class MeanRegularization(GraphRegularization):
         # I - 11^T / m is symmetric positive semi-definite with the eigenvalues 0 (once) and 1
         # (m - 1 times): the parent's check and eigen-decomposition are not needed (they cost
         # two eigen-decompositions of an m x m matrix)
-        self.alpha = _check_strength(alpha, "alpha")
+        self.alpha = check_strength(alpha, "alpha")
         self.alpha_l1 = 0.0
         self.laplacian = mean_laplacian(n_tasks)
         self.n_classes = check_classes(n_classes)

@@ -10,7 +10,14 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from multitask.penalties.base import DualBound, Penalty, check_strength, norm_bound
+from multitask.penalties.base import (
+    DualBound,
+    Penalty,
+    RemembersProx,
+    check_strength,
+    norm_bound,
+    recalled,
+)
 from multitask.penalties.class_columns import check_classes
 from multitask.penalties.prox import (
     group_soft_threshold,
@@ -184,7 +191,7 @@ class ColumnL2(_Scaled):
         return norm_bound(self.alpha, self.alpha_max(G))
 
 
-class TraceNorm(_Scaled):
+class TraceNorm(RemembersProx, _Scaled):
     """``alpha * ||W||_* = alpha * sum_i sigma_i(W)``; prox: singular value thresholding.
 
     ``alpha_max = ||G||_2`` (the largest singular value). The singular values of the last prox
@@ -199,18 +206,11 @@ class TraceNorm(_Scaled):
         super().__init__(alpha)
         self._last: tuple | None = None
 
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state["_last"] = None  # a cache, not part of the penalty
-        return state
-
     def value(self, W):
         if W.size == 0:
             return 0.0
-        last = self._last
-        if last is not None and W.shape == last[0].shape and np.array_equal(W, last[0]):
-            return self.alpha * last[1]
-        return self.alpha * trace_norm(W)
+        cached = recalled(self._last, W)
+        return self.alpha * (trace_norm(W) if cached is None else cached)
 
     def spectral_strength(self) -> float:
         return self.alpha

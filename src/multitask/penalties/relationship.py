@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from multitask.penalties.base import DualBound, Penalty
+from multitask.penalties.base import DualBound, Penalty, RemembersProx
 from multitask.penalties.class_columns import check_classes, stack_classes, unstack_classes
 from multitask.penalties.prox import safe_svd
 
@@ -109,7 +109,7 @@ def task_correlation(Omega: np.ndarray) -> np.ndarray:
     return np.clip(C, -1.0, 1.0)
 
 
-class TaskRelationship(Penalty):
+class TaskRelationship(RemembersProx, Penalty):
     """``(alpha / 2) min_{Omega >= 0, tr Omega = 1} tr(W Omega^{-1} W^T) = (alpha / 2) ||W||_*^2``.
 
     The task-relationship term of MTRL (module docstring); convex. Its prox is
@@ -145,17 +145,10 @@ class TaskRelationship(Penalty):
         out = {"alpha": self.alpha}
         return out if self.n_classes == 1 else {**out, "n_classes": self.n_classes}
 
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state["_last"] = None  # a cache, not part of the penalty
-        return state
-
     def value(self, W):
-        if W.size == 0 or self.alpha == 0:
-            return 0.0
-        last = self._last
-        if last is not None and W.shape == last[0].shape and np.array_equal(W, last[0]):
-            return last[1]
+        return self._value_at(W, self._fresh_value)
+
+    def _fresh_value(self, W):
         S = stack_classes(np.asarray(W, dtype=np.float64), self.n_classes)
         s = np.linalg.svd(S, compute_uv=False)
         return 0.5 * self.alpha * float(s.sum()) ** 2

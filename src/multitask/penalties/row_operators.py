@@ -61,6 +61,17 @@ __all__ = [
 
 
 @njit(cache=True)
+def _write_segment(out, k0, last, value):  # pragma: no cover - compiled
+    """``out[k0] = ... = out[last] = value`` (``out[k0]`` at least): a segment of
+    :func:`tv1d_row`'s answer; returns the index after it."""
+    while True:
+        out[k0] = value
+        k0 += 1
+        if k0 > last:
+            return k0
+
+
+@njit(cache=True)
 def tv1d_row(y, lam, out):  # pragma: no cover - compiled
     """Condat's direct algorithm: ``out = argmin_x 0.5 ||x - y||^2 + lam sum |x_{k+1} - x_k|``.
 
@@ -88,22 +99,14 @@ def tv1d_row(y, lam, out):  # pragma: no cover - compiled
     while True:
         while k == n - 1:
             if umin < 0.0:
-                while True:
-                    out[k0] = vmin
-                    k0 += 1
-                    if k0 > kminus:
-                        break
+                k0 = _write_segment(out, k0, kminus, vmin)
                 k = k0
                 kminus = k0
                 vmin = y[k0]
                 umin = lam
                 umax = vmin + umin - vmax
             elif umax > 0.0:
-                while True:
-                    out[k0] = vmax
-                    k0 += 1
-                    if k0 > kplus:
-                        break
+                k0 = _write_segment(out, k0, kplus, vmax)
                 k = k0
                 kplus = k0
                 vmax = y[k0]
@@ -111,19 +114,11 @@ def tv1d_row(y, lam, out):  # pragma: no cover - compiled
                 umin = vmax + umax - vmin
             else:
                 vmin += umin / (k - k0 + 1)
-                while True:
-                    out[k0] = vmin
-                    k0 += 1
-                    if k0 > k:
-                        break
+                k0 = _write_segment(out, k0, k, vmin)
                 return
         umin += y[k + 1] - vmin
         if umin < -lam:
-            while True:
-                out[k0] = vmin
-                k0 += 1
-                if k0 > kminus:
-                    break
+            k0 = _write_segment(out, k0, kminus, vmin)
             k = k0
             kminus = k0
             kplus = k0
@@ -134,11 +129,7 @@ def tv1d_row(y, lam, out):  # pragma: no cover - compiled
             continue
         umax += y[k + 1] - vmax
         if umax > lam:
-            while True:
-                out[k0] = vmax
-                k0 += 1
-                if k0 > kplus:
-                    break
+            k0 = _write_segment(out, k0, kplus, vmax)
             k = k0
             kminus = k0
             kplus = k0
@@ -336,23 +327,30 @@ def dirty_prox_rows(V, a, c, group_inf):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def dirty_values_rows(W, a, c, group_inf):  # pragma: no cover - compiled
-    """``N(W_j.)`` for every row ``j``, shape ``(d,)``."""
+def _dirty_per_row(W, a, c, group_inf, split):  # pragma: no cover - compiled
+    """:func:`dirty_split_threshold` (``split``) or :func:`dirty_row_value` of every row,
+    shape ``(d,)``."""
     d = W.shape[0]
     out = np.empty(d)
     for j in range(d):
-        out[j] = dirty_row_value(np.ascontiguousarray(W[j]), a, c, group_inf)
+        row = np.ascontiguousarray(W[j])
+        if split:
+            out[j] = dirty_split_threshold(row, a, c, group_inf)
+        else:
+            out[j] = dirty_row_value(row, a, c, group_inf)
     return out
+
+
+@njit(cache=True)
+def dirty_values_rows(W, a, c, group_inf):  # pragma: no cover - compiled
+    """``N(W_j.)`` for every row ``j``, shape ``(d,)``."""
+    return _dirty_per_row(W, a, c, group_inf, False)
 
 
 @njit(cache=True)
 def dirty_split_rows(W, a, c, group_inf):  # pragma: no cover - compiled
     """The thresholds :func:`dirty_split_threshold` of every row, shape ``(d,)``."""
-    d = W.shape[0]
-    out = np.empty(d)
-    for j in range(d):
-        out[j] = dirty_split_threshold(np.ascontiguousarray(W[j]), a, c, group_inf)
-    return out
+    return _dirty_per_row(W, a, c, group_inf, True)
 
 
 @njit(cache=True)

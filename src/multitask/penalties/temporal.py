@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from multitask.penalties.base import Penalty, gauge_by_prox, norm_bound
+from multitask.penalties.base import Penalty, check_strength, gauge_by_prox, norm_bound
 from multitask.penalties.class_columns import check_classes, stack_classes, unstack_classes
 from multitask.penalties.graph import GraphRegularization
 from multitask.penalties.prox import group_soft_threshold, soft_threshold
@@ -47,16 +47,6 @@ __all__ = [
     "prox_tv1d",
     "temporal_difference_matrix",
 ]
-
-
-def _check_strength(value, name: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}.") from None
-    if not np.isfinite(v) or v < 0:
-        raise ValueError(f"{name} must be finite and >= 0, got {value!r}.")
-    return v
 
 
 def temporal_difference_matrix(n_tasks: int) -> np.ndarray:
@@ -110,7 +100,7 @@ def prox_tv1d(V: np.ndarray, lam: float) -> np.ndarray:
     -------
     ndarray of the shape of ``V``
     """
-    lam = _check_strength(lam, "lam")
+    lam = check_strength(lam, "lam")
     A = np.asarray(V, dtype=np.float64)
     if A.ndim not in (1, 2):
         raise ValueError(f"V must be 1-D or 2-D, got {A.ndim} dimensions.")
@@ -198,7 +188,7 @@ class TemporalGroupLasso(GraphRegularization):
                  n_classes: int = 1):
         super().__init__(alpha_smooth, chain_laplacian(n_tasks), 0.0, n_classes=n_classes)
         self.alpha_smooth = self.alpha
-        self.alpha_group = _check_strength(alpha_group, "alpha_group")
+        self.alpha_group = check_strength(alpha_group, "alpha_group")
 
     def _repr_params(self) -> dict:
         out = {"alpha_smooth": self.alpha_smooth, "alpha_group": self.alpha_group,
@@ -261,9 +251,9 @@ class FusedSparseGroupLasso(Penalty):
 
     def __init__(self, alpha_l1: float, alpha_fused: float, alpha_group: float,
                  n_classes: int = 1):
-        self.alpha_l1 = _check_strength(alpha_l1, "alpha_l1")
-        self.alpha_fused = _check_strength(alpha_fused, "alpha_fused")
-        self.alpha_group = _check_strength(alpha_group, "alpha_group")
+        self.alpha_l1 = check_strength(alpha_l1, "alpha_l1")
+        self.alpha_fused = check_strength(alpha_fused, "alpha_fused")
+        self.alpha_group = check_strength(alpha_group, "alpha_group")
         self.n_classes = check_classes(n_classes)
         if self.n_classes > 1:
             vars(self)["capabilities"] = frozenset()
