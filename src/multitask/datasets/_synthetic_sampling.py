@@ -130,17 +130,20 @@ def _check_low_rank(low_rank: str, low_rank_scale: float) -> float:
 
 
 # ----------------------------------------------------------------------------- sampling
-def _check_sampling(
+def _sampling(
     n_tasks: int,
+    task_type: str,
+    shared_X: bool,
     n_samples: int | Sequence[int],
     n_val: int | Sequence[int],
     n_test: int | Sequence[int],
     intercept: ArrayLike,
-    shared_X: bool,
-    task_type: str,
     design_shift: float,
     ensure_both_classes: bool,
 ) -> dict:
+    """The checked sampling options of a linear generator: ``{"parts": [(suffix, rows per
+    task)], "intercept", "design_shift", "ensure_both_classes"}``, the parts in the order
+    they are drawn (training, validation, test; an absent part left out)."""
     parts = [("", _sample_sizes(n_samples, n_tasks, shared_X))]
     for name, value in (("val", n_val), ("test", n_test)):
         sizes = _sample_sizes(value, n_tasks, shared_X, f"n_{name}", allow_zero=True)
@@ -156,7 +159,8 @@ def _check_sampling(
         raise ValueError(f"ensure_both_classes must be a bool, got {ensure_both_classes!r}")
     if ensure_both_classes and task_type != "classification":
         raise ValueError("ensure_both_classes=True needs task_type='classification'")
-    return {"parts": parts, "intercept": b, "design_shift": shift}
+    return {"parts": parts, "intercept": b, "design_shift": shift,
+            "ensure_both_classes": bool(ensure_both_classes)}
 
 
 def _design(n: int, d: int, shift: float, normalize_rows: bool, rng: Rng) -> np.ndarray:
@@ -257,21 +261,4 @@ def _simulate(
         bunch[("Y" if shared_X else "y") + suffix] = Y
     bunch.W_true = W
     return bunch
-
-
-def _sampling(
-    n_tasks: int,
-    task_type: str,
-    shared_X: bool,
-    n_samples: int | Sequence[int],
-    n_val: int | Sequence[int],
-    n_test: int | Sequence[int],
-    intercept: ArrayLike,
-    design_shift: float,
-    ensure_both_classes: bool,
-) -> dict:
-    out = _check_sampling(n_tasks, n_samples, n_val, n_test, intercept, shared_X, task_type,
-                          design_shift, ensure_both_classes)
-    out["ensure_both_classes"] = bool(ensure_both_classes)
-    return out
 
