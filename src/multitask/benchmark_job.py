@@ -73,6 +73,14 @@ def _rows_per_task(y) -> float:
     return float(np.asarray(y).shape[0])
 
 
+def _rate(y, exposure):
+    """The rate ``y / exposure`` of counts (scikit-learn's way: fitted with
+    ``sample_weight=exposure``), per task or per row of a shared design."""
+    if isinstance(y, list):
+        return [v / w for v, w in zip(y, exposure, strict=True)]
+    return y / np.asarray(exposure)[:, None]
+
+
 def _job(name: str, split: int, data, kind: str, fixed: dict, n_alphas: int,
          alpha_ratio: float, cv: int, random_state: int, limit_threads: bool,
          options: dict | None = None) -> dict:
@@ -93,10 +101,7 @@ def _job(name: str, split: int, data, kind: str, fixed: dict, n_alphas: int,
     X_tr, y_tr, X_te, y_te = data[:4]
     w_tr, w_te = (data[4], data[5]) if len(data) > 4 else (None, None)
     options = options or {}
-    y_fit = y_tr
-    if w_tr is not None:  # scikit-learn's way: the rate, weighted by the exposure
-        y_fit = ([v / w for v, w in zip(y_tr, w_tr, strict=True)] if isinstance(y_tr, list)
-                 else y_tr / np.asarray(w_tr)[:, None])
+    y_fit = y_tr if w_tr is None else _rate(y_tr, w_tr)
     limiter = None
     if limit_threads:
         from threadpoolctl import threadpool_limits
@@ -141,8 +146,7 @@ def _cannot_run(cls: type, fixed: dict, split: tuple, kind: str) -> str | None:
     X0, y0 = split[0], split[1]
     w0 = split[4] if len(split) > 4 else None
     if w0 is not None:
-        y0 = ([v / w for v, w in zip(y0, w0, strict=True)] if isinstance(y0, list)
-              else y0 / np.asarray(w0)[:, None])
+        y0 = _rate(y0, w0)
     weights = {} if w0 is None else {"sample_weight": w0}
     try:
         with warnings.catch_warnings():
