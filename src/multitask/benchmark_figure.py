@@ -23,9 +23,9 @@ OFF_SCALE = 3.0
 def _axis_end(means: np.ndarray, stds: np.ndarray) -> tuple[float, np.ndarray]:
     """The end of the bar axis (which starts at 0), and which bars lie beyond it.
 
-    A bar is off the scale when its mean exceeds :data:`OFF_SCALE` times the median of the
-    means (with at least two bars on the scale); the axis then ends 15% past the largest
-    ``mean + std`` of the bars on it.
+    A bar is off the scale when its mean exceeds :data:`~multitask.benchmark.OFF_SCALE`
+    times the median of the means (with at least two bars on the scale); the axis then ends
+    15% past the largest ``mean + std`` of the bars on it.
     """
     ok = np.isfinite(means)
     off = np.zeros(means.shape, dtype=bool)
@@ -47,13 +47,14 @@ def plot_benchmark(res: BenchmarkResult) -> Any:
     singular values on split 0.
 
     Regression and binary classification draw their first metric (nMSE, AUC); the other
-    kinds one panel per metric of :data:`METRICS` (deviance and D^2; log-loss and the two
-    accuracies; pinball loss and coverage, with the quantile marked; Huber loss, MAE and
-    nMSE). The bar axes start at 0, so that bar lengths compare as ratios (a D^2 below 0 is
-    drawn from 0 to the left); a model far off the others (:data:`OFF_SCALE`) is clipped at
-    the axis' end, marked with ``//`` and its value written there, instead of flattening the
-    others. The spectrum (of the task-class columns for more than two classes) marks singular
-    values that are zero (to machine precision) at zero (see
+    kinds one panel per metric of :data:`~multitask.benchmark.METRICS` (deviance and D^2;
+    log-loss and the two accuracies; pinball loss and coverage, with the quantile marked;
+    Huber loss, MAE and nMSE). The bar axes start at 0, so that bar lengths compare as ratios
+    (a D^2 below 0 is drawn from 0 to the left); a model far off the others
+    (:data:`~multitask.benchmark.OFF_SCALE`) is clipped at the axis' end, marked with ``//``
+    and its value written there, instead of flattening the others. The spectrum (of the
+    task-class columns for more than two classes) marks singular values that are zero (to
+    machine precision) at zero (see
     :func:`~multitask.plotting.plot_singular_values`).
 
     Returns

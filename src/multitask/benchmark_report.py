@@ -264,7 +264,8 @@ def format_table(res: BenchmarkResult, cv: int | None = None) -> str:
     The header says the splits and the cross-validation rule each job applied (K-fold, or
     leave-one-out for small tasks, see :class:`~multitask.MultiTaskCV`); notes under the table
     name the skipped models, the tasks left out of aMSE (test targets all equal) or AUC (one
-    class), and say when aMSE is unstable (at most :data:`FEW_TEST_ROWS` test rows per task).
+    class), and say when aMSE is unstable (at most
+    :data:`~multitask.benchmark.FEW_TEST_ROWS` test rows per task).
     """
     cv = res.cv if cv is None and res.cv is not None else (DEFAULT_CV if cv is None else cv)
     metrics = METRICS[res.kind]
