@@ -1,4 +1,4 @@
-"""Eleven vowels, fifteen speakers (multinomial)
+"""Vowels of 15 speakers (multinomial)
 
 The Deterding vowels (`load_vowel`): 15 speakers each say the 11 vowels of British English
 six times, described by 10 log-area ratios. Each speaker is a task with 11 classes; every
