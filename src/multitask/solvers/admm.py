@@ -356,10 +356,9 @@ class QuadraticADMM(Solver):
 
     Parameters
     ----------
-    max_iter : int, default=5000
-        Iteration budget.
-    tol : float, default=1e-4
-        Tolerance on the relative optimality measure (:mod:`multitask.solvers.base`).
+    max_iter, tol : int, float, default=5000, 1e-4
+        Iteration budget and tolerance on the relative optimality measure, as in
+        :class:`~multitask.solvers.fista.ProximalGradient`.
     rho : float, optional
         Initial penalty parameter (default: the median positive eigenvalue of the ``H_t``).
     relaxation : float, default=1.6

@@ -76,6 +76,7 @@ from multitask.compiled import charge_interpreted, interpreted_budget
 from multitask.losses import Datafit
 from multitask.penalties.base import ROW_PROX_FAMILIES, Penalty
 from multitask.penalties.row_operators import row_penalty, row_prox
+from multitask.solvers.anderson import anderson_point
 from multitask.solvers.base import Solver, apply_per_task, check_int, measure_lipschitz
 from multitask.solvers.iteration import IterationRecord, inner_tolerances
 from multitask.solvers.problem import Problem
@@ -182,6 +183,21 @@ def _extrapolate(H, C, W, P, K, R, family, params, hist):  # pragma: no cover - 
 
 
 @njit(cache=True)
+def _move(W, P, R, H, K, gt, j, t, value, coupled):  # pragma: no cover - compiled
+    """``W[j, t] = value``, with ``P[:, t] += H[gt, :, j] delta`` and, ``coupled``,
+    ``R[j, :] += delta K[t, :]`` for ``delta`` the change; returns ``|delta|``."""
+    delta = value - W[j, t]
+    if delta != 0.0:
+        W[j, t] = value
+        for i in range(W.shape[0]):
+            P[i, t] += H[gt, i, j] * delta
+        if coupled:
+            for s in range(W.shape[1]):
+                R[j, s] += delta * K[t, s]
+    return abs(delta)
+
+
+@njit(cache=True)
 def _bcd_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epochs,
                 tol):  # pragma: no cover - compiled
     """Epochs of block coordinate descent (module docstring), in place on ``W``, ``P = H W``
@@ -230,16 +246,9 @@ def _bcd_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epoch
                         nw = (u - a) / (h + c)
                     elif u < -a:
                         nw = (u + a) / (h + c)
-                    delta = nw - old
-                    if delta != 0.0:
-                        W[j, t] = nw
-                        for i in range(d):
-                            P[i, t] += H[gt, i, j] * delta
-                        if coupled:
-                            for s in range(m):
-                                R[j, s] += delta * K[t, s]
-                        if abs(delta) > max_change:
-                            max_change = abs(delta)
+                    change = _move(W, P, R, H, K, gt, j, t, nw, coupled)
+                    if change > max_change:
+                        max_change = change
                     if abs(nw) > max_coef:
                         max_coef = abs(nw)
                 continue
@@ -264,16 +273,9 @@ def _bcd_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epoch
                     new[t] = 0.0
             for t in range(m):
                 gt = 0 if shared else t
-                delta = new[t] - W[j, t]
-                if delta != 0.0:
-                    W[j, t] = new[t]
-                    for i in range(d):
-                        P[i, t] += H[gt, i, j] * delta
-                    if coupled:
-                        for s in range(m):
-                            R[j, s] += delta * K[t, s]
-                    if abs(delta) > max_change:
-                        max_change = abs(delta)
+                change = _move(W, P, R, H, K, gt, j, t, new[t], coupled)
+                if change > max_change:
+                    max_change = change
                 if abs(new[t]) > max_coef:
                     max_coef = abs(new[t])
         if max_change <= tol * max(max_coef, 1e-300):
@@ -300,18 +302,9 @@ def _objective_numpy(C, W, P, R, params):
 
 def _extrapolate_numpy(H, C, W, P, K, R, params, hist):
     """:func:`_extrapolate` in numpy (elastic-net family)."""
-    A = hist.shape[0] - 1
-    U = np.diff(hist, axis=0).reshape(A, -1)
-    G = U @ U.T
-    trace = float(np.trace(G))
-    if not trace > 0.0:
+    We = anderson_point(hist)
+    if We is None:
         return False
-    G[np.diag_indices(A)] += 1e-10 * trace
-    z = np.linalg.solve(G, np.ones(A))
-    total = float(z.sum())
-    if not (np.isfinite(total) and total != 0.0):
-        return False
-    We = np.tensordot(z / total, hist[1:], axes=1)
     Pe = apply_per_task(H, We)
     Re = We @ K if K.shape[0] else R
     before = _objective_numpy(C, W, P, R, params)

@@ -54,6 +54,7 @@ from numba import njit
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
 from multitask.penalties.row_operators import elastic_net_row_prox
+from multitask.solvers.anderson import anderson_point
 from multitask.solvers.base import Solver, check_int
 from multitask.solvers.iteration import IterationRecord, inner_tolerances
 from multitask.solvers.problem import Problem
@@ -242,22 +243,10 @@ def _extrapolate(cols: _Columns, W: np.ndarray, u: np.ndarray, y: np.ndarray,
                  params: np.ndarray, hist: list[np.ndarray]):
     """Anderson's combination of the iterates ``hist`` (module docstring): ``(W, u)`` at it
     when it lowers the objective below that of ``W`` (residuals ``u``), else ``None``."""
-    H = np.stack(hist)
-    n_a = H.shape[0] - 1
-    D = np.diff(H, axis=0).reshape(n_a, -1)
-    G = D @ D.T
-    trace = float(np.trace(G))
-    if not trace > 0.0:
+    point = anderson_point(np.stack(hist))
+    if point is None:
         return None
-    G[np.diag_indices(n_a)] += 1e-10 * trace
-    try:
-        z = np.linalg.solve(G, np.ones(n_a))
-    except np.linalg.LinAlgError:
-        return None
-    total = float(z.sum())
-    if not (np.isfinite(total) and total != 0.0):
-        return None
-    We = np.ascontiguousarray(np.tensordot(z / total, H[1:], axes=1))
+    We = np.ascontiguousarray(point)
     ue = cols.residual(We, y)
     before = cols.objective(W, u, params)
     after = cols.objective(We, ue, params)

@@ -288,6 +288,10 @@ class DampedStep(NamedTuple):
     db: np.ndarray | None
     polish: bool
 
+    def intercept(self, b: np.ndarray | None) -> np.ndarray | None:
+        """The intercepts ``b + t db`` after the step (``b`` without intercept step)."""
+        return b if b is None or self.db is None else b + self.t * self.db
+
 
 def damped_step(datafit: Datafit, model: NewtonModel, W: np.ndarray, b: np.ndarray | None,
                 dW: np.ndarray, moved: bool, penalty_change: float, P: float,
@@ -444,8 +448,7 @@ class ProxNewton(Solver):
                 inner_tol = out
                 continue
             W = np.ascontiguousarray(W + out.t * dW)
-            if b is not None and out.db is not None:
-                b = b + out.t * out.db
+            b = out.intercept(b)
             z, (vals, a, h), P = out.z, out.derivs, out.P
             n_iter += 1
             run.record(P)

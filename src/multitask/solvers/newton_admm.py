@@ -163,8 +163,7 @@ class NewtonADMM(Solver):
                 inner_tol = out
                 continue
             V, W = V + out.t * dV, W + out.t * dW
-            if b is not None and out.db is not None:
-                b = b + out.t * out.db
+            b = out.intercept(b)
             z, (vals, a, h), P = out.z, out.derivs, out.P
             n_iter += 1
             run.record(P)

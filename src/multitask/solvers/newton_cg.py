@@ -64,10 +64,9 @@ class NewtonCG(Solver):
 
     Parameters
     ----------
-    max_iter : int, default=100
-        Most Newton steps (``ConvergenceWarning`` when reached).
-    tol : float, default=1e-4
-        Tolerance on the certified relative duality gap.
+    max_iter, tol : int, float, default=100, 1e-4
+        Most Newton steps and the tolerance on the certified relative duality gap, as in
+        :class:`~multitask.solvers.newton.ProxNewton`.
     max_cg : int, default=200
         Most conjugate-gradient iterations per step (a step stopped there is damped like any
         other).
@@ -106,8 +105,8 @@ class NewtonCG(Solver):
 
     def solve(self, datafit: Datafit, penalty: Penalty, *, coef_init=None, intercept_init=None,
               callback: Callable | None = None) -> SolverResult:
-        """Run the Newton steps from ``(coef_init, intercept_init)`` (zeros, and the best
-        intercepts at zero, by default)."""
+        """Run the truncated Newton steps, each system solved by conjugate gradients, from
+        ``(coef_init, intercept_init)`` (zeros and the best intercepts at zero by default)."""
         run = IterationRecord(self, datafit, penalty, callback)
         W, b = run.start(coef_init, intercept_init, intercept_at_zero=True)
         W = np.ascontiguousarray(W, dtype=np.float64)
