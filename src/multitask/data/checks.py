@@ -181,6 +181,21 @@ def _real_from_object(A: np.ndarray, what: str) -> np.ndarray:
     return A.astype(np.float64)
 
 
+def _real_array(X, what: str, kind: str) -> np.ndarray:
+    """``X`` as an array of real numbers (an object array converted by
+    :func:`_real_from_object`; any shape, values not checked); a ValueError naming ``what``
+    (``kind``: "a 2-D array", "an array") when it is not one."""
+    try:
+        A = np.asarray(X)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{what} must be {kind} of numbers: {exc}") from None
+    if A.dtype.kind == "O":
+        return _real_from_object(A, what)
+    if A.dtype.kind not in _REAL_KINDS:
+        raise _dtype_error(what, A.dtype)
+    return A
+
+
 def _sparse_entry_row(indptr: np.ndarray, k: int) -> int:
     return int(np.searchsorted(indptr, k, side="right") - 1)
 
@@ -344,14 +359,7 @@ def _as_2d_float(X, what: str, accept_sparse: bool = True, check_finite: bool = 
             _check_finite(X, what)
             _check_scale(X, what)
         return X
-    try:
-        A = np.asarray(X)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{what} must be a 2-D array of numbers: {exc}") from None
-    if A.dtype.kind == "O":
-        A = _real_from_object(A, what)
-    elif A.dtype.kind not in _REAL_KINDS:
-        raise _dtype_error(what, A.dtype)
+    A = _real_array(X, what, "a 2-D array")
     if A.ndim == 1:
         raise ValueError(
             f"{what} must be 2-D (n_samples, n_features), got a 1-D array of shape {A.shape}; "

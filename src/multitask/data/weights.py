@@ -9,21 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from multitask.data.checks import _REAL_KINDS, _dtype_error, _label, _real_from_object
+from multitask.data.checks import _label, _real_array
 from multitask.data.container import _offsets_of
 
 
 def _weight_values(sample_weight, what: str = "sample_weight") -> np.ndarray:
     """``sample_weight`` as a float64 array (real numbers only, any shape; not checked)."""
-    try:
-        A = np.asarray(sample_weight)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{what} must be an array of numbers: {exc}") from None
-    if A.dtype.kind == "O":
-        A = _real_from_object(A, what)
-    elif A.dtype.kind not in _REAL_KINDS:
-        raise _dtype_error(what, A.dtype)
-    return A.astype(np.float64)
+    return _real_array(sample_weight, what, "an array").astype(np.float64)
 
 
 def _check_weight_values(w: np.ndarray, locate) -> None:

@@ -382,17 +382,8 @@ class Datafit:
         uses its :meth:`local_curvature` for ``c``: a quadratic model there, not a bound.
         """
         if self._bound_hessian is None:
-            n = self.data.task_weight_sums
-            if not self.has_intercept_variable:
-                G, mu = self.data.gram(), None
-            elif _is_dense_per_task(self.data):  # centred chunk by chunk, no centred copy
-                mu = self.data.x_means_and_constant()[0]
-                G = _task_grams(self.data, mu)
-            else:
-                data_c, mu, _ = self.data.centered()
-                G = data_c.gram()
-            H = self._step_curvature() * (G / n[0] if G.shape[0] == 1
-                                          else G / n[:, None, None])
+            G, mu = self.weighted_grams()
+            H = self._step_curvature() * G
             if self.alpha_l2:
                 H = H + self.alpha_l2 * np.eye(H.shape[1])[None]
             self._bound_hessian = (H, mu)

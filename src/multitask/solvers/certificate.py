@@ -290,9 +290,7 @@ def _certify_at(datafit: Datafit, penalty: Penalty, W: np.ndarray, b, primal: fl
         return None
     corrected = False
     if bound.s_max <= 0.0 and np.any(G):
-        if not correct_free:
-            return None
-        fixed = _free_direction_point(datafit, penalty, W, ridge, b)
+        fixed = _free_point_if(correct_free, datafit, penalty, W, ridge, b)
         if fixed is None:
             return None
         Wc, bc, rows, B = fixed
@@ -365,9 +363,7 @@ def _quadratic_gap(datafit: Datafit, penalty: Penalty, W: np.ndarray, b, primal:
     conj, free_sq = penalty.smooth_conjugate(dp.grad, ridge)  # type: ignore[attr-defined]
     corrected = False
     if free_sq > 0.0:
-        if not correct_free:
-            return None
-        fixed = _free_direction_point(datafit, penalty, W, ridge, b)
+        fixed = _free_point_if(correct_free, datafit, penalty, W, ridge, b)
         if fixed is None:
             return None
         Wc, bc, rows, B = fixed
@@ -550,6 +546,14 @@ def _domain_step(datafit: Datafit, a: np.ndarray, delta: np.ndarray) -> float:
 #: Largest dimension of the free subspace (per task, or in all) whose Hessian is formed and
 #: solved exactly; beyond it, conjugate gradients.
 FREE_DIRECT_MAX = 256
+
+
+def _free_point_if(correct_free: bool, datafit: Datafit, penalty: Penalty, W: np.ndarray,
+                   ridge: float, b: np.ndarray | None):
+    """:func:`_free_direction_point` when ``correct_free`` (the free directions may be
+    re-optimized), else ``None``: no certificate at a point whose gap the free directions
+    leave infinite."""
+    return _free_direction_point(datafit, penalty, W, ridge, b) if correct_free else None
 
 
 def _free_direction_point(datafit: Datafit, penalty: Penalty, W: np.ndarray, ridge: float,

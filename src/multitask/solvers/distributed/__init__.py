@@ -2,17 +2,11 @@
 
 The tasks are partitioned into blocks; each block (its rows, its datafit with whatever caches
 the datafit builds, and its columns of the iterates) stays on one Dask worker for the whole
-fit, inside one actor per worker (:class:`TaskBlockWorker`). One iteration of accelerated
-proximal gradient (FISTA with adaptive restart, as :class:`~multitask.solvers.fista.
-ProximalGradient` with its default fixed step ``1 / L``) is
-
-1. on every block: the loss value and gradient at the extrapolated point ``Y_k``, the prox
-   input ``V_k = Y_k - A^T grad f / L`` and the penalty's reduction
-   ``S_k = penalty.block_stats(V_k)``, combined on each worker and sent to the client;
-2. on the client: ``plan, value = penalty.block_plan(combine(S_k), 1 / L)``;
-3. on every block: ``X_k+ = penalty.block_prox(V_k, plan)``, the loss at ``X_k+`` and the
-   scalars of the stopping rule, sent to the client; the client decides the restart and the
-   momentum, sent with the next step.
+fit, inside one actor per worker (:class:`TaskBlockWorker`). In each iteration of
+accelerated proximal gradient (the three steps of :mod:`multitask.solvers.distributed.solver`)
+the blocks send the client the penalty's reduction of their prox inputs
+(``penalty.block_stats``), the client sends back the plan of the prox
+(``penalty.block_plan``), and the blocks apply it (``penalty.block_prox``).
 
 So the data never leave their worker and only what the penalty needs crosses the network
 (the ``"blockwise"`` capability of :mod:`multitask.penalties.base`): nothing for penalties
