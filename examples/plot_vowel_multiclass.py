@@ -17,7 +17,7 @@ differ so much that the pooled model misclassifies about a third of the vowels; 
 per-speaker models are far better, and the l2,1 model, which shares only the choice of
 features, has the lowest log-loss. Run in full (`python examples/plot_vowel_multiclass.py`):
 test log-loss 0.263 (l2,1), 0.277 (independent), 0.295 (trace norm), 0.924 (pooled);
-accuracy 0.926, 0.924, 0.918 and 0.683. `MULTITASK_EXAMPLES_QUICK=1` uses 6 speakers and a
+accuracy 0.926, 0.924, 0.918 and 0.683. `MULTITASK_EXAMPLES_QUICK=1` uses 4 speakers and a
 shorter grid. The data folder must be present (`multitask.datasets.find_data_dir`).
 """
 
@@ -38,10 +38,10 @@ from multitask import (
 from multitask.datasets import load_vowel
 from multitask.metrics import accuracy, log_loss
 
-QUICK = os.environ.get("MULTITASK_EXAMPLES_QUICK") == "1"  # 6 speakers, for the tests
+QUICK = os.environ.get("MULTITASK_EXAMPLES_QUICK") == "1"  # 4 speakers, for the tests
 
 data = load_vowel()
-keep = data.task < 6 if QUICK else np.ones(len(data.y), dtype=bool)
+keep = data.task < 4 if QUICK else np.ones(len(data.y), dtype=bool)
 X, y, speaker = data.X[keep], data.y[keep], data.task[keep]
 
 # 2 rows of each vowel of each speaker for training, the other 4 for testing
