@@ -74,6 +74,23 @@ DOMAIN_TOL = 1e-10
 
 # --------------------------------------------------------------------------- kernels
 @njit(cache=True)
+def _shifted_exponentials(z, base, n, i, present, e):  # pragma: no cover - compiled
+    """``(top, s)`` of row ``i`` of a task (view-stacked scores ``z[base + k n + i]``):
+    ``top = max_k z_k`` and ``s = sum_k e_k`` over the ``present`` classes, with
+    ``e_k = exp(z_k - top)`` written to ``e`` (0 for an absent class)."""
+    K = e.shape[0]
+    top = -np.inf
+    for k in range(K):
+        if present[k] and z[base + k * n + i] > top:
+            top = z[base + k * n + i]
+    s = 0.0
+    for k in range(K):
+        e[k] = np.exp(z[base + k * n + i] - top) if present[k] else 0.0
+        s += e[k]
+    return top, s
+
+
+@njit(cache=True)
 def _softmax_pass(z, codes, offsets, K, present, want_grad, w):
     """``(vals, a)``: the loss ``ell_i`` of every stacked row (shape ``(N,)``) and, with
     ``want_grad``, the view-stacked score gradient ``a = p - e_y`` (shape ``(K N,)``, zero on
@@ -84,21 +101,13 @@ def _softmax_pass(z, codes, offsets, K, present, want_grad, w):
     N = offsets[m]
     vals = np.empty(N, dtype=np.float64)
     a = np.zeros(K * N if want_grad else 0, dtype=np.float64)
+    e = np.empty(K)
     for t in range(m):
         o = offsets[t]
         n = offsets[t + 1] - o
         base = K * o
         for i in range(n):
-            top = -np.inf
-            for k in range(K):
-                if present[t, k]:
-                    v = z[base + k * n + i]
-                    if v > top:
-                        top = v
-            s = 0.0
-            for k in range(K):
-                if present[t, k]:
-                    s += np.exp(z[base + k * n + i] - top)
+            top, s = _shifted_exponentials(z, base, n, i, present[t], e)
             lse = top + np.log(s)
             y = codes[o + i]
             vals[o + i] = lse - z[base + y * n + i]
@@ -221,14 +230,7 @@ def _hessian_product(z, v, offsets, K, present):
         n = offsets[t + 1] - o
         base = K * o
         for i in range(n):
-            top = -np.inf
-            for k in range(K):
-                if present[t, k] and z[base + k * n + i] > top:
-                    top = z[base + k * n + i]
-            s = 0.0
-            for k in range(K):
-                p[k] = np.exp(z[base + k * n + i] - top) if present[t, k] else 0.0
-                s += p[k]
+            _, s = _shifted_exponentials(z, base, n, i, present[t], p)
             pv = 0.0
             for k in range(K):
                 p[k] /= s
