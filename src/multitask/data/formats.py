@@ -288,8 +288,11 @@ def _from_long_format(Xa, y, task, known_tasks, sample_weight,
     _check_scale(Xa, "X", task)
     order = np.argsort(inv, kind="stable")
     sizes = np.bincount(inv, minlength=len(labels)).astype(np.int64)
+    # rows already grouped by task: the design as given (no copy; never written to, as a
+    # shared design)
+    Xs = Xa if bool(np.all(inv[1:] >= inv[:-1])) else Xa[order]
     if y is None:
-        return _Stacked(Xa[order], np.zeros(n), [], sizes, labels, order=order)
+        return _Stacked(Xs, np.zeros(n), [], sizes, labels, order=order)
     y1, observed = rules.read(np.asarray(y), "y", task)
     weights = None if sample_weight is None else _long_weights(sample_weight, n, task)[order]
     empty = np.flatnonzero(sizes == 0)
@@ -298,7 +301,7 @@ def _from_long_format(Xa, y, task, known_tasks, sample_weight,
     y_all = y1[order]
     ys = [y_all[o:e] for o, e in zip(np.r_[0, np.cumsum(sizes)[:-1]], np.cumsum(sizes),
                                      strict=True)]
-    return _Stacked(Xa[order], y_all, ys, sizes, labels, order=order, weights=weights,
+    return _Stacked(Xs, y_all, ys, sizes, labels, order=order, weights=weights,
                     observed=None if observed is None else observed[order])
 
 

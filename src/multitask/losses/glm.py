@@ -134,17 +134,25 @@ def tweedie_conjugate(a: np.ndarray, y: np.ndarray, power: float,
             ly = np.log(np.where(pos, y, 1.0))
             v = a * ly + xlogy(1.0 - a, 1.0 - a) + a
             out = np.where(a <= 1.0, v, np.inf)
-        else:
-            ly = np.log(np.where(pos, y, 1.0))
-            if pos.any():
-                q = 1.0 - power
-                yp = y[pos]
-                scale = yp ** (2.0 - power)
-                t = a[pos] / scale
-                r = _tweedie_root(t, q, None if start is None else start[pos])
-                g = np.expm1((1.0 + q) * r) / (1.0 + q) - np.expm1(q * r) / q
-                out[pos] = a[pos] * ly[pos] + scale * (t * r - g)
+        elif pos.any():
+            yp = y[pos]
+            out[pos] = _tweedie_conjugate_positive(a[pos], np.log(yp), yp ** (2.0 - power),
+                                                   power, None if start is None else start[pos])
     return out
+
+
+def _tweedie_conjugate_positive(a: np.ndarray, ly: np.ndarray, scale: np.ndarray, power: float,
+                                start: np.ndarray | None) -> np.ndarray:
+    """``ell^*(a_i)`` for targets ``y_i > 0`` and ``1 < power < 2``, from ``ly = log y`` and
+    ``scale = y^(2-p)``: ``a log y + y^(2-p) (t r - g(r))`` at the root ``r`` of ``k(r) = t =
+    a / y^(2-p)`` (:func:`_tweedie_root`), ``g(r) = expm1((1+q) r) / (1+q) - expm1(q r) / q``,
+    ``q = 1 - p``."""
+    q = 1.0 - power
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        t = a / scale
+        r = _tweedie_root(t, q, start)
+        g = np.expm1((1.0 + q) * r) / (1.0 + q) - np.expm1(q * r) / q
+        return a * ly + scale * (t * r - g)
 
 
 def _tweedie_root(t: np.ndarray, q: float, start: np.ndarray | None = None) -> np.ndarray:
@@ -154,25 +162,40 @@ def _tweedie_root(t: np.ndarray, q: float, start: np.ndarray | None = None) -> n
     0`` (there ``k(r) <= -(1 - 1/e) e^{q r}``). The start is ``start`` where given and
     finite, else the root of ``k``'s leading term (``t`` near 0, ``log(t) / (1 + q)`` for
     large ``t``, ``log(-t) / q`` for large ``-t``), and each step updates only the roots not
-    yet converged."""
+    yet converged. A step evaluates ``k = e^{q r} expm1(r)`` and ``k' = e^{q r} ((1 + q)
+    expm1(r) + 1)`` (two exponentials, no cancellation near 0); beyond ``r = 700``, where
+    ``e^r`` would overflow, ``k = e^{(1+q) r} (1 - e^{-r})`` and ``k' = (1 + q) e^{(1+q) r} -
+    q e^{q r}``."""
     t = np.asarray(t, dtype=np.float64)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         lo = np.where(t >= 0.0, 0.0,
                       np.minimum(-1.0, np.log(np.maximum(-t, 1e-300) / _ONE_MINUS_INV_E) / q))
         hi = np.where(t >= 0.0, np.log1p(np.maximum(t, 0.0)) / (1.0 + q), 0.0)
-        guess = np.where(t > 2.0, np.log(np.maximum(t, 1.0)) / (1.0 + q),
-                         np.where(t < -2.0, np.log(np.maximum(-t, 1.0)) / q, t))
-        if start is not None:
-            guess = np.where(np.isfinite(start), start, guess)
+        given = None if start is None else np.isfinite(start)
+        if given is not None and given.all():
+            guess = np.asarray(start, dtype=np.float64)
+        else:
+            guess = np.where(t > 2.0, np.log(np.maximum(t, 1.0)) / (1.0 + q),
+                             np.where(t < -2.0, np.log(np.maximum(-t, 1.0)) / q, t))
+            if given is not None:
+                guess = np.where(given, start, guess)
         r = np.clip(np.where(np.isfinite(guess), guess, 0.5 * (lo + hi)), lo, hi)
-        live = np.arange(t.size)
+        live: np.ndarray | None = None  # None: every root
         for _ in range(_NEWTON_STEPS):
-            rl, tl, lol, hil = r[live], t[live], lo[live], hi[live]
+            if live is None:
+                rl, tl, lol, hil = r, t, lo, hi
+            else:
+                rl, tl, lol, hil = r[live], t[live], lo[live], hi[live]
             e1 = np.exp(q * rl)
-            e2 = np.exp((1.0 + q) * rl)
-            # k = e2 - e1 without cancellation near 0 nor overflow of e^r
-            k = np.where(rl > 0.0, e2 * -np.expm1(-rl), e1 * np.expm1(rl))
-            dk = (1.0 + q) * e2 - q * e1
+            em = np.expm1(rl)
+            k = e1 * em
+            dk = e1 * ((1.0 + q) * em + 1.0)
+            big = rl > 700.0
+            if big.any():  # e^r overflows: the form in e^{(1+q) r}
+                rb = rl[big]
+                e2 = np.exp((1.0 + q) * rb)
+                k[big] = e2 * -np.expm1(-rb)
+                dk[big] = (1.0 + q) * e2 - q * e1[big]
             above = k > tl
             hil = np.where(above, np.minimum(hil, rl), hil)
             lol = np.where(above, lol, np.maximum(lol, rl))
@@ -182,8 +205,12 @@ def _tweedie_root(t: np.ndarray, q: float, start: np.ndarray | None = None) -> n
             done = np.abs(new - rl) <= 1e-15 * np.abs(rl)
             bad = ~((new >= lol) & (new <= hil)) | ~np.isfinite(new)
             new = np.where(done, rl, np.where(bad, 0.5 * (lol + hil), new))
-            r[live], lo[live], hi[live] = new, lol, hil
-            live = live[~done]
+            if live is None:
+                r, lo, hi = new, lol, hil
+                live = np.flatnonzero(~done)
+            else:
+                r[live], lo[live], hi[live] = new, lol, hil
+                live = live[~done]
             if not live.size:
                 break
     return r
@@ -243,20 +270,23 @@ class Tweedie(Datafit):
                              "target is 0 (the mean, and every intercept, would be -inf).")
 
     # ------------------------------------------------------------------ values
-    def _targets(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    def _targets(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
         """``(y > 0, log y (0 where y = 0), indices of the positive targets or None where all
-        are)``, computed once (the data do not change)."""
-        if self._target_cache is None:
+        are, y^(2-p) (1 where y = 0))``, computed once (the data do not change)."""
+        if self._target_cache is None or self._target_cache[0] != self.power:
             y = self.data.y
             pos = y > 0
-            ly = np.log(np.where(pos, y, 1.0))
-            self._target_cache = (pos, ly, None if pos.all() else np.flatnonzero(pos))
-        return self._target_cache
+            y1 = np.where(pos, y, 1.0)
+            ly = np.log(y1)
+            scale = y1 if self.power == 1.0 else y1 ** (2.0 - self.power)
+            self._target_cache = (self.power, pos, ly,
+                                  None if pos.all() else np.flatnonzero(pos), scale)
+        return self._target_cache[1:]
 
     def _dloss(self, z):
         z = np.asarray(z, dtype=np.float64)
         y, p = self.data.y, self.power
-        pos, ly, where_pos = self._targets()
+        pos, ly, where_pos, yp = self._targets()
         with np.errstate(over="ignore", invalid="ignore"):
             if p == 1.0:
                 mu = _exp(z)
@@ -273,10 +303,13 @@ class Tweedie(Datafit):
             q = 1.0 - p
             r = z - ly
             self._last_root = r  # the conjugate's root where the dual point is this gradient
-            yp = np.where(pos, y, 1.0) ** (2.0 - p)
-            g = np.expm1((1.0 + q) * r) / (1.0 + q) - np.expm1(q * r) / q
-            vals = np.where(pos, yp * g, _exp((2.0 - p) * z) / (2.0 - p))
-            d1 = np.where(pos, yp * _exp(q * r) * np.expm1(r), _exp((2.0 - p) * z))
+            vals = yp * (np.expm1((1.0 + q) * r) / (1.0 + q) - np.expm1(q * r) / q)
+            d1 = yp * _exp(q * r) * np.expm1(r)
+            if where_pos is not None:  # targets 0: mu^(2-p) / (2 - p) and mu^(2-p)
+                zero = ~pos
+                mu2 = _exp((2.0 - p) * z[zero])
+                vals[zero] = mu2 / (2.0 - p)
+                d1[zero] = mu2
         return vals, d1
 
     def _d2loss(self, z):
@@ -296,7 +329,20 @@ class Tweedie(Datafit):
         start = self._last_root
         if start is not None and start.shape != np.shape(a):
             start = None
-        return tweedie_conjugate(a, self.data.y, self.power, start)
+        if self.power in (1.0, 2.0):
+            return tweedie_conjugate(a, self.data.y, self.power, start)
+        a = np.asarray(a, dtype=np.float64)
+        pos, ly, where_pos, scale = self._targets()
+        if where_pos is None:  # every target positive: no indexing
+            return _tweedie_conjugate_positive(a, ly, scale, self.power, start)
+        out = np.full(a.shape, np.inf)
+        a0 = a[~pos]  # targets 0: a (log a - 1) / (2 - p) on a >= 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[~pos] = np.where(a0 >= 0.0, (xlogy(a0, a0) - a0) / (2.0 - self.power), np.inf)
+        out[where_pos] = _tweedie_conjugate_positive(
+            a[where_pos], ly[where_pos], scale[where_pos], self.power,
+            None if start is None else start[where_pos])
+        return out
 
     # ------------------------------------------------------------------ intercepts, curvature
     def optimal_intercept_at_zero(self):
