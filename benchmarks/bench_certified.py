@@ -52,6 +52,21 @@ Usage::
     python benchmarks/bench_certified.py [--features raw|zscore|both] [--models KEY ...]
         [--repeats 3] [--cap 60] [--max-iter 1000000] [--out results/bench_certified]
         [--no-cache] [--list] [--reprint]
+    python benchmarks/bench_certified.py --sweep [--features ...] [--models KEY ...]
+        [--repeats 1] [--cap 10] [--sweep-references]
+
+The sweep (issue 32), ``--sweep [--models KEY ...] [--sweep-references]``: the composite models
+(Dirty with ``q = inf`` and ``q = 2``, rMTFL, the fused sparse group lasso, TGL, sparse + low
+rank, robust MTL; ``--models`` picks some of them) at the parameters of MALSAR's example
+scripts (``Least_Dirty`` ``rho1 = 50, rho2 = 10``; ``Least_rMTFL`` ``5, 5``;
+``Least_CFGLasso`` and ``Least_TGL`` ``5, 5, 5``) and on a 5 x 5 grid of their two strengths,
+from ``1e-3`` to ``0.5`` of each strength's threshold (log-spaced; :func:`sweep_params` says
+which strengths and thresholds). At every point: the default fit (``converged_``,
+``optimality_`` and its gap to the certified ``tol=1e-8`` fit, or to cvxpy's optimum with
+``--sweep-references``) and the ``tol=1e-8`` fit's CPU over ``L21Regressor``'s on the same
+data (same worker process); the acceptance is at most :data:`SWEEP_RATIO` times, every default
+fit converged and within :data:`SWEEP_DEFAULT_GAP`. ``<out>/results_sweep_<features>.json``
+holds the figures; ``--sweep --reprint`` prints its tables again.
 
 ``--models`` takes row keys (``--list`` prints them; e.g. ``l21 trace dirty_inf``);
 ``--reprint`` prints the tables of the results saved in ``--out`` without fitting. A full
@@ -870,6 +885,321 @@ def print_tables(rows: list[dict], problem: Problem, cap: float, out=print) -> N
         out("| " + " | ".join(cells) + " |")
 
 
+# ============================================================================= the sweep
+#: The composite (split) models of the sweep, in the order of the tables.
+SWEEP_MODELS = ("dirty_inf", "dirty_2", "rmtfl", "fused", "temporal", "sparse_low_rank",
+                "robust")
+#: Fractions of each strength's threshold in the sweep's grid (5 x 5 points per model).
+SWEEP_FRACTIONS = tuple(float(f) for f in np.logspace(-3, np.log10(0.5), 5))
+#: The parameters of MALSAR's example scripts (``example_Dirty``, ``example_CFGLasso``,
+#: ``example_rMTFL``, ``example_TGL``; Dirty with ``q = 2`` takes ``Least_Dirty``'s).
+MALSAR_EXAMPLES = {
+    "dirty_inf": {"rho1": 50.0, "rho2": 10.0},
+    "dirty_2": {"rho1": 50.0, "rho2": 10.0},
+    "rmtfl": {"lambda1": 5.0, "lambda2": 5.0},
+    "fused": {"rho1": 5.0, "rho2": 5.0, "rho3": 5.0},
+    "temporal": {"rho1": 5.0, "rho2": 5.0, "rho3": 5.0},
+}
+#: The ratio to ``L21Regressor``'s CPU and the default fits' gap the sweep checks each point
+#: against (issue 32's acceptance).
+SWEEP_RATIO = 10.0
+SWEEP_DEFAULT_GAP = 1e-4
+
+
+def sweep_strengths(key: str) -> tuple[str, str]:
+    """The two strengths the sweep's grid varies (MALSAR's names; the first is the group
+    or row strength)."""
+    return {"dirty_inf": ("rho1", "rho2"), "dirty_2": ("rho1", "rho2"),
+            "rmtfl": ("lambda1", "lambda2"), "fused": ("rho3", "rho1 = rho2"),
+            "temporal": ("rho3", "rho2"), "sparse_low_rank": ("gamma", "tau"),
+            "robust": ("rho1", "rho2")}[key]
+
+
+def sweep_params(key: str, problem: Problem, f1: float, f2: float) -> dict:
+    """MALSAR's parameters of ``key`` at the fractions ``(f1, f2)`` of its two strengths'
+    thresholds (the strength that zeroes that part: :func:`_thresholds` of the gradient at
+    zero; the smoothing strength of TGL a fraction of the loss's Lipschitz constant, the
+    trace-ball radius of sparse + low rank a fraction of the trace norm of the per-task
+    least-squares weights, beyond which the ball no longer binds)."""
+    t1, t2 = _thresholds(problem, 1.0), _thresholds(problem, 2.0)
+    if key == "dirty_inf":
+        return {"rho1": f1 * t2["l1inf_dual"], "rho2": f2 * t2["l1"]}
+    if key == "dirty_2":
+        return {"rho1": f1 * t2["l21"], "rho2": f2 * t2["l1"]}
+    if key == "rmtfl":
+        return {"lambda1": f1 * t2["l21"], "lambda2": f2 * t2["col"]}
+    if key == "fused":
+        return {"rho1": f2 * t1["l1"], "rho2": f2 * t1["l1"], "rho3": f1 * t1["l21"]}
+    if key == "temporal":
+        return {"rho1": 0.0, "rho2": f2 * t1["lip"], "rho3": f1 * t1["l21"]}
+    if key == "sparse_low_rank":
+        return {"gamma": f1 * t1["l1"], "tau": f2 * nuclear(_least_squares(problem))}
+    if key == "robust":
+        return {"rho1": f1 * t1["trace"], "rho2": f2 * t1["col"]}
+    raise ValueError(f"{key!r} is not a model of the sweep ({SWEEP_MODELS}).")
+
+
+def sweep_points(key: str, problem: Problem) -> list[dict]:
+    """MALSAR's example (where it has one), then the 5 x 5 grid: ``{"label", "fractions",
+    "params"}`` per point."""
+    points = []
+    if key in MALSAR_EXAMPLES:
+        points.append({"label": "MALSAR example", "fractions": None,
+                       "params": dict(MALSAR_EXAMPLES[key])})
+    for f1 in SWEEP_FRACTIONS:
+        for f2 in SWEEP_FRACTIONS:
+            points.append({"label": f"({f1:.3g}, {f2:.3g})", "fractions": [f1, f2],
+                           "params": sweep_params(key, problem, f1, f2)})
+    return points
+
+
+def _sweep_worker(conn, job: dict) -> None:
+    """In its own process, one BLAS thread: L21's ``tol=1e-8`` measurements (unless
+    ``job["l21"]`` is false), a warm-up fit of the model, then for each of ``job["points"]``
+    (index, params) the default and the ``tol=1e-8`` measurements."""
+    import threading
+
+    from threadpoolctl import threadpool_limits
+
+    threading.Thread(target=_watchdog, args=(job["cap"],), daemon=True).start()
+    with threadpool_limits(limits=1):
+        table = model_table()
+        problem = load_problem(job["features"])
+        model, l21m = table[job["model"]], table["l21"]
+        tight = {"tol": TIGHT_TOL, "max_iter": job["max_iter"], "repeats": job["repeats"]}
+        default = {"tol": None, "max_iter": None, "repeats": job["repeats"]}
+        if job["l21"]:
+            out = _timed(conn, "l21-warmup", 0, lambda: _fit_once(
+                l21m, job["l21_params"], problem, tol=None, max_iter=None))
+            conn.send(("done", "l21-warmup", 0, out))
+            _measure(conn, "l21-tight", l21m, job["l21_params"], problem, **tight)
+        first = job["points"][0][1]
+        out = _timed(conn, "warmup", 0, lambda: _fit_once(model, first, problem, tol=None,
+                                                          max_iter=None))
+        conn.send(("done", "warmup", 0, out))
+        for i, params in job["points"]:
+            _measure(conn, f"{i}:default", model, params, problem, **default)
+            _measure(conn, f"{i}:tight", model, params, problem, **tight)
+    conn.send(("end",))
+    conn.close()
+
+
+def _log_progress(key: str, features: str, points: list[dict], fits: dict, label: str,
+                  repeats: int, log) -> None:
+    """One line when a point's last ``tol=1e-8`` measurement is in: its CPU and its ratio to
+    L21's (the tables come at the end of the model)."""
+    if not label.endswith(":tight") or len(fits[label]) < repeats:
+        return
+    i = int(label.split(":")[0])
+    cpu = float(np.median([f["cpu"] for f in fits[label]]))
+    l21 = fits.get("l21-tight")
+    ratio = cpu / float(np.median([f["cpu"] for f in l21])) if l21 else float("nan")
+    last = fits[label][-1]
+    log(f"  [{key}, {features}] {points[i]['label']}: 1e-8 {cpu:.3g} CPU s, {ratio:.3g}x L21, "
+        f"n_iter {last['n_iter']:,}, {last['solver']}", flush=True)
+
+
+def run_sweep_fits(key: str, features: str, points: list[dict], l21_params: dict, *,
+                   repeats: int, cap: float, max_iter: int, log=print) -> dict:
+    """:func:`_sweep_worker` over every point of one model; a worker stopped by the cap is
+    replaced by a new one for the points after the one it was measuring (that point keeps
+    what was measured)."""
+    ctx = mp.get_context("spawn")
+    fits: dict[str, list[dict]] = {}
+    stopped: dict[int, dict] = {}
+    todo = list(range(len(points)))
+    need_l21 = True
+    while todo:
+        job = {"model": key, "features": features, "l21_params": l21_params,
+               "points": [(i, points[i]["params"]) for i in todo], "repeats": repeats,
+               "max_iter": max_iter, "cap": cap, "l21": need_l21}
+        parent, child = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_sweep_worker, args=(child, job), daemon=True)
+        proc.start()
+        child.close()
+        current = None
+        ended = False
+        try:
+            while True:
+                if not parent.poll(WALL_FACTOR * cap):
+                    why = f"no progress in {WALL_FACTOR * cap:.0f} wall s"
+                    break
+                try:
+                    msg = parent.recv()
+                except EOFError:
+                    why = "worker ended"
+                    break
+                if msg[0] == "start":
+                    current = msg[1]
+                elif msg[0] in ("done", "probe"):
+                    if msg[0] == "done":
+                        fits.setdefault(msg[1], []).append(msg[3])
+                        _log_progress(key, features, points, fits, msg[1], repeats, log)
+                    current = None
+                else:
+                    ended = True
+                    break
+        finally:
+            if proc.is_alive():
+                proc.kill()  # only this benchmark's own worker, by its process object
+            proc.join(10)
+        if ended:
+            break
+        if proc.exitcode == CAP_EXIT:
+            why = f"past the cap of {cap:g} CPU s"
+        need_l21 = "l21-tight" not in fits
+        where = None if current is None or ":" not in current else int(current.split(":")[0])
+        log(f"  [{key}, {features}] stopped: fit {current} {why} (exit status "
+            f"{proc.exitcode})")
+        if where is None:  # stopped outside a point's fits (a warm-up): give up
+            for i in todo:
+                stopped[i] = {"why": why, "fit": current}
+            break
+        stopped[where] = {"why": why, "fit": current}
+        todo = [i for i in todo if i > where]
+    return {"fits": fits, "stopped": stopped}
+
+
+def evaluate_sweep(key: str, features: str, points: list[dict], run_: dict, problem: Problem,
+                   cache_dir: Path | None, references: bool, log=print) -> dict:
+    """Per point: the default and tight fits' reports, the objective ``F`` (the numpy
+    formula at the fitted parts), the default fit's gap to the certified ``tol=1e-8`` fit
+    (``(F_default - F_tight) / |F_tight|``, exact up to the tight fit's own certified gap)
+    and, with ``references``, both gaps against cvxpy's optimum."""
+    model = model_table()[key]
+    fits = run_["fits"]
+    l21 = _summary(fits.get("l21-tight", []))
+    l21_cpu = None if l21 is None else l21["cpu"]
+    rows = []
+    for i, point in enumerate(points):
+        params = point["params"]
+        row: dict[str, Any] = {**point, "stopped": run_["stopped"].get(i)}
+        for which in ("default", "tight"):
+            s = _summary(fits.get(f"{i}:{which}", []))
+            if s is not None:
+                parts = [np.asarray(p) for p in s.pop("parts")]
+                s.pop("coef")
+                s["F"] = objective(model, params, parts, None, problem)
+                s["nonzero_rows"] = int(np.count_nonzero(np.any(np.sum(parts, axis=0) != 0,
+                                                                axis=1)))
+            row[which] = s
+        d, t = row["default"], row["tight"]
+        if t is not None:
+            t["certified"] = bool(t["converged"] and t["optimality"] <= TIGHT_TOL)
+            t["cpu_over_l21"] = t["cpu"] / l21_cpu if l21_cpu else None
+        if d is not None and t is not None:
+            d["gap_to_tight"] = (d["F"] - t["F"]) / abs(t["F"])
+        if references:
+            ref = reference(model, params, None, problem, cache_dir, log)
+            for s in (d, t):
+                if s is not None:
+                    s["gap"] = (s["F"] - ref["F_star"]) / abs(ref["F_star"])
+        rows.append(row)
+    return {"model": key, "label": model.label, "malsar": model.malsar, "features": features,
+            "strengths": list(sweep_strengths(key)), "l21_cpu": l21_cpu, "points": rows}
+
+
+def sweep_verdict(point: dict) -> list[str]:
+    """What a point fails of the acceptance: the tight fit not certified or above
+    :data:`SWEEP_RATIO` times L21's CPU, the default fit not converged or farther than
+    :data:`SWEEP_DEFAULT_GAP` from the optimum."""
+    out = []
+    d, t = point["default"], point["tight"]
+    if t is None:
+        out.append("1e-8 not reached")
+    else:
+        if not t["certified"]:
+            out.append("1e-8 not certified")
+        ratio = t.get("cpu_over_l21")
+        if ratio is None or ratio > SWEEP_RATIO:
+            out.append(f"CPU > {SWEEP_RATIO:g}x L21")
+    if d is None:
+        out.append("default not reached")
+    else:
+        if not d["converged"]:
+            out.append("default not converged")
+        gap = d.get("gap", d.get("gap_to_tight"))
+        if gap is None or gap > SWEEP_DEFAULT_GAP:
+            out.append(f"default gap > {SWEEP_DEFAULT_GAP:g}")
+    return out
+
+
+def _ratio_text(ratio) -> str:
+    if ratio is None:
+        return "-"
+    return f"{ratio:,.0f}" if ratio >= 10 else f"{ratio:.2g}"
+
+
+def print_sweep(results: list[dict], problem: Problem, cap: float, out=print) -> None:
+    sizes = [len(y) for y in problem.ys]
+    out(f"\n## Sweep: School, first {problem.n_tasks} schools, {problem.features} features + "
+        f"constant column, no intercept ({sum(sizes)} rows, {problem.n_features} features)\n")
+    out(f"MALSAR's example parameters and a grid of each model's two strengths at fractions "
+        f"{', '.join(f'{f:.3g}' for f in SWEEP_FRACTIONS)} of their thresholds. CPU s: median "
+        "of the timed fits, one BLAS thread; CPU / L21: against L21Regressor's CPU to "
+        "tol=1e-8 on the same data, in the same worker process. The default fit's gap is to "
+        "the certified tol=1e-8 fit (or to cvxpy's optimum with --sweep-references).\n")
+    out("| model | points | largest CPU / L21 (at) | over "
+        f"{SWEEP_RATIO:g}x | 1e-8 not certified | default not converged | largest default "
+        "gap | L21 CPU s |")
+    out("|---|---|---|---|---|---|---|---|")
+    for res in results:
+        pts = res["points"]
+        ratios = [(p["tight"] or {}).get("cpu_over_l21") for p in pts]
+        known = [(r, p["label"]) for r, p in zip(ratios, pts, strict=True) if r is not None]
+        worst = max(known) if known else None
+        over = sum(1 for p, r in zip(pts, ratios, strict=True)
+                   if p["tight"] is None or r is None or r > SWEEP_RATIO)
+        uncert = sum(1 for p in pts if p["tight"] is None or not p["tight"]["certified"])
+        unconv = sum(1 for p in pts if p["default"] is None or not p["default"]["converged"])
+        gaps = [p["default"].get("gap", p["default"].get("gap_to_tight"))
+                for p in pts if p["default"] is not None]
+        gaps = [g for g in gaps if g is not None]
+        out(f"| {res['label']} | {len(pts)} | "
+            + ("-" if worst is None else f"{_ratio_text(worst[0])} ({worst[1]})")
+            + f" | {over} | {uncert} | {unconv} | "
+            + (_g(max(gaps), ".1e") if gaps else "-") + f" | {_g(res['l21_cpu'], '.3g')} |")
+    for res in results:
+        s1, s2 = res["strengths"]
+        out(f"\n### {res['label']} ({res['malsar']}): fractions of ({s1}, {s2})\n")
+        out("| point | parameters | default converged_ | optimality_ | gap | CPU s | "
+            "1e-8 converged_ | optimality_ | n_iter_ | CPU s | CPU / L21 | solver | fails |")
+        out("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for p in res["points"]:
+            cells = [p["label"], _fmt_params(p["params"])]
+            d, t = p["default"], p["tight"]
+            if d is None:
+                cells += [f"not reached (> {cap:g} CPU s)", "-", "-", "-"]
+            else:
+                gap = d.get("gap", d.get("gap_to_tight"))
+                cells += [str(d["converged"]), _g(d["optimality"]), _g(gap, ".1e"),
+                          f"{d['cpu']:.3g}"]
+            if t is None:
+                cells += [f"not reached (> {cap:g} CPU s)", "-", "-", "-", "-", "-"]
+            else:
+                cells += [str(t["converged"]), _g(t["optimality"]), f"{t['n_iter']:,}",
+                          f"{t['cpu']:.3g}", _ratio_text(t.get("cpu_over_l21")), t["solver"]]
+            cells.append(", ".join(sweep_verdict(p)) or "-")
+            out("| " + " | ".join(cells) + " |")
+
+
+def run_sweep(features: str, keys: list[str], *, repeats: int, cap: float, max_iter: int,
+              out_dir: Path, use_cache: bool, references: bool, log=print) -> list[dict]:
+    table = model_table()
+    problem = load_problem(features)
+    cache_dir = out_dir / "cache" if use_cache else None
+    l21_params = table["l21"].choose(problem)
+    results = []
+    for key in keys:
+        points = sweep_points(key, problem)
+        log(f"[sweep {features}] {table[key].label}: {len(points)} points")
+        run_ = run_sweep_fits(key, features, points, l21_params, repeats=repeats, cap=cap,
+                              max_iter=max_iter, log=log)
+        results.append({**evaluate_sweep(key, features, points, run_, problem, cache_dir,
+                                         references, log), "cap": cap})
+    return results
+
+
 # ============================================================================= main
 def run(features: str, keys: list[str], *, repeats: int, cap: float, max_iter: int,
         out_dir: Path, use_cache: bool, log=print) -> list[dict]:
@@ -928,6 +1258,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="print the row keys and exit")
     parser.add_argument("--reprint", action="store_true",
                         help="print the tables of the results already in --out and exit")
+    parser.add_argument("--sweep", action="store_true",
+                        help="the composite models over MALSAR's examples and a 5 x 5 grid "
+                             "of their two strengths (--models: a subset of them)")
+    parser.add_argument("--sweep-references", action="store_true",
+                        help="with --sweep: the gaps against cvxpy's optimum at every point "
+                             "too (slow; cached)")
     args = parser.parse_args(argv)
     table = model_table()
     if args.list:
@@ -935,6 +1271,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{m.key:16s} {m.label} ({m.malsar})")
         return 0
     feats = FEATURE_SETS if args.features == "both" else (args.features,)
+    if args.sweep:
+        return _main_sweep(args, feats, parser)
     if args.reprint:
         for features in feats:
             path = args.out / f"results_{features}.json"
@@ -963,6 +1301,41 @@ def main(argv: list[str] | None = None) -> int:
             json.dumps(_jsonable(rows), indent=1))
         print(f"\n({features}: {time.perf_counter() - t0:.0f} s wall; figures in "
               f"{args.out / f'results_{features}.json'})")
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+def _main_sweep(args, feats, parser) -> int:
+    """``--sweep``: the composite models over their grids (module docstring)."""
+    if args.reprint:
+        for features in feats:
+            path = args.out / f"results_sweep_{features}.json"
+            if path.exists():
+                results = json.loads(path.read_text())
+                print_sweep(results, load_problem(features),
+                            results[0].get("cap", args.cap) if results else args.cap)
+        return 0
+    keys = args.models or list(SWEEP_MODELS)
+    unknown = [k for k in keys if k not in SWEEP_MODELS]
+    if unknown:
+        parser.error(f"the sweep has no models {unknown}; its models: {list(SWEEP_MODELS)}")
+    if args.repeats < 1:
+        parser.error("--repeats must be >= 1")
+    args.out.mkdir(parents=True, exist_ok=True)
+    print(f"code: {_code_version()}")
+    print(f"bench_certified --sweep: models {keys}; repeats {args.repeats}, cap {args.cap:g} "
+          f"s, max_iter at tol=1e-8 {args.max_iter:,}; load average "
+          f"{os.getloadavg()[0]:.2f} (python {sys.version.split()[0]})")
+    for features in feats:
+        t0 = time.perf_counter()
+        results = run_sweep(features, keys, repeats=args.repeats, cap=args.cap,
+                            max_iter=args.max_iter, out_dir=args.out,
+                            use_cache=not args.no_cache, references=args.sweep_references)
+        print_sweep(results, load_problem(features), args.cap)
+        path = args.out / f"results_sweep_{features}.json"
+        path.write_text(json.dumps(_jsonable(results), indent=1))
+        print(f"\n(sweep {features}: {time.perf_counter() - t0:.0f} s wall; figures in "
+              f"{path})")
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
     return 0
 
