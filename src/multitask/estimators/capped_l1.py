@@ -43,6 +43,7 @@ from multitask.estimators.base import (
     Param,
     nonnegative,
 )
+from multitask.estimators.docstrings import pair_doc
 from multitask.estimators.fitted_state import Fitted, derived, fit_weights
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
@@ -148,11 +149,9 @@ _DOC = """
 
 
 class CappedL1Regressor(_CappedL1, MultiTaskRegressorBase):
-    __doc__ = (
-        "Multi-task least squares with the capped l1,l1 penalty (multi-stage MTFL).\n"
-        + _DOC.format(loss="sum_t 1/(2 n_t) ||X_t w_t + b_t - y_t||^2", alpha="0.1",
-                      loss_param="")
-        + """
+    __doc__ = pair_doc(
+        "Multi-task least squares with the capped l1,l1 penalty (multi-stage MTFL).", _DOC,
+        classifier=False, alpha="0.1", examples="""
     Examples
     --------
     >>> import numpy as np
@@ -169,11 +168,10 @@ class CappedL1Regressor(_CappedL1, MultiTaskRegressorBase):
 
 
 class CappedL1Classifier(_CappedL1, MultiTaskClassifierBase):
-    __doc__ = (
-        "Multi-task binary classification with the capped l1,l1 penalty (multi-stage MTFL).\n"
-        + _DOC.format(
-            loss="sum_t (1/n_t) sum_i ell(y_i, x_i^T w_t + b_t)", alpha="0.01",
-            loss_param='''    loss : {"squared_hinge", "logistic", "squared"}, \
+    __doc__ = pair_doc(
+        "Multi-task binary classification with the capped l1,l1 penalty (multi-stage MTFL).",
+        _DOC, classifier=True, alpha="0.01",
+        loss_param='''    loss : {"squared_hinge", "logistic", "squared"}, \
 default="squared_hinge"
         ``max(0, 1 - y z)^2``, ``log(1 + exp(-y z))`` or ``0.5 (y - z)^2``, labels mapped to
         -1/+1 per task. With the logistic loss on separable data the weights of the capped
@@ -181,6 +179,5 @@ default="squared_hinge"
         and the probabilities saturate), which is why the default is the squared hinge,
         whose minimizers stay finite.
 ''')
-    )
 
     _losses = ("squared_hinge", "logistic", "squared")

@@ -21,7 +21,12 @@ from multitask.estimators.inputs import (
     is_distributed,
     refuse_distributed_weights,
 )
-from multitask.estimators.multiclass import class_count, is_multiclass, softmax_scores
+from multitask.estimators.multiclass import (
+    class_count,
+    class_shape,
+    is_multiclass,
+    softmax_scores,
+)
 from multitask.estimators.scoring import flat_scored, map_output
 from multitask.losses import Datafit
 from multitask.losses.multinomial import Multinomial
@@ -30,16 +35,6 @@ from multitask.solvers import Solver
 from multitask.solvers.result import SolverResult
 
 __all__ = ["MultiTaskClassifierBase"]
-
-def _class_shape(binary: tuple, multiclass: tuple):
-    """A fitted shape that depends on the number of classes: ``multiclass`` (with the symbol
-    ``"K"``) when ``coef_`` is 3-D, ``(n_tasks, n_classes, n_features)``, else ``binary``."""
-
-    def shape(est) -> tuple:
-        return multiclass if np.ndim(getattr(est, "coef_", None)) == 3 else binary
-
-    return shape
-
 
 def _class_axis(est, value, sizes) -> str | None:
     """``coef_`` of more than two classes holds more than two per task."""
@@ -94,9 +89,9 @@ class MultiTaskClassifierBase(ClassifierMixin, MultiTaskEstimator):
     _is_classifier = True
     _fitted_state = {
         "classes_": Fitted("labels", shape=(None,), check=_class_labels),
-        "coef_": Fitted("array", shape=_class_shape(("m", "d"), ("m", "K", "d")),
+        "coef_": Fitted("array", shape=class_shape(("m", "d"), ("m", "K", "d")),
                         check=_class_axis),
-        "intercept_": Fitted("array", shape=_class_shape(("m",), ("m", "K")), finite=False,
+        "intercept_": Fitted("array", shape=class_shape(("m",), ("m", "K")), finite=False,
                              check=_intercepts),
         "coef_variable_": Fitted("array", shape=("d", "c"), check=matches_coef(
             lambda V, _: V.T, "coef_ is its transpose")),

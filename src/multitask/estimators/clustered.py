@@ -55,6 +55,7 @@ from multitask.estimators.base import (
     nonnegative,
     positive,
 )
+from multitask.estimators.docstrings import pair_doc
 from multitask.estimators.fitted_state import Fitted, length_of
 from multitask.estimators.multiclass import column_classes
 from multitask.losses import Datafit
@@ -136,8 +137,14 @@ def _kmeans(Z: np.ndarray, k: int, random_state) -> np.ndarray:
 
 
 class _Structure:
-    """What CMTL and cASO share: the parameters ``alpha`` and ``eta``, FISTA, the stored ``M``."""
+    """What CMTL and cASO share: the parameters ``alpha``, ``eta`` and ``k``, FISTA, the stored
+    ``M``."""
 
+    _params = {
+        "alpha": Param(0.1, [nonnegative], keyword_only=False, classifier_default=0.01),
+        "eta": Param(0.1, [positive]),
+        "k": Param(1, [Interval(Integral, 1, None, closed="left")]),
+    }
     _max_iter = 5000
     _penalty_class: type = ClusterRelaxation
     #: Parameters the default grid leaves at their set value, and why (MultiTaskCV notes it).
@@ -204,11 +211,6 @@ def _cluster_labels(est, value, sizes) -> str | None:
 
 
 class _ClusteredMTL(_Structure):
-    _params = {
-        "alpha": Param(0.1, [nonnegative], keyword_only=False, classifier_default=0.01),
-        "eta": Param(0.1, [positive]),
-        "k": Param(1, [Interval(Integral, 1, None, closed="left")]),
-    }
     _penalty_class = ClusterRelaxation
     _renamed = {"n_clusters": "it is now 'k' (tr M, the number of task clusters)"}
 
@@ -267,11 +269,9 @@ _CMTL_DOC = """
 
 
 class ClusteredMTLRegressor(_ClusteredMTL, MultiTaskRegressorBase):
-    __doc__ = (
-        "Clustered multi-task least squares (convex CMTL).\n"
-        + _CMTL_DOC.format(loss="sum_t 1/(2 n_t) ||X_t w_t + b_t - y_t||^2",
-                           common=_COMMON_DOC.format(alpha="0.1"), loss_param="")
-        + """
+    __doc__ = pair_doc(
+        "Clustered multi-task least squares (convex CMTL).", _CMTL_DOC, classifier=False,
+        common=_COMMON_DOC.format(alpha="0.1"), examples="""
     Examples
     --------
     >>> import numpy as np
@@ -288,15 +288,9 @@ class ClusteredMTLRegressor(_ClusteredMTL, MultiTaskRegressorBase):
 
 
 class ClusteredMTLClassifier(_ClusteredMTL, MultiTaskClassifierBase):
-    __doc__ = (
-        "Clustered multi-task binary classification (convex CMTL).\n"
-        + _CMTL_DOC.format(
-            loss="sum_t (1/n_t) sum_i ell(y_i, x_i^T w_t + b_t)",
-            common=_COMMON_DOC.format(alpha="0.01"),
-            loss_param='''    loss : {"logistic", "squared_hinge"}, default="logistic"
-        ``log(1 + exp(-y z))`` or ``max(0, 1 - y z)^2``, labels mapped to -1/+1 per task.
-''')
-    )
+    __doc__ = pair_doc(
+        "Clustered multi-task binary classification (convex CMTL).", _CMTL_DOC,
+        classifier=True, common=_COMMON_DOC.format(alpha="0.01"))
 
 
 def _components_rows(est, value, sizes) -> str | None:
@@ -311,11 +305,6 @@ def _components_rows(est, value, sizes) -> str | None:
 
 
 class _ConvexASO(_Structure):
-    _params = {
-        "alpha": Param(0.1, [nonnegative], keyword_only=False, classifier_default=0.01),
-        "eta": Param(0.1, [positive]),
-        "k": Param(1, [Interval(Integral, 1, None, closed="left")]),
-    }
     _penalty_class = SubspaceRelaxation
     _renamed = {"n_components": "it is now 'k' (tr M, the dimension of the shared subspace)"}
 
@@ -390,11 +379,10 @@ _CASO_DOC = """
 
 
 class ConvexASORegressor(_ConvexASO, MultiTaskRegressorBase):
-    __doc__ = (
-        "Multi-task least squares with a learned shared subspace (convex ASO).\n"
-        + _CASO_DOC.format(loss="sum_t 1/(2 n_t) ||X_t w_t + b_t - y_t||^2",
-                           common=_COMMON_DOC.format(alpha="0.1"), loss_param="")
-        + """
+    __doc__ = pair_doc(
+        "Multi-task least squares with a learned shared subspace (convex ASO).", _CASO_DOC,
+        classifier=False,
+        common=_COMMON_DOC.format(alpha="0.1"), examples="""
     Examples
     --------
     >>> import numpy as np
@@ -410,12 +398,7 @@ class ConvexASORegressor(_ConvexASO, MultiTaskRegressorBase):
 
 
 class ConvexASOClassifier(_ConvexASO, MultiTaskClassifierBase):
-    __doc__ = (
-        "Multi-task binary classification with a learned shared subspace (convex ASO).\n"
-        + _CASO_DOC.format(
-            loss="sum_t (1/n_t) sum_i ell(y_i, x_i^T w_t + b_t)",
-            common=_COMMON_DOC.format(alpha="0.01"),
-            loss_param='''    loss : {"logistic", "squared_hinge"}, default="logistic"
-        ``log(1 + exp(-y z))`` or ``max(0, 1 - y z)^2``, labels mapped to -1/+1 per task.
-''')
-    )
+    __doc__ = pair_doc(
+        "Multi-task binary classification with a learned shared subspace (convex ASO).",
+        _CASO_DOC,
+        classifier=True, common=_COMMON_DOC.format(alpha="0.01"))

@@ -55,13 +55,11 @@ from multitask.estimators.base import (
 )
 from multitask.estimators.fitted_state import (
     Fitted,
-    class_columns_of,
     derived,
     fit_part,
-    matches_coef,
-    variable_part,
 )
-from multitask.estimators.multiclass import by_task, class_shape, column_classes, task_norms
+from multitask.estimators.multiclass import by_task, column_classes, task_norms
+from multitask.estimators.split_state import OUTLIER_TASK_NORMS, split_parts
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
 from multitask.penalties.dirty import DirtyModel, DirtyNorm, RobustFeatureLearning
@@ -75,10 +73,6 @@ __all__ = [
     "RobustFeatureLearningRegressor",
 ]
 
-
-#: A component's shape: that of ``coef_`` (``(n_tasks, n_classes, n_features)`` for more than
-#: two classes).
-_COMPONENT = class_shape(("m", "d"), ("m", "K", "d"))
 
 _COMPONENT_DOC = """
     Attributes
@@ -140,10 +134,7 @@ class _Dirty:
         return {"alpha_group": (penalty.dual_group_norm(grad), 1.0), "alpha_l1": (top_l1, 1.0)}
 
     _fitted_state = {
-        "coef_variable_": Fitted("array", shape=(2, "d", "c"), check=matches_coef(
-            lambda V, _: V.sum(axis=0).T, "coef_ is the sum of the parts, transposed")),
-        "group_component_": Fitted("array", shape=_COMPONENT, check=variable_part(0)),
-        "sparse_component_": Fitted("array", shape=_COMPONENT, check=variable_part(1)),
+        **split_parts("group_component_", "sparse_component_"),
         "shared_features_": Fitted("indices", bound="d", check=derived(
             lambda est, s: np.flatnonzero(np.any(fit_part(0)(est, s) != 0, axis=1)),
             "the nonzero rows of the block part")),
@@ -236,13 +227,8 @@ class _RobustFeatures:
                 "alpha_outlier": (float(task_norms(grad, column_classes(datafit)).max()), 1.0)}
 
     _fitted_state = {
-        "coef_variable_": Fitted("array", shape=(2, "d", "c"), check=matches_coef(
-            lambda V, _: V.sum(axis=0).T, "coef_ is the sum of the parts, transposed")),
-        "feature_component_": Fitted("array", shape=_COMPONENT, check=variable_part(0)),
-        "outlier_component_": Fitted("array", shape=_COMPONENT, check=variable_part(1)),
-        "outlier_task_norms_": Fitted("array", shape=("t",), nonnegative=True, check=derived(
-            lambda est, s: task_norms(fit_part(1)(est, s), class_columns_of(est)),
-            "the column norms of the outlier part")),
+        **split_parts("feature_component_", "outlier_component_"),
+        "outlier_task_norms_": OUTLIER_TASK_NORMS,
         "outlier_tasks_": Fitted("indices", bound="t", check=derived(
             lambda est, s: np.flatnonzero(np.asarray(est.outlier_task_norms_) > 0),
             "the tasks of nonzero outlier_task_norms_")),

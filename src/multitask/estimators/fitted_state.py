@@ -474,6 +474,13 @@ def _check_params(est, checker: _Checker) -> None:
 
 # --------------------------------------------------------------------------- rules shared by
 # the declarations of the estimator modules
+def _equal_to_rounding(value, reference: np.ndarray) -> bool:
+    """Whether ``value`` equals ``reference`` to rounding: ``|value - reference| <= 1e-12 s
+    + 1e-9 |reference|`` entrywise, ``s`` the largest ``|reference|`` (at least ``1e-300``)."""
+    scale = max(float(np.max(np.abs(reference))) if reference.size else 0.0, 1e-300)
+    return bool(np.allclose(value, reference, rtol=1e-9, atol=1e-12 * scale))
+
+
 def matches_coef(expected: Callable[[Any, dict], np.ndarray], what: str):
     """A ``check``: ``coef_`` must equal ``expected(value, sizes)`` (to rounding)."""
 
@@ -487,8 +494,7 @@ def matches_coef(expected: Callable[[Any, dict], np.ndarray], what: str):
             return f"cannot be combined into coef_ ({exc})"
         if target.shape != coef.shape:
             return f"gives coef_ of shape {target.shape}, not {coef.shape}"
-        scale = max(float(np.max(np.abs(coef))) if coef.size else 0.0, 1e-300)
-        if not np.allclose(target, coef, rtol=1e-9, atol=1e-12 * scale):
+        if not _equal_to_rounding(target, coef):
             return f"does not match coef_ ({what})"
         return None
 
@@ -505,8 +511,7 @@ def variable_part(i: int):
         part = as_coef_shape(V[i].T, value)
         if part.shape != np.shape(value):
             return f"has shape {np.shape(value)}, expected {part.shape}"
-        scale = max(float(np.max(np.abs(part))) if part.size else 0.0, 1e-300)
-        if not np.allclose(value, part, rtol=1e-9, atol=1e-12 * scale):
+        if not _equal_to_rounding(value, part):
             return f"does not match part {i} of coef_variable_"
         return None
 

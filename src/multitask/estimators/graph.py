@@ -42,6 +42,7 @@ from multitask.estimators.base import (
     Param,
     nonnegative,
 )
+from multitask.estimators.docstrings import CLASSIFICATION_LOSS, REGRESSION_LOSS
 from multitask.estimators.fitted_state import Fitted, class_columns_of, derived, fit_weights
 from multitask.estimators.multiclass import class_shape, column_classes, task_count, task_labels
 from multitask.kernels.task_similarity import graph_laplacian
@@ -263,13 +264,13 @@ _LOSS = '''    loss : {"logistic", "squared_hinge"}, default="logistic"
 
 class GraphRegularizedRegressor(_Graph, MultiTaskRegressorBase):
     __doc__ = "Graph-regularized multi-task least squares (MALSAR SRMTL, RMTL Graph).\n" + \
-        _GRAPH_DOC.format(loss_formula="sum_t 1/(2 n_t) ||X_t w_t + b_t - y_t||^2", alpha=0.1,
+        _GRAPH_DOC.format(loss_formula=REGRESSION_LOSS, alpha=0.1,
                           alpha_l1=0.01, loss="", classes="")
 
 
 class GraphRegularizedClassifier(_Graph, MultiTaskClassifierBase):
     __doc__ = "Graph-regularized multi-task classification (logistic; MALSAR SRMTL).\n" + \
-        _GRAPH_DOC.format(loss_formula="sum_t (1/n_t) sum_i ell(y_i, x_i^T w_t + b_t)",
+        _GRAPH_DOC.format(loss_formula=CLASSIFICATION_LOSS,
                           alpha=0.01, alpha_l1=0.001, loss=_LOSS, classes=_CLASSES)
 
 
@@ -335,11 +336,11 @@ _MEAN_DOC = """
 
 class MeanRegularizedRegressor(_Mean, MultiTaskRegressorBase):
     __doc__ = "Mean-regularized multi-task least squares (Evgeniou & Pontil).\n" + \
-        _MEAN_DOC.format(loss_formula="sum_t 1/(2 n_t) ||X_t w_t + b_t - y_t||^2", alpha=1.0,
+        _MEAN_DOC.format(loss_formula=REGRESSION_LOSS, alpha=1.0,
                          loss="", classes="")
 
 
 class MeanRegularizedClassifier(_Mean, MultiTaskClassifierBase):
     __doc__ = "Mean-regularized multi-task classification (logistic; Evgeniou & Pontil).\n" + \
-        _MEAN_DOC.format(loss_formula="sum_t (1/n_t) sum_i ell(y_i, x_i^T w_t + b_t)",
+        _MEAN_DOC.format(loss_formula=CLASSIFICATION_LOSS,
                          alpha=0.1, loss=_LOSS, classes=_CLASSES)

@@ -34,6 +34,7 @@ from multitask.estimators.base import (
     Param,
     nonnegative,
 )
+from multitask.estimators.docstrings import pair_doc
 from multitask.estimators.fitted_state import Fitted
 from multitask.estimators.multiclass import column_classes
 from multitask.losses import Datafit
@@ -93,11 +94,9 @@ _DOC = """
 
 
 class TaskRelationshipRegressor(_TaskRelationship, MultiTaskRegressorBase):
-    __doc__ = (
-        "Multi-task least squares with a learned task covariance (MTRL).\n"
-        + _DOC.format(loss="sum_t 1/(2 n_t) ||X_t w_t + b_t - y_t||^2", alpha="0.1",
-                      loss_param="")
-        + """
+    __doc__ = pair_doc(
+        "Multi-task least squares with a learned task covariance (MTRL).", _DOC,
+        classifier=False, alpha="0.1", examples="""
     Examples
     --------
     >>> import numpy as np
@@ -116,11 +115,6 @@ class TaskRelationshipRegressor(_TaskRelationship, MultiTaskRegressorBase):
 
 
 class TaskRelationshipClassifier(_TaskRelationship, MultiTaskClassifierBase):
-    __doc__ = (
-        "Multi-task binary classification with a learned task covariance (MTRL).\n"
-        + _DOC.format(
-            loss="sum_t (1/n_t) sum_i ell(y_i, x_i^T w_t + b_t)", alpha="0.01",
-            loss_param='''    loss : {"logistic", "squared_hinge"}, default="logistic"
-        ``log(1 + exp(-y z))`` or ``max(0, 1 - y z)^2``, labels mapped to -1/+1 per task.
-''')
-    )
+    __doc__ = pair_doc(
+        "Multi-task binary classification with a learned task covariance (MTRL).", _DOC,
+        classifier=True, alpha="0.01")

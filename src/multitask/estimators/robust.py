@@ -52,27 +52,20 @@ from multitask.estimators.base import (
 )
 from multitask.estimators.fitted_state import (
     Fitted,
-    class_columns_of,
     derived,
-    fit_part,
     in_range,
-    matches_coef,
-    variable_part,
 )
 from multitask.estimators.multiclass import (
     by_task,
-    class_shape,
     column_classes,
     task_count,
     task_norms,
 )
+from multitask.estimators.split_state import OUTLIER_TASK_NORMS, split_parts
 from multitask.losses import Datafit
 from multitask.penalties import LowRankOutlier
 from multitask.solvers import DivideAndConquer, Solver
 from multitask.solvers.divide_conquer import COMBINES, DEFAULT_COMBINE, REFINE_ITER
-
-#: A component's shape: that of ``coef_``.
-_COMPONENT = class_shape(("m", "d"), ("m", "K", "d"))
 
 #: Smallest number of tasks at which ``n_groups="auto"`` divides (fewer: the full problem is
 #: solved, with a warning); an integer ``n_groups`` is used as given.
@@ -262,13 +255,8 @@ class _Robust:
     _fitted_state = {
         "n_groups_": Fitted("int", nonnegative=True),
         "estimated_rank_": Fitted("int", nonnegative=True, optional=True),
-        "coef_variable_": Fitted("array", shape=(2, "d", "c"), check=matches_coef(
-            lambda V, _: V.sum(axis=0).T, "coef_ is the sum of the parts, transposed")),
-        "low_rank_component_": Fitted("array", shape=_COMPONENT, check=variable_part(0)),
-        "outlier_component_": Fitted("array", shape=_COMPONENT, check=variable_part(1)),
-        "outlier_task_norms_": Fitted("array", shape=("t",), nonnegative=True, check=derived(
-            lambda est, s: task_norms(fit_part(1)(est, s), class_columns_of(est)),
-            "the column norms of the outlier part")),
+        **split_parts("low_rank_component_", "outlier_component_"),
+        "outlier_task_norms_": OUTLIER_TASK_NORMS,
         "outlier_tasks_": Fitted("indices", bound="t", check=derived(
             _outlier_tasks, "the tasks whose outlier norm passes outlier_threshold")),
         "task_groups_": Fitted("list", item=Fitted("array", shape=(None,), dtype="iu",

@@ -37,17 +37,14 @@ from multitask.estimators.base import (
     Param,
     nonnegative,
 )
-from multitask.estimators.fitted_state import Fitted, at_most, matches_coef, variable_part
-from multitask.estimators.multiclass import by_task, class_shape
+from multitask.estimators.fitted_state import Fitted, at_most
+from multitask.estimators.multiclass import by_task
+from multitask.estimators.split_state import split_parts
 from multitask.losses import Datafit
 from multitask.penalties import SparseLowRank
 from multitask.penalties.capped_trace import singular_values
 
 __all__ = ["SparseLowRankClassifier", "SparseLowRankRegressor"]
-
-#: A component's shape: that of ``coef_``.
-_COMPONENT = class_shape(("m", "d"), ("m", "K", "d"))
-
 
 def numerical_rank(Q: np.ndarray) -> int:
     """Numerical rank of ``Q``: singular values above ``max(d, m) * eps * sigma_max``."""
@@ -96,10 +93,7 @@ class _SparseLowRank:
                 "lipschitz_init": "secant"}
 
     _fitted_state = {
-        "coef_variable_": Fitted("array", shape=(2, "d", "c"), check=matches_coef(
-            lambda V, _: V.sum(axis=0).T, "coef_ is the sum of the parts, transposed")),
-        "sparse_component_": Fitted("array", shape=_COMPONENT, check=variable_part(0)),
-        "low_rank_component_": Fitted("array", shape=_COMPONENT, check=variable_part(1)),
+        **split_parts("sparse_component_", "low_rank_component_"),
         "rank_": Fitted("int", nonnegative=True, check=at_most(("d", "tc"))),
         "kkt_": Fitted("dict"),
     }

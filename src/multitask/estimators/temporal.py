@@ -40,6 +40,7 @@ from multitask.estimators.base import (
     Param,
     nonnegative,
 )
+from multitask.estimators.docstrings import CLASSIFICATION_LOSS, REGRESSION_LOSS
 from multitask.estimators.fitted_state import Fitted, derived, fit_weights
 from multitask.estimators.multiclass import column_classes, task_count
 from multitask.losses import Datafit
@@ -180,30 +181,29 @@ _FSGL_DOC = """
 {loss}    {{common_parameters}}
 """
 
-_SQ = "sum_t 1/(2 n_t) ||X_t w_t + b_t - y_t||^2"
-_LOG = "sum_t (1/n_t) sum_i ell(y_i, x_i^T w_t + b_t)"
-
 
 class TemporalGroupLassoRegressor(_TGL, MultiTaskRegressorBase):
     __doc__ = ("Temporal group lasso (TGL), least squares: smooth weights over time.\n"
-               + _TGL_DOC.format(loss_formula=_SQ, group=0.1, smooth=0.1, loss="")
+               + _TGL_DOC.format(loss_formula=REGRESSION_LOSS, group=0.1, smooth=0.1, loss="")
                + _ATTRS.format(classes=""))
 
 
 class TemporalGroupLassoClassifier(_TGL, MultiTaskClassifierBase):
     __doc__ = ("Temporal group lasso (TGL), logistic loss: smooth weights over time.\n"
-               + _TGL_DOC.format(loss_formula=_LOG, group=0.01, smooth=0.01, loss=_LOSS)
+               + _TGL_DOC.format(loss_formula=CLASSIFICATION_LOSS, group=0.01, smooth=0.01,
+                                 loss=_LOSS)
                + _ATTRS.format(classes=_CLASSES))
 
 
 class FusedSparseGroupLassoRegressor(_FSGL, MultiTaskRegressorBase):
     __doc__ = ("Fused sparse group lasso (cFSGL), least squares: piecewise constant weights.\n"
-               + _FSGL_DOC.format(loss_formula=_SQ, group=0.1, fused=0.01, l1=0.01, loss="")
+               + _FSGL_DOC.format(loss_formula=REGRESSION_LOSS, group=0.1, fused=0.01, l1=0.01,
+                                  loss="")
                + _ATTRS.format(classes=""))
 
 
 class FusedSparseGroupLassoClassifier(_FSGL, MultiTaskClassifierBase):
     __doc__ = ("Fused sparse group lasso (cFSGL), logistic loss.\n"
-               + _FSGL_DOC.format(loss_formula=_LOG, group=0.01, fused=0.001, l1=0.001,
-                                  loss=_LOSS)
+               + _FSGL_DOC.format(loss_formula=CLASSIFICATION_LOSS, group=0.01, fused=0.001,
+                                  l1=0.001, loss=_LOSS)
                + _ATTRS.format(classes=_CLASSES))
