@@ -21,9 +21,10 @@ PACKAGE = Path(multitask.__file__).parent
 
 #: A timing: a number (or a range) and a unit of time, a speed-up or slow-down, or a
 #: measurement ("measured: ..."). The units are matched in lower case only (``2 S`` is a
-#: shift in a kernel's docstring).
+#: shift in a kernel's docstring), and not after an exponent (``1e-12 s`` is a tolerance
+#: times a scale ``s``; a timing written ``2e+3 s`` therefore passes unseen).
 TIMING = re.compile(
-    r"(?<![\w.^])\d+(?:\.\d+)?(?:\s*-\s*\d+(?:\.\d+)?)?\s*"
+    r"(?<![\w.^])(?<![eE][-+])\d+(?:\.\d+)?(?:\s*-\s*\d+(?:\.\d+)?)?\s*"
     r"(?:s|ms|us|µs|ns|sec|secs|seconds?|minutes?|hours?)(?![\w^])"
     r"|(?i:\b\d+(?:\.\d+)?\s*(?:x|times)\s+(?:faster|slower|quicker|speed-?up)\b)"
     r"|(?i:\bmeasured\s*:)",
@@ -96,4 +97,5 @@ def test_the_timing_check_catches_timings():
         (3, "0.15 s"), (4, "8-10 us"), (6, "27 µs"), (6, "34 us"), (6, "3x faster"),
         (6, "2 times faster"), (6, "10 minutes"), (7, "measured:")])
     assert timings('"""A shift of up to 2 S positions, then 2 s rho."""\n') == [(1, "2 s")]
+    assert timings("x = 1  # |v - r| <= 1e-12 s + 1e-9 |r|\n") == []
     assert timings('"""Then 2 s rho."""\n', "estimators/graph.py") == []
