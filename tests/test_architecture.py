@@ -4,8 +4,9 @@
   estimator, or a private name of another module: solvers see penalties and datafits only
   through their declared protocol and capabilities.
 * ``import multitask.cli`` imports no reproduction code.
-* No import circle between the modules of ``multitask`` (:func:`import_graph`: every import
-  that can run, inside functions included), and a module never imports a name from the
+* No import circle between the modules of ``multitask`` (:func:`import_graph`: every import,
+  inside functions and ``if TYPE_CHECKING:`` included, and ``from package import submodule``
+  an arrow to the package as well), and a module never imports a name from the
   ``__init__`` of a package holding it: it imports from the module defining the name.
 * The solver choice lives in ``multitask/solvers``: no estimator defines ``_auto_solver`` or
   ``_conditioned_solver``, and only the chooser (``solvers/choice.py``) and the solver modules
@@ -127,25 +128,13 @@ def _module_names(root: Path, package: str) -> dict[str, Path]:
     return out
 
 
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
-def _runnable_imports(tree: ast.AST):
-    """Every ``import`` and ``from ... import`` of ``tree`` that can run: at module level,
-    inside functions, classes, ``try`` and ``if`` blocks alike, except the bodies of
-    ``if TYPE_CHECKING:`` (never run, so they cannot make a circle at import time: a helper
-    module may name in its annotations the class that calls it; their ``else`` is kept)."""
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            yield node
-        elif isinstance(node, ast.If) and _is_type_checking(node.test):
-            stack.extend(node.orelse)
-            continue
-        stack.extend(ast.iter_child_nodes(node))
+def _every_import(tree: ast.AST):
+    """Every ``import`` and ``from ... import`` of ``tree``: at module level, inside
+    functions (lazy imports), classes, ``try`` and ``if`` blocks alike, the bodies of
+    ``if TYPE_CHECKING:`` included (a module naming in its annotations the class that calls it
+    depends on it all the same: the shared piece belongs a layer below both, say a
+    ``Protocol``)."""
+    return [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
 
 
 def _resolve(module: str, is_package: bool, node: ast.ImportFrom) -> str:
@@ -160,24 +149,26 @@ def _resolve(module: str, is_package: bool, node: ast.ImportFrom) -> str:
 def import_graph(root: Path = PACKAGE.parent, package: str = "multitask"):
     """``(graph, names)``: the modules each module of ``package`` imports, from the source.
 
-    Every runnable import counts (:func:`_runnable_imports`), relative ones resolved;
-    ``import a.b.c`` is an arrow to ``a.b.c``; ``from a.b import c`` an arrow to the module
-    ``a.b.c`` when there is one (a submodule), to ``a.b`` otherwise. Running a package's
-    ``__init__`` before its submodule is not an arrow (that is how packages work); importing
-    a name from it is. ``names[m][n]``: the names ``m`` imports from ``n`` (line numbers).
+    Every import counts (:func:`_every_import`), relative ones resolved; ``import a.b.c``
+    is an arrow to ``a.b.c``; ``from a.b import c`` an arrow to the package ``a.b`` (its
+    ``__init__`` is read for ``c``) and to the module ``a.b.c`` when there is one (a
+    submodule). Running a package's ``__init__`` before ``import a.b.c`` is not an arrow (that
+    is how packages work); reading a name from it is. ``names[m][n]``: the names ``m``
+    imports from ``n`` that are not submodules (line numbers).
     """
     modules = _module_names(root, package)
     graph: dict[str, set[str]] = {m: set() for m in modules}
     names: dict[str, dict[str, list[tuple[int, str]]]] = {m: {} for m in modules}
     for module, path in modules.items():
         is_package = path.name == "__init__.py"
-        for node in _runnable_imports(ast.parse(path.read_text(), filename=str(path))):
+        for node in _every_import(ast.parse(path.read_text(), filename=str(path))):
             if isinstance(node, ast.Import):
                 targets = [(a.name, None) for a in node.names]
             else:
                 source = _resolve(module, is_package, node)
-                targets = [(f"{source}.{a.name}", None) if f"{source}.{a.name}" in modules
-                           else (source, a.name) for a in node.names]
+                targets = [(source, None)] + [
+                    (f"{source}.{a.name}", None) if f"{source}.{a.name}" in modules
+                    else (source, a.name) for a in node.names]
             for target, name in targets:
                 if target in modules and target != module:
                     graph[module].add(target)
@@ -297,23 +288,26 @@ def test_no_module_imports_from_the_package_holding_it():
 def test_the_circle_check_catches_circles(tmp_path):
     pkg = tmp_path / "pkg"
     (pkg / "sub").mkdir(parents=True)
-    (pkg / "__init__.py").write_text("from pkg.a import A\n\nVERSION = 1\n")
+    (pkg / "__init__.py").write_text("from pkg.a import A\nfrom pkg.k import K\n\nVERSION = 1\n")
     (pkg / "a.py").write_text("A = 1\n\ndef f():\n    from .b import B  # lazy\n    return B\n")
-    (pkg / "b.py").write_text("from pkg import a\nB = a.A\n")  # a submodule: an arrow to a
+    (pkg / "b.py").write_text("import pkg.a\nB = pkg.a.A\n")
     (pkg / "c.py").write_text("from pkg import A, VERSION\n")  # __init__ defines VERSION
+    (pkg / "k.py").write_text("from pkg import a\nK = a.A\n")  # reads the package __init__
     (pkg / "sub" / "__init__.py").write_text("from pkg.sub.d import D\n")
     (pkg / "sub" / "d.py").write_text(
-        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.sub import E\n"
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.sub.e import E\n"
         "D = 1\n")
-    (pkg / "sub" / "e.py").write_text("import pkg.sub\nE = pkg.sub.D\n")
+    (pkg / "sub" / "e.py").write_text("import pkg.sub.d\nE = pkg.sub.d.D\n")
     (pkg / "sub" / "f.py").write_text("from . import D\n")  # relative, to its own package
-    (pkg / "sub" / "g.py").write_text("from pkg.sub import f\n")  # a submodule: fine
-    assert import_circles(tmp_path, "pkg") == ["pkg.a -> pkg.b -> pkg.a"]
+    (pkg / "sub" / "g.py").write_text("from pkg.sub import f\n")  # nothing imports g
+    assert import_circles(tmp_path, "pkg") == ["pkg -> pkg.k -> pkg",
+                                               "pkg.a -> pkg.b -> pkg.a",
+                                               "pkg.sub.d -> pkg.sub.e -> pkg.sub.d"]
     assert imports_from_own_package(tmp_path, "pkg") == [
         "pkg.c:1 imports A from pkg", "pkg.sub.f:1 imports D from pkg.sub"]
-    (pkg / "sub" / "d.py").write_text("from pkg.sub import e\nD = 1\n")  # now it runs
-    assert import_circles(tmp_path, "pkg") == ["pkg.a -> pkg.b -> pkg.a",
-                                               "pkg.sub -> pkg.sub.d -> pkg.sub.e -> pkg.sub"]
+    (pkg / "k.py").write_text("import pkg.a\nK = pkg.a.A\n")  # the defining module itself
+    (pkg / "b.py").write_text("B = 2\n")
+    assert import_circles(tmp_path, "pkg") == ["pkg.sub.d -> pkg.sub.e -> pkg.sub.d"]
 
 
 # ----------------------------------------------------------------------------- the solver choice
