@@ -176,8 +176,8 @@ def _csr_rmatvec(data, indices, indptr, R, task_of_row, n_features, n_tasks):
 
 
 # Tasks per block in products with a shared sparse design: scipy's sparse x dense product
-# streams the dense operand once per nonzero, so a (d, 64) block that stays in cache is 2-3x
-# faster than the whole (d, m) matrix when m is in the hundreds.
+# streams the dense operand once per nonzero, so a (d, 64) block that stays in cache beats
+# the whole (d, m) matrix when m is in the hundreds (docs/tuning_constants.md).
 _SPARSE_BLOCK = 64
 
 #: Entries of the centred chunk of rows from which the Gram matrix of a dense shared design

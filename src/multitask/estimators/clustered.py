@@ -117,7 +117,7 @@ def spectral_task_clusters(M: np.ndarray, n_clusters: int, random_state: int = 0
 def _kmeans(Z: np.ndarray, k: int, random_state) -> np.ndarray:
     """k-means labels of the rows of ``Z``: the best (lowest within-cluster sum of squares) of
     10 runs of SciPy's ``kmeans2`` with k-means++ starts (scikit-learn's ``KMeans`` with
-    ``n_init=10`` gives the same clusters at about 200 times the cost on a few dozen tasks,
+    ``n_init=10`` gives the same clusters at a far higher cost on a few dozen tasks,
     docs/tuning_constants.md, a cost which the fit of a small model would not
     otherwise spend); scikit-learn's when no run finds ``k`` non-empty clusters."""
     rng = np.random.default_rng(random_state)

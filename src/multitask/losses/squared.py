@@ -28,9 +28,8 @@ GRAM_ROWS_PER_FEATURE = 2.0
 #: Stored entries of a sparse design per Gram matrix, in units of its ``d^2`` entries, from
 #: which the squared loss builds Gram matrices (and offers ``"quadratic"``): below it the
 #: Gram matrices cost more to build, hold and read than the design (an iteration reads it
-#: twice, ``2 nnz`` products, against ``d^2`` for a Gram matrix); measured break-even about
-#: 0.5 (``benchmarks/bench_scale_axes.py``: at ``nnz = 0.11 d^2`` the Gram route took 4.7
-#: times as long and 5 times the memory, at ``nnz = d^2`` 0.7 times as long).
+#: twice, ``2 nnz`` products, against ``d^2`` for a Gram matrix); the break-even lies about
+#: 0.5 (``benchmarks/bench_scale_axes.py``; the figures: docs/tuning_constants.md).
 GRAM_NONZEROS_PER_ENTRY = 1.0
 
 
@@ -243,8 +242,8 @@ class Squared(Datafit):
         Computed once and cached. Per-task Gram matrices (the cached ones, or chunks of them
         built on the fly for dense per-task designs) go through
         :func:`max_scaled_eigenvalue`: a batched power iteration proposes the bound and one
-        batched Cholesky factorization certifies it (about 4x cheaper than the eigenvalues of
-        every task, measured at ``d = 50``). Shared or sparse designs use the data layer's
+        batched Cholesky factorization certifies it (cheaper than the eigenvalues of every
+        task; the figure: docs/tuning_constants.md). Shared or sparse designs use the data layer's
         spectral norms. Where :meth:`quadratic_eigen` has been computed, its largest
         eigenvalue (a relative ``1e-12`` added for rounding) is used instead.
         """

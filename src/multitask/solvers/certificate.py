@@ -109,9 +109,9 @@ REFINE_FROM = 0.99
 #: the ray's relative gap is at most this many times the target (and the point's own dual
 #: point not at all): the projection costs two passes over the data and a prox, and gains
 #: little there. On School's trace norm (20 and 139 schools, raw and standardized, tol 1e-4
-#: and 1e-6) a factor of 3 took 0.92 to 1.04 times the CPU of never projecting in the checks
-#: and 0.78 to 1.1 times that of always projecting, with the same iterations but one case (140
-#: instead of 150). Without ``dual_weights`` (accelerated gradient, majorization) the
+#: and 1e-6) a factor of 3 cost about as much CPU as never projecting in the checks and as
+#: always projecting (the figures: docs/tuning_constants.md), with the same iterations but
+#: one case (140 instead of 150). Without ``dual_weights`` (accelerated gradient, majorization) the
 #: projection gains far more on ill-conditioned problems (a warm-started trace-norm fit
 #: certified 1e-8 after 13 iterations with it, 28 with this limit), and has no such limit.
 REFINE_WITHIN = 3.0

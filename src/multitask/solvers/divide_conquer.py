@@ -82,8 +82,8 @@ COMBINES = ("project", "concatenate", "svd", "anchor", "refine")
 DEFAULT_COMBINE = "refine"
 #: Default iteration budget of the refinement (``combine="refine"``): at the 6,000 x 2,000
 #: x 200 benchmark (``benchmarks/diagnose_dc_refine.py``, 3 seeds) 1,000 iterations kept the
-#: AUC of APG run to convergence (+0.04 points on average) at 12-14x less CPU; 350 (the
-#: previous default) lost 2.7 points.
+#: AUC of APG run to convergence (+0.04 points on average) at a fraction of its CPU (the
+#: figure: docs/tuning_constants.md); 350 (the previous default) lost 2.7 points.
 REFINE_ITER = 1000
 
 
