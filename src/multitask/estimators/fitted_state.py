@@ -475,8 +475,8 @@ def _check_params(est, checker: _Checker) -> None:
 # --------------------------------------------------------------------------- rules shared by
 # the declarations of the estimator modules
 def _equal_to_rounding(value, reference: np.ndarray) -> bool:
-    """Whether ``value`` equals ``reference`` to rounding: ``|value - reference| <= 1e-12 s
-    + 1e-9 |reference|`` entrywise, ``s`` the largest ``|reference|`` (at least ``1e-300``)."""
+    """Whether ``value`` equals ``reference`` to rounding: ``|value - reference| <= 1e-12 M
+    + 1e-9 |reference|`` entrywise, ``M`` the largest ``|reference|`` (at least ``1e-300``)."""
     scale = max(float(np.max(np.abs(reference))) if reference.size else 0.0, 1e-300)
     return bool(np.allclose(value, reference, rtol=1e-9, atol=1e-12 * scale))
 
