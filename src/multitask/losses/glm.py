@@ -172,13 +172,13 @@ def _tweedie_root(t: np.ndarray, q: float, start: np.ndarray | None = None) -> n
                       np.minimum(-1.0, np.log(np.maximum(-t, 1e-300) / _ONE_MINUS_INV_E) / q))
         hi = np.where(t >= 0.0, np.log1p(np.maximum(t, 0.0)) / (1.0 + q), 0.0)
         given = None if start is None else np.isfinite(start)
-        if given is not None and given.all():
+        if start is not None and given is not None and given.all():
             guess = np.asarray(start, dtype=np.float64)
         else:
             guess = np.where(t > 2.0, np.log(np.maximum(t, 1.0)) / (1.0 + q),
                              np.where(t < -2.0, np.log(np.maximum(-t, 1.0)) / q, t))
-            if given is not None:
-                guess = np.where(given, start, guess)
+            if start is not None:
+                guess = np.where(np.isfinite(start), start, guess)
         r = np.clip(np.where(np.isfinite(guess), guess, 0.5 * (lo + hi)), lo, hi)
         live: np.ndarray | None = None  # None: every root
         for _ in range(_NEWTON_STEPS):
@@ -242,7 +242,9 @@ class Tweedie(Datafit):
         self.power = check_power(power if self.fixed_power is None else self.fixed_power)
         self._intercept0: np.ndarray | None = None
         self._last_root: np.ndarray | None = None
-        self._target_cache: tuple | None = None
+        self._target_cache: tuple[np.ndarray, np.ndarray, np.ndarray | None,
+                                  np.ndarray] | None = None
+        self._target_power: float | None = None  # the power of the cache
         super().__init__(data, fit_intercept, alpha_l2, center)
 
     def get_params(self) -> dict:
@@ -273,15 +275,15 @@ class Tweedie(Datafit):
     def _targets(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
         """``(y > 0, log y (0 where y = 0), indices of the positive targets or None where all
         are, y^(2-p) (1 where y = 0))``, computed once (the data do not change)."""
-        if self._target_cache is None or self._target_cache[0] != self.power:
+        if self._target_cache is None or self._target_power != self.power:
             y = self.data.y
             pos = y > 0
             y1 = np.where(pos, y, 1.0)
             ly = np.log(y1)
             scale = y1 if self.power == 1.0 else y1 ** (2.0 - self.power)
-            self._target_cache = (self.power, pos, ly,
-                                  None if pos.all() else np.flatnonzero(pos), scale)
-        return self._target_cache[1:]
+            self._target_cache = (pos, ly, None if pos.all() else np.flatnonzero(pos), scale)
+            self._target_power = self.power
+        return self._target_cache
 
     def _dloss(self, z):
         z = np.asarray(z, dtype=np.float64)
