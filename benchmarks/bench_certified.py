@@ -1119,7 +1119,9 @@ def sweep_verdict(point: dict) -> list[str]:
         if not d["converged"]:
             out.append("default not converged")
         gap = d.get("gap", d.get("gap_to_tight"))
-        if gap is None or gap > SWEEP_DEFAULT_GAP:
+        if gap is None:
+            out.append("default gap unknown")
+        elif gap > SWEEP_DEFAULT_GAP:
             out.append(f"default gap > {SWEEP_DEFAULT_GAP:g}")
     return out
 
@@ -1159,29 +1161,45 @@ def print_sweep(results: list[dict], problem: Problem, cap: float, out=print) ->
             + ("-" if worst is None else f"{_ratio_text(worst[0])} ({worst[1]})")
             + f" | {over} | {uncert} | {unconv} | "
             + (_g(max(gaps), ".1e") if gaps else "-") + f" | {_g(res['l21_cpu'], '.3g')} |")
+    misses = [(res, p) for res in results for p in res["points"] if sweep_verdict(p)]
+    out(f"\nPoints that miss the acceptance ({len(misses)} of "
+        f"{sum(len(res['points']) for res in results)}; the fractions are those of the two "
+        "strengths named in each model's table below):\n")
+    if misses:
+        out("| model | " + _SWEEP_HEADER[0])
+        out("|---|" + _SWEEP_HEADER[1])
+        for res, p in misses:
+            out(f"| {res['label']} | " + " | ".join(_sweep_cells(p, cap)) + " |")
     for res in results:
         s1, s2 = res["strengths"]
         out(f"\n### {res['label']} ({res['malsar']}): fractions of ({s1}, {s2})\n")
-        out("| point | parameters | default converged_ | optimality_ | gap | CPU s | "
-            "1e-8 converged_ | optimality_ | n_iter_ | CPU s | CPU / L21 | solver | fails |")
-        out("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        out("| " + _SWEEP_HEADER[0])
+        out("|" + _SWEEP_HEADER[1])
         for p in res["points"]:
-            cells = [p["label"], _fmt_params(p["params"])]
-            d, t = p["default"], p["tight"]
-            if d is None:
-                cells += [f"not reached (> {cap:g} CPU s)", "-", "-", "-"]
-            else:
-                gap = d.get("gap", d.get("gap_to_tight"))
-                cells += [str(d["converged"]), _g(d["optimality"]), _g(gap, ".1e"),
-                          f"{d['cpu']:.3g}"]
-            if t is None:
-                cells += [f"not reached (> {cap:g} CPU s)", "-", "-", "-", "-", "-"]
-            else:
-                cells += [str(t["converged"]), _g(t["optimality"]), f"{t['n_iter']:,}",
-                          f"{t['cpu']:.3g}", _ratio_text(t.get("cpu_over_l21")), t["solver"]]
-            cells.append(", ".join(sweep_verdict(p)) or "-")
-            out("| " + " | ".join(cells) + " |")
+            out("| " + " | ".join(_sweep_cells(p, cap)) + " |")
 
+
+_SWEEP_HEADER = ("point | parameters | default converged_ | optimality_ | gap | CPU s | "
+                 "1e-8 converged_ | optimality_ | n_iter_ | CPU s | CPU / L21 | solver | fails |",
+                 "---|---|---|---|---|---|---|---|---|---|---|---|---|")
+
+
+def _sweep_cells(p: dict, cap: float) -> list[str]:
+    """The cells of one point of the sweep's tables (:data:`_SWEEP_HEADER`)."""
+    cells = [p["label"], _fmt_params(p["params"])]
+    d, t = p["default"], p["tight"]
+    if d is None:
+        cells += [f"not reached (> {cap:g} CPU s)", "-", "-", "-"]
+    else:
+        gap = d.get("gap", d.get("gap_to_tight"))
+        cells += [str(d["converged"]), _g(d["optimality"]), _g(gap, ".1e"), f"{d['cpu']:.3g}"]
+    if t is None:
+        cells += [f"not reached (> {cap:g} CPU s)", "-", "-", "-", "-", "-"]
+    else:
+        cells += [str(t["converged"]), _g(t["optimality"]), f"{t['n_iter']:,}",
+                  f"{t['cpu']:.3g}", _ratio_text(t.get("cpu_over_l21")), t["solver"]]
+    cells.append(", ".join(sweep_verdict(p)) or "-")
+    return cells
 
 def run_sweep(features: str, keys: list[str], *, repeats: int, cap: float, max_iter: int,
               out_dir: Path, use_cache: bool, references: bool, log=print) -> list[dict]:
