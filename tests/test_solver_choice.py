@@ -2,8 +2,10 @@
 on a table of data sets reaching each branch of the rule (``tests/solver_choice_cases.py``).
 
 A change of this table is a change of the library's defaults: it comes with the measurement
-that motivates it (``benchmarks/bench_auto_solver.py``), never as a side effect of a refactor.
-Regenerate an entry only after such a measurement.
+that motivates it (``benchmarks/bench_auto_solver.py``, ``benchmarks/bench_auto_choice.py``:
+every solver against ``"auto"`` on a grid of shapes), never as a side effect of a refactor.
+Regenerate an entry only after such a measurement; a changed entry says what it was and the
+benchmark point behind the change (``# was ...``).
 """
 
 from __future__ import annotations
@@ -156,7 +158,8 @@ PINNED = {
     'IndependentLassoClassifier|tasks_raw': 'newton(hand_over=50)',
     'IndependentLassoClassifier|tasks_raw_tall': 'newton(hand_over=50)',
     'IndependentLassoClassifier|tasks_small': 'newton(hand_over=50)',
-    'IndependentLassoClassifier|tasks_wide': 'working_set[auto]->fista,gram=True',
+    # was working sets: bench_auto_choice "IndependentLasso m=10 d=300 a=0.01"
+    'IndependentLassoClassifier|tasks_wide': 'fista',
     'IndependentLassoRegressor|shared_small': 'bcd',
     'IndependentLassoRegressor|shared_wide': 'working_set[auto]->cd,gram=False',
     'IndependentLassoRegressor|sparse_long': 'fista',
@@ -164,7 +167,8 @@ PINNED = {
     'IndependentLassoRegressor|tasks_raw': 'bcd',
     'IndependentLassoRegressor|tasks_raw_tall': 'bcd',
     'IndependentLassoRegressor|tasks_small': 'bcd',
-    'IndependentLassoRegressor|tasks_wide': 'working_set[auto]->cd,gram=False',
+    # was working sets: bench_auto_choice "IndependentLasso m=10 d=300 a=0.01"
+    'IndependentLassoRegressor|tasks_wide': 'fista',
     'IndependentRidgeClassifier|shared_small': 'newton(hand_over=50)',
     'IndependentRidgeClassifier|shared_wide': 'fista',
     'IndependentRidgeClassifier|sparse_long': 'fista',
@@ -220,7 +224,8 @@ PINNED = {
     "L21Classifier(loss='squared_hinge')|tasks_raw": 'newton(hand_over=50)',
     "L21Classifier(loss='squared_hinge')|tasks_raw_tall": 'newton(hand_over=50)',
     "L21Classifier(loss='squared_hinge')|tasks_small": 'newton(hand_over=50)',
-    "L21Classifier(loss='squared_hinge')|tasks_wide": 'working_set[auto]->fista,gram=True',
+    # was working sets: bench_auto_choice "IndependentLasso m=10 d=300 a=0.01"
+    "L21Classifier(loss='squared_hinge')|tasks_wide": 'fista',
     'L21Classifier|shared_small': 'newton(hand_over=50)',
     'L21Classifier|shared_wide': 'working_set[auto]->fista,gram=True',
     'L21Classifier|sparse_long': 'fista',
@@ -228,15 +233,19 @@ PINNED = {
     'L21Classifier|tasks_raw': 'newton(hand_over=50)',
     'L21Classifier|tasks_raw_tall': 'newton(hand_over=50)',
     'L21Classifier|tasks_small': 'newton(hand_over=50)',
-    'L21Classifier|tasks_wide': 'working_set[auto]->fista,gram=True',
+    # was working sets: bench_auto_choice "IndependentLasso m=10 d=300 a=0.01"
+    'L21Classifier|tasks_wide': 'fista',
     'L21Regressor|shared_small': 'bcd',
     'L21Regressor|shared_wide': 'working_set[auto]->cd,gram=False',
     'L21Regressor|sparse_long': 'fista',
-    'L21Regressor|tasks_d40': 'fista',
+    # was 'fista': bench_auto_choice "L21 squared m=10 d=40" (bcd ahead of fista)
+    'L21Regressor|tasks_d40': 'bcd',
     'L21Regressor|tasks_raw': 'admm',
     'L21Regressor|tasks_raw_tall': 'admm',
-    'L21Regressor|tasks_small': 'fista',
-    'L21Regressor|tasks_wide': 'working_set[auto]->cd,gram=False',
+    # was 'fista': bench_auto_choice "L21 squared m=10 d=40" (bcd ahead of fista)
+    'L21Regressor|tasks_small': 'bcd',
+    # was working sets: bench_auto_choice "IndependentLasso m=10 d=300 a=0.01"
+    'L21Regressor|tasks_wide': 'fista',
     'MeanRegularizedClassifier|shared_small': 'newton(hand_over=50)',
     'MeanRegularizedClassifier|shared_wide': 'fista',
     'MeanRegularizedClassifier|sparse_long': 'fista',
@@ -260,7 +269,8 @@ PINNED = {
     "MultiTaskClassifier(penalty='l1')|tasks_raw": 'newton(hand_over=50)',
     "MultiTaskClassifier(penalty='l1')|tasks_raw_tall": 'newton(hand_over=50)',
     "MultiTaskClassifier(penalty='l1')|tasks_small": 'newton(hand_over=50)',
-    "MultiTaskClassifier(penalty='l1')|tasks_wide": 'working_set[auto]->fista,gram=True',
+    # was working sets: bench_auto_choice "IndependentLasso m=10 d=300 a=0.01"
+    "MultiTaskClassifier(penalty='l1')|tasks_wide": 'fista',
     "MultiTaskClassifier(penalty='l21')|shared_small": 'newton(hand_over=50)',
     "MultiTaskClassifier(penalty='l21')|shared_wide": 'working_set[auto]->fista,gram=True',
     "MultiTaskClassifier(penalty='l21')|sparse_long": 'fista',
@@ -268,14 +278,19 @@ PINNED = {
     "MultiTaskClassifier(penalty='l21')|tasks_raw": 'newton(hand_over=50)',
     "MultiTaskClassifier(penalty='l21')|tasks_raw_tall": 'newton(hand_over=50)',
     "MultiTaskClassifier(penalty='l21')|tasks_small": 'newton(hand_over=50)',
-    "MultiTaskClassifier(penalty='l21')|tasks_wide": 'working_set[auto]->fista,gram=True',
-    'MultiTaskClassifier|shared_small': 'fista',
+    # was working sets: bench_auto_choice "IndependentLasso m=10 d=300 a=0.01"
+    "MultiTaskClassifier(penalty='l21')|tasks_wide": 'fista',
+    # was 'fista': bench_auto_choice "TraceNorm logistic m=10 d=10" (newton_admm ahead)
+    'MultiTaskClassifier|shared_small': 'newton_admm',
     'MultiTaskClassifier|shared_wide': 'fista',
     'MultiTaskClassifier|sparse_long': 'fista',
     'MultiTaskClassifier|tasks_d40': 'fista',
-    'MultiTaskClassifier|tasks_raw': 'mm',
-    'MultiTaskClassifier|tasks_raw_tall': 'mm',
-    'MultiTaskClassifier|tasks_small': 'fista',
+    # was 'mm': bench_auto_choice "TraceNorm logistic m=10 d=10" (newton_admm ahead)
+    'MultiTaskClassifier|tasks_raw': 'newton_admm',
+    # was 'mm': bench_auto_choice "TraceNorm logistic m=10 d=10" (newton_admm ahead)
+    'MultiTaskClassifier|tasks_raw_tall': 'newton_admm',
+    # was 'fista': bench_auto_choice "TraceNorm logistic m=10 d=10" (newton_admm ahead)
+    'MultiTaskClassifier|tasks_small': 'newton_admm',
     'MultiTaskClassifier|tasks_wide': 'fista',
     "MultiTaskRegressor(penalty='column_l2')|shared_small": 'fista',
     "MultiTaskRegressor(penalty='column_l2')|shared_wide": 'fista',
@@ -292,15 +307,19 @@ PINNED = {
     "MultiTaskRegressor(penalty='l1')|tasks_raw": 'bcd',
     "MultiTaskRegressor(penalty='l1')|tasks_raw_tall": 'bcd',
     "MultiTaskRegressor(penalty='l1')|tasks_small": 'bcd',
-    "MultiTaskRegressor(penalty='l1')|tasks_wide": 'working_set[auto]->cd,gram=False',
+    # was working sets: bench_auto_choice "IndependentLasso m=10 d=300 a=0.01"
+    "MultiTaskRegressor(penalty='l1')|tasks_wide": 'fista',
     "MultiTaskRegressor(penalty='l21')|shared_small": 'bcd',
     "MultiTaskRegressor(penalty='l21')|shared_wide": 'working_set[auto]->cd,gram=False',
     "MultiTaskRegressor(penalty='l21')|sparse_long": 'fista',
-    "MultiTaskRegressor(penalty='l21')|tasks_d40": 'fista',
+    # was 'fista': bench_auto_choice "L21 squared m=10 d=40" (bcd ahead of fista)
+    "MultiTaskRegressor(penalty='l21')|tasks_d40": 'bcd',
     "MultiTaskRegressor(penalty='l21')|tasks_raw": 'admm',
     "MultiTaskRegressor(penalty='l21')|tasks_raw_tall": 'admm',
-    "MultiTaskRegressor(penalty='l21')|tasks_small": 'fista',
-    "MultiTaskRegressor(penalty='l21')|tasks_wide": 'working_set[auto]->cd,gram=False',
+    # was 'fista': bench_auto_choice "L21 squared m=10 d=40" (bcd ahead of fista)
+    "MultiTaskRegressor(penalty='l21')|tasks_small": 'bcd',
+    # was working sets: bench_auto_choice "IndependentLasso m=10 d=300 a=0.01"
+    "MultiTaskRegressor(penalty='l21')|tasks_wide": 'fista',
     "MultiTaskRegressor(penalty='ridge')|shared_small": 'exact',
     "MultiTaskRegressor(penalty='ridge')|shared_wide": 'fista',
     "MultiTaskRegressor(penalty='ridge')|sparse_long": 'fista',
@@ -309,13 +328,16 @@ PINNED = {
     "MultiTaskRegressor(penalty='ridge')|tasks_raw_tall": 'exact',
     "MultiTaskRegressor(penalty='ridge')|tasks_small": 'exact',
     "MultiTaskRegressor(penalty='ridge')|tasks_wide": 'fista',
-    'MultiTaskRegressor|shared_small': 'fista',
+    # was 'fista': bench_auto_choice "TraceNorm squared m=10 d=10" (admm ahead of fista)
+    'MultiTaskRegressor|shared_small': 'admm',
     'MultiTaskRegressor|shared_wide': 'fista',
     'MultiTaskRegressor|sparse_long': 'fista',
-    'MultiTaskRegressor|tasks_d40': 'fista',
+    # was 'fista': bench_auto_choice "TraceNorm squared m=10 d=10" (admm ahead of fista)
+    'MultiTaskRegressor|tasks_d40': 'admm',
     'MultiTaskRegressor|tasks_raw': 'admm',
     'MultiTaskRegressor|tasks_raw_tall': 'admm',
-    'MultiTaskRegressor|tasks_small': 'fista',
+    # was 'fista': bench_auto_choice "TraceNorm squared m=10 d=10" (admm ahead of fista)
+    'MultiTaskRegressor|tasks_small': 'admm',
     'MultiTaskRegressor|tasks_wide': 'fista',
     'PooledClassifier|shared_small': 'newton(hand_over=50)',
     'PooledClassifier|shared_wide': 'fista',
@@ -445,29 +467,40 @@ PINNED = {
     'TemporalGroupLassoRegressor|tasks_raw_tall': 'bcd',
     'TemporalGroupLassoRegressor|tasks_small': 'bcd',
     'TemporalGroupLassoRegressor|tasks_wide': 'fista',
-    "TraceNormClassifier(loss='squared_hinge')|shared_small": 'fista',
+    # was 'fista': bench_auto_choice "TraceNorm logistic m=10 d=10" (newton_admm ahead)
+    "TraceNormClassifier(loss='squared_hinge')|shared_small": 'newton_admm',
     "TraceNormClassifier(loss='squared_hinge')|shared_wide": 'fista',
     "TraceNormClassifier(loss='squared_hinge')|sparse_long": 'fista',
     "TraceNormClassifier(loss='squared_hinge')|tasks_d40": 'fista',
-    "TraceNormClassifier(loss='squared_hinge')|tasks_raw": 'mm',
-    "TraceNormClassifier(loss='squared_hinge')|tasks_raw_tall": 'mm',
-    "TraceNormClassifier(loss='squared_hinge')|tasks_small": 'fista',
+    # was 'mm': bench_auto_choice "TraceNorm logistic m=10 d=10" (newton_admm ahead)
+    "TraceNormClassifier(loss='squared_hinge')|tasks_raw": 'newton_admm',
+    # was 'mm': bench_auto_choice "TraceNorm logistic m=10 d=10" (newton_admm ahead)
+    "TraceNormClassifier(loss='squared_hinge')|tasks_raw_tall": 'newton_admm',
+    # was 'fista': bench_auto_choice "TraceNorm logistic m=10 d=10" (newton_admm ahead)
+    "TraceNormClassifier(loss='squared_hinge')|tasks_small": 'newton_admm',
     "TraceNormClassifier(loss='squared_hinge')|tasks_wide": 'fista',
-    'TraceNormClassifier|shared_small': 'fista',
+    # was 'fista': bench_auto_choice "TraceNorm logistic m=10 d=10" (newton_admm ahead)
+    'TraceNormClassifier|shared_small': 'newton_admm',
     'TraceNormClassifier|shared_wide': 'fista',
     'TraceNormClassifier|sparse_long': 'fista',
     'TraceNormClassifier|tasks_d40': 'fista',
-    'TraceNormClassifier|tasks_raw': 'mm',
-    'TraceNormClassifier|tasks_raw_tall': 'mm',
-    'TraceNormClassifier|tasks_small': 'fista',
+    # was 'mm': bench_auto_choice "TraceNorm logistic m=10 d=10" (newton_admm ahead)
+    'TraceNormClassifier|tasks_raw': 'newton_admm',
+    # was 'mm': bench_auto_choice "TraceNorm logistic m=10 d=10" (newton_admm ahead)
+    'TraceNormClassifier|tasks_raw_tall': 'newton_admm',
+    # was 'fista': bench_auto_choice "TraceNorm logistic m=10 d=10" (newton_admm ahead)
+    'TraceNormClassifier|tasks_small': 'newton_admm',
     'TraceNormClassifier|tasks_wide': 'fista',
-    'TraceNormRegressor|shared_small': 'fista',
+    # was 'fista': bench_auto_choice "TraceNorm squared m=10 d=10" (admm ahead of fista)
+    'TraceNormRegressor|shared_small': 'admm',
     'TraceNormRegressor|shared_wide': 'fista',
     'TraceNormRegressor|sparse_long': 'fista',
-    'TraceNormRegressor|tasks_d40': 'fista',
+    # was 'fista': bench_auto_choice "TraceNorm squared m=10 d=10" (admm ahead of fista)
+    'TraceNormRegressor|tasks_d40': 'admm',
     'TraceNormRegressor|tasks_raw': 'admm',
     'TraceNormRegressor|tasks_raw_tall': 'admm',
-    'TraceNormRegressor|tasks_small': 'fista',
+    # was 'fista': bench_auto_choice "TraceNorm squared m=10 d=10" (admm ahead of fista)
+    'TraceNormRegressor|tasks_small': 'admm',
     'TraceNormRegressor|tasks_wide': 'fista',
 }
 

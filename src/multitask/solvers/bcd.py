@@ -515,15 +515,17 @@ class BlockCoordinateDescent(Solver):
 
     @classmethod
     def preference(cls, problem: Problem, **settings) -> float:
-        """70 (ahead of the gradient methods and ADMM); 40 (behind accelerated gradient) for a
-        whole model of group rows (the elastic-net family with an l2 part, no task coupling)
-        on per-task designs, where each row step solves a coupled problem over the tasks
-        and accelerated gradient was measured faster (``benchmarks/bench_auto_solver.py``)."""
+        """70 (ahead of the gradient methods and ADMM); 60 (ahead of accelerated gradient,
+        behind ADMM on ill-conditioned Gram matrices) for a whole model of group rows (the
+        elastic-net family with an l2 part, no task coupling) on per-task designs, where
+        each row step solves a coupled problem over the tasks: measured faster than
+        accelerated gradient there from 10 to 40 features and 10 to 1,000 tasks
+        (``benchmarks/bench_auto_choice.py``; the figures: docs/tuning_constants.md)."""
         family, (_, b, _) = problem.row_prox or ("elastic_net", (0, 0, 0))
         group_rows = (family == "elastic_net" and bool(np.any(np.asarray(b)))
                       and not problem.penalty_has("task_coupling"))
         if problem.role == "model" and group_rows and not problem.shared:
-            return 40.0
+            return 60.0
         return 70.0
 
     def __init__(self, *, max_iter: int = 10000, tol: float = 1e-4, anderson: int = 5,

@@ -176,8 +176,22 @@ class LinearizedADMM(Solver):
     def preference(cls, problem: Problem, **settings) -> float | None:
         """55 for a split model (the solver of Pan, Xia, Yin & Liu's robust MTL): ahead of
         accelerated gradient on the stacked variable, behind the ADMM and majorization
-        solvers that split models take where they apply."""
-        return 55.0 if problem.split else None
+        solvers that split models take where they apply; 52 for the l2,1 norm and the trace
+        norm with the squared loss on data with at least as many rows as features at
+        ``alpha <= alpha_max / 20`` (:attr:`~multitask.solvers.problem.Problem.strength_ratio`):
+        ahead of accelerated gradient, measured slower there
+        (``benchmarks/bench_auto_choice.py``)."""
+        if problem.split:
+            return 55.0
+        # below the block coordinate descent and ADMM, which take these models where they
+        # apply (few features)
+        family, (a, b, _) = problem.row_prox or ("", (0, 0, 0))
+        group_rows = (family == "elastic_net" and bool(np.any(np.asarray(b)))
+                      and not bool(np.any(np.asarray(a))))
+        if problem.datafit.name != "squared" or problem.n_rows < problem.n_features:
+            return None
+        low = problem.strength_ratio is not None and problem.strength_ratio <= 0.05
+        return 52.0 if low and (group_rows or problem.penalty_has("low_rank")) else None
 
     def __init__(self, *, max_iter: int = 10000, tol: float | None = None,
                  schedule: str = "exact",

@@ -18,12 +18,15 @@ import numpy as np
 
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
+from multitask.penalties.row_blocks import row_blocks
 
 __all__ = ["ROLES", "Problem"]
 
 #: Where a solver may stand: ``"model"`` solves a whole model, ``"inner"`` the subproblems of
 #: a meta-solver (a working set's rows, a multi-stage model's stages).
 ROLES = ("model", "inner")
+#: Scales read by :attr:`Problem.strength_ratio` (log-spaced over six decades).
+_RATIO_STEPS = 121
 
 
 class Problem:
@@ -48,6 +51,10 @@ class Problem:
         A scipy.sparse design.
     split : bool
         The penalty acts on a split variable ``W = sum_i V[i]`` (``penalty.parts``).
+    active_share, strength_ratio : float or None
+        For a penalty whose feature rows are blocks: an estimate of the share of nonzero
+        rows at the solution, and ``alpha / alpha_max`` (also for a norm without row blocks,
+        the trace norm); one gradient at zero.
     """
 
     def __init__(self, datafit: Datafit, penalty: Penalty, role: str = "model"):
@@ -109,6 +116,63 @@ class Problem:
         if not self.penalty_has("row_prox"):
             return None
         return self.penalty.row_prox_family, tuple(self.penalty.row_prox_params())
+
+    @cached_property
+    def active_share(self) -> float | None:
+        """An estimate of the share of feature rows nonzero at the solution, for a penalty
+        whose rows are blocks (:func:`~multitask.penalties.row_blocks.row_blocks`; ``None``
+        for the others and for a penalty of free rows only).
+
+        The share of the rows whose zero test fails at ``W = 0``: ``v_j(G_0) > 0`` with
+        ``G_0`` the loss gradient at ``W = 0`` and the best intercepts (the gradient that
+        gives ``alpha_max``; for the l2,1 norm, the rows with ``||G_0j||_2 > alpha``, so the
+        share falls from 1 to 0 as ``alpha`` rises to ``alpha_max``), at most ``n / d`` (``n``
+        rows of the design: the stacked rows of per-task designs, the rows of a shared one;
+        ``d`` features: a solution of the lasso family has about as many nonzero rows as the
+        design has rows at most). One gradient, computed when first read.
+        """
+        d = self.n_features
+        blocks = row_blocks(self.penalty, d)
+        if blocks is None or d == 0 or bool(np.all(blocks.free())):
+            return None
+        violated = blocks.violation(self._grad_at_zero) > 0
+        share = float(np.mean(violated | blocks.free()))
+        X = getattr(self.datafit.data, "X", None)
+        rows = int(X.shape[0]) if X is not None and self.shared else self.n_rows
+        return min(share, rows / d)
+
+    @cached_property
+    def strength_ratio(self) -> float | None:
+        """``alpha / alpha_max`` of a penalty whose rows are blocks (``None`` for the others):
+        the largest scale ``s`` in ``[10^-6, 1]`` at which every row passes its zero test on
+        ``s G_0`` (``max_j v_j(s G_0) <= 0``; for a norm ``alpha Omega``, ``s = alpha /
+        Omega^*(G_0)``), read on :data:`_RATIO_STEPS` log-spaced scales (rounded down to one
+        of them); 1 where zero is optimal, 0 below ``10^-6``."""
+        d = self.n_features
+        blocks = row_blocks(self.penalty, d)
+        if blocks is None or d == 0 or bool(np.all(blocks.free())):
+            return self._norm_ratio()
+        scales = np.logspace(-6, 0, _RATIO_STEPS)
+        # the violations grow with the scale of G: the passing scales form (0, s*]
+        passes = [float(np.max(v)) <= 0 for v in blocks.violations(self._grad_at_zero, scales)]
+        ok = np.flatnonzero(passes)
+        return float(scales[ok[-1]]) if ok.size else 0.0
+
+    def _norm_ratio(self) -> float | None:
+        """``min(1, alpha / alpha_max)`` of a penalty ``alpha Omega`` without row blocks (the
+        trace norm: ``alpha_max = Omega^*(G_0)``, the penalty's ``alpha_max``); ``None``
+        where the penalty has no single strength or no finite ``alpha_max``."""
+        alpha = getattr(self.penalty, "alpha", None)
+        if not isinstance(alpha, (int, float)) or self.split or self.n_features == 0:
+            return None
+        top = float(self.penalty.alpha_max(self._grad_at_zero))
+        if not (np.isfinite(top) and top > 0):
+            return None
+        return min(1.0, float(alpha) / top)
+
+    @cached_property
+    def _grad_at_zero(self) -> np.ndarray:
+        return np.asarray(self.datafit.grad_at_zero())
 
     # ------------------------------------------------------------------ memo
     def fact(self, key: str, compute: Callable[[], Any]) -> Any:

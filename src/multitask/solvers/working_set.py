@@ -322,12 +322,24 @@ class WorkingSet(Solver):
 
     @classmethod
     def preference(cls, problem: Problem, **settings) -> float | None:
-        """90 for a whole model with many feature rows (:func:`prefer_working_set`)."""
+        """90 for a whole model with many feature rows (:func:`prefer_working_set`) whose
+        solution is expected sparse: an estimated share of nonzero rows
+        (:attr:`~multitask.solvers.problem.Problem.active_share`) of at most one half, or, on
+        data with at most twice as many rows as features, ``alpha`` at least ``alpha_max /
+        20`` (:attr:`~multitask.solvers.problem.Problem.strength_ratio`). Where most rows
+        end up active the screening drops none and the working sets cost more than a solver
+        on the whole problem (``benchmarks/bench_auto_choice.py``: 1,000 tasks x 300
+        features x 40 rows at ``alpha_max / 10``)."""
         if problem.role != "model":
             return None
         wanted = problem.fact("working_set", lambda: prefer_working_set(problem.datafit,
                                                                         problem.penalty))
-        return 90.0 if wanted else None
+        if not wanted:
+            return None
+        share, ratio = problem.active_share, problem.strength_ratio
+        sparse = (share is None or share <= 0.5
+                  or (problem.n_rows <= 2 * problem.n_features and (ratio or 0.0) >= 0.05))
+        return 90.0 if sparse else None
 
     def __init__(self, *, max_iter: int = 10000, tol: float = 1e-4, inner="auto", p0: int = 50,
                  max_outer: int = 100, screening: bool = True, warn: bool = True):
