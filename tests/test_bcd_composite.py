@@ -11,8 +11,9 @@
   per-task and shared designs. The reference writes each task's least squares on the thin SVD
   of its (centred, with an intercept) design, which keeps the interior-point solve accurate.
 * The interpreted twin takes the compiled kernel's steps with coupling, per-row strengths and
-  Anderson extrapolation; an epoch budget that stops the solver first leaves
-  ``converged_`` False.
+  Anderson extrapolation, and refuses the group rows under a coupling that the kernel
+  minimizes exactly; an epoch budget that stops the solver first leaves ``converged_`` False.
+* The dirty rows' exact minimization with per-task curvatures against cvxpy.
 """
 
 from __future__ import annotations
@@ -33,10 +34,11 @@ from multitask.penalties import (
 from multitask.penalties.base import Penalty
 from multitask.penalties.capped_l1 import RowWeightedL1
 from multitask.penalties.dirty import DirtyNorm
+from multitask.penalties.row_operators import dirty_weighted_row_min
 from multitask.solvers import BlockCoordinateDescent, QuadraticExact
 from multitask.solvers import exact as exact_module
 from multitask.solvers.base import apply_per_task
-from multitask.solvers.bcd import _bcd_epochs, _bcd_epochs_numpy, row_strengths
+from multitask.solvers.bcd import _bcd_epochs, _bcd_epochs_numpy, _run_epochs, row_strengths
 
 cp = pytest.importorskip("cvxpy")
 
@@ -334,6 +336,58 @@ def test_the_twin_refuses_other_families():
                           1e-8, 1.0)
 
 
+def test_the_twin_refuses_group_rows_under_a_coupling():
+    """Those rows are minimized exactly by the kernel only: the twin refuses them and
+    ``_run_epochs`` hands them to the kernel, which reaches the same point as from the
+    rows' proximal steps (a tiny l1 strength keeps the twin's proximal rows)."""
+    H, C, W, P, K, R, hist, n = _kernel_state(3, False, True, 0)
+    d = W.shape[0]
+    group = np.column_stack([np.zeros(d), np.linspace(0.05, 0.4, d), np.zeros(d)])
+    k_top = float(np.linalg.eigvalsh(K)[-1])
+    with pytest.raises(ValueError, match="coupling"):
+        _bcd_epochs_numpy(H, C, W, P, K, R, 0, group, k_top, hist, n, 3, 1e-8, 60.0)
+    done, converged = _run_epochs(H, C, W, P, K, R, 0, group, k_top, hist, n, 100_000, 1e-13)
+    assert converged
+    H2, C2, W2, P2, K2, R2, h2, n2 = _kernel_state(3, False, True, 0)
+    nearly = group.copy()
+    nearly[:, 0] = 1e-300
+    more, _ = _bcd_epochs(H2, C2, W2, P2, K2, R2, 0, nearly, k_top, h2, n2, 1_000_000, 1e-13)
+    np.testing.assert_allclose(W, W2, rtol=0, atol=1e-9 * np.abs(W2).max())
+    assert np.abs(W).max() > 0 and done < more  # the exact rows take fewer epochs
+
+
+@pytest.mark.parametrize("group_inf", [True, False])
+@pytest.mark.parametrize("a,c", [(0.3, 1.0), (2.0, 1.0), (4.7, 0.9), (20.0, 1.0), (0.0, 1.0),
+                                 (1.0, 0.0)])
+def test_dirty_row_minimized_exactly_with_each_tasks_curvature(group_inf, a, c):
+    """``argmin_w sum_t (h_t / 2) (w_t - z_t / h_t)^2 + N(w)`` against cvxpy's minimum over
+    the split ``w = p + q``; a task with ``h_t = 0`` gets 0."""
+    rng = np.random.default_rng(11)
+    m = 7
+    qn = "inf" if group_inf else 2
+    out = np.empty(m)
+    for trial in range(6):
+        h = rng.uniform(0.05, 20.0, m)
+        if trial == 5:
+            h[2] = 0.0
+        z = 3.0 * rng.standard_normal(m) * rng.uniform(0.1, 3.0)
+        if trial == 1:
+            z[:3] = 2.5  # ties
+        dirty_weighted_row_min(z, h, a, c, group_inf, out)
+        seen = h > 0
+        w, p = cp.Variable(m), cp.Variable(m)
+        quad = 0.5 * cp.sum(cp.multiply(h[seen], cp.square(w[seen]))) - z[seen] @ w[seen]
+        prob = cp.Problem(cp.Minimize(quad + a * cp.norm(p, qn) + c * cp.norm(w - p, 1)),
+                          [w[~seen] == 0] if (~seen).any() else [])
+        prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
+        np.testing.assert_allclose(out, w.value, rtol=0,
+                                   atol=1e-6 * max(1.0, np.abs(w.value).max()))
+        assert np.all(out[~seen] == 0.0)
+        ours = (0.5 * float(h @ out ** 2) - float(z @ out)
+                + DirtyNorm(a, c, np.inf if group_inf else 2.0).value(out[None, :]))
+        assert ours <= prob.value + 1e-9 * max(1.0, abs(prob.value))
+
+
 def test_row_strengths_read_numbers_and_arrays():
     fam, params = row_strengths(RowWeightedL1(np.arange(4.0)), 4)
     assert fam == 0 and params.shape == (4, 3)
@@ -366,9 +420,11 @@ def test_max_iter_first_means_not_converged(key):
 
 
 def test_anderson_cuts_the_epochs_and_keeps_the_optimum():
+    # the fused rows take proximal steps (TGL's and the dirty norm's rows are minimized exactly
+    # and converge in a few epochs without extrapolation)
     user, _, _ = _raw_problem(4, False)
     df = Squared(as_multitask_data(*user)[0])
-    penalty, _ = _models(float(np.abs(df.grad_at_zero()).max()))["temporal"]
+    penalty, _ = _models(float(np.abs(df.grad_at_zero()).max()))["fused"]
     plain = BlockCoordinateDescent(tol=1e-10, max_iter=500_000, anderson=0).solve(df, penalty)
     fast = BlockCoordinateDescent(tol=1e-10, max_iter=500_000).solve(df, penalty)
     assert plain.converged and fast.converged

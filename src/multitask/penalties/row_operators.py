@@ -51,6 +51,7 @@ __all__ = [
     "dirty_row_value",
     "dirty_split_rows",
     "dirty_split_threshold",
+    "dirty_weighted_row_min",
     "dirty_values_rows",
     "elastic_net_row_prox",
     "fsgl_row_prox",
@@ -258,6 +259,93 @@ def dirty_project_row(v, a, c, group_inf, out):  # pragma: no cover - compiled
     for i in range(m):
         x = min(t * abs(v[i]), c)
         out[i] = x if v[i] >= 0.0 else -x
+
+
+@njit(cache=True)
+def dirty_weighted_row_min(z, h, a, c, group_inf, out):  # pragma: no cover - compiled
+    """``out = argmin_w sum_t (h_t / 2) (w_t - z_t / h_t)^2 + N(w)``: the exact minimizer of
+    a separable quadratic with curvatures ``h_t >= 0`` plus the dirty norm (strengths ``a``,
+    ``c``). By duality ``w_t = (z_t - u_t) / h_t`` with ``u`` the projection of ``z`` onto
+    ``B`` in the metric ``diag(1 / h)``: ``u_t = sign(z_t) clip(|z_t| - lam h_t, 0, c)``
+    (``s* = 1``) or ``u_t = clip(z_t / (1 + lam h_t), -c, c)`` (``s* = 2``) with ``lam >= 0``
+    the smallest that makes ``u`` feasible. An entry with ``h_t = 0`` is 0."""
+    m = z.shape[0]
+    if a <= 0.0 or c <= 0.0:
+        for i in range(m):
+            out[i] = z[i] / h[i] if h[i] > 0.0 else 0.0
+        return
+    inside = 0.0
+    for i in range(m):
+        if h[i] > 0.0:
+            x = min(abs(z[i]), c)
+            inside += x if group_inf else x * x
+    lam = 0.0
+    if inside > (a if group_inf else a * a):
+        if group_inf:
+            # f(lam) = sum_i clip(x_i - lam h_i, 0, c): slope changes by -h_i at (x_i - c) / h_i
+            # (the entry leaves the cap) and by +h_i at x_i / h_i (it reaches 0)
+            pos = np.empty(2 * m)
+            step = np.empty(2 * m)
+            n = 0
+            slope = 0.0
+            for i in range(m):
+                if h[i] <= 0.0:
+                    continue
+                x = abs(z[i])
+                if x > c:
+                    pos[n] = (x - c) / h[i]
+                    step[n] = h[i]
+                    n += 1
+                elif x > 0.0:
+                    slope += h[i]
+                if x > 0.0:
+                    pos[n] = x / h[i]
+                    step[n] = -h[i]
+                    n += 1
+            order = np.argsort(pos[:n])
+            f = inside
+            prev = 0.0
+            lam = pos[order[n - 1]]
+            for e in range(n):
+                p = pos[order[e]]
+                fp = f - slope * (p - prev)
+                if fp <= a:
+                    lam = prev + (f - a) / slope
+                    break
+                f = fp
+                prev = p
+                slope += step[order[e]]
+        else:
+            lo = 0.0
+            hi = 0.0
+            for i in range(m):
+                if h[i] > 0.0:
+                    hi += (z[i] / h[i]) ** 2
+            hi = np.sqrt(hi) / a
+            for _ in range(200):
+                mid = 0.5 * (lo + hi)
+                tot = 0.0
+                for i in range(m):
+                    if h[i] > 0.0:
+                        x = min(abs(z[i]) / (1.0 + mid * h[i]), c)
+                        tot += x * x
+                if tot > a * a:
+                    lo = mid
+                else:
+                    hi = mid
+                if hi - lo <= 1e-15 * hi:
+                    break
+            lam = hi
+    for i in range(m):
+        if h[i] <= 0.0:
+            out[i] = 0.0
+            continue
+        if group_inf:
+            x = min(max(abs(z[i]) - lam * h[i], 0.0), c)
+        else:
+            x = min(abs(z[i]) / (1.0 + lam * h[i]), c)
+        u = x if z[i] >= 0.0 else -x
+        out[i] = (z[i] - u) / h[i]
 
 
 @njit(cache=True)

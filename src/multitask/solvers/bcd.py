@@ -29,22 +29,38 @@ One epoch visits the rows ``j = 0 .. d - 1`` in order:
 
       h = H_t[j, j] + K[t, t],   W_jt <- soft(h W_jt - g_t, a_j) / (h + c_j);
 
-* every other row (``b_j > 0``, the fused and dirty families): one proximal step on the row
-  with the curvature bound ``L_j = max_t H_t[j, j] + lambda_max(K)`` of the row's block of the
-  Hessian, ``W_j. <- prox_{r_j / L_j}(W_j. - g / L_j)``; the row operators are exact (group
+* group rows under a task coupling (``a_j = 0 < b_j``: TGL's l2,1 with its temporal
+  coupling): the row is minimized exactly. With ``A_j = diag_t(H_t[j, j]) + K`` the row's
+  block of the Hessian and ``r = A_j W_j. - g``, the minimizer of
+  ``w^T (A_j + c_j I) w / 2 - r^T w + b_j ||w||_2`` is 0 when ``||r|| <= b_j``, else
+  ``w = (A_j + (c_j + mu) I)^{-1} r`` with ``mu = b_j / ||w||``, found by bisection on
+  ``sum_t (mu s_t / (lambda_t + c_j + mu))^2 = b_j^2`` in the eigenbasis
+  ``A_j = Q diag(lambda) Q^T``, ``s = Q^T r`` (the eigendecompositions are computed once per
+  call of the kernel);
+* dirty rows without coupling: the row is minimized exactly with each task's own curvature
+  ``h_t = H_t[j, j]``, ``W_j. <- argmin_w sum_t (h_t / 2) (w_t - z_t / h_t)^2 + r_j(w)``
+  with ``z_t = h_t W_jt - g_t``
+  (:func:`~multitask.penalties.row_operators.dirty_weighted_row_min`);
+* every other row (the fused family, the elastic net with ``b_j > 0`` otherwise, the dirty
+  norm under a coupling): one proximal step on the row with the curvature bound
+  ``L_j = max_t H_t[j, j] + lambda_max(K)`` of the row's block of the Hessian,
+  ``W_j. <- prox_{r_j / L_j}(W_j. - g / L_j)``; the row operators are exact (group
   soft-thresholding; Condat's total-variation prox then soft- and group soft-thresholding;
   the projection onto the intersection of two balls by sorting: the plain functions of
   :mod:`multitask.penalties.row_operators`).
 
-A row whose curvature is zero (a feature that is zero in every task) is left as it is.
+A row whose curvature is zero (a feature that is zero in every task) is left as it is by the
+proximal steps; the dirty rows' exact minimization sets an entry of zero curvature to 0 (a
+minimizer: neither the loss nor the coupling sees it).
 
 Anderson extrapolation (the acceleration of skglm's and celer's coordinate descent): after
 every ``A`` epochs (``anderson``, default 5) the last ``A + 1`` iterates ``W^0 .. W^A`` give
 the combination ``sum_i c_i W^i`` (``sum_i c_i = 1``, ``i >= 1``) whose combined differences
 ``sum_i c_i (W^i - W^{i-1})`` have the least norm (an ``A x A`` linear system); it replaces
 ``W`` (with ``P`` and ``R`` recomputed, one epoch's work) when it lowers the objective. On
-School's raw features it cut the epochs to ``tol=1e-8`` 10 to 20 times (l2,1, TGL, the dirty
-norm), where plain coordinate descent crawls along the correlated raw features.
+School's raw features it cut the epochs to ``tol=1e-8`` 10 to 20 times (l2,1, and TGL and the
+dirty norm while their rows took proximal steps), where plain coordinate descent crawls along
+the correlated raw features.
 
 The epochs run until the largest coefficient change of an epoch is at most ``inner_tol``
 times the largest coefficient; then the certified relative duality gap of
@@ -54,8 +70,8 @@ the inner criterion is tightened tenfold and the epochs go on).
 The epochs are one compiled kernel (:func:`_bcd_epochs`) with an interpreted twin
 (:func:`_bcd_epochs_numpy`, the same updates, vectorized over the tasks where the rows allow
 it) that runs while numba's start-up is not worth paying (:mod:`multitask.compiled`); the twin
-covers the elastic-net family (with or without coupling); the fused and dirty row operators
-are compiled only (their penalties use compiled code anyway).
+covers the elastic-net family (with or without coupling) except group rows under a coupling;
+those exact row minimizations and the fused and dirty row operators are compiled only.
 
 Structure for what builds on it (screening, working sets): the kernel visits the rows in
 ``range(d)`` and touches nothing but ``W``, ``P``, ``R``, the extrapolation state and the
@@ -75,7 +91,11 @@ from numba import njit
 from multitask.compiled import charge_interpreted, interpreted_budget
 from multitask.losses import Datafit
 from multitask.penalties.base import ROW_PROX_FAMILIES, Penalty
-from multitask.penalties.row_operators import row_penalty, row_prox
+from multitask.penalties.row_operators import (
+    dirty_weighted_row_min,
+    row_penalty,
+    row_prox,
+)
 from multitask.solvers.anderson import anderson_point
 from multitask.solvers.base import Solver, apply_per_task, check_int, measure_lipschitz
 from multitask.solvers.iteration import IterationRecord, inner_tolerances
@@ -220,7 +240,23 @@ def _bcd_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epoch
         n_hist[0] = 1
     n_epochs = 0
     v = np.empty(m)
+    hv = np.empty(m)
+    rr = np.empty(m)
     new = np.empty(m)
+    exact_rows = family == 0 and coupled
+    lam_rows = np.zeros((d if exact_rows else 0, m))
+    Q_rows = np.zeros((d if exact_rows else 0, m, m))
+    if exact_rows:  # the eigendecompositions of the rows' Hessian blocks diag(H_t[j, j]) + K
+        Aj = np.empty((m, m))
+        for j in range(d):
+            for t in range(m):
+                gt = 0 if shared else t
+                for s in range(m):
+                    Aj[t, s] = K[t, s]
+                Aj[t, t] += H[gt, j, j]
+            lj, Qj = np.linalg.eigh(Aj)
+            lam_rows[j, :] = lj
+            Q_rows[j, :, :] = Qj
     for epoch in range(max_epochs):
         n_epochs = epoch + 1
         max_change = 0.0
@@ -251,6 +287,75 @@ def _bcd_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epoch
                         max_change = change
                     if abs(nw) > max_coef:
                         max_coef = abs(nw)
+                continue
+            if family >= 2 and not coupled:  # the dirty norm: exact row minimization
+                for t in range(m):
+                    gt = 0 if shared else t
+                    hv[t] = H[gt, j, j]
+                    v[t] = hv[t] * W[j, t] - (P[j, t] - C[j, t])
+                dirty_weighted_row_min(v, hv, a, b, family == 2, new)
+                for t in range(m):
+                    gt = 0 if shared else t
+                    change = _move(W, P, R, H, K, gt, j, t, new[t], coupled)
+                    if change > max_change:
+                        max_change = change
+                    if abs(new[t]) > max_coef:
+                        max_coef = abs(new[t])
+                continue
+            if exact_rows and a == 0.0:
+                # group (and ridge) row under the task coupling: exact row minimization of
+                # 0.5 w^T (A + c I) w - r^T w + b ||w||_2, A = diag(H_t[j, j]) + K
+                lam = lam_rows[j]
+                Q = Q_rows[j]
+                for t in range(m):
+                    gt = 0 if shared else t
+                    g = P[j, t] - C[j, t] + R[j, t]
+                    acc = H[gt, j, j] * W[j, t]
+                    for s in range(m):
+                        acc += K[t, s] * W[j, s]
+                    v[t] = acc - g
+                nrm = 0.0
+                for t in range(m):
+                    acc = 0.0
+                    for s in range(m):
+                        acc += Q[s, t] * v[s]
+                    rr[t] = acc
+                    nrm += acc * acc
+                nrm = np.sqrt(nrm)
+                if nrm <= b:
+                    for t in range(m):
+                        new[t] = 0.0
+                else:
+                    lo = b * max(lam[0] + c, 0.0) / (nrm - b)
+                    hi = b * (lam[m - 1] + c) / (nrm - b)
+                    mu = hi
+                    for _ in range(200):
+                        mu = 0.5 * (lo + hi)
+                        tot = 0.0
+                        for t in range(m):
+                            x = mu * rr[t] / (lam[t] + c + mu)
+                            tot += x * x
+                        if tot > b * b:
+                            hi = mu
+                        else:
+                            lo = mu
+                        if hi - lo <= 1e-15 * hi:
+                            break
+                    mu = hi
+                    for t in range(m):
+                        hv[t] = rr[t] / (lam[t] + c + mu)
+                    for t in range(m):
+                        acc = 0.0
+                        for s in range(m):
+                            acc += Q[t, s] * hv[s]
+                        new[t] = acc
+                for t in range(m):
+                    gt = 0 if shared else t
+                    change = _move(W, P, R, H, K, gt, j, t, new[t], coupled)
+                    if change > max_change:
+                        max_change = change
+                    if abs(new[t]) > max_coef:
+                        max_coef = abs(new[t])
                 continue
             # proximal step on the row with the curvature bound L_j
             Lj = 0.0
@@ -318,11 +423,20 @@ def _extrapolate_numpy(H, C, W, P, K, R, params, hist):
     return True
 
 
+def _twin_covers(family: int, params: np.ndarray, coupled: bool) -> bool:
+    """Whether :func:`_bcd_epochs_numpy` takes the kernel's steps on these rows: the
+    elastic-net family, without a group row (``a_j = 0 < b_j``) under a task coupling."""
+    if family != _ELASTIC_NET:
+        return False
+    return not (coupled and bool(np.any((params[:, 0] == 0.0) & (params[:, 1] > 0.0))))
+
+
 def _bcd_epochs_numpy(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epochs, tol,
                       budget):
-    """The epochs of :func:`_bcd_epochs` in numpy for the elastic-net family (the same
-    updates and extrapolations, vectorized over the tasks where a row's entries are
-    independent), for at most ``budget`` seconds.
+    """The epochs of :func:`_bcd_epochs` in numpy for the elastic-net family without group
+    rows under a task coupling (:func:`_twin_covers`; the same updates and extrapolations,
+    vectorized over the tasks where a row's entries are independent), for at most ``budget``
+    seconds.
 
     Returns ``(epochs done, converged, seconds spent)``; when the budget runs out the epochs
     stop after the current one, unconverged, and :func:`_bcd_epochs` continues from ``W``,
@@ -330,6 +444,9 @@ def _bcd_epochs_numpy(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max
     """
     if family != _ELASTIC_NET:
         raise ValueError("The interpreted twin covers the elastic-net row family only.")
+    if not _twin_covers(family, params, K.shape[0] > 0):
+        raise ValueError("The interpreted twin does not cover group rows under a task "
+                         "coupling (the kernel minimizes them exactly).")
     t0 = time.perf_counter()
     d, m = W.shape
     shared = H.shape[0] == 1
@@ -432,13 +549,14 @@ _TWIN_ROW_SECONDS = 1e-5
 
 def _run_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epochs, tol):
     """:func:`_bcd_epochs`, or its numpy twin while numba's start-up is not worth paying
-    (:mod:`multitask.compiled`; the elastic-net family only, and not when one epoch of the
-    twin would already cost more than the start-up left): ``(epochs done, converged)``."""
+    (:mod:`multitask.compiled`; the rows :func:`_twin_covers` only, and not when one epoch of
+    the twin would already cost more than the start-up left): ``(epochs done, converged)``."""
     done = 0
     budget = interpreted_budget()
     d, m = W.shape
     per_row = _TWIN_ROW_SECONDS * (m if K.shape[0] and params[:, 1].min() == 0.0 else 1)
-    if family == _ELASTIC_NET and budget > d * (per_row + 1e-9 * d * m):
+    twin = _twin_covers(family, params, K.shape[0] > 0)
+    if twin and budget > d * (per_row + 1e-9 * d * m):
         done, converged, spent = _bcd_epochs_numpy(H, C, W, P, K, R, family, params, k_top,
                                                    hist, n_hist, max_epochs, tol, budget)
         charge_interpreted(spent)
