@@ -363,13 +363,18 @@ PINNED = {
     'RobustFeatureLearningClassifier|tasks_raw_tall': 'newton_admm',
     'RobustFeatureLearningClassifier|tasks_small': 'newton_admm',
     'RobustFeatureLearningClassifier|tasks_wide': 'mm',
-    'RobustFeatureLearningRegressor|shared_small': 'mm',
+    # was mm: bench_certified --sweep --models rmtfl (ADMM certifies every sweep point)
+    'RobustFeatureLearningRegressor|shared_small': 'admm',
     'RobustFeatureLearningRegressor|shared_wide': 'mm',
     'RobustFeatureLearningRegressor|sparse_long': 'mm',
-    'RobustFeatureLearningRegressor|tasks_d40': 'mm',
-    'RobustFeatureLearningRegressor|tasks_raw': 'mm',
-    'RobustFeatureLearningRegressor|tasks_raw_tall': 'mm',
-    'RobustFeatureLearningRegressor|tasks_small': 'mm',
+    # was mm: bench_certified --sweep --models rmtfl (ADMM certifies every sweep point)
+    'RobustFeatureLearningRegressor|tasks_d40': 'admm',
+    # was mm: bench_certified --sweep --models rmtfl (ADMM certifies every sweep point)
+    'RobustFeatureLearningRegressor|tasks_raw': 'admm',
+    # was mm: bench_certified --sweep --models rmtfl (ADMM certifies every sweep point)
+    'RobustFeatureLearningRegressor|tasks_raw_tall': 'admm',
+    # was mm: bench_certified --sweep --models rmtfl (ADMM certifies every sweep point)
+    'RobustFeatureLearningRegressor|tasks_small': 'admm',
     'RobustFeatureLearningRegressor|tasks_wide': 'mm',
     'RobustMTLClassifier(n_groups=2)|shared_small': 'dc(ladm)',
     'RobustMTLClassifier(n_groups=2)|shared_wide': 'dc(ladm)',

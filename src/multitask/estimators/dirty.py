@@ -205,10 +205,11 @@ class _RobustFeatures:
                                classifier_default=0.01),
     }
     _solvers = ("fista", "pg", "admm", "mm", "newton_admm")
-    # solver="auto" takes majorization-minimization where the other split models take ADMM:
-    # to a certified 1e-8 on School's 20 schools, z-scored, ADMM needed thousands of
-    # iterations where majorization took tens of outer steps (benchmarks/bench_certified.py)
-    _auto_solvers = ("fista", "pg", "mm", "newton_admm")
+    # solver="auto" takes ADMM for a quadratic loss, as the other split models do (on School's
+    # 20 schools, raw and z-scored, it reaches a certified 1e-8 at every point of
+    # benchmarks/bench_certified.py --sweep where majorization-minimization stalls at some),
+    # majorization-minimization or Newton's ADMM for the other losses
+    _auto_solvers = ("fista", "pg", "admm", "mm", "newton_admm")
     _max_iter = 10000
     _path_param = "alpha_group"
 
