@@ -221,13 +221,13 @@ def _scores(sub: Datafit | None, n_rows: int, W_ws: np.ndarray, b, datafit: Data
 
 def _certificate(datafit: Datafit, penalty: Penalty, pen_ws: Penalty, W_ws: np.ndarray,
                  ws: np.ndarray, b, z: np.ndarray, ridge: float,
-                 design: MultiTaskData | None = None):
+                 design: MultiTaskData | _KnownProduct | None = None):
     """``(certificate, G, s)`` at the point whose nonzero rows are ``W_ws`` (rows ``ws``) with
     scores ``z``: ``G = X^T theta`` (the loss part of the gradient, at the unscaled dual
     point; products with ``design`` when given) and ``s`` the scale of the certified dual
     point ``s theta`` (``None`` when the free rows of the penalty needed the correction of
     :func:`~multitask.solvers.certificate.duality_gap`, done on the whole ``W``)."""
-    dp = datafit.dual_point_at_scores(z, b, design=design)
+    dp = datafit.dual_point_at_scores(z, b, design=design)  # type: ignore[arg-type]
     G = dp.grad
     Q = 0.0
     extra = None
@@ -253,6 +253,18 @@ def _certificate(datafit: Datafit, penalty: Penalty, pen_ws: Penalty, W_ws: np.n
         return cert, G, None
     cert = ray_certificate(primal, dp, Q, bound)
     return cert, G, cert.scale
+
+
+class _KnownProduct:
+    """Stands in for the design (only ``rmatvec`` is asked of it) where its one product
+    ``X^T theta`` is known: the gradient at ``W = 0`` with the
+    best intercepts, which is ``X^T theta`` of the dual point there (``grad_at_zero``)."""
+
+    def __init__(self, grad: np.ndarray):
+        self.grad = np.array(grad, dtype=np.float64)
+
+    def rmatvec(self, theta: np.ndarray) -> np.ndarray:
+        return self.grad
 
 
 def _radius(cert: Certificate, gamma: float) -> float:
@@ -336,9 +348,10 @@ class WorkingSet(Solver):
                                                                         problem.penalty))
         if not wanted:
             return None
-        share, ratio = problem.active_share, problem.strength_ratio
+        share = problem.active_share
         sparse = (share is None or share <= 0.5
-                  or (problem.n_rows <= 2 * problem.n_features and (ratio or 0.0) >= 0.05))
+                  or (problem.n_rows <= 2 * problem.n_features
+                      and (problem.strength_ratio or 0.0) >= 0.05))
         return 90.0 if sparse else None
 
     def __init__(self, *, max_iter: int = 10000, tol: float = 1e-4, inner="auto", p0: int = 50,
@@ -440,10 +453,17 @@ class WorkingSet(Solver):
         converged = whole = False
         inner_name = ""
         cert = None
+        # a cold start's first point is W = 0 with the best intercepts: its gradient is the
+        # datafit's grad_at_zero, which the solver choice has usually computed already (a
+        # loss with one score per row: the multinomial's class columns are laid out apart)
+        at_zero = (coef_init is None and intercept_init is None and ws.size == 0
+                   and bool({"hessian", "quadratic", "least_squares"} & datafit.capabilities))
         while True:
             z = _scores(sub, n_rows, W[ws], b, datafit)
+            design = _KnownProduct(datafit.grad_at_zero()) if at_zero else columns.full
+            at_zero = False
             cert, G, s = _certificate(datafit, penalty, pen_ws, W[ws], ws, b, z, ridge,
-                                      columns.full)
+                                      design)
             if cert is None:  # no certificate here (cannot happen after missing())
                 break
             if whole and cert.relative_gap > self.tol:
