@@ -25,8 +25,9 @@ __all__ = ["ROLES", "Problem"]
 #: Where a solver may stand: ``"model"`` solves a whole model, ``"inner"`` the subproblems of
 #: a meta-solver (a working set's rows, a multi-stage model's stages).
 ROLES = ("model", "inner")
-#: Scales read by :attr:`Problem.strength_ratio` (log-spaced over six decades).
-_RATIO_STEPS = 121
+#: Bisections of :attr:`Problem.strength_ratio` over six decades (a relative error of
+#: ``10^(6 / 2^20)`` at most).
+_RATIO_STEPS = 20
 
 
 class Problem:
@@ -143,24 +144,38 @@ class Problem:
 
     @cached_property
     def strength_ratio(self) -> float | None:
-        """``alpha / alpha_max`` of a penalty whose rows are blocks (``None`` for the others):
-        the largest scale ``s`` in ``[10^-6, 1]`` at which every row passes its zero test on
-        ``s G_0`` (``max_j v_j(s G_0) <= 0``; for a norm ``alpha Omega``, ``s = alpha /
-        Omega^*(G_0)``), read on :data:`_RATIO_STEPS` log-spaced scales (rounded down to one
-        of them); 1 where zero is optimal, 0 below ``10^-6``."""
+        """``alpha / alpha_max`` of a penalty whose rows are blocks (``None`` for the others
+        but a norm with one strength, :meth:`_norm_ratio`): the largest scale ``s`` in
+        ``[10^-6, 1]`` at which every row passes its zero test on ``s G_0`` (``max_j v_j(s
+        G_0) <= 0``; for a norm ``alpha Omega``, ``s = alpha / Omega^*(G_0)``, read from the
+        penalty's ``alpha_max`` directly), else found by :data:`_RATIO_STEPS` bisections of
+        ``log s`` (the violations grow with the scale of ``G``); 1 where zero is optimal, 0
+        below ``10^-6``."""
         d = self.n_features
         blocks = row_blocks(self.penalty, d)
         if blocks is None or d == 0 or bool(np.all(blocks.free())):
             return self._norm_ratio()
-        scales = np.logspace(-6, 0, _RATIO_STEPS)
-        # the violations grow with the scale of G: the passing scales form (0, s*]
-        passes = [float(np.max(v)) <= 0 for v in blocks.violations(self._grad_at_zero, scales)]
-        ok = np.flatnonzero(passes)
-        return float(scales[ok[-1]]) if ok.size else 0.0
+        direct = self._norm_ratio()  # a norm with one strength: its own alpha_max
+        if direct is not None:
+            return direct
+        G = self._grad_at_zero
+
+        def passes(log_s: float) -> bool:
+            return float(np.max(blocks.violation(G, 10.0 ** log_s))) <= 0
+
+        if passes(0.0):
+            return 1.0
+        lo, hi = -6.0, 0.0  # passes at lo, fails at hi
+        if not passes(lo):
+            return 0.0
+        for _ in range(_RATIO_STEPS):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if passes(mid) else (lo, mid)
+        return float(10.0 ** lo)
 
     def _norm_ratio(self) -> float | None:
-        """``min(1, alpha / alpha_max)`` of a penalty ``alpha Omega`` without row blocks (the
-        trace norm: ``alpha_max = Omega^*(G_0)``, the penalty's ``alpha_max``); ``None``
+        """``min(1, alpha / alpha_max)`` of a penalty ``alpha Omega`` (the l1, l2,1 and trace
+        norms: ``alpha_max = Omega^*(G_0)``, the penalty's ``alpha_max``); ``None``
         where the penalty has no single strength or no finite ``alpha_max``."""
         alpha = getattr(self.penalty, "alpha", None)
         if not isinstance(alpha, (int, float)) or self.split or self.n_features == 0:
