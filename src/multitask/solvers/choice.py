@@ -19,23 +19,29 @@ of this library, highest first (each solver's module says when and why it takes 
 score   solver and condition
 ======  =====================================================================================
 100     ``exact``: a quadratic model solved by one linear system
-90      ``working_set``: many feature rows, separable, not all free
+90      ``working_set``: many feature rows, separable, not all free, a sparse solution
+        expected (``Problem.active_share`` at most one half, or ``alpha >= alpha_max / 20``
+        on data with at most twice as many rows as features)
 80      ``newton``: a smooth non-quadratic loss, few features, feature scale its Hessians hold
 75      ``newton_cg``: a loss coupling a row's scores (the multinomial) with a pure ridge
-70      ``bcd``: a quadratic loss with row operators (unless group rows on per-task designs)
-65      ``newton_admm``: a split model with Newton's data conditions
-62      ``admm``: a quadratic loss, ill-conditioned or a split model
+70      ``bcd``: a quadratic loss with row operators (60 on group rows of per-task designs)
+65      ``newton_admm``: a split model, or the trace norm with the logistic or squared hinge
+        loss, with Newton's data conditions
+62      ``admm``: a quadratic loss, ill-conditioned or a split model; 56 for the trace norm
+        with the squared loss where it applies
 60      ``mm``: a smooth loss, ill-conditioned bound or a split model; ``cd`` as inner solver
-55      ``ladm``: a split model
+55      ``ladm``: a split model; 52 for the l2,1 and trace norms with the squared loss at
+        ``alpha <= alpha_max / 20`` on data with at least as many rows as features
 50      ``fista``: any smooth loss with a prox
 40      ``lp``: a piecewise-linear loss with linear constraints or a polyhedral norm, up to a
-        size (larger where its dual program is small); ``bcd`` on group rows of per-task
-        designs
+        size (larger where its dual program is small)
 10, 5   ``pg``, ``subgradient``: fallbacks
 ======  =====================================================================================
 
 ``tests/test_solver_choice.py`` pins the result for every model on a table of data sets;
-``benchmarks/bench_auto_solver.py`` measures it against the other applicable solvers.
+``benchmarks/bench_auto_choice.py`` measures it against every applicable solver on a grid of
+shapes, strengths, losses and model families (``benchmarks/bench_auto_solver.py``: accelerated
+gradient against ADMM on real data sets).
 """
 
 from __future__ import annotations
