@@ -16,22 +16,24 @@ drawn positions, about 50 per row); the regression targets ``y_t = X_t W*_t + no
 signal's standard deviation; the classifiers take ``y > median``. The strength is a fraction
 of the estimator's ``alpha_max`` (``--fractions``, default 0.5, 0.1, 0.01: from few active
 feature rows to nearly all); the share of nonzero feature rows of the fastest fit is printed
-(``active``). Shapes (``m x d``, dense or sparse): the main grid crosses tasks {10, 100, 1000}
-with features {10, 300} dense, ``10 x 10^4`` dense, ``100 x 10^4`` and ``1000 x 10^4`` sparse
-and ``10 x 10^5``, ``100 x 10^5`` sparse, for l2,1, the independent lasso, the trace norm and
-the dirty model, squared and logistic losses; ``--grid others`` runs every other model family
-(both losses) on ``10 x 10`` and ``10 x 300`` dense at ``0.1 alpha_max``. Skipped, and said so
-in the output: ``1000 x 10^5`` (the stacked design alone holds 2 million entries per 50 active
-features of each row, and every solver exceeds ``--cap``), the dense ``100 x 10^4`` and
-``1000 x 10^4`` (hundreds of megabytes of design).
+(``active``). Shapes (``m x d``, dense or sparse): the main grid crosses tasks {10, 1000}
+with 10 features, tasks {10, 100, 1000} with 300, ``10 x 10^4`` dense, ``100 x 10^4`` sparse
+and ``10 x 10^5`` sparse, for l2,1, the independent lasso, the trace norm and the dirty model,
+squared and logistic losses (``--shapes`` picks others: ``100x300``, ``10x100000s``);
+``--grid others`` runs every other model family (both losses) on ``10 x 10`` and ``10 x 300``
+dense at ``0.1 alpha_max``. Skipped, and said so in the output: :data:`SKIPPED`.
 
 Protocol: one BLAS thread, CPU time of the process (``time.process_time``); every solver is
-fitted once on a small problem first (numba compilation outside the timings); a fit under 1 s
-is repeated three times (the minimum is kept). A fit that runs past ``--cap`` CPU seconds is
-stopped (a ``SIGPROF`` timer; a compiled kernel finishes its call first) and counts as
-``>cap``; a fit that ends unconverged (``converged_`` false) is marked ``*`` and is not a
-candidate for the fastest. Times are for comparison within one run: on a shared machine
-their level moves, their ratios much less.
+fitted once on a small problem first (numba compilation outside the timings) and ``"auto"``
+once, untimed, at each point (the first fit on new data pays one-off costs); a fit under
+:data:`BATCH` seconds is repeated until the repeats take that long (their mean is kept). A fit
+that runs past ``--cap`` CPU seconds, or past 1.2 times the fastest converged fit so far at
+the point (its time no longer changes the ratio), is stopped (a ``SIGPROF`` timer; a compiled
+kernel finishes its call first) and shows as ``>t``; a fit that ends unconverged
+(``converged_`` false) is marked ``*`` and is not a candidate for the fastest; a solver that
+runs out of memory shows ``out_of_memory``. ``"pg"`` and ``"subgradient"`` are timed only with
+``--fallbacks``. Times are for comparison within one run: on a shared machine their level
+moves, their ratios much less (``docs/_fragments/auto_choice.md``: the figures).
 """
 
 from __future__ import annotations
