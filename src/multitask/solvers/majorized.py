@@ -51,7 +51,7 @@ from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
 __all__ = ["ILL_CONDITIONED_BOUND", "MajorizedADMM", "QuadraticBound",
-           "bound_condition_number", "prefer_majorized"]
+           "bound_condition_number", "multinomial_separable", "prefer_majorized"]
 
 #: ``solver="auto"`` prefers :class:`MajorizedADMM` to accelerated gradient for a smooth
 #: non-quadratic loss when :func:`bound_condition_number` is at least this (measured by
@@ -91,6 +91,21 @@ def prefer_majorized(datafit: Datafit, penalty: Penalty,
     if data.shared or data.is_sparse:  # one d x d matrix (or a rare sparse per-task design)
         return bound_condition_number(datafit) >= threshold
     return _condition_estimate(datafit) >= threshold
+
+
+def multinomial_separable(datafit: Datafit) -> bool:
+    """Whether ``datafit`` is the multinomial loss with fewer than ``2 d K`` rows per task on
+    average (``d`` features, ``K`` classes): a task's softmax model has ``d K`` weights, and
+    with fewer than twice as many rows its classes are likely separable (Cover's
+    function-counting theorem, as in :func:`prefer_majorized`), so that the loss's curvature
+    vanishes at the solution, far below its bound."""
+    if datafit.name != "multinomial":
+        return False
+    raw = getattr(datafit, "raw", None)
+    if raw is None or not raw.n_tasks:
+        return False
+    n_classes = int(getattr(datafit, "n_classes", 2))
+    return raw.n_rows < 2 * raw.n_features * n_classes * raw.n_tasks
 
 
 def _condition_estimate(datafit: Datafit) -> float:
@@ -170,8 +185,14 @@ class MajorizedADMM(Solver):
     @classmethod
     def preference(cls, problem: Problem, **settings) -> float | None:
         """60 for a split model (behind ADMM, which a quadratic loss takes) or an
-        ill-conditioned bound (:func:`prefer_majorized`): ahead of accelerated gradient."""
-        wanted = problem.split or problem.fact(
+        ill-conditioned bound (:func:`prefer_majorized`): ahead of accelerated gradient. No
+        claim on a split model with the multinomial loss whose classes are likely separable
+        (:func:`multinomial_separable`): the bound's steps are then short, as
+        :func:`prefer_majorized` says, and accelerated gradient certifies the same tolerance
+        first (the robust and the sparse + low-rank classifiers on Deterding's vowels, the
+        main job's ``multitask benchmark vowel``: docs/benchmark.md)."""
+        split = problem.split and not multinomial_separable(problem.datafit)
+        wanted = split or problem.fact(
             "mm_ill_conditioned", lambda: prefer_majorized(problem.datafit, problem.penalty))
         return 60.0 if wanted else None
 
