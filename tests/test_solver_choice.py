@@ -472,17 +472,13 @@ PINNED = {
     'TemporalGroupLassoRegressor|tasks_raw_tall': 'bcd',
     'TemporalGroupLassoRegressor|tasks_small': 'bcd',
     'TemporalGroupLassoRegressor|tasks_wide': 'fista',
-    # was 'fista': bench_auto_choice "TraceNorm logistic m=10 d=10" (newton_admm ahead)
-    "TraceNormClassifier(loss='squared_hinge')|shared_small": 'newton_admm',
+    "TraceNormClassifier(loss='squared_hinge')|shared_small": 'fista',
     "TraceNormClassifier(loss='squared_hinge')|shared_wide": 'fista',
     "TraceNormClassifier(loss='squared_hinge')|sparse_long": 'fista',
     "TraceNormClassifier(loss='squared_hinge')|tasks_d40": 'fista',
-    # was 'mm': bench_auto_choice "TraceNorm logistic m=10 d=10" (newton_admm ahead)
-    "TraceNormClassifier(loss='squared_hinge')|tasks_raw": 'newton_admm',
-    # was 'mm': bench_auto_choice "TraceNorm logistic m=10 d=10" (newton_admm ahead)
-    "TraceNormClassifier(loss='squared_hinge')|tasks_raw_tall": 'newton_admm',
-    # was 'fista': bench_auto_choice "TraceNorm logistic m=10 d=10" (newton_admm ahead)
-    "TraceNormClassifier(loss='squared_hinge')|tasks_small": 'newton_admm',
+    "TraceNormClassifier(loss='squared_hinge')|tasks_raw": 'mm',
+    "TraceNormClassifier(loss='squared_hinge')|tasks_raw_tall": 'mm',
+    "TraceNormClassifier(loss='squared_hinge')|tasks_small": 'fista',
     "TraceNormClassifier(loss='squared_hinge')|tasks_wide": 'fista',
     # was 'fista': bench_auto_choice "TraceNorm logistic m=10 d=10" (newton_admm ahead)
     'TraceNormClassifier|shared_small': 'newton_admm',
