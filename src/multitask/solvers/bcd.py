@@ -218,6 +218,64 @@ def _move(W, P, R, H, K, gt, j, t, value, coupled):  # pragma: no cover - compil
 
 
 @njit(cache=True)
+def _move_row(W, P, R, H, K, j, new, coupled, max_change, max_coef):  # pragma: no cover
+    """Row ``j`` of ``W`` set to ``new`` by :func:`_move` task by task; returns the largest
+    change and coefficient so far, ``max_change`` and ``max_coef`` updated."""
+    shared = H.shape[0] == 1
+    for t in range(W.shape[1]):
+        gt = 0 if shared else t
+        change = _move(W, P, R, H, K, gt, j, t, new[t], coupled)
+        if change > max_change:
+            max_change = change
+        if abs(new[t]) > max_coef:
+            max_coef = abs(new[t])
+    return max_change, max_coef
+
+
+@njit(cache=True)
+def _group_row_min(v, lam, Q, b, c, rr, hv, out):  # pragma: no cover - compiled
+    """``out = argmin_w 0.5 w^T (A + c I) w - v^T w + b ||w||_2`` for ``A = Q diag(lam) Q^T``
+    (``lam`` ascending): zero when ``||Q^T v|| <= b``, else ``w = Q (Lambda + c + mu)^-1 Q^T v``
+    with ``mu > 0`` the root of ``||mu (Lambda + c + mu)^-1 Q^T v|| = b`` (bisection on its
+    bracket). ``rr`` and ``hv`` are work arrays of the row's length."""
+    m = v.shape[0]
+    nrm = 0.0
+    for t in range(m):
+        acc = 0.0
+        for s in range(m):
+            acc += Q[s, t] * v[s]
+        rr[t] = acc
+        nrm += acc * acc
+    nrm = np.sqrt(nrm)
+    if nrm <= b:
+        for t in range(m):
+            out[t] = 0.0
+        return
+    lo = b * max(lam[0] + c, 0.0) / (nrm - b)
+    hi = b * (lam[m - 1] + c) / (nrm - b)
+    for _ in range(200):
+        mu = 0.5 * (lo + hi)
+        tot = 0.0
+        for t in range(m):
+            x = mu * rr[t] / (lam[t] + c + mu)
+            tot += x * x
+        if tot > b * b:
+            hi = mu
+        else:
+            lo = mu
+        if hi - lo <= 1e-15 * hi:
+            break
+    mu = hi
+    for t in range(m):
+        hv[t] = rr[t] / (lam[t] + c + mu)
+    for t in range(m):
+        acc = 0.0
+        for s in range(m):
+            acc += Q[t, s] * hv[s]
+        out[t] = acc
+
+
+@njit(cache=True)
 def _bcd_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epochs,
                 tol):  # pragma: no cover - compiled
     """Epochs of block coordinate descent (module docstring), in place on ``W``, ``P = H W``
@@ -294,19 +352,12 @@ def _bcd_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epoch
                     hv[t] = H[gt, j, j]
                     v[t] = hv[t] * W[j, t] - (P[j, t] - C[j, t])
                 dirty_weighted_row_min(v, hv, a, b, family == 2, new)
-                for t in range(m):
-                    gt = 0 if shared else t
-                    change = _move(W, P, R, H, K, gt, j, t, new[t], coupled)
-                    if change > max_change:
-                        max_change = change
-                    if abs(new[t]) > max_coef:
-                        max_coef = abs(new[t])
+                max_change, max_coef = _move_row(W, P, R, H, K, j, new, coupled, max_change,
+                                                 max_coef)
                 continue
             if exact_rows and a == 0.0:
                 # group (and ridge) row under the task coupling: exact row minimization of
                 # 0.5 w^T (A + c I) w - r^T w + b ||w||_2, A = diag(H_t[j, j]) + K
-                lam = lam_rows[j]
-                Q = Q_rows[j]
                 for t in range(m):
                     gt = 0 if shared else t
                     g = P[j, t] - C[j, t] + R[j, t]
@@ -314,48 +365,9 @@ def _bcd_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epoch
                     for s in range(m):
                         acc += K[t, s] * W[j, s]
                     v[t] = acc - g
-                nrm = 0.0
-                for t in range(m):
-                    acc = 0.0
-                    for s in range(m):
-                        acc += Q[s, t] * v[s]
-                    rr[t] = acc
-                    nrm += acc * acc
-                nrm = np.sqrt(nrm)
-                if nrm <= b:
-                    for t in range(m):
-                        new[t] = 0.0
-                else:
-                    lo = b * max(lam[0] + c, 0.0) / (nrm - b)
-                    hi = b * (lam[m - 1] + c) / (nrm - b)
-                    mu = hi
-                    for _ in range(200):
-                        mu = 0.5 * (lo + hi)
-                        tot = 0.0
-                        for t in range(m):
-                            x = mu * rr[t] / (lam[t] + c + mu)
-                            tot += x * x
-                        if tot > b * b:
-                            hi = mu
-                        else:
-                            lo = mu
-                        if hi - lo <= 1e-15 * hi:
-                            break
-                    mu = hi
-                    for t in range(m):
-                        hv[t] = rr[t] / (lam[t] + c + mu)
-                    for t in range(m):
-                        acc = 0.0
-                        for s in range(m):
-                            acc += Q[t, s] * hv[s]
-                        new[t] = acc
-                for t in range(m):
-                    gt = 0 if shared else t
-                    change = _move(W, P, R, H, K, gt, j, t, new[t], coupled)
-                    if change > max_change:
-                        max_change = change
-                    if abs(new[t]) > max_coef:
-                        max_coef = abs(new[t])
+                _group_row_min(v, lam_rows[j], Q_rows[j], b, c, rr, hv, new)
+                max_change, max_coef = _move_row(W, P, R, H, K, j, new, coupled, max_change,
+                                                 max_coef)
                 continue
             # proximal step on the row with the curvature bound L_j
             Lj = 0.0
