@@ -388,13 +388,8 @@ def _bcd_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epoch
             else:  # a ridge on a row the loss does not see: its minimizer is 0
                 for t in range(m):
                     new[t] = 0.0
-            for t in range(m):
-                gt = 0 if shared else t
-                change = _move(W, P, R, H, K, gt, j, t, new[t], coupled)
-                if change > max_change:
-                    max_change = change
-                if abs(new[t]) > max_coef:
-                    max_coef = abs(new[t])
+            max_change, max_coef = _move_row(W, P, R, H, K, j, new, coupled, max_change,
+                                             max_coef)
         if max_change <= tol * max(max_coef, 1e-300):
             return n_epochs, True
         if A > 0:
