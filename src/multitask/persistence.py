@@ -185,7 +185,7 @@ def save_model(model, path: str | os.PathLike, *, metadata: dict | None = None) 
     Returns
     -------
     Path
-        The file written (the target of ``path`` when it is a link).
+        The file :func:`atomic_write` wrote.
 
     Raises
     ------

@@ -16,6 +16,7 @@
   :func:`make_multilabel_tasks` (sparse documents, low-rank labels with outliers).
 """
 
+from . import synthetic
 from ._loaders import (
     LETTER_PAIRS,
     NEWSGROUP_PAIRS,
@@ -31,15 +32,7 @@ from ._loaders import (
 from ._paths import ENV_VAR, find_data_dir
 from ._school import load_school
 from ._split import split_shared, split_tasks
-from .synthetic import (
-    make_joint_sparse_tasks,
-    make_linear_tasks,
-    make_low_rank_tasks,
-    make_multilabel_tasks,
-    make_outlier_tasks,
-    make_sparse_low_rank_tasks,
-    make_tree_tasks,
-)
+from .synthetic import *  # noqa: F403  (the generators, synthetic.__all__)
 
 __all__ = [
     "ENV_VAR",
@@ -55,13 +48,7 @@ __all__ = [
     "load_splice",
     "load_vowel",
     "load_yeast",
-    "make_joint_sparse_tasks",
-    "make_linear_tasks",
-    "make_low_rank_tasks",
-    "make_multilabel_tasks",
-    "make_outlier_tasks",
-    "make_sparse_low_rank_tasks",
-    "make_tree_tasks",
     "split_shared",
     "split_tasks",
+    *synthetic.__all__,
 ]
