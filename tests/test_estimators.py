@@ -378,7 +378,11 @@ def test_attributes_and_convergence_warning(regression_lists):
     assert est.coef_.shape == (3, Xs[0].shape[1]) and est.intercept_.shape == (3,)
     assert est.n_features_in_ == Xs[0].shape[1]
     np.testing.assert_array_equal(est.tasks_, [0, 1, 2])
-    assert len(est.objective_) == 2
+    # the history has at most one value per iteration: accelerated gradient records every
+    # one, ADMM (which solver="auto" takes for the trace norm with the squared loss since it
+    # was measured faster there, docs/scale.md) its checks and its last iterate
+    assert 1 <= len(est.objective_) <= est.n_iter_
+    assert np.all(np.isfinite(est.objective_))
     for bad in ({"max_iter": 0}, {"tol": 0.0}, {"tol": -1.0}):
         with pytest.raises(ValueError, match=next(iter(bad))):
             TraceNormRegressor(**bad).fit(Xs, ys)
@@ -405,5 +409,14 @@ def test_fitted_solver_attributes(cls, regression_lists, classification_lists):
     data, _ = as_multitask_data(Xs, ys, classification=cls._is_classifier)
     datafit = est._make_datafit(data)
     penalty = est._make_penalty(datafit)
-    assert optimality(datafit, penalty, est.coef_variable_, est.intercept_variable_,
-                      target=est.tol) == pytest.approx(est.optimality_, rel=1e-6, abs=1e-12)
+    recomputed = optimality(datafit, penalty, est.coef_variable_, est.intercept_variable_,
+                            target=est.tol)
+    if est.solver_.name == "admm":
+        # ADMM's certificate also builds a dual point from its W-step iterate, which the
+        # fitted attributes do not keep (solvers.base.finish's dual_weights): the gap from the
+        # variables alone is another certificate of the same point, to the same tolerance.
+        # solver="auto" takes ADMM for the trace norm with the squared loss since it was
+        # measured faster there (docs/scale.md, "The automatic solver choice, measured").
+        assert recomputed <= est.tol
+    else:
+        assert recomputed == pytest.approx(est.optimality_, rel=1e-6, abs=1e-12)
