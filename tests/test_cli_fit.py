@@ -130,13 +130,14 @@ def test_classifier_with_text_labels_and_probabilities(tmp_path, classification_
                  "--output", str(out), "--proba"]) == 0
     got = read_table(out)
     feats = [c for c in df.columns if c.startswith("f")]
-    ref = TraceNormClassifier(alpha=0.01).fit(df[feats].to_numpy(), df["label"].to_numpy(),
-                                              df["task"].to_numpy())
-    assert list(got["prediction"]) == list(ref.predict(df[feats].to_numpy(),
-                                                       df["task"].to_numpy()))
-    np.testing.assert_array_equal(
-        got["probability_yes"].to_numpy(),
-        ref.predict_proba(df[feats].to_numpy(), df["task"].to_numpy())[:, 1])
+    # the command line reads the columns into a row-major matrix; a long-format design whose
+    # rows are grouped by task is used as given, and the rounding of its matrix products
+    # follows its memory layout, so the reference takes the same layout as the command line
+    X = np.ascontiguousarray(df[feats].to_numpy())
+    ref = TraceNormClassifier(alpha=0.01).fit(X, df["label"].to_numpy(), df["task"].to_numpy())
+    assert list(got["prediction"]) == list(ref.predict(X, df["task"].to_numpy()))
+    np.testing.assert_array_equal(got["probability_yes"].to_numpy(),
+                                  ref.predict_proba(X, df["task"].to_numpy())[:, 1])
 
 
 # ----------------------------------------------------------------------------- bad files

@@ -45,7 +45,8 @@ intercept and bound variable (``d m + m + n_aux`` rows)::
 with the primal's ``(c, A, b)`` of :func:`build_lp`. Where the data rows outnumber the
 weights (the usual case) its basis is far smaller, and the dual simplex on it is several times
 faster than either method on the primal (quantile regression with an l1 penalty; it is what
-``form="auto"`` takes when the dual has fewer rows). The primal ``(W, b)`` are the marginals
+``form="auto"`` takes for a norm as penalty when the dual has fewer rows; a set such as
+the l1,inf ball keeps the primal). The primal ``(W, b)`` are the marginals
 of its equality rows (LP duality: the sensitivity of the optimum to ``c_free``), a vertex of the
 primal's optimal set as the simplex's basis is one of the dual's.
 
@@ -253,6 +254,11 @@ def _dual_is_smaller(d: int, m: int, n_rows: int, n_aux: int | None = None) -> b
     return d * m + m + aux < n_rows + 2 * d * m
 
 
+def _is_penalized(penalty: Penalty, d: int, m: int) -> bool:
+    """Whether ``penalty`` is a norm with a cost on its bound variables (not a set)."""
+    return penalty.lp_cost(d, m) is not None
+
+
 class LinearProgram(Solver):
     """Exact solution of a piecewise-linear loss over a polyhedral set, or with a polyhedral
     norm as its penalty (HiGHS).
@@ -265,8 +271,8 @@ class LinearProgram(Solver):
         ``"auto"``: interior point on the primal program, dual simplex on the dual one.
     form : {"auto", "primal", "dual"}, default="auto"
         The program solved: the primal (module docstring), its dual (a row per weight instead
-        of a row per data row; the weights are its equality rows' marginals), or the one with
-        fewer rows.
+        of a row per data row; the weights are its equality rows' marginals), or
+        ``"auto"``: for a norm as penalty the one with fewer rows, for a set the primal.
     zero_tol : float, default=1e-12
         Entries of ``W`` with ``|W_jt| <= zero_tol * max(1, max |W|)`` are set to 0 (rounding
         left in basic variables that are zero at the vertex).
@@ -299,7 +305,9 @@ class LinearProgram(Solver):
         entries = problem.stored_entries
         if entries <= LP_AUTO_MAX_ENTRIES:
             return 40.0
-        small_dual = _dual_is_smaller(problem.n_features, problem.n_tasks, problem.n_rows)
+        d, m = problem.n_features, problem.n_tasks
+        small_dual = (_is_penalized(problem.penalty, d, m)
+                      and _dual_is_smaller(d, m, problem.n_rows))
         return 40.0 if small_dual and entries <= LP_DUAL_AUTO_MAX_ENTRIES else None
 
     def __init__(self, *, method: str = "auto", form: str = "auto", zero_tol: float = 1e-12,
@@ -315,10 +323,19 @@ class LinearProgram(Solver):
         self.zero_tol = float(zero_tol)
         self.options = options
 
-    def _form(self, sizes: dict, primal_rows: int) -> str:
-        """The program to solve: ``form``, or for ``"auto"`` the one with fewer rows."""
+    def _form(self, sizes: dict, primal_rows: int, penalized: bool) -> str:
+        """The program to solve: ``form``, or for ``"auto"`` the one with fewer rows where
+        the penalty is a norm (its cost in the objective) and the primal for a set (a ball).
+
+        The dual program by dual simplex was measured on penalized programs (quantile
+        regression with an l1 penalty); on the l1,inf and l1 balls of the paper's
+        experiment it stopped at ``max_iter`` simplex iterations with ``W = 0``, where
+        interior point on the primal (the choice for sets before the dual program existed)
+        solves them."""
         if self.form != "auto":
             return self.form
+        if not penalized:
+            return "primal"
         dual_rows = sizes["W"] + sizes["b"] + sizes["u"]
         return "dual" if dual_rows < primal_rows else "primal"
 
@@ -335,7 +352,7 @@ class LinearProgram(Solver):
         d, m = data.n_features, data.n_tasks
         scale = design_scale(data)
         c, A_ub, b_ub, bounds, sizes = build_lp(datafit, penalty, scale)
-        form = self._form(sizes, A_ub.shape[0])
+        form = self._form(sizes, A_ub.shape[0], _is_penalized(penalty, d, m))
         method = self._method(form)
         options = {"maxiter": self.max_iter, **(self.options or {})}
         if form == "dual":
