@@ -114,8 +114,11 @@ def test_default_grid_starts_at_alpha_max_and_follows_alpha_ratio(long_regressio
     grid = default_param_grid(est, X, y, n_alphas=6, alpha_ratio=1e-2)["alpha"]
     amax = est.alpha_max(X, y)
     np.testing.assert_allclose(grid, relative_grid(amax, 6, 1e-2))
-    assert np.all(est.set_params(alpha=grid[0]).fit(X, y).coef_ == 0)
-    assert np.any(est.set_params(alpha=grid[1]).fit(X, y).coef_ != 0)
+    # zero at alpha_max to rounding: exactly at the boundary the top singular value of the
+    # solver's own gradient may exceed alpha by an ulp (ADMM there leaves 1e-17 entries)
+    top = np.abs(est.set_params(alpha=grid[0]).fit(X, y).coef_).max()
+    below = np.abs(est.set_params(alpha=grid[1]).fit(X, y).coef_).max()
+    assert below > 0 and top <= 1e-12 * below
     # ridge-type: no alpha_max, a grid around the curvature scale, wider
     rg = default_param_grid(IndependentRidgeRegressor(task_column=-1), X, y, n_alphas=5,
                             alpha_ratio=1e-3)["alpha"]

@@ -110,7 +110,7 @@ def test_classifiers_keep_stratified_kfold_and_refuse_pooled_auc():
         warnings.simplefilter("ignore")
         cv = MultiTaskCV(L21Classifier(), n_alphas=3, cv=3).fit(data.X, data.y)
     assert cv.selection_ == "kfold"
-    with pytest.raises(ValueError, match="regressor scored by nMSE"):
+    with pytest.raises(ValueError, match="needs a regressor scored by a mean over rows"):
         MultiTaskCV(L21Classifier(), n_alphas=3, selection="loo").fit(data.X, data.y)
     assert pooled_metric(lambda est, X, y: 0.0) is None
 
@@ -123,7 +123,7 @@ def test_invalid_selection_and_loo_with_a_splitter_are_refused():
         cross_validate_grid(L21Regressor(), Xs, ys, selection="LOO")
     with pytest.raises(ValueError, match="draws its own folds"):
         cross_validate_grid(L21Regressor(), Xs, ys, selection="loo", cv=KFold(3))
-    with pytest.raises(ValueError, match="regressor scored by nMSE"):
+    with pytest.raises(ValueError, match="needs a regressor scored by a mean over rows"):
         cross_validate_grid(L21Regressor(), Xs, ys, selection="loo", scoring="r2")
     # an explicit splitter or a scikit-learn scorer: auto keeps K-fold
     assert cross_validate_grid(L21Regressor(), Xs, ys, cv=KFold(3, shuffle=True,
