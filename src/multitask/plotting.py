@@ -254,7 +254,10 @@ def plot_convergence(results, *, x: str = "both", suboptimality: bool = True,
         a :class:`~multitask.solvers.result.SolverResult`, an ``(objective, times)`` pair, or
         an objective array.
     x : {"both", "iteration", "time"}, default="both"
-        One panel per choice; histories without times are left out of the time panel.
+        One panel per choice; histories without times are left out of the time panel. The
+        iteration panel puts entry ``k`` of a record at ``k``: a solver that records the
+        objective at each iteration (accelerated gradient) gives one point per iteration, one
+        that records it at its convergence checks only (ADMM) one point per check.
     suboptimality : bool, default=True
         Draw ``F_k - F*`` on a log scale, with ``F*`` = ``f_star`` or else each history's own
         smallest value (which then shows at the bottom of the axis); false: the objective
