@@ -106,6 +106,12 @@ def run_example(example: Example) -> bytes:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 runpy.run_path(str(example.path), run_name="__main__")
+        except FileNotFoundError as exc:
+            if "Could not find the data folder" not in str(exc):
+                raise PluginError(f"gallery: examples/{example.path.name} failed: {exc!r}") \
+                    from exc
+            _figures[key] = b""  # the shared data folder is absent here: no figure
+            return _figures[key]
         except Exception as exc:
             raise PluginError(f"gallery: examples/{example.path.name} failed: {exc!r}") from exc
         finally:
@@ -120,11 +126,15 @@ def run_example(example: Example) -> bytes:
     return _figures[key]
 
 
-def page_markdown(example: Example) -> str:
-    """The page of one example: title, text, figure, code, how to run it."""
+def page_markdown(example: Example, figure: bool = True) -> str:
+    """The page of one example: title, text, figure (or why there is none: the shared data
+    folder was absent where the site was built), code, how to run it."""
+    shown = (f"![{example.title}]({example.name}.png)" if figure else
+             "*(No figure in this build: the example reads the shared data folder, which was "
+             "not found where the site was built; see `multitask.datasets.find_data_dir`.)*")
     return (
         f"# {example.title}\n\n{example.text}\n\n"
-        f"![{example.title}]({example.name}.png)\n\n"
+        f"{shown}\n\n"
         f"```python\n{example.code}\n```\n\n"
         f"Run it from the repository root: `python examples/{example.path.name}` writes "
         f"`{example.name}.png` into the current folder (`{ENV_QUICK}=1`: small data, "
@@ -143,8 +153,9 @@ def index_markdown(examples: list[Example]) -> str:
         "",
     ]
     for ex in examples:
-        lines += [f"## [{ex.title}]({ex.name}.md)", "",
-                  f'[![{ex.title}]({ex.name}.png){{ width="640" }}]({ex.name}.md)', ""]
+        lines += [f"## [{ex.title}]({ex.name}.md)", ""]
+        if run_example(ex):  # cached; empty where the shared data folder was absent
+            lines += [f'[![{ex.title}]({ex.name}.png){{ width="640" }}]({ex.name}.md)', ""]
     return "\n".join(lines)
 
 
@@ -166,8 +177,10 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         raise PluginError(f"gallery: no plot_*.py in {examples_dir(config)}.")
     start = time.perf_counter()
     for ex in examples:
-        files.append(File.generated(config, f"{SECTION}/{ex.name}.png", content=run_example(ex)))
-        files.append(File.generated(config, ex.page, content=page_markdown(ex)))
+        figure = run_example(ex)
+        if figure:
+            files.append(File.generated(config, f"{SECTION}/{ex.name}.png", content=figure))
+        files.append(File.generated(config, ex.page, content=page_markdown(ex, bool(figure))))
     files.append(File.generated(config, f"{SECTION}/index.md", content=index_markdown(examples)))
     log.info("gallery: %d examples in %.1f s", len(examples), time.perf_counter() - start)
     return files
