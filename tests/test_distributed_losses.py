@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
+from loss_cases import loss_targets
 
 import multitask as mt
 from multitask.estimators.base import NotCertifiedWarning
@@ -34,12 +35,7 @@ def _tasks(loss, m=6, d=4, seed=0, scale=1.0):
     W = 0.3 * rng.standard_normal((d, m))
     Xs = [scale * rng.standard_normal((20 + 3 * t, d)) for t in range(m)]
     eta = [X @ W[:, t] / scale + 0.4 for t, X in enumerate(Xs)]
-    if loss in ("poisson", "tweedie"):
-        ys = [rng.poisson(np.exp(e)).astype(float) for e in eta]
-    elif loss == "gamma":
-        ys = [rng.gamma(2.0, np.exp(e) / 2.0) for e in eta]
-    else:
-        ys = [e + rng.standard_t(3, len(e)) for e in eta]
+    ys = loss_targets(loss, eta, rng)
     return Xs, ys
 
 

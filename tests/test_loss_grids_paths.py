@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
+from loss_cases import loss_tasks
 
 import multitask as mt
 from multitask.model_selection import regularization_path
@@ -21,17 +22,7 @@ ZERO_AT_TOP = {"CappedL1Regressor", "CappedTraceRegressor", "IndependentLassoReg
 
 
 def _tasks(loss, sizes=(20, 26, 17), d=3, seed=0):
-    rng = np.random.default_rng(seed)
-    W = 0.3 * rng.standard_normal((d, len(sizes)))
-    Xs = [rng.standard_normal((n, d)) for n in sizes]
-    eta = [X @ W[:, t] + 0.4 for t, X in enumerate(Xs)]
-    if loss in ("poisson", "tweedie"):
-        ys = [rng.poisson(np.exp(e)).astype(float) for e in eta]
-    elif loss == "gamma":
-        ys = [rng.gamma(2.0, np.exp(e) / 2.0) for e in eta]
-    else:
-        ys = [e + rng.standard_t(3, len(e)) for e in eta]
-    return Xs, ys
+    return loss_tasks(loss, sizes, d, seed)
 
 
 def _quiet(fn, *args, **kw):

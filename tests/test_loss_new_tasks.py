@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
+from loss_cases import loss_targets
 
 import multitask as mt
 from multitask.data import as_multitask_data
@@ -27,12 +28,7 @@ def _tasks(loss, sizes=(30, 45, 25, 22), d=4, seed=0):
     W = 0.3 * rng.standard_normal((d, 2)) @ rng.standard_normal((2, len(sizes)))
     Xs = [rng.standard_normal((n, d)) for n in sizes]
     eta = [X @ W[:, t] + 0.4 for t, X in enumerate(Xs)]
-    if loss in ("poisson", "tweedie"):
-        ys = [rng.poisson(np.exp(e)).astype(float) for e in eta]
-    elif loss == "gamma":
-        ys = [rng.gamma(2.0, np.exp(e) / 2.0) for e in eta]
-    else:
-        ys = [e + rng.standard_t(3, len(e)) for e in eta]
+    ys = loss_targets(loss, eta, rng)
     return Xs, ys
 
 

@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
+from loss_cases import loss_tasks
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import (
     GammaRegressor,
@@ -34,17 +35,7 @@ def _one_task(seed=0, n=60, d=4):
 
 
 def _tasks(loss, seed=0, sizes=(30, 45, 25), d=4):
-    rng = np.random.default_rng(seed)
-    W = 0.3 * rng.standard_normal((d, len(sizes)))
-    Xs = [rng.standard_normal((n, d)) for n in sizes]
-    eta = [X @ W[:, t] + 0.4 for t, X in enumerate(Xs)]
-    if loss in ("poisson", "tweedie"):
-        ys = [rng.poisson(np.exp(e)).astype(float) for e in eta]
-    elif loss == "gamma":
-        ys = [rng.gamma(2.0, np.exp(e) / 2.0) for e in eta]
-    else:
-        ys = [e + rng.standard_t(3, len(e)) for e in eta]
-    return Xs, ys
+    return loss_tasks(loss, sizes, d, seed)
 
 
 LOSSES = ("poisson", "gamma", "tweedie", "huber", "quantile")
