@@ -47,19 +47,12 @@ def _data_dir() -> Path | None:
 
     if os.environ.get("MULTITASK_DATA", "").strip():
         return find_data_dir()
-    try:
-        return find_data_dir(None) if ROOT == Path.cwd() else _find_from_root()
-    except FileNotFoundError:
-        return None
-
-
-def _find_from_root() -> Path:
-    from multitask.datasets import find_data_dir
-
     cwd = Path.cwd()
     try:
-        os.chdir(ROOT)
+        os.chdir(ROOT)  # searched beside the clone, whatever the test's working folder
         return find_data_dir()
+    except FileNotFoundError:
+        return None
     finally:
         os.chdir(cwd)
 
