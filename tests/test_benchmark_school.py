@@ -78,6 +78,11 @@ def test_parallel_jobs_give_the_serial_results(small_run):
                            show_progress=False)
     serial = [r for r in small_run.split_rows if r["model"] == "PooledRegressor"]
     assert [r["nmse"] for r in par.split_rows] == [r["nmse"] for r in serial]
+    # joblib's process pool still works in this process afterwards: the run's workers were its
+    # own, not loky's process-wide executor, which joblib would take over and fail on
+    from joblib import Parallel, delayed
+
+    assert Parallel(n_jobs=2)(delayed(abs)(-i) for i in range(4)) == [0, 1, 2, 3]
 
 
 def test_the_figure_has_the_bars_and_the_spectrum(small_run):

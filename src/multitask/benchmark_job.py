@@ -179,14 +179,17 @@ def _run_parallel(job: Callable[..., dict], jobs: list[tuple[str, int]], workers
     ``over_time()``; ``finish(record)`` as each ends. The jobs running when the time is
     over are waited for and kept. On an exception (Ctrl-C included) the workers are stopped
     and the exception propagates."""
+    # The executor is this call's own, never loky's process-wide reusable one: joblib takes
+    # that one over in later ``Parallel`` calls of the same process and fails on it (it lacks
+    # joblib's temporary-folder manager).
     from concurrent.futures import FIRST_COMPLETED, wait
 
-    from joblib.externals.loky import get_reusable_executor
+    from joblib.externals.loky import ProcessPoolExecutor
 
     threads = str(max((os.cpu_count() or 1) // workers, 1))
     env = {v: os.environ.get(v, threads) for v in _THREAD_VARS}
     env.setdefault("ENABLE_IPC", os.environ.get("ENABLE_IPC", "1"))
-    executor = get_reusable_executor(max_workers=workers, env=env)
+    executor = ProcessPoolExecutor(max_workers=workers, env=env)
     todo = list(jobs)
     running: set = set()
 
@@ -210,3 +213,4 @@ def _run_parallel(job: Callable[..., dict], jobs: list[tuple[str, int]], workers
             future.cancel()
         executor.shutdown(wait=False, kill_workers=True)
         raise
+    executor.shutdown(wait=True)
