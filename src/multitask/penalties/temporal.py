@@ -33,8 +33,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from multitask.penalties.base import Penalty, check_strength, gauge_by_prox, norm_bound
+from multitask.penalties.base import Penalty, check_strength, norm_bound
 from multitask.penalties.class_columns import check_classes, stack_classes, unstack_classes
+from multitask.penalties.fused_rows import fsgl_gauge_rows
 from multitask.penalties.graph import GraphRegularization
 from multitask.penalties.prox import group_soft_threshold, soft_threshold
 from multitask.penalties.row_operators import tv1d_row
@@ -295,9 +296,19 @@ class FusedSparseGroupLasso(Penalty):
                                               self.n_classes)
         return float(np.linalg.norm(inner, axis=1).max())
 
+    def dual_norm(self, G: np.ndarray) -> float:
+        """``gamma(G) = min {s >= 0 : G in s dh(0)}``, the dual norm of the penalty: the
+        largest of the rows' gauges, each computed exactly along the total-variation path
+        (:func:`~multitask.penalties.fused_rows.fsgl_row_gauge`); ``inf`` when ``G`` is in no
+        multiple of ``dh(0)``."""
+        G = np.ascontiguousarray(G, dtype=np.float64)
+        if not G.size:
+            return 0.0
+        return float(fsgl_gauge_rows(G, self.alpha_l1, self.alpha_group, self.alpha_fused,
+                                     self.n_classes))
+
     def dual_bound(self, G):
         """The penalty is a norm (positively homogeneous), whose conjugate is the indicator of
-        ``dh(0)``: ``s_max = 1 / gamma(G)`` with the gauge ``gamma`` of that set, found by
-        bisection on the exact prox (:func:`~multitask.penalties.base.gauge_by_prox`)."""
-        gamma = gauge_by_prox(self, G)
-        return norm_bound(1.0, gamma)
+        ``dh(0)``: ``s_max = 1 / gamma(G)`` with ``gamma`` the dual norm
+        (:meth:`dual_norm`)."""
+        return norm_bound(1.0, self.dual_norm(G))

@@ -41,8 +41,14 @@ One epoch visits the rows ``j = 0 .. d - 1`` in order:
   ``h_t = H_t[j, j]``, ``W_j. <- argmin_w sum_t (h_t / 2) (w_t - z_t / h_t)^2 + r_j(w)``
   with ``z_t = h_t W_jt - g_t``
   (:func:`~multitask.penalties.row_operators.dirty_weighted_row_min`);
-* every other row (the fused family, the elastic net with ``b_j > 0`` otherwise, the dirty
-  norm under a coupling): one proximal step on the row with the curvature bound
+* fused rows (never coupled) whose curvatures ``h_t = H_t[j, j]`` are all positive: the row
+  is minimized exactly with each task's own curvature, ``W_j. <- argmin_w sum_t (h_t / 2)
+  (w_t - z_t / h_t)^2 + r_j(w)``, ``z_t = h_t W_jt - g_t``: a dynamic program for the
+  weighted l1 plus total variation inside a root search on the l2 term's multiplier
+  (:func:`~multitask.penalties.fused_rows.fsgl_weighted_row_min`);
+* every other row (fused rows with a zero curvature, the elastic net with ``b_j > 0``
+  otherwise, the dirty norm under a coupling): one proximal step on the row with the
+  curvature bound
   ``L_j = max_t H_t[j, j] + lambda_max(K)`` of the row's block of the Hessian,
   ``W_j. <- prox_{r_j / L_j}(W_j. - g / L_j)``; the row operators are exact (group
   soft-thresholding; Condat's total-variation prox then soft- and group soft-thresholding;
@@ -58,9 +64,9 @@ every ``A`` epochs (``anderson``, default 5) the last ``A + 1`` iterates ``W^0 .
 the combination ``sum_i c_i W^i`` (``sum_i c_i = 1``, ``i >= 1``) whose combined differences
 ``sum_i c_i (W^i - W^{i-1})`` have the least norm (an ``A x A`` linear system); it replaces
 ``W`` (with ``P`` and ``R`` recomputed, one epoch's work) when it lowers the objective. On
-School's raw features it cut the epochs to ``tol=1e-8`` 10 to 20 times (l2,1, and TGL and the
-dirty norm while their rows took proximal steps), where plain coordinate descent crawls along
-the correlated raw features.
+School's raw features it cut the epochs to ``tol=1e-8`` 10 to 20 times (l2,1, and TGL, the dirty
+norm and the fused model while their rows took proximal steps), where plain coordinate
+descent crawls along the correlated raw features.
 
 The epochs run until the largest coefficient change of an epoch is at most ``inner_tol``
 times the largest coefficient; then the certified relative duality gap of
@@ -91,6 +97,7 @@ from numba import njit
 from multitask.compiled import charge_interpreted, interpreted_budget
 from multitask.losses import Datafit
 from multitask.penalties.base import ROW_PROX_FAMILIES, Penalty
+from multitask.penalties.fused_rows import fsgl_weighted_row_min
 from multitask.penalties.row_operators import (
     dirty_weighted_row_min,
     row_penalty,
@@ -355,6 +362,18 @@ def _bcd_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epoch
                 max_change, max_coef = _move_row(W, P, R, H, K, j, new, coupled, max_change,
                                                  max_coef)
                 continue
+            if family == 1 and not coupled:  # the fused family: exact row minimization
+                positive = True
+                for t in range(m):
+                    gt = 0 if shared else t
+                    hv[t] = H[gt, j, j]
+                    positive = positive and hv[t] > 0.0
+                    v[t] = hv[t] * W[j, t] - (P[j, t] - C[j, t])
+                if positive:
+                    fsgl_weighted_row_min(v, hv, a, b, c, new)
+                    max_change, max_coef = _move_row(W, P, R, H, K, j, new, coupled,
+                                                     max_change, max_coef)
+                    continue
             if exact_rows and a == 0.0:
                 # group (and ridge) row under the task coupling: exact row minimization of
                 # 0.5 w^T (A + c I) w - r^T w + b ||w||_2, A = diag(H_t[j, j]) + K
