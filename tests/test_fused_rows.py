@@ -173,3 +173,27 @@ def test_block_coordinate_descent_reaches_the_optimum_of_accelerated_gradient(sh
         Fb = df.value(bcd.W) + pen.value(bcd.W)
         Fr = df.value(ref.W) + pen.value(ref.W)
         assert abs(Fb - Fr) <= 2e-10 * abs(Fr)
+
+
+def test_weighted_row_min_with_zero_curvatures_and_an_l2_part_equals_cvxpy():
+    # an entry the loss does not see (h_t = 0, z_t = 0) is still tied to its neighbours
+    cp = pytest.importorskip("cvxpy")
+    rng = np.random.default_rng(7)
+    for _ in range(30):
+        m = int(rng.integers(2, 12))
+        h = 10 ** rng.uniform(-1, 1, m)
+        zero = rng.random(m) < 0.4
+        h[zero] = 0.0
+        z = rng.standard_normal(m) * 3
+        z[zero] = 0.0
+        a, _, c = _strengths(rng)
+        b = float(10 ** rng.uniform(-1.5, 0.5))
+        out = np.empty(m)
+        fsgl_weighted_row_min(z, h, a, b, c, out)
+        assert np.all(np.isfinite(out))
+        w = cp.Variable(m)
+        expr = (0.5 * cp.sum(cp.multiply(h, cp.square(w))) - z @ w + a * cp.norm1(w)
+                + b * cp.norm2(w) + c * cp.norm1(cp.diff(w)))
+        cp.Problem(cp.Minimize(expr)).solve(solver=cp.CLARABEL)
+        ref = _row_objective(w.value, z, h, a, b, c)
+        assert _row_objective(out, z, h, a, b, c) <= ref + 1e-10 * max(1.0, abs(ref))

@@ -413,7 +413,9 @@ def _weighted_tv_l1(z, q, a, c, lo, hi, kx, kds, kj, out):  # pragma: no cover -
 @njit(cache=True)
 def fsgl_weighted_row_min(z, h, a, b, c, out):  # pragma: no cover - compiled
     """``out = argmin_w sum_t (h_t / 2) (w_t - z_t / h_t)^2 + a ||w||_1 + b ||w||_2 + c
-    sum_t |w_t - w_{t+1}|`` for curvatures ``h_t > 0`` (one chain), exactly up to rounding.
+    sum_t |w_t - w_{t+1}|`` (one chain), exactly up to rounding, for curvatures ``h_t > 0``,
+    or ``h_t >= 0`` when ``b > 0`` (an entry the loss does not see has ``z_t = 0``, read
+    ``sum_t (h_t / 2) w_t^2 - z_t w_t``).
 
     ``w = 0`` exactly when ``z in dr(0)``, that is when ``||soft(prox_{c TV}(z), a)||_2 <=
     b`` (the unweighted prox of the row penalty at ``z`` is 0). Otherwise, with ``mu = b /
@@ -472,9 +474,14 @@ def fsgl_weighted_row_min(z, h, a, b, c, out):  # pragma: no cover - compiled
         nrm = np.sqrt(nrm)
         return (1.0 / nrm - mu / b) if nrm > 0.0 else np.inf
 
-    # the equal-curvature roots b h / (big - b) at h = hmin and hmax bracket the root
-    m_lo = b * hmin / (big - b)
+    if hmax <= 0.0:  # (the loss does not see the row: z = 0, answered above)
+        for t in range(m):
+            out[t] = 0.0
+        return
+    # the equal-curvature roots b h / (big - b) at h = hmin and hmax bracket the root (the
+    # curvatures h + mu of the inner problems are positive for mu > 0)
     m_hi = b * hmax / (big - b)
+    m_lo = b * hmin / (big - b) if hmin > 0.0 else 1e-6 * m_hi
     f_lo = psi(m_lo)
     while f_lo < 0.0:
         m_hi = m_lo

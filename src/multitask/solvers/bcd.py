@@ -41,15 +41,16 @@ One epoch visits the rows ``j = 0 .. d - 1`` in order:
   ``h_t = H_t[j, j]``, ``W_j. <- argmin_w sum_t (h_t / 2) (w_t - z_t / h_t)^2 + r_j(w)``
   with ``z_t = h_t W_jt - g_t``
   (:func:`~multitask.penalties.row_operators.dirty_weighted_row_min`);
-* fused rows (never coupled) whose curvatures ``h_t = H_t[j, j]`` are all positive: the row
-  is minimized exactly with each task's own curvature, ``W_j. <- argmin_w sum_t (h_t / 2)
-  (w_t - z_t / h_t)^2 + r_j(w)``, ``z_t = h_t W_jt - g_t``: a dynamic program for the
+* fused rows (never coupled) with an l2 part (``b_j > 0``) or whose curvatures ``h_t =
+  H_t[j, j]`` are all positive: the row is minimized exactly with each task's own
+  curvature, ``W_j. <- argmin_w sum_t (h_t / 2) (w_t - z_t / h_t)^2 + r_j(w)``, ``z_t =
+  h_t W_jt - g_t``: a dynamic program for the
   weighted l1 plus total variation inside a root search on the l2 term's multiplier
   (:func:`~multitask.penalties.fused_rows.fsgl_weighted_row_min`);
-* every other row (fused rows with a zero curvature, the elastic net with ``b_j > 0``
-  otherwise, the dirty norm under a coupling): one proximal step on the row with the
-  curvature bound
-  ``L_j = max_t H_t[j, j] + lambda_max(K)`` of the row's block of the Hessian,
+* every other row (fused rows without l2 part with a zero curvature, the elastic net with
+  ``b_j > 0`` otherwise, the dirty norm under a coupling): one proximal step on the row with
+  the curvature bound ``L_j = max_t H_t[j, j] + lambda_max(K)`` of the row's block of the
+  Hessian,
   ``W_j. <- prox_{r_j / L_j}(W_j. - g / L_j)``; the row operators are exact (group
   soft-thresholding; Condat's total-variation prox then soft- and group soft-thresholding;
   the projection onto the intersection of two balls by sorting: the plain functions of
@@ -369,7 +370,7 @@ def _bcd_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epoch
                     hv[t] = H[gt, j, j]
                     positive = positive and hv[t] > 0.0
                     v[t] = hv[t] * W[j, t] - (P[j, t] - C[j, t])
-                if positive:
+                if positive or b > 0.0:
                     fsgl_weighted_row_min(v, hv, a, b, c, new)
                     max_change, max_coef = _move_row(W, P, R, H, K, j, new, coupled,
                                                      max_change, max_coef)
