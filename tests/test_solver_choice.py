@@ -71,13 +71,13 @@ PINNED = {
     'ClusteredMTLClassifier|tasks_raw_tall': 'mm',
     'ClusteredMTLClassifier|tasks_small': 'fista',
     'ClusteredMTLClassifier|tasks_wide': 'fista',
-    'ClusteredMTLRegressor|shared_small': 'fista',
+    'ClusteredMTLRegressor|shared_small': 'admm',  # was fista: "spectral" penalty, issue 32
     'ClusteredMTLRegressor|shared_wide': 'fista',
-    'ClusteredMTLRegressor|sparse_long': 'fista',
-    'ClusteredMTLRegressor|tasks_d40': 'fista',
+    'ClusteredMTLRegressor|sparse_long': 'ladm',  # was fista: "spectral" penalty, issue 32
+    'ClusteredMTLRegressor|tasks_d40': 'admm',  # was fista: "spectral" penalty, issue 32
     'ClusteredMTLRegressor|tasks_raw': 'admm',
     'ClusteredMTLRegressor|tasks_raw_tall': 'admm',
-    'ClusteredMTLRegressor|tasks_small': 'fista',
+    'ClusteredMTLRegressor|tasks_small': 'admm',  # was fista: "spectral" penalty, issue 32
     'ClusteredMTLRegressor|tasks_wide': 'fista',
     'ConvexASOClassifier|shared_small': 'fista',
     'ConvexASOClassifier|shared_wide': 'fista',
@@ -87,13 +87,13 @@ PINNED = {
     'ConvexASOClassifier|tasks_raw_tall': 'mm',
     'ConvexASOClassifier|tasks_small': 'fista',
     'ConvexASOClassifier|tasks_wide': 'fista',
-    'ConvexASORegressor|shared_small': 'fista',
+    'ConvexASORegressor|shared_small': 'admm',  # was fista: "spectral" penalty, issue 32
     'ConvexASORegressor|shared_wide': 'fista',
-    'ConvexASORegressor|sparse_long': 'fista',
-    'ConvexASORegressor|tasks_d40': 'fista',
+    'ConvexASORegressor|sparse_long': 'ladm',  # was fista: "spectral" penalty, issue 32
+    'ConvexASORegressor|tasks_d40': 'admm',  # was fista: "spectral" penalty, issue 32
     'ConvexASORegressor|tasks_raw': 'admm',
     'ConvexASORegressor|tasks_raw_tall': 'admm',
-    'ConvexASORegressor|tasks_small': 'fista',
+    'ConvexASORegressor|tasks_small': 'admm',  # was fista: "spectral" penalty, issue 32
     'ConvexASORegressor|tasks_wide': 'fista',
     "DirtyModelClassifier(loss='squared_hinge')|shared_small": 'newton(hand_over=50)',
     "DirtyModelClassifier(loss='squared_hinge')|shared_wide": 'fista',
@@ -448,13 +448,13 @@ PINNED = {
     'TaskRelationshipClassifier|tasks_raw_tall': 'mm',
     'TaskRelationshipClassifier|tasks_small': 'fista',
     'TaskRelationshipClassifier|tasks_wide': 'fista',
-    'TaskRelationshipRegressor|shared_small': 'fista',
+    'TaskRelationshipRegressor|shared_small': 'admm',  # was fista: "spectral" penalty, issue 32
     'TaskRelationshipRegressor|shared_wide': 'fista',
-    'TaskRelationshipRegressor|sparse_long': 'fista',
-    'TaskRelationshipRegressor|tasks_d40': 'fista',
+    'TaskRelationshipRegressor|sparse_long': 'ladm',  # was fista: "spectral" penalty, issue 32
+    'TaskRelationshipRegressor|tasks_d40': 'admm',  # was fista: "spectral" penalty, issue 32
     'TaskRelationshipRegressor|tasks_raw': 'admm',
     'TaskRelationshipRegressor|tasks_raw_tall': 'admm',
-    'TaskRelationshipRegressor|tasks_small': 'fista',
+    'TaskRelationshipRegressor|tasks_small': 'admm',  # was fista: "spectral" penalty, issue 32
     'TaskRelationshipRegressor|tasks_wide': 'fista',
     'TemporalGroupLassoClassifier|shared_small': 'newton(hand_over=50)',
     'TemporalGroupLassoClassifier|shared_wide': 'fista',

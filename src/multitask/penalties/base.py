@@ -74,8 +74,14 @@ __all__ = [
 #:   :meth:`Penalty.spectral_strength`), whose prox is singular value soft-thresholding at
 #:   ``step * a``; :meth:`Penalty.remember_prox` records a prox output computed elsewhere
 #:   (the compiled ADMM step of :mod:`multitask.solvers.admm`).
+#: * ``"spectral"``: the prox is a spectral function's, computed from an eigen- or singular
+#:   value decomposition of ``W`` (or ``W^T W``) at every call, separable neither over the
+#:   feature rows nor over the tasks (the task-structure relaxations of clustered MTL and
+#:   convex ASO, the task-relationship term): solvers that call it less often (ADMM, which
+#:   solves the quadratic loss exactly between prox calls) take these models.
 CAPABILITIES = frozenset({"row_prox", "blocks", "stages", "lp", "low_rank", "smooth",
-                          "majorant", "blockwise", "task_coupling", "spectral_threshold"})
+                          "majorant", "blockwise", "task_coupling", "spectral_threshold",
+                          "spectral"})
 
 #: The row operators of the ``"row_prox"`` capability: the penalty is ``sum_j r_j(W_j.)`` over
 #: the feature rows, ``r_j`` given by the family and the row's strengths ``(a_j, b_j, c_j)``

@@ -143,6 +143,8 @@ class _StructureRelaxation(RemembersProx, Penalty):
 
     #: The side of ``W`` on which ``M`` acts: "tasks" (columns) or "features" (rows).
     side: str = "tasks"
+    #: The prox solves for ``M`` from the eigendecomposition of ``W^T W`` (or ``W W^T``).
+    capabilities = frozenset({"spectral"})
 
     def __init__(self, alpha: float, eta: float, k: float, n_classes: int = 1):
         self.n_classes = check_classes(n_classes) if self.side == "tasks" else 1

@@ -133,6 +133,8 @@ class TaskRelationship(RemembersProx, Penalty):
     """
 
     name = "task_relationship"
+    #: The prox thresholds the singular values of ``V``.
+    capabilities = frozenset({"spectral"})
 
     def __init__(self, alpha: float, n_classes: int = 1):
         self.alpha = float(alpha)

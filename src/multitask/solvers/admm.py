@@ -389,16 +389,19 @@ class QuadraticADMM(Solver):
     def preference(cls, problem: Problem, **settings) -> float | None:
         """62 for a split model (:func:`prefer_admm_split`) or ill-conditioned Gram matrices
         (:func:`prefer_admm`): ahead of accelerated gradient, behind the coordinate descents
-        and the closed form; 56 for a low-rank penalty (the trace norm) with the squared loss
-        otherwise, where it applies (few features): ahead of accelerated gradient, measured
-        slower there
+        and the closed form; 56 with the squared loss otherwise for a low-rank penalty (the
+        trace norm) or a ``"spectral"`` one (the task-structure relaxations of
+        clustered MTL and convex ASO, the task-relationship term), where it applies (few
+        features): ahead of accelerated gradient, measured slower there
         (``benchmarks/bench_auto_choice.py``; the figures: docs/tuning_constants.md)."""
         wanted = problem.split or problem.fact(
             "admm_ill_conditioned", lambda: prefer_admm(problem.datafit, problem.penalty))
         if wanted:
             return 62.0
-        low_rank = problem.penalty_has("low_rank") and problem.datafit.name == "squared"
-        return 56.0 if low_rank else None
+        # the trace norm and the task-structure relaxations (clustered MTL, convex ASO, task
+        # relationship)
+        spectral = problem.penalty_has("low_rank") or problem.penalty_has("spectral")
+        return 56.0 if spectral and problem.datafit.name == "squared" else None
 
     def __init__(self, *, max_iter: int = 5000, tol: float = 1e-4, rho: float | None = None,
                  relaxation: float = 1.6, adaptive: bool = True, adapt_every: int = 5,

@@ -178,9 +178,10 @@ class LinearizedADMM(Solver):
         accelerated gradient on the stacked variable, behind the ADMM and majorization
         solvers that split models take where they apply; 52 for the l2,1 norm and the trace
         norm with the squared loss on data with at least as many rows as features at
-        ``alpha <= alpha_max / 20`` (:attr:`~multitask.solvers.problem.Problem.strength_ratio`):
-        ahead of accelerated gradient, measured slower there
-        (``benchmarks/bench_auto_choice.py``)."""
+        ``alpha <= alpha_max / 20`` (:attr:`~multitask.solvers.problem.Problem.strength_ratio`),
+        and for the ``"spectral"`` task-structure penalties (clustered MTL, convex ASO, task
+        relationship) with the squared loss on such data at any strength: ahead of
+        accelerated gradient, measured slower there (``benchmarks/bench_auto_choice.py``)."""
         if problem.split:
             return 55.0
         # below the block coordinate descent and ADMM, which take these models where they
@@ -191,7 +192,10 @@ class LinearizedADMM(Solver):
         if problem.datafit.name != "squared" or problem.n_rows < problem.n_features:
             return None
         low = problem.strength_ratio is not None and problem.strength_ratio <= 0.05
-        return 52.0 if low and (group_rows or problem.penalty_has("low_rank")) else None
+        if low and (group_rows or problem.penalty_has("low_rank")):
+            return 52.0
+        # the task-structure relaxations (clustered MTL, convex ASO, task relationship)
+        return 52.0 if problem.penalty_has("spectral") else None
 
     def __init__(self, *, max_iter: int = 10000, tol: float | None = None,
                  schedule: str = "exact",
