@@ -411,7 +411,7 @@ def _weighted_tv_l1(z, q, a, c, lo, hi, kx, kds, kj, out):  # pragma: no cover -
 
 
 @njit(cache=True)
-def fsgl_weighted_row_min(z, h, a, b, c, out):  # pragma: no cover - compiled
+def fsgl_weighted_row_min(z, h, a, b, c, out, mu0=0.0):  # pragma: no cover - compiled
     """``out = argmin_w sum_t (h_t / 2) (w_t - z_t / h_t)^2 + a ||w||_1 + b ||w||_2 + c
     sum_t |w_t - w_{t+1}|`` (one chain), exactly up to rounding, for curvatures ``h_t > 0``,
     or ``h_t >= 0`` when ``b > 0`` (an entry the loss does not see has ``z_t = 0``, read
@@ -424,7 +424,10 @@ def fsgl_weighted_row_min(z, h, a, b, c, out):  # pragma: no cover - compiled
     ``mu ||w(mu)|| = b`` (increasing in ``mu``: the minimizer of the problem with the l2
     strength ``b`` is unique), found by regula falsi (Illinois) on ``1 / ||w(mu)|| - mu / b``,
     which is linear in ``mu`` when the curvatures are equal: ``w(mu) = u / (h + mu)`` with
-    ``u = soft(prox_{c TV}(z), a)``.
+    ``u = soft(prox_{c TV}(z), a)``; its bracket starts around ``mu0`` when given (``> 0``:
+    the multiplier of a nearby problem, the row's at the previous epoch).
+
+    Returns ``mu`` (0 when ``w = 0`` or ``b = 0``).
     """
     m = z.shape[0]
     kx = np.empty(4 * m + 4)
@@ -434,7 +437,7 @@ def fsgl_weighted_row_min(z, h, a, b, c, out):  # pragma: no cover - compiled
     hi = np.empty(m)
     if b <= 0.0:
         _weighted_tv_l1(z, h, a, c, lo, hi, kx, kds, kj, out)
-        return
+        return 0.0
     # the unweighted prox of (a l1 + c TV) at z: w = 0 when its norm is at most b
     u = np.empty(m)
     scale = 0.0
@@ -443,7 +446,7 @@ def fsgl_weighted_row_min(z, h, a, b, c, out):  # pragma: no cover - compiled
     if scale == 0.0:
         for t in range(m):
             out[t] = 0.0
-        return
+        return 0.0
     y = np.empty(m)
     for t in range(m):
         y[t] = z[t] / scale
@@ -456,7 +459,7 @@ def fsgl_weighted_row_min(z, h, a, b, c, out):  # pragma: no cover - compiled
     if big <= b:
         for t in range(m):
             out[t] = 0.0
-        return
+        return 0.0
     hmin = h[0]
     hmax = h[0]
     for t in range(m):
@@ -477,15 +480,18 @@ def fsgl_weighted_row_min(z, h, a, b, c, out):  # pragma: no cover - compiled
     if hmax <= 0.0:  # (the loss does not see the row: z = 0, answered above)
         for t in range(m):
             out[t] = 0.0
-        return
-    # the equal-curvature roots b h / (big - b) at h = hmin and hmax bracket the root (the
-    # curvatures h + mu of the inner problems are positive for mu > 0)
-    m_hi = b * hmax / (big - b)
-    m_lo = b * hmin / (big - b) if hmin > 0.0 else 1e-6 * m_hi
+        return 0.0
+    if mu0 > 0.0:  # a bracket around the caller's guess (the row's last multiplier)
+        m_lo = mu0 * 0.95
+        m_hi = mu0 * 1.05
+    else:  # the equal-curvature roots b h / (big - b) at h = hmin and hmax (the curvatures
+        # h + mu of the inner problems are positive for mu > 0)
+        m_hi = b * hmax / (big - b)
+        m_lo = b * hmin / (big - b) if hmin > 0.0 else 1e-6 * m_hi
     f_lo = psi(m_lo)
     while f_lo < 0.0:
         m_hi = m_lo
-        m_lo *= 0.5
+        m_lo *= 0.25
         f_lo = psi(m_lo)
         if m_lo < 1e-300:
             break
@@ -493,7 +499,7 @@ def fsgl_weighted_row_min(z, h, a, b, c, out):  # pragma: no cover - compiled
     while f_hi > 0.0:
         m_lo = m_hi
         f_lo = f_hi
-        m_hi *= 2.0
+        m_hi *= 4.0
         f_hi = psi(m_hi)
     side = 0
     mu = m_hi
@@ -522,3 +528,4 @@ def fsgl_weighted_row_min(z, h, a, b, c, out):  # pragma: no cover - compiled
         if abs(f) <= 1e-15 * (1.0 / b) * mu:
             break
     psi(mu)
+    return mu

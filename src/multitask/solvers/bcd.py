@@ -106,6 +106,7 @@ from multitask.penalties.row_operators import (
 )
 from multitask.solvers.anderson import anderson_point
 from multitask.solvers.base import Solver, apply_per_task, check_int, measure_lipschitz
+from multitask.solvers.fused_newton import fused_newton_point
 from multitask.solvers.iteration import IterationRecord, inner_tolerances
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
@@ -115,6 +116,7 @@ __all__ = ["BlockCoordinateDescent", "quadratic_row_descent", "row_strengths"]
 #: Codes of the row families in the kernel (positions in ``ROW_PROX_FAMILIES``).
 _FAMILY_CODES = {name: code for code, name in enumerate(ROW_PROX_FAMILIES)}
 _ELASTIC_NET = _FAMILY_CODES["elastic_net"]
+_FUSED = _FAMILY_CODES["fused_sparse_group_lasso"]
 
 
 def row_strengths(penalty: Penalty, n_features: int) -> tuple[int, np.ndarray]:
@@ -310,6 +312,7 @@ def _bcd_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epoch
     rr = np.empty(m)
     new = np.empty(m)
     exact_rows = family == 0 and coupled
+    mu_rows = np.zeros(d if family == 1 else 0)  # the fused rows' last l2 multipliers
     lam_rows = np.zeros((d if exact_rows else 0, m))
     Q_rows = np.zeros((d if exact_rows else 0, m, m))
     if exact_rows:  # the eigendecompositions of the rows' Hessian blocks diag(H_t[j, j]) + K
@@ -371,7 +374,7 @@ def _bcd_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epoch
                     positive = positive and hv[t] > 0.0
                     v[t] = hv[t] * W[j, t] - (P[j, t] - C[j, t])
                 if positive or b > 0.0:
-                    fsgl_weighted_row_min(v, hv, a, b, c, new)
+                    mu_rows[j] = fsgl_weighted_row_min(v, hv, a, b, c, new, mu_rows[j])
                     max_change, max_coef = _move_row(W, P, R, H, K, j, new, coupled,
                                                      max_change, max_coef)
                     continue
@@ -594,6 +597,57 @@ def _run_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epoch
     return done + int(more), bool(converged)
 
 
+#: Epochs between two looks at the structure of a fused iterate (:func:`_fused_epochs`).
+_NEWTON_CHUNK = 10
+
+#: Work of one epoch on fused rows per entry of ``W``, beyond the ``d`` of its update of
+#: ``P``: the row minimization (a few dynamic programs), in the units of the Newton steps'
+#: work (``p^3 / 3`` for ``p`` segments, one unit a multiply-add of a dense factorization;
+#: :func:`_fused_epochs`): set so that the two estimates are in the ratio of the CPU times of
+#: an epoch and of a Newton step on School's raw features (``benchmarks/bench_certified.py``).
+_FUSED_ENTRY_WORK = 400.0
+
+
+def _fused_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epochs, tol,
+                  work):
+    """:func:`_run_epochs` for fused rows, in chunks of :data:`_NEWTON_CHUNK` epochs: after a
+    chunk that left the structure of ``W`` unchanged (its zeros, signs and jump signs),
+    Newton steps on that structure (:func:`~multitask.solvers.fused_newton.
+    fused_newton_point`) give a point that replaces ``W`` (with ``P``; the extrapolation
+    restarts) when it lowers the objective. The Newton steps' work is kept below the
+    epochs' (``work = [epochs', Newton's]``, carried across calls). Returns ``(epochs done,
+    converged)``."""
+    d, m = W.shape
+    a, b, c = (float(x) for x in params[0])
+    done = 0
+    before = None
+    while done < max_epochs:
+        k, converged = _run_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist,
+                                   min(_NEWTON_CHUNK, max_epochs - done), tol)
+        done += k
+        work[0] += k * float(d) * m * (d + _FUSED_ENTRY_WORK)
+        if converged:
+            return done, True
+        now = (np.sign(W).astype(np.int8), np.sign(np.diff(W, axis=1)).astype(np.int8))
+        same = (before is not None and np.array_equal(now[0], before[0])
+                and np.array_equal(now[1], before[1]))
+        before = now
+        room = work[0] - work[1]
+        if not same or room <= 0.0:
+            continue
+        new, spent = fused_newton_point(H, C, W, a, b, c,
+                                        max_segments=int((3.0 * room) ** (1.0 / 3.0)))
+        work[1] += spent
+        if new is None:
+            continue
+        Pn = np.ascontiguousarray(apply_per_task(H, new))
+        if _objective(C, new, Pn, R, family, params) < _objective(C, W, P, R, family, params):
+            W[:] = new
+            P[:] = Pn
+            n_hist[0] = 0
+    return done, False
+
+
 def _coupling(penalty: Penalty, m: int) -> tuple[np.ndarray, float]:
     """``(K, lambda_max(K))`` of a ``"task_coupling"`` penalty (``K`` of shape ``(0, 0)``
     and 0 without one)."""
@@ -710,11 +764,18 @@ class BlockCoordinateDescent(Solver):
         L = measure_lipschitz(datafit, penalty)
         n_epochs = 0
         converged = False
+        newton = (family == _FUSED and not K.size and d > 0
+                  and bool(np.all(params == params[:1])))
+        work = [0.0, 0.0]
         for inner_tol in inner_tolerances(self.tol):
             if n_epochs >= self.max_iter:
                 break
-            k, _ = _run_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist,
-                               self.max_iter - n_epochs, inner_tol)
+            if newton:
+                k, _ = _fused_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist,
+                                     self.max_iter - n_epochs, inner_tol, work)
+            else:
+                k, _ = _run_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist,
+                                   self.max_iter - n_epochs, inner_tol)
             n_epochs += k
             measure = run.certify(n_epochs, W, None, L=L, target=self.tol)
             run.record(datafit.value(W) + penalty.value(W))
