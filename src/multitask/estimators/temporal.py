@@ -55,7 +55,7 @@ __all__ = [
 
 
 class _Temporal:
-    _solvers: tuple[str, ...] = ("exact", "bcd", "fista", "pg", "newton")
+    _solvers: tuple[str, ...] = ("exact", "bcd", "fista", "pg", "newton", "active_newton")
     _max_iter = 10000
     _path_param = "alpha_group"
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
+from multitask.solvers.active_newton import ActiveSetNewton
 from multitask.solvers.admm import QuadraticADMM
 from multitask.solvers.base import REGISTRY, Solver, make_solver, optimality
 from multitask.solvers.bcd import BlockCoordinateDescent
@@ -37,6 +38,7 @@ from multitask.solvers.working_set import WorkingSet
 
 __all__ = [
     "SOLVERS",
+    "ActiveSetNewton",
     "BlockCoordinateDescent",
     "Choice",
     "DistributedProximalGradient",
