@@ -11,9 +11,9 @@
   (relative) and the same weights to ``1e-5`` of their largest entry (the problems are
   strictly convex), also with collinear and task-constant raw features (a singular reduced
   Hessian) and from a warm start.
-* The automatic choice: taken for the graph model where the coupling dominates the features'
-  curvature, not at the default strengths nor for group rows; what it does not apply to is
-  named; a budget too small warns.
+* The automatic choice: taken for the graph model of many tasks where the coupling dominates
+  the features' curvature, not at weak coupling, for few tasks nor for group rows; what it
+  does not apply to is named; a budget too small warns.
 """
 
 from __future__ import annotations
@@ -27,7 +27,12 @@ from sklearn.exceptions import ConvergenceWarning
 import multitask as mt
 from multitask.estimators.estimator import TaskStructureWarning
 from multitask.solvers import make_solver
-from multitask.solvers.active_newton import COUPLING_RATIO, ActiveSetNewton, coupling_ratio
+from multitask.solvers.active_newton import (
+    COUPLING_RATIO,
+    MIN_TASKS,
+    ActiveSetNewton,
+    coupling_ratio,
+)
 from multitask.solvers.problem import Problem
 
 cp = pytest.importorskip("cvxpy")
@@ -226,13 +231,16 @@ def _problem_of(est, Xs, ys):
 
 
 def test_auto_takes_it_where_the_coupling_dominates():
-    Xs, ys = _tasks(6)
+    Xs, ys = _tasks(6, sizes=tuple(range(12, 12 + MIN_TASKS)))
     strong = mt.GraphRegularizedRegressor(None, 1000.0, 0.05)
     assert coupling_ratio(_problem_of(strong, Xs, ys)) >= COUPLING_RATIO
     assert _fit(strong, Xs, ys).solver_.name == "active_newton"
     weak = mt.GraphRegularizedRegressor(None, 0.1, 0.05)
     assert coupling_ratio(_problem_of(weak, Xs, ys)) < COUPLING_RATIO
     assert _fit(weak, Xs, ys).solver_.name == "bcd"
+    # few tasks: coordinate descent needs few epochs whatever the coupling
+    few = mt.GraphRegularizedRegressor(None, 1000.0, 0.05)
+    assert _fit(few, Xs[:4], ys[:4]).solver_.name == "bcd"
     # group rows: block coordinate descent solves each row exactly under the coupling
     tgl = mt.TemporalGroupLassoRegressor(0.1, 1000.0)
     assert _fit(tgl, Xs, ys).solver_.name == "bcd"

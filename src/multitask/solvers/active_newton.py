@@ -56,7 +56,7 @@ from multitask.solvers.iteration import IterationRecord
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
-__all__ = ["CERTIFY_EVERY", "COUPLING_RATIO", "FALLBACK_EPOCHS", "STALL_STEPS",
+__all__ = ["CERTIFY_EVERY", "COUPLING_RATIO", "FALLBACK_EPOCHS", "MIN_TASKS", "STALL_STEPS",
            "ActiveSetNewton", "coupling_ratio"]
 
 #: Newton steps between two certificates at most (they are also computed after every step
@@ -164,16 +164,20 @@ class ActiveSetNewton(Solver):
         term (l1, ridge: the reduced problem is a quadratic, one Newton step) under a task
         coupling that dominates the typical feature's curvature, ``lambda_max(K) >=
         COUPLING_RATIO * median_j mean_t H_t[j, j]`` (the features of zero curvature left
-        out), where coordinate steps crawl; no claim otherwise. Measured on School's graph
-        model (raw features; the path of ``alpha_l1`` at each graph strength of the default
-        grid, ``benchmarks/bench_cv_two_param.py``): faster than block coordinate descent
-        above the threshold, alike just below it; slower on the small data sets of the
-        solver-choice table at the default strengths (ratios below 1), where coordinate
-        descent needs a few epochs."""
+        out), with at least :data:`MIN_TASKS` tasks, where coordinate steps crawl; no claim
+        otherwise. Measured (``benchmarks/bench_cv_two_param.py`` and the path of
+        ``alpha_l1`` at each graph strength of its default grid on School's raw features; the
+        same paths on generated tasks of standardized features): faster than block
+        coordinate descent on School above the threshold ratio, slower below it; alike from
+        100 generated tasks on, slower for 30 tasks and fewer (whose coordinate descent needs
+        few epochs whatever the coupling), and on the small data sets of the solver-choice
+        table."""
         if problem.role != "model" or not problem.penalty_has("task_coupling"):
             return None
         family, (_, b, _) = problem.row_prox or ("elastic_net", (0, 0, 0))
         if family != "elastic_net" or bool(np.any(np.asarray(b))):
+            return None
+        if problem.n_tasks < MIN_TASKS:
             return None
         ratio = problem.fact("coupling_ratio", lambda: coupling_ratio(problem))
         return 75.0 if ratio >= COUPLING_RATIO else None
@@ -260,6 +264,9 @@ class ActiveSetNewton(Solver):
 #: :class:`ActiveSetNewton` claims a coupled model (:func:`coupling_ratio`).
 COUPLING_RATIO = 10.0
 
+#: Tasks from which :class:`ActiveSetNewton` claims a coupled model.
+MIN_TASKS = 50
+
 
 def coupling_ratio(problem: Problem) -> float:
     """``lambda_max(K) / median_j h_j`` with ``h_j = mean_t H_t[j, j]`` over the features of
@@ -304,16 +311,14 @@ class _Steps:
                     W, F, changed = W + step, F + dF, True
                     _, G = md.smooth(W)
                     nrm = np.linalg.norm(W, axis=1)
-        # zero group rows that enter, with one proximal step on the row
+        # zero group rows that enter (module docstring, step 1)
         S = np.sign(G) * np.maximum(np.abs(G) - md.a[:, None], 0.0)
         snrm = np.linalg.norm(S, axis=1)
         enter = np.flatnonzero(md.group_rows & (nrm == 0) & (snrm > md.b))
         if enter.size:
-            curv = md.diag[enter].max(axis=1) + md.c[enter] + md.k_top
-            curv = np.where(curv > 0, curv, 1.0)
             step = np.zeros_like(W)
-            step[enter] = -(S[enter] * (1.0 - md.b[enter] / snrm[enter])[:, None]
-                            / curv[:, None])
+            for j in enter:
+                step[j] = self._entering_row(j, S[j], snrm[j])
             for _ in range(_MAX_HALVINGS):
                 dF = md.change(W, G, step)
                 if dF < 0:
@@ -329,6 +334,23 @@ class _Steps:
             self.signs[enter_entries] = -np.sign(G[enter_entries])
             changed = True
         return W, F, changed
+
+    def _entering_row(self, j: int, s: np.ndarray, s_norm: float) -> np.ndarray:
+        """The start of a zero group row ``j`` that enters, ``s = soft(G_j., a_j)``: without
+        l1 term, the best multiple ``tau v`` of ``v = -A_j^{-1} s`` (the row's minimizer
+        without its group term, the others fixed), ``tau = 1 - b_j ||v|| / (v^T A_j v)``,
+        where it is positive; else one proximal step on the row with the curvature bound
+        ``max_t H_t[j, j] + c_j + lambda_max(K)``."""
+        md = self.model
+        if md.a[j] == 0:
+            A = md.block(j, np.arange(len(s)))
+            v = -_inverse_psd(A) @ s
+            curv = float(v @ A @ v)
+            tau = 1.0 - md.b[j] * float(np.linalg.norm(v)) / curv if curv > 0 else 0.0
+            if tau > 0 and np.all(np.isfinite(v)):
+                return tau * v
+        bound = float(md.diag[j].max()) + md.c[j] + md.k_top
+        return -s * (1.0 - md.b[j] / s_norm) / (bound if bound > 0 else 1.0)
 
     def active(self, W: np.ndarray) -> np.ndarray:
         """The support ``E``: the l1 entries with a sign, every entry of a nonzero group row
