@@ -36,6 +36,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from multitask.estimators._grid_scales import SPAN_DECADES, free_weights
+from multitask.estimators._stage_solvers import StageSolverChoice
 from multitask.estimators.base import (
     GridSpan,
     MultiTaskClassifierBase,
@@ -46,14 +47,12 @@ from multitask.estimators.base import (
 from multitask.estimators.docstrings import pair_doc
 from multitask.estimators.fitted_state import Fitted, derived, fit_weights
 from multitask.losses import Datafit
-from multitask.penalties.base import Penalty
 from multitask.penalties.capped_l1 import CappedL1
-from multitask.solvers import Multistage, Solver, make_auto_solver
 
 __all__ = ["CappedL1Classifier", "CappedL1Regressor"]
 
 
-class _CappedL1:
+class _CappedL1(StageSolverChoice):
     _params = {
         "alpha": Param(0.1, [nonnegative], keyword_only=False, classifier_default=0.01),
         "theta": Param(1.0, [Interval(Real, 0, np.inf, closed="both")], keyword_only=False,
@@ -83,18 +82,6 @@ class _CappedL1:
 
     def _solver_settings(self, name: str) -> dict:
         return {**super()._solver_settings(name), "n_stages": int(self.n_stages)}
-
-    def _make_solver(self, datafit: Datafit, penalty: Penalty) -> Solver:
-        """The multi-stage solver; with ``solver="auto"``, its stages solved by the solver the
-        chooser takes for the first stage's penalty among ``_inner_solvers``."""
-        solver = super()._make_solver(datafit, penalty)  # type: ignore[misc]
-        if self.solver != "auto" or not isinstance(solver, Multistage) or solver.inner:
-            return solver
-        d, m = datafit.data.n_features, datafit.data.n_tasks
-        stage = penalty.stage_penalty(np.zeros((d, m)))
-        inner = make_auto_solver(datafit, stage, self._inner_solvers, role="inner",
-                                 max_iter=int(self.max_iter), tol=float(self.tol))
-        return solver.with_params(inner=inner)
 
     _fitted_state = {
         "n_stages_": Fitted("int", nonnegative=True),

@@ -30,6 +30,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from multitask.estimators._grid_scales import SPAN_DECADES, free_weights
+from multitask.estimators._stage_solvers import StageSolverChoice
 from multitask.estimators.base import (
     GridSpan,
     MultiTaskClassifierBase,
@@ -44,7 +45,7 @@ from multitask.solvers.multistage import STAGE_SOLVERS
 __all__ = ["CappedTraceClassifier", "CappedTraceRegressor"]
 
 
-class _CappedTrace:
+class _CappedTrace(StageSolverChoice):
     _params = {
         "alpha": Param(0.1, [nonnegative], keyword_only=False, classifier_default=0.01),
         "tau": Param(1.0, [Interval(Real, 0, np.inf, closed="both")], keyword_only=False,
@@ -53,6 +54,10 @@ class _CappedTrace:
         "stage_solver": Param("prox", [StrOptions(set(STAGE_SOLVERS))]),
     }
     _solvers = ("multistage",)
+    #: The candidates of ``solver="auto"`` for the stages (:mod:`._stage_solvers`): ADMM
+    #: with exact per-task solves where the loss is quadratic (its preference), else
+    #: accelerated proximal gradient.
+    _inner_solvers = ("admm", "fista")
     _max_iter = 2000
 
     def _make_penalty(self, datafit):
@@ -104,9 +109,12 @@ _PARAMS_DOC = """
         Maximal number of stages; the solver stops earlier when the number of capped
         singular values repeats.
     stage_solver : {{"prox", "dc"}}, default="prox"
-        ``"prox"``: accelerated proximal gradient with partial singular value thresholding
+        ``"prox"``: each stage solved directly with partial singular value thresholding
         (faster, see ``benchmarks/bench_capped_trace.py``); ``"dc"``: the paper's
-        difference-of-convex Algorithm 2 with FISTA for the convex inner problem.
+        difference-of-convex Algorithm 2, a sequence of convex inner problems. With
+        ``solver="auto"`` the stage (or inner) problems are solved by ADMM with exact
+        per-task solves where the loss is quadratic (least squares with Gram matrices),
+        else by accelerated proximal gradient.
 {loss}    {{common_parameters}}
 
     Attributes

@@ -23,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from multitask.penalties.base import DualBound, Penalty, RemembersProx, check_strength, recalled
-from multitask.penalties.prox import safe_svd
+from multitask.penalties.norms import TraceNorm
+from multitask.penalties.prox import safe_svd, spectral_shrink
 
 __all__ = [
     "CappedTraceNorm",
@@ -95,18 +96,24 @@ def psvt(V: np.ndarray, thresh: float, rank: int, return_rank: bool = False):
 
 
 def _psvt_with_values(V: np.ndarray, thresh: float, rank: int):
+    """``(psvt(V, thresh, rank), its singular values)`` (non-increasing; the positive ones
+    where ``rank < min(d, m)``), through :func:`~multitask.penalties.prox.spectral_shrink`:
+    the eigendecomposition of the small Gram matrix where it resolves every kept singular
+    value, else a QR factor or the SVD."""
     V = np.asarray(V, dtype=np.float64)
     if rank < 0:
         raise ValueError(f"rank must be >= 0, got {rank}.")
     if V.size == 0:
         return V.copy(), np.zeros(0)
-    U, s, Vt = safe_svd(V)
-    if rank >= s.size:
-        return V.copy(), s
-    s_new = s.copy()
-    s_new[rank:] = np.maximum(s[rank:] - thresh, 0.0)
-    k = int(np.count_nonzero(s_new))
-    return (U[:, :k] * s_new[:k]) @ Vt[:k], s_new
+    if rank >= min(V.shape):
+        return V.copy(), singular_values(V)
+
+    def shrink(s: np.ndarray) -> np.ndarray:
+        out = np.array(s, dtype=np.float64, copy=True)
+        out[rank:] = np.maximum(s[rank:] - thresh, 0.0)
+        return out
+
+    return spectral_shrink(V, shrink)
 
 
 def top_singular_projector(W: np.ndarray, rank: int) -> np.ndarray:
@@ -193,7 +200,12 @@ class CappedTraceNorm(_SpectralPenalty):
         return capped_rank(self._singular_values(W), self.tau)
 
     def stage_penalty(self, W):
-        return TruncatedTraceNorm(self.alpha, self.stage_key(W))
+        """``alpha ||.||_{r-}`` with ``r`` the :meth:`stage_key` of ``W``: the trace norm
+        :class:`~multitask.penalties.norms.TraceNorm` when ``r = 0`` (the first stage from
+        ``W = 0``: a convex problem, with a certified duality gap and the trace norm's compiled
+        ADMM step), else :class:`TruncatedTraceNorm`."""
+        r = self.stage_key(W)
+        return TraceNorm(self.alpha) if r == 0 else TruncatedTraceNorm(self.alpha, r)
 
     def stage_offset(self, W) -> float:
         """``alpha * r * tau``: the constant by which the stage penalty at ``W`` differs from
@@ -218,7 +230,7 @@ class TruncatedTraceNorm(_SpectralPenalty):
 
     name = "truncated_trace"
     is_convex = False
-    capabilities = frozenset({"majorant"})
+    capabilities = frozenset({"majorant", "low_rank"})
 
     def __init__(self, alpha: float, rank: int):
         super().__init__(alpha)

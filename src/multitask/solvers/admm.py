@@ -538,7 +538,9 @@ class QuadraticADMM(Solver):
         # residuals of W = A V (Boyd et al., Sec. 3.3), relative to the iterates' scale
         tiny = np.finfo(float).tiny
         res_pri = _norm(W - AV_new) / max(_norm(W), _norm(AV_new), tiny)
-        res_dual = _norm(AV_new - AV) / max(_norm(U), tiny)
+        change, n_u = _norm(AV_new - AV), _norm(U)
+        # a zero multiplier (a zero penalty): no relative scale, infinite unless no change
+        res_dual = change / n_u if n_u > tiny else (0.0 if change == 0 else np.inf)
         if compiled is not None:
             compiled.charge(time.perf_counter() - started)
         return W, V_new, AV_new, res_pri, res_dual

@@ -661,7 +661,7 @@ def _free_hessian_solver(datafit, W, g0, grad, restrict, expand, idx, per_task, 
                 E = np.zeros_like(W)
                 E[j] = 1.0
                 H[:, :, a] = (grad(W + E) - g0)[idx].T  # column a of every task's block
-            eig = [_sym_eig(H[t]) for t in range(m)]
+            eig = _sym_eig(H)  # every task's block at once
         else:
             k = B.shape[1]
             dim = len(idx) * k
@@ -675,19 +675,26 @@ def _free_hessian_solver(datafit, W, g0, grad, restrict, expand, idx, per_task, 
             cache.clear()
         cache[key] = eig
     if per_task:
-        return lambda r: np.stack([_eig_solve(eig[t], r[:, t]) for t in range(m)], axis=1)
+        return lambda r: _eig_solve_tasks(eig, r)
     return lambda r: _eig_solve(eig, r.ravel()).reshape(r.shape)
 
 
 def _sym_eig(H: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(1 / lambda (0 where lambda is below 1e-13 of the largest), Q)`` of a symmetric
-    positive semi-definite ``H``."""
-    lam, Q = np.linalg.eigh(0.5 * (H + H.T))
-    top = float(lam.max()) if lam.size else 0.0
-    keep = lam > 1e-13 * top if top > 0 else np.zeros(lam.shape, dtype=bool)
-    inv = np.zeros_like(lam)
-    inv[keep] = 1.0 / lam[keep]
+    positive semi-definite ``H``, or of each matrix of a stack ``H`` of shape ``(m, k, k)``
+    (then ``(m, k)`` and ``(m, k, k)``)."""
+    lam, Q = np.linalg.eigh(0.5 * (H + np.swapaxes(H, -1, -2)))
+    top = lam.max(axis=-1, keepdims=True) if lam.size else np.zeros(lam.shape[:-1] + (1,))
+    keep = (lam > 1e-13 * top) & (top > 0)
+    inv = np.where(keep, 1.0 / np.where(keep, lam, 1.0), 0.0)
     return inv, Q
+
+
+def _eig_solve_tasks(eig: tuple[np.ndarray, np.ndarray], r: np.ndarray) -> np.ndarray:
+    """``Q_t diag(inv_t) Q_t^T r_t`` for every task column ``r_t`` of ``r`` ``(k, m)``, with
+    the stacked ``(inv, Q)`` of :func:`_sym_eig` (``(m, k)``, ``(m, k, k)``)."""
+    inv, Q = eig
+    return np.einsum("tij,tj->it", Q, inv * np.einsum("tji,jt->ti", Q, r))
 
 
 def _eig_solve(eig: tuple[np.ndarray, np.ndarray], r: np.ndarray) -> np.ndarray:

@@ -20,8 +20,13 @@ Stage solvers (``stage_solver``):
 
 * ``"prox"`` (default): the inner solver (accelerated proximal gradient by default) directly
   on the stage problem, with the stage penalty's exact prox (for the capped trace norm the
-  partial singular value thresholding, non-convex); it returns its best iterate, which includes
-  the warm start, so the stage objective never increases.
+  partial singular value thresholding, non-convex); accelerated gradient returns its best
+  iterate, which includes the warm start, so the stage objective never increases. An inner
+  solver that returns its last iterate (ADMM with exact per-task solves, which the capped
+  trace models take for least squares: :class:`~multitask.solvers.admm.QuadraticADMM`, whose
+  iterations do not follow the conditioning of the loss) is checked: where its result has a
+  higher stage objective than the warm start, the stage is solved again from the warm start
+  by accelerated proximal gradient (:meth:`Multistage._monotone`).
 * ``"dc"``: the difference-of-convex method (the paper's Algorithm 2): repeatedly solve the
   convex problem with the stage penalty's ``convex_majorant`` at the current iterate, until
   ``W`` stops changing.
@@ -128,7 +133,8 @@ class Multistage(Solver):
         inner = self._inner()
         if self.stage_solver == "prox" or "majorant" not in stage_pen.capabilities:
             res = inner.solve(datafit, stage_pen, coef_init=W, intercept_init=b)
-            return res, res.n_iter, 0
+            res, extra = self._monotone(datafit, stage_pen, W, b, res)
+            return res, res.n_iter + extra, 0
         Q = datafit.value(W, b) + stage_pen.value(W)
         n_iter = 0
         accepted = None
@@ -150,6 +156,22 @@ class Multistage(Solver):
                 return res, n_iter, t
         assert accepted is not None
         return accepted, n_iter, self.dc_max_iter
+
+    def _monotone(self, datafit, stage_pen, W, b, res) -> tuple[SolverResult, int]:
+        """``(result, iterations spent before it)``: ``res`` where its stage objective
+        ``f(W', b') + h_ref(W')`` is at most the warm start's ``f(W, b) + h_ref(W)`` (up to a
+        relative ``1e-12``: rounding), else the stage solved again from the warm start by
+        accelerated proximal gradient, which returns its best iterate (the warm start
+        included): the stage objective never increases, whichever inner solver ran."""
+        if isinstance(self._inner(), ProximalGradient):
+            return res, 0
+        Q0 = datafit.value(W, b) + stage_pen.value(W)
+        b_new = res.intercept_variable if res.intercept_variable is not None else b
+        Q1 = datafit.value(res.coef, b_new) + stage_pen.value(res.coef)
+        if Q1 <= Q0 + 1e-12 * abs(Q0):
+            return res, 0
+        again = ProximalGradient(max_iter=self.max_iter, tol=self.tol, warn=False)
+        return again.solve(datafit, stage_pen, coef_init=W, intercept_init=b), res.n_iter
 
     def solve(self, datafit: Datafit, penalty: Penalty, *, coef_init=None, intercept_init=None,
               callback: Callable | None = None) -> SolverResult:
