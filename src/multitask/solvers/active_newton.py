@@ -28,6 +28,9 @@ of the support, the iterate's nonzero entries (the nonzero rows of the group row
    the rows' blocks (``A_j`` plus the group term, restricted to the row's support): the
    coupling of the tasks lies inside a block, and what couples the blocks is the data's
    correlation of the features, so the iterations stay few however strong the coupling.
+   Where the coupling is weaker than the typical feature's curvature (``lambda_max(K) <
+   median_j mean_t H_t[j, j]``) the tasks' blocks ``H_t + K_tt I + diag(c + beta)`` on the
+   task's support precondition instead (the data's correlations inside a block).
 3. **Line search**: ``W + s D`` with the entries whose sign leaves ``s`` set to zero (the
    orthant projection), ``s`` halved from 1 until ``F`` falls (Armijo).
 
@@ -168,10 +171,10 @@ class ActiveSetNewton(Solver):
         otherwise. Measured (``benchmarks/bench_cv_two_param.py`` and the path of
         ``alpha_l1`` at each graph strength of its default grid on School's raw features; the
         same paths on generated tasks of standardized features): faster than block
-        coordinate descent on School above the threshold ratio, slower below it; alike from
-        100 generated tasks on, slower for 30 tasks and fewer (whose coordinate descent needs
-        few epochs whatever the coupling), and on the small data sets of the solver-choice
-        table."""
+        coordinate descent on School from about twice the threshold ratio on, alike at it,
+        slower below it; alike from 100 generated tasks on, slower for 30 tasks and fewer
+        (whose coordinate descent needs few epochs whatever the coupling) and on the small
+        data sets of the solver-choice table."""
         if problem.role != "model" or not problem.penalty_has("task_coupling"):
             return None
         family, (_, b, _) = problem.row_prox or ("elastic_net", (0, 0, 0))
@@ -247,8 +250,7 @@ class ActiveSetNewton(Solver):
             if stalled >= STALL_STEPS or run.notify(k, run.history[-1], W, None):
                 break
         if run.measure is None or run.certified_at != k:
-            run.certify(k, W, None, L=L, target=self.tol)
-            converged = run.measure <= self.tol
+            converged = run.certify(k, W, None, L=L, target=self.tol) <= self.tol
         return run.finish(W, None, n_iter=k, converged=converged, measure=run.measure,
                           exhausted=not converged and (k >= self.max_iter
                                                        or stalled >= STALL_STEPS),
@@ -262,7 +264,7 @@ class ActiveSetNewton(Solver):
 
 #: ``lambda_max(K)`` over the typical feature's curvature from which
 #: :class:`ActiveSetNewton` claims a coupled model (:func:`coupling_ratio`).
-COUPLING_RATIO = 10.0
+COUPLING_RATIO = 5.0
 
 #: Tasks from which :class:`ActiveSetNewton` claims a coupled model.
 MIN_TASKS = 50
@@ -287,6 +289,12 @@ class _Steps:
         self.cg_max_iter = cg_max_iter
         self.signs = np.zeros_like(model.C)
         self._cache: dict[int, tuple[bytes, np.ndarray]] = {}
+        self._task_cache: dict[int, tuple[bytes, np.ndarray]] = {}
+        #: precondition by the rows' blocks (the coupling at least the typical feature's
+        #: curvature), else by the tasks' (module docstring)
+        h = model.diag.mean(axis=1)
+        h = h[h > 0]
+        self.by_rows = not h.size or model.k_top >= float(np.median(h))
 
     # ------------------------------------------------------------------ support
     def support(self, W: np.ndarray, F: float) -> tuple[np.ndarray, float, bool]:
@@ -318,7 +326,7 @@ class _Steps:
         if enter.size:
             step = np.zeros_like(W)
             for j in enter:
-                step[j] = self._entering_row(j, S[j], snrm[j])
+                step[j] = self._entering_row(int(j), S[j], float(snrm[j]))
             for _ in range(_MAX_HALVINGS):
                 dF = md.change(W, G, step)
                 if dF < 0:
@@ -384,12 +392,18 @@ class _Steps:
             out += beta[:, None] * (V - U * np.einsum("jt,jt->j", U, V)[:, None])
             return out * E
 
-        inv = self._block_inverses(rows, E, beta, U)
+        if self.by_rows:
+            inv = self._block_inverses(rows, E, beta, U)
 
-        def precondition(R: np.ndarray) -> np.ndarray:
-            Z = np.zeros_like(R)
-            Z[rows] = np.einsum("rts,rs->rt", inv, R[rows])
-            return Z
+            def precondition(R: np.ndarray) -> np.ndarray:
+                Z = np.zeros_like(R)
+                Z[rows] = np.einsum("rts,rs->rt", inv, R[rows])
+                return Z
+        else:
+            inv = self._task_inverses(E, beta)
+
+            def precondition(R: np.ndarray) -> np.ndarray:
+                return np.einsum("tij,jt->it", inv, R)
 
         D, n_cg = _conjugate_gradients(hess, precondition, -g, eta, self.cg_max_iter)
         slope = float(np.vdot(g, D))
@@ -406,6 +420,31 @@ class _Steps:
                 return W2, F + dF, s == 1.0, n_cg
             s *= 0.5
         return None, F, False, n_cg
+
+    def _task_inverses(self, E: np.ndarray, beta: np.ndarray) -> np.ndarray:
+        """The inverses of the tasks' blocks ``H_t + K_tt I + diag(c + beta)`` on the task's
+        support, embedded in ``(m, d, d)`` zeros (cached while the task's support and the
+        rows' group terms on it stay)."""
+        md = self.model
+        d, m = E.shape
+        inv = np.zeros((m, d, d))
+        shared = md.H.shape[0] == 1
+        for t in range(m):
+            feats = np.flatnonzero(E[:, t])
+            if not feats.size:
+                continue
+            extra = md.c[feats] + beta[feats]
+            key = feats.tobytes() + extra.tobytes()
+            cached = self._task_cache.get(t)
+            if cached is not None and cached[0] == key:
+                block_inv = cached[1]
+            else:
+                A = md.H[0 if shared else t][np.ix_(feats, feats)].copy()
+                A[np.diag_indices_from(A)] += md.K[t, t] + extra
+                block_inv = _inverse_psd(A)
+                self._task_cache[t] = (key, block_inv)
+            inv[t][np.ix_(feats, feats)] = block_inv
+        return inv
 
     def _block_inverses(self, rows: np.ndarray, E: np.ndarray, beta: np.ndarray,
                         U: np.ndarray) -> np.ndarray:
