@@ -32,7 +32,8 @@ of the support, the iterate's nonzero entries (the nonzero rows of the group row
    median_j mean_t H_t[j, j]``) the tasks' blocks ``H_t + K_tt I + diag(c + beta)`` on the
    task's support precondition instead (the data's correlations inside a block).
 3. **Line search**: ``W + s D`` with the entries whose sign leaves ``s`` set to zero (the
-   orthant projection), ``s`` halved from 1 until ``F`` falls (Armijo).
+   orthant projection) and the group rows that turn through zero (``<w_j + s d_j, w_j> <=
+   0``) set to zero, ``s`` halved from 1 until ``F`` falls (Armijo).
 
 The certified relative duality gap (:mod:`multitask.solvers.base`) is computed after every
 step that left the support unchanged and took the full Newton step (on l1 rows: the exact
@@ -98,6 +99,14 @@ class _Model:
         self.k_top = max(float(np.linalg.eigvalsh(self.K)[-1]), 0.0) if m else 0.0
         self.l1_rows = self.a > 0
         self.group_rows = self.b > 0
+        #: ``(k_0, k_1)`` of a coupling ``K = k_0 I - k_1 11^T``, else None
+        self.complete: tuple[float, float] | None = None
+        if m > 1:
+            k1 = -float(self.K[0, 1])
+            k0 = float(self.K[0, 0]) + k1
+            rebuilt = k0 * np.eye(m) - k1
+            if np.allclose(self.K, rebuilt, rtol=1e-12, atol=1e-14 * abs(self.K[0, 0])):
+                self.complete = (k0, k1)
 
     def smooth(self, W: np.ndarray) -> tuple[float, np.ndarray]:
         """``(q(W), grad q(W))`` with ``q(W) = sum_t 0.5 w_t^T H_t w_t - C_t^T w_t + tr(W K
@@ -387,23 +396,15 @@ class _Steps:
         _, G = md.smooth(W)
         g = (G + md.a[:, None] * self.signs + beta[:, None] * W) * E
 
+        any_group = bool(group.any())
+
         def hess(V: np.ndarray) -> np.ndarray:
             out = apply_per_task(md.H, V) + V @ md.K + md.c[:, None] * V
-            out += beta[:, None] * (V - U * np.einsum("jt,jt->j", U, V)[:, None])
+            if any_group:
+                out += beta[:, None] * (V - U * np.einsum("jt,jt->j", U, V)[:, None])
             return out * E
 
-        if self.by_rows:
-            inv = self._block_inverses(rows, E, beta, U)
-
-            def precondition(R: np.ndarray) -> np.ndarray:
-                Z = np.zeros_like(R)
-                Z[rows] = np.einsum("rts,rs->rt", inv, R[rows])
-                return Z
-        else:
-            inv = self._task_inverses(E, beta)
-
-            def precondition(R: np.ndarray) -> np.ndarray:
-                return np.einsum("tij,jt->it", inv, R)
+        precondition = self._preconditioner(rows, E, beta, U, any_group)
 
         D, n_cg = _conjugate_gradients(hess, precondition, -g, eta, self.cg_max_iter)
         slope = float(np.vdot(g, D))
@@ -415,11 +416,51 @@ class _Steps:
             W2 = W + s * D
             flip = fixed & (np.sign(W2) != self.signs)
             W2[flip] = 0.0
+            W2[group & (np.einsum("jt,jt->j", W2, W) <= 0)] = 0.0  # rows through zero
             dF = md.change(W, G, W2 - W)
             if dF <= 1e-4 * s * slope:
                 return W2, F + dF, s == 1.0, n_cg
             s *= 0.5
         return None, F, False, n_cg
+
+    def _preconditioner(self, rows: np.ndarray, E: np.ndarray, beta: np.ndarray,
+                        U: np.ndarray, any_group: bool) -> Callable:
+        """``R -> Z``: the exact inverses of the rows' blocks (of the tasks' blocks at weak
+        coupling) applied on the support ``E``. For a coupling ``K = k_0 I - k_1 11^T`` (the
+        complete graph of equal weights: the default graph, the mean model) without group
+        term a row's block is a diagonal ``D_j`` less ``k_1 11^T`` on its support, applied
+        by Sherman-Morrison for all rows at once: ``z = D_j^{-1} r + k_1 D_j^{-1} 1 (1^T
+        D_j^{-1} r) / (1 - k_1 1^T D_j^{-1} 1)``."""
+        md = self.model
+        if not self.by_rows:
+            inv = self._task_inverses(E, beta)
+            inv_t = np.ascontiguousarray(inv)
+
+            def by_tasks(R: np.ndarray) -> np.ndarray:
+                return np.matmul(inv_t, R.T[:, :, None])[:, :, 0].T
+
+            return by_tasks
+        if md.complete is not None and not any_group:
+            k0, k1 = md.complete
+            den = md.diag + k0 + md.c[:, None]
+            Dinv = np.where(E & (den > 0), 1.0 / np.where(den > 0, den, 1.0), 0.0)
+            ones = Dinv.sum(axis=1)
+            scale = np.where(1.0 - k1 * ones > 0, k1 / np.maximum(1.0 - k1 * ones, 1e-300),
+                             0.0)
+
+            def complete(R: np.ndarray) -> np.ndarray:
+                Z = Dinv * R
+                return Z + (scale * Z.sum(axis=1))[:, None] * Dinv
+
+            return complete
+        inv = self._block_inverses(rows, E, beta, U)
+
+        def by_rows(R: np.ndarray) -> np.ndarray:
+            Z = np.zeros_like(R)
+            Z[rows] = np.matmul(inv, R[rows][:, :, None])[:, :, 0]
+            return Z
+
+        return by_rows
 
     def _task_inverses(self, E: np.ndarray, beta: np.ndarray) -> np.ndarray:
         """The inverses of the tasks' blocks ``H_t + K_tt I + diag(c + beta)`` on the task's
