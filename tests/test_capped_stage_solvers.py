@@ -22,7 +22,10 @@ from multitask.estimators.capped_trace import CappedTraceRegressor
 from multitask.losses import Squared
 from multitask.penalties import CappedTraceNorm, TraceNorm, singular_values
 from multitask.penalties.capped_trace import TruncatedTraceNorm
+from multitask.penalties.prox import GRAM_RTOL, SAFE_EXPONENT
 from multitask.solvers import Multistage, ProximalGradient, QuadraticADMM
+from multitask.solvers._admm_trace_numba import trace_admm_step
+from multitask.solvers.admm import EigenSystem
 from multitask.solvers.base import Solver
 from multitask.solvers.certificate import _eig_solve, _eig_solve_tasks, _sym_eig
 
@@ -119,3 +122,57 @@ def test_stacked_free_direction_solves_match_one_task_at_a_time():
     one = np.stack([_eig_solve(_sym_eig(H[t]), r[:, t]) for t in range(7)], axis=1)
     np.testing.assert_allclose(_eig_solve_tasks(eig, r), one, atol=1e-12)
     assert not np.any(_eig_solve_tasks(eig, r)[:, 2])
+
+
+@pytest.mark.parametrize("d, m, keep", [(6, 9, 1), (9, 6, 2), (28, 20, 3)])
+@pytest.mark.parametrize("shared", [False, True])
+def test_compiled_admm_step_takes_the_partial_thresholding(d, m, keep, shared):
+    """The compiled ADMM step with ``keep`` leading singular values left untouched is the
+    interpreted step with the truncated trace norm's prox (psvt)."""
+    rng = np.random.default_rng(d + keep)
+    k = 1 if shared else m
+    B = rng.standard_normal((k, d, d))
+    eig = EigenSystem(B @ np.swapaxes(B, 1, 2) / d, rng.standard_normal((d, m)))
+    AV = rng.standard_normal((d, 4)) @ rng.standard_normal((4, m))
+    U = 0.3 * rng.standard_normal((d, m))
+    rho, r = 0.7, 1.6
+    W = eig.solve(AV - U, rho)
+    Wr = r * W + (1.0 - r) * AV
+    s = np.linalg.svd(Wr + U, compute_uv=False)
+    alpha = rho * 0.5 * (s[keep + 1] + s[keep + 2])  # thresholds values after the kept ones
+    pen = TruncatedTraceNorm(alpha, keep)
+    V0 = pen.prox(Wr + U, 1.0 / rho)
+    U0 = U + Wr - V0
+    U1 = U.copy()
+    ok, W1, V1, _, _, tail = trace_admm_step(
+        eig.Q, eig._QT, eig.lam, np.ascontiguousarray(eig.QtC), AV, U1, rho, r, alpha / rho,
+        GRAM_RTOL, 2.0**SAFE_EXPONENT, keep)
+    assert ok
+    scale = max(np.abs(W).max(), 1.0)
+    np.testing.assert_allclose(W1, W, rtol=0, atol=1e-10 * scale)
+    np.testing.assert_allclose(V1, V0, rtol=0, atol=1e-10 * scale)
+    np.testing.assert_allclose(U1, U0, rtol=0, atol=1e-10 * scale)
+    # the reported figure is the penalized tail of the output
+    assert alpha * tail == pytest.approx(pen.value(V0), rel=1e-9)
+    # the kept values and the two thresholded ones above the threshold
+    assert np.linalg.matrix_rank(V1, tol=1e-8 * scale) == keep + 2
+    pen.remember_prox(V1, tail)
+    assert pen.value(V1) == alpha * tail
+
+
+def test_compiled_admm_stages_match_the_interpreted_ones(monkeypatch):
+    """A whole capped trace fit with the compiled step and without it (the interpreted
+    steps only): the same solution."""
+    import multitask.solvers.admm as admm
+
+    Xs, ys = _low_rank_lists(6)
+    df = _datafit(Xs, ys)
+    alpha = 0.05 * TraceNorm(1.0).alpha_max(df.grad_at_zero())
+    pen = CappedTraceNorm(alpha, 0.5)
+    monkeypatch.setattr(admm._CompiledTraceStep, "ready", lambda self: True)
+    fast = Multistage(tol=1e-10, inner=QuadraticADMM(tol=1e-10, max_iter=100000)).solve(df, pen)
+    monkeypatch.setattr(admm._CompiledTraceStep, "applies", classmethod(lambda *a: None))
+    slow = Multistage(tol=1e-10, inner=QuadraticADMM(tol=1e-10, max_iter=100000)).solve(df, pen)
+    assert fast.converged and slow.converged and len(fast.info["stage_keys"]) >= 2
+    assert fast.info["stage_keys"] == slow.info["stage_keys"]
+    np.testing.assert_allclose(fast.W, slow.W, atol=1e-7 * np.abs(slow.W).max())

@@ -230,18 +230,44 @@ class TruncatedTraceNorm(_SpectralPenalty):
 
     name = "truncated_trace"
     is_convex = False
-    capabilities = frozenset({"majorant", "low_rank"})
+    #: ``"spectral_threshold"`` with :attr:`spectral_kept` leading singular values left
+    #: untouched: the compiled ADMM step of the trace norm takes the partial thresholding
+    #: too (:mod:`multitask.solvers._admm_trace_numba`).
+    capabilities = frozenset({"majorant", "low_rank", "spectral_threshold"})
 
     def __init__(self, alpha: float, rank: int):
         super().__init__(alpha)
         if int(rank) != rank or rank < 0:
             raise ValueError(f"rank must be an integer >= 0, got {rank!r}.")
         self.rank = int(rank)
+        self._tail: tuple | None = None  # (array, sum_{i > r} sigma_i) of a compiled prox
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state["_tail"] = None  # a cache, not part of the penalty
+        return state
 
     def _repr_params(self) -> dict:
         return {"alpha": self.alpha, "rank": self.rank}
 
+    @property
+    def spectral_kept(self) -> int:
+        """``r``: the leading singular values the prox leaves untouched."""
+        return self.rank
+
+    def spectral_strength(self) -> float:
+        """``alpha``: the threshold per unit step of the other singular values."""
+        return self.alpha
+
+    def remember_prox(self, out: np.ndarray, value: float) -> None:
+        """Record that ``out`` (a prox output computed elsewhere: the compiled ADMM step) has
+        ``sum_{i > r} sigma_i(out) = value``, so that :meth:`value` there costs no SVD."""
+        self._tail = (np.array(out, dtype=np.float64, copy=True), float(value))
+
     def value(self, W):
+        tail = recalled(self._tail, W)
+        if tail is not None:
+            return self.alpha * tail
         s = self._singular_values(W)
         return self.alpha * float(s[self.rank:].sum())
 

@@ -6,6 +6,7 @@ One call takes one iteration of the module docstring of :mod:`multitask.solvers.
     W   = Q diag(1 / (lambda + rho)) (Q^T C + rho Q^T (A V - U))     (per task)
     Wr  = r W + (1 - r) A V
     V   = svt(Wr + U, alpha / rho)                                    (Gram route)
+          (or its partial twin leaving the ``keep`` leading singular values untouched)
     U  += Wr - V
 
 with the singular value thresholding through the eigendecomposition of the small Gram matrix
@@ -26,7 +27,7 @@ from numba import njit
 
 @njit(cache=True, nogil=True)
 def trace_admm_step(Q, QT, lam, QtC, AV, U, rho, r, thresh, gram_rtol,
-                    safe):  # pragma: no cover - compiled
+                    safe, keep=0):  # pragma: no cover - compiled
     """One fused ADMM iteration (module docstring), ``U`` updated in place.
 
     Parameters
@@ -48,6 +49,11 @@ def trace_admm_step(Q, QT, lam, QtC, AV, U, rho, r, thresh, gram_rtol,
         largest entry of the prox's argument lies outside ``[1 / safe, safe]`` (its Gram matrix
         could overflow or underflow; NaN included) the kernel declines, and the interpreted
         step rescales it first.
+    keep : int, default=0
+        The number of leading singular values left unthresholded: the V-step is then the
+        partial singular value thresholding of the truncated trace norm ``thresh * rho *
+        sum_{i > keep} sigma_i`` (:func:`multitask.penalties.capped_trace.psvt`); ``0`` is
+        the trace norm.
 
     Returns
     -------
@@ -59,7 +65,8 @@ def trace_admm_step(Q, QT, lam, QtC, AV, U, rho, r, thresh, gram_rtol,
     res_pri, res_dual : float
         ``||W - V|| / max(||W||, ||V||)`` and ``||V - AV|| / ||U||`` (the new ``U``).
     trace_norm : float
-        ``||V||_* = sum_i (s_i - thresh)_+``.
+        ``||V||_* = sum_i (s_i - thresh)_+`` (with ``keep``: the sum of the thresholded
+        values only, ``sum_{i > keep} sigma_i(V)``).
     """
     d, m = AV.shape
     shared = Q.shape[0] == 1
@@ -100,19 +107,25 @@ def trace_admm_step(Q, QT, lam, QtC, AV, U, rho, r, thresh, gram_rtol,
     top = np.sqrt(max(ev[k - 1], 0.0))
     floor = gram_rtol * top
     smallest = np.sqrt(max(ev[0], 0.0))
-    if smallest < floor and floor > thresh:  # a kept singular value may be unresolved
-        return False, W, AV, 0.0, 0.0, 0.0
+    first_kept = max(k - keep, 0)  # ev is ascending: the last keep values are kept
+    if smallest < floor:  # a kept singular value may be unresolved
+        if floor > thresh or (keep > 0 and np.sqrt(max(ev[first_kept], 0.0)) < floor):
+            return False, W, AV, 0.0, 0.0, 0.0
     M = np.zeros((k, k))
     norm = 0.0
     for i in range(k):
         s = np.sqrt(max(ev[i], 0.0))
-        if s > thresh:
+        if i >= first_kept and s > 0.0:
+            scale = 1.0
+        elif i < first_kept and s > thresh:
             norm += s - thresh
             scale = (s - thresh) / s
-            for a in range(k):
-                f = E[a, i] * scale
-                for b in range(k):
-                    M[a, b] += f * E[b, i]
+        else:
+            continue
+        for a in range(k):
+            f = E[a, i] * scale
+            for b in range(k):
+                M[a, b] += f * E[b, i]
     if wide:
         V = M @ Z
     else:

@@ -335,7 +335,7 @@ class _CompiledTraceStep:
             self._charged = True
 
     def step(self, eig: EigenSystem, AV: np.ndarray, U: np.ndarray, rho: float, r: float,
-             thresh: float):
+             thresh: float, keep: int = 0):
         """``(W, V, res_pri, res_dual, ||V||_*)`` of one iteration (``U`` updated in place),
         or None where the Gram route cannot resolve a kept singular value or the entries
         lie outside the band where their squares are safe (nothing changed)."""
@@ -345,7 +345,7 @@ class _CompiledTraceStep:
             self._kernel = trace_admm_step
         ok, W, V, res_pri, res_dual, norm = self._kernel(
             eig.Q, eig._QT, eig.lam, eig.QtC, np.ascontiguousarray(AV), U, rho, r, thresh,
-            GRAM_RTOL, 2.0**SAFE_EXPONENT)
+            GRAM_RTOL, 2.0**SAFE_EXPONENT, keep)
         if not ok:
             return None
         return W, V, float(res_pri), float(res_dual), float(norm)
@@ -517,7 +517,8 @@ class QuadraticADMM(Solver):
         computed already."""
         r = self.relaxation
         if compiled is not None and compiled.ready():
-            step = compiled.step(eig, AV, U, rho, r, penalty.spectral_strength() / rho)
+            step = compiled.step(eig, AV, U, rho, r, penalty.spectral_strength() / rho,
+                                 int(getattr(penalty, "spectral_kept", 0)))
             if step is not None:  # the compiled twin of the steps below (trace norm)
                 W, V_new, res_pri, res_dual, norm = step
                 penalty.remember_prox(V_new, norm)
