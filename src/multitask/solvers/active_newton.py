@@ -96,7 +96,7 @@ class _Model:
         _, params = row_strengths(penalty, d)
         self.a, self.b, self.c = (np.ascontiguousarray(params[:, k]) for k in range(3))
         self.diag = np.broadcast_to(np.diagonal(self.H, axis1=1, axis2=2), (m, d)).T.copy()
-        self.k_top = max(float(np.linalg.eigvalsh(self.K)[-1]), 0.0) if m else 0.0
+        self.k_top = _coupling_top(penalty, self.K)
         self.l1_rows = self.a > 0
         self.group_rows = self.b > 0
         #: ``(k_0, k_1)`` of a coupling ``K = k_0 I - k_1 11^T``, else None
@@ -135,6 +135,16 @@ class _Model:
         A = self.K[np.ix_(tasks, tasks)].copy()
         A[np.diag_indices_from(A)] += self.diag[j, tasks] + self.c[j]
         return A
+
+
+def _coupling_top(penalty: Penalty, K: np.ndarray) -> float:
+    """``lambda_max(K)``: the Lipschitz constant of the penalty's smooth part where it declares
+    one (the task coupling is that part), else from the eigenvalues of ``K``."""
+    if "smooth" in penalty.capabilities and "task_coupling" in penalty.capabilities:
+        top = float(penalty.smooth_lipschitz())
+        if np.isfinite(top):
+            return max(top, 0.0)
+    return max(float(np.linalg.eigvalsh(K)[-1]), 0.0) if K.size else 0.0
 
 
 def _inverse_psd(A: np.ndarray) -> np.ndarray:
@@ -226,7 +236,7 @@ class ActiveSetNewton(Solver):
         F = model.value(W)
         converged, k, since, stalled = False, 0, 0, 0
         counts = {"newton": 0, "fallback": 0, "cg": 0}
-        eta = 1e-4
+        eta = 1e-2
         for k in range(1, self.max_iter + 1):
             W, F, changed = steps.support(W, F)
             W_new, F_new, full, n_cg = steps.newton(W, F, eta)
@@ -283,8 +293,8 @@ def coupling_ratio(problem: Problem) -> float:
     """``lambda_max(K) / median_j h_j`` with ``h_j = mean_t H_t[j, j]`` over the features of
     positive curvature (``inf`` when there are none): how much the task coupling ``K`` of the
     penalty dominates the curvature of a typical feature of the loss."""
-    K = np.asarray(problem.penalty.task_coupling(), dtype=np.float64)
-    top = max(float(np.linalg.eigvalsh(K)[-1]), 0.0) if K.size else 0.0
+    top = _coupling_top(problem.penalty, np.asarray(problem.penalty.task_coupling(),
+                                                    dtype=np.float64))
     h = np.asarray(problem.datafit.quadratic_diagonal(), dtype=np.float64).mean(axis=0)
     h = h[h > 0]
     return top / float(np.median(h)) if h.size else float("inf")
