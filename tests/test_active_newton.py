@@ -12,8 +12,9 @@
   strictly convex), also with collinear and task-constant raw features (a singular reduced
   Hessian) and from a warm start.
 * The automatic choice: taken for the graph model of many tasks where the coupling dominates
-  the features' curvature, not at weak coupling, for few tasks nor for group rows; what it
-  does not apply to is named; a budget too small warns.
+  the features' curvature (and for the temporal group lasso), not at weak coupling, for few
+  tasks nor for rows with both an l1 and a group term; what it does not apply to is named; a
+  budget too small warns.
 """
 
 from __future__ import annotations
@@ -241,10 +242,16 @@ def test_auto_takes_it_where_the_coupling_dominates():
     # few tasks: coordinate descent needs few epochs whatever the coupling
     few = mt.GraphRegularizedRegressor(None, 1000.0, 0.05)
     assert _fit(few, Xs[:4], ys[:4]).solver_.name == "bcd"
-    # group rows: block coordinate descent solves each row exactly under the coupling
+    # group rows under the temporal coupling: the same rule
     tgl = mt.TemporalGroupLassoRegressor(0.1, 1000.0)
-    assert _fit(tgl, Xs, ys).solver_.name == "bcd"
-    assert ActiveSetNewton.preference(_problem_of(tgl, Xs, ys)) is None
+    assert _fit(tgl, Xs, ys).solver_.name == "active_newton"
+    assert _fit(tgl, Xs[:4], ys[:4]).solver_.name == "bcd"
+    # rows with both an l1 and a group term are not claimed
+    both = mt.GraphRegularizedRegressor(None, 1000.0, 0.05)
+    datafit = _problem_of(both, Xs, ys).datafit
+    penalty = _problem_of(both, Xs, ys).penalty
+    penalty.row_prox_params = lambda: (0.05, 0.05, 0.0)
+    assert ActiveSetNewton.preference(Problem(datafit, penalty)) is None
 
 
 def test_what_it_does_not_apply_to_is_named():

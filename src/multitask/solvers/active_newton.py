@@ -99,6 +99,8 @@ class _Model:
         self.k_top = _coupling_top(penalty, self.K)
         self.l1_rows = self.a > 0
         self.group_rows = self.b > 0
+        #: whether ``K`` is tridiagonal (a chain of tasks)
+        self.tridiagonal = m > 2 and not np.any(np.triu(self.K, 2))
         #: ``(k_0, k_1)`` of a coupling ``K = k_0 I - k_1 11^T``, else None
         self.complete: tuple[float, float] | None = None
         if m > 1:
@@ -182,22 +184,22 @@ class ActiveSetNewton(Solver):
 
     @classmethod
     def preference(cls, problem: Problem, **settings) -> float | None:
-        """75 (ahead of block coordinate descent) for a whole model whose rows have no group
-        term (l1, ridge: the reduced problem is a quadratic, one Newton step) under a task
-        coupling that dominates the typical feature's curvature, ``lambda_max(K) >=
+        """75 (ahead of block coordinate descent) for a whole model whose rows are l1 rows
+        or group rows (``a_j b_j = 0``: the graph model, the temporal group lasso) under a
+        task coupling that dominates the typical feature's curvature, ``lambda_max(K) >=
         COUPLING_RATIO * median_j mean_t H_t[j, j]`` (the features of zero curvature left
         out), with at least :data:`MIN_TASKS` tasks, where coordinate steps crawl; no claim
-        otherwise. Measured (``benchmarks/bench_cv_two_param.py`` and the path of
-        ``alpha_l1`` at each graph strength of its default grid on School's raw features; the
-        same paths on generated tasks of standardized features): faster than block
-        coordinate descent on School from about twice the threshold ratio on, alike at it,
-        slower below it; alike from 100 generated tasks on, slower for 30 tasks and fewer
-        (whose coordinate descent needs few epochs whatever the coupling) and on the small
-        data sets of the solver-choice table."""
+        otherwise. Measured (``benchmarks/bench_cv_two_param.py``, and the paths of the
+        default grids at each coupling strength on School's raw features and on generated
+        tasks of standardized features): on School faster than block coordinate descent at
+        every strength above the threshold for both models (the graph model alike near the
+        threshold, slower below it); on generated tasks faster or alike from 100 tasks on,
+        slower for 30 tasks and fewer (whose coordinate descent needs few epochs whatever the
+        coupling) and on the small data sets of the solver-choice table."""
         if problem.role != "model" or not problem.penalty_has("task_coupling"):
             return None
-        family, (_, b, _) = problem.row_prox or ("elastic_net", (0, 0, 0))
-        if family != "elastic_net" or bool(np.any(np.asarray(b))):
+        family, (a, b, _) = problem.row_prox or ("elastic_net", (0, 0, 0))
+        if family != "elastic_net" or bool(np.any(np.asarray(a) * np.asarray(b))):
             return None
         if problem.n_tasks < MIN_TASKS:
             return None
@@ -463,6 +465,10 @@ class _Steps:
                 return Z + (scale * Z.sum(axis=1))[:, None] * Dinv
 
             return complete
+        if md.tridiagonal:
+            chain = self._chain_preconditioner(rows, E, beta, U, any_group)
+            if chain is not None:
+                return chain
         inv = self._block_inverses(rows, E, beta, U)
 
         def by_rows(R: np.ndarray) -> np.ndarray:
@@ -471,6 +477,49 @@ class _Steps:
             return Z
 
         return by_rows
+
+    def _chain_preconditioner(self, rows: np.ndarray, E: np.ndarray, beta: np.ndarray,
+                              U: np.ndarray, any_group: bool) -> Callable | None:
+        """For a tridiagonal coupling (a chain of tasks: the temporal group lasso's) the rows'
+        blocks ``T_j - beta_j u_j u_j^T`` with ``T_j = diag(H_t[j, j] + c_j + beta_j) + K``
+        tridiagonal (the tasks off the row's support cut out of the chain): one banded
+        Cholesky factorization of all the rows' ``T_j`` stacked (a tridiagonal matrix of
+        ``len(rows) m`` unknowns), and Sherman-Morrison for the group terms. None where the
+        factorization fails (a singular block: the dense blocks' pseudo-inverses then)."""
+        md = self.model
+        n, m = len(rows), E.shape[1]
+        on = E[rows]
+        main = md.diag[rows] + md.c[rows, None] + beta[rows, None] + np.diag(md.K)[None, :]
+        band = np.zeros((2, n * m))
+        band[1] = np.where(on, main, 1.0).ravel()
+        upper = np.zeros((n, m))
+        upper[:, 1:] = np.diag(md.K, 1)[None, :] * (on[:, :-1] & on[:, 1:])
+        band[0] = upper.ravel()
+        try:
+            factor = scipy.linalg.cholesky_banded(band, check_finite=False)
+        except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
+            return None
+
+        def solve(Rr: np.ndarray) -> np.ndarray:
+            out = scipy.linalg.cho_solve_banded((factor, False), Rr.ravel(),
+                                                check_finite=False)
+            return out.reshape(n, m) * on
+
+        if any_group:
+            Ur = U[rows] * on
+            Y = solve(Ur)
+            den = 1.0 - beta[rows] * np.einsum("rt,rt->r", Ur, Y)
+            coef = np.where(den > 0, beta[rows] / np.where(den > 0, den, 1.0), 0.0)
+
+        def chain(R: np.ndarray) -> np.ndarray:
+            Z = np.zeros_like(R)
+            Zr = solve(R[rows] * on)
+            if any_group:
+                Zr += (coef * np.einsum("rt,rt->r", Ur, Zr))[:, None] * Y
+            Z[rows] = Zr
+            return Z
+
+        return chain
 
     def _task_inverses(self, E: np.ndarray, beta: np.ndarray) -> np.ndarray:
         """The inverses of the tasks' blocks ``H_t + K_tt I + diag(c + beta)`` on the task's
