@@ -31,6 +31,13 @@ Stage solvers (``stage_solver``):
   convex problem with the stage penalty's ``convex_majorant`` at the current iterate, until
   ``W`` stops changing.
 
+The later stages of the capped trace norm are not convex (the truncated trace norm). Their
+convex majorant of the ``"dc"`` solver (the trace norm minus a linear term) holds the leading
+singular vectors of the current iterate, so a sequence of such convex problems can stop at a
+stationary point of the stage problem with a higher objective than the partial thresholding
+reaches, which may exchange the singular directions it leaves unpenalized; the ``"prox"``
+stages are therefore solved with the stage penalty's own prox, by whichever inner solver.
+
 Stages stop when the stage key repeats (the next stage would be the same problem), when ``F``
 stops decreasing (relative decrease below ``stage_tol``), or after ``n_stages`` stages. The
 reported optimality measure is that of the last stage problem at the returned point: its
