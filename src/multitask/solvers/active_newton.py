@@ -101,6 +101,7 @@ class _Model:
         self.group_rows = self.b > 0
         #: whether ``K`` is tridiagonal (a chain of tasks)
         self.tridiagonal = m > 2 and not np.any(np.triu(self.K, 2))
+        self._k_main, self._k_off = np.diag(self.K).copy(), np.diag(self.K, 1).copy()
         #: ``(k_0, k_1)`` of a coupling ``K = k_0 I - k_1 11^T``, else None
         self.complete: tuple[float, float] | None = None
         if m > 1:
@@ -110,10 +111,23 @@ class _Model:
             if np.allclose(self.K, rebuilt, rtol=1e-12, atol=1e-14 * abs(self.K[0, 0])):
                 self.complete = (k0, k1)
 
+    def times_K(self, V: np.ndarray) -> np.ndarray:
+        """``V K``: ``k_0 V - k_1 (V 1) 1^T`` for the complete graph's coupling, three
+        diagonals for a chain's, a product otherwise."""
+        if self.complete is not None:
+            k0, k1 = self.complete
+            return k0 * V - k1 * V.sum(axis=1, keepdims=True)
+        if self.tridiagonal:
+            out = V * self._k_main
+            out[:, 1:] += V[:, :-1] * self._k_off
+            out[:, :-1] += V[:, 1:] * self._k_off
+            return out
+        return V @ self.K
+
     def smooth(self, W: np.ndarray) -> tuple[float, np.ndarray]:
         """``(q(W), grad q(W))`` with ``q(W) = sum_t 0.5 w_t^T H_t w_t - C_t^T w_t + tr(W K
         W^T) / 2 + sum_j (c_j / 2) ||W_j.||^2``."""
-        HW = apply_per_task(self.H, W) + W @ self.K + self.c[:, None] * W
+        HW = apply_per_task(self.H, W) + self.times_K(W) + self.c[:, None] * W
         return 0.5 * float(np.vdot(W, HW)) - float(np.vdot(self.C, W)), HW - self.C
 
     def rows_value(self, W: np.ndarray) -> float:
@@ -128,7 +142,7 @@ class _Model:
         q_2(step) / 2`` (``q_2`` the quadratic form of ``q``) plus the change of the rows'
         terms, without the cancellation of the difference of two values of ``F`` (whose
         terms grow with the coupling)."""
-        Hs = apply_per_task(self.H, step) + step @ self.K + self.c[:, None] * step
+        Hs = apply_per_task(self.H, step) + self.times_K(step) + self.c[:, None] * step
         return (float(np.vdot(G, step)) + 0.5 * float(np.vdot(step, Hs))
                 + self.rows_value(W + step) - self.rows_value(W))
 
@@ -147,6 +161,16 @@ def _coupling_top(penalty: Penalty, K: np.ndarray) -> float:
         if np.isfinite(top):
             return max(top, 0.0)
     return max(float(np.linalg.eigvalsh(K)[-1]), 0.0) if K.size else 0.0
+
+
+def _solve_psd(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``A^{-1} b`` for a symmetric positive semi-definite ``A`` (Cholesky; the pseudo-inverse
+    where it is singular)."""
+    try:
+        L = scipy.linalg.cho_factor(A, lower=True, check_finite=False)
+        return scipy.linalg.cho_solve(L, b, check_finite=False)
+    except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
+        return _inverse_psd(A) @ b
 
 
 def _inverse_psd(A: np.ndarray) -> np.ndarray:
@@ -328,7 +352,7 @@ class _Steps:
         # group rows whose exact row minimizer is zero
         leave = np.flatnonzero(md.group_rows & (nrm > 0))
         if leave.size:
-            own = md.diag * W + W @ md.K + md.c[:, None] * W  # A_j w_j, row by row
+            own = md.diag * W + md.times_K(W) + md.c[:, None] * W  # A_j w_j, row by row
             V = own[leave] - G[leave]
             soft = np.sign(V) * np.maximum(np.abs(V) - md.a[leave, None], 0.0)
             leave = leave[np.linalg.norm(soft, axis=1) <= md.b[leave]]
@@ -373,7 +397,7 @@ class _Steps:
         md = self.model
         if md.a[j] == 0:
             A = md.block(j, np.arange(len(s)))
-            v = -_inverse_psd(A) @ s
+            v = -_solve_psd(A, s)
             curv = float(v @ A @ v)
             tau = 1.0 - md.b[j] * float(np.linalg.norm(v)) / curv if curv > 0 else 0.0
             if tau > 0 and np.all(np.isfinite(v)):
@@ -411,7 +435,7 @@ class _Steps:
         any_group = bool(group.any())
 
         def hess(V: np.ndarray) -> np.ndarray:
-            out = apply_per_task(md.H, V) + V @ md.K + md.c[:, None] * V
+            out = apply_per_task(md.H, V) + md.times_K(V) + md.c[:, None] * V
             if any_group:
                 out += beta[:, None] * (V - U * np.einsum("jt,jt->j", U, V)[:, None])
             return out * E
