@@ -15,8 +15,9 @@ of the support, the iterate's nonzero entries (the nonzero rows of the group row
 
 1. **Support.** With ``G = H W - C + W K + c W`` the smooth gradient, a zero entry of an l1
    row enters when ``|G_jt| > a_j`` (with the sign ``-sign(G_jt)``), a zero group row when
-   ``||soft(G_j., a_j)||_2 > b_j`` (with one proximal step on the row, curvature bound
-   ``max_t H_t[j, j] + c_j + lambda_max(K)``, halved until ``F`` falls); a nonzero group row
+   ``||soft(G_j., a_j)||_2 > b_j`` (at the best multiple of the row's minimizer without its
+   group term, the others fixed, :meth:`_Steps._entering_row`, halved until ``F`` falls;
+   the falls of ``F`` are computed as differences, :meth:`_Model.change`); a nonzero group row
    leaves when zero is its exact minimizer with the others fixed,
    ``||soft(A_j w_j - G_j., a_j)||_2 <= b_j`` (``A_j = diag_t(H_t[j, j]) + K + c_j I``, the
    row's block of the Hessian), kept when ``F`` falls.
@@ -30,7 +31,9 @@ of the support, the iterate's nonzero entries (the nonzero rows of the group row
    correlation of the features, so the iterations stay few however strong the coupling.
    Where the coupling is weaker than the typical feature's curvature (``lambda_max(K) <
    median_j mean_t H_t[j, j]``) the tasks' blocks ``H_t + K_tt I + diag(c + beta)`` on the
-   task's support precondition instead (the data's correlations inside a block).
+   task's support precondition instead (the data's correlations inside a block). The rows'
+   blocks are applied in closed form for the complete graph of equal weights (Sherman-Morrison)
+   and by one banded factorization for a chain of tasks (the temporal group lasso).
 3. **Line search**: ``W + s D`` with the entries whose sign leaves ``s`` set to zero (the
    orthant projection) and the group rows that turn through zero (``<w_j + s d_j, w_j> <=
    0``) set to zero, ``s`` halved from 1 until ``F`` falls (Armijo).
@@ -38,11 +41,13 @@ of the support, the iterate's nonzero entries (the nonzero rows of the group row
 The certified relative duality gap (:mod:`multitask.solvers.base`) is computed after every
 step that left the support unchanged and took the full Newton step (on l1 rows: the exact
 minimizer on the support), and at least every :data:`CERTIFY_EVERY` steps; the run stops when
-it is at most ``tol``. A step that cannot lower ``F`` hands over to :data:`FALLBACK_EPOCHS`
-epochs of block coordinate descent (:func:`~multitask.solvers.bcd.quadratic_row_descent`),
-which move the support where the guess was wrong. The method is the primal-dual active set
-strategy of Hintermueller, Ito & Kunisch ("The primal-dual active set strategy as a semismooth
-Newton method"), globalized by the line search.
+it is at most ``tol``, or, unconverged and with a warning, after :data:`STALL_STEPS` steps
+without a fall of ``F`` (rounding). A step that cannot lower ``F`` hands over to
+:data:`FALLBACK_EPOCHS` epochs of block coordinate descent
+(:func:`~multitask.solvers.bcd.quadratic_row_descent`), which move the support where the
+guess was wrong. The method is the primal-dual active set strategy of Hintermueller, Ito &
+Kunisch ("The primal-dual active set strategy as a semismooth Newton method"), globalized by
+the line search.
 """
 
 from __future__ import annotations
