@@ -101,16 +101,16 @@ PINNED = {
     'ConvexASORegressor|tasks_wide': 'fista',
     "DirtyModelClassifier(loss='squared_hinge')|shared_small": 'newton(hand_over=50)',
     "DirtyModelClassifier(loss='squared_hinge')|shared_wide": 'fista',
-    "DirtyModelClassifier(loss='squared_hinge')|sparse_long": 'fista',
-    "DirtyModelClassifier(loss='squared_hinge')|tasks_d40": 'fista',
+    "DirtyModelClassifier(loss='squared_hinge')|sparse_long": 'newton(hand_over=50)',  # was fista
+    "DirtyModelClassifier(loss='squared_hinge')|tasks_d40": 'newton(hand_over=50)',  # was fista
     "DirtyModelClassifier(loss='squared_hinge')|tasks_raw": 'newton(hand_over=50)',
     "DirtyModelClassifier(loss='squared_hinge')|tasks_raw_tall": 'newton(hand_over=50)',
     "DirtyModelClassifier(loss='squared_hinge')|tasks_small": 'newton(hand_over=50)',
     "DirtyModelClassifier(loss='squared_hinge')|tasks_wide": 'fista',
     'DirtyModelClassifier|shared_small': 'newton(hand_over=50)',
     'DirtyModelClassifier|shared_wide': 'fista',
-    'DirtyModelClassifier|sparse_long': 'fista',
-    'DirtyModelClassifier|tasks_d40': 'fista',
+    'DirtyModelClassifier|sparse_long': 'newton(hand_over=50)',  # was fista
+    'DirtyModelClassifier|tasks_d40': 'newton(hand_over=50)',  # was fista
     'DirtyModelClassifier|tasks_raw': 'newton(hand_over=50)',
     'DirtyModelClassifier|tasks_raw_tall': 'newton(hand_over=50)',
     'DirtyModelClassifier|tasks_small': 'newton(hand_over=50)',
@@ -125,8 +125,8 @@ PINNED = {
     'DirtyModelRegressor|tasks_wide': 'fista',
     'FusedSparseGroupLassoClassifier|shared_small': 'newton(hand_over=50)',
     'FusedSparseGroupLassoClassifier|shared_wide': 'fista',
-    'FusedSparseGroupLassoClassifier|sparse_long': 'fista',
-    'FusedSparseGroupLassoClassifier|tasks_d40': 'fista',
+    'FusedSparseGroupLassoClassifier|sparse_long': 'newton(hand_over=50)',  # was fista
+    'FusedSparseGroupLassoClassifier|tasks_d40': 'newton(hand_over=50)',  # was fista
     'FusedSparseGroupLassoClassifier|tasks_raw': 'newton(hand_over=50)',
     'FusedSparseGroupLassoClassifier|tasks_raw_tall': 'newton(hand_over=50)',
     'FusedSparseGroupLassoClassifier|tasks_small': 'newton(hand_over=50)',
@@ -141,8 +141,8 @@ PINNED = {
     'FusedSparseGroupLassoRegressor|tasks_wide': 'fista',
     'GraphRegularizedClassifier|shared_small': 'newton(hand_over=50)',
     'GraphRegularizedClassifier|shared_wide': 'fista',
-    'GraphRegularizedClassifier|sparse_long': 'fista',
-    'GraphRegularizedClassifier|tasks_d40': 'fista',
+    'GraphRegularizedClassifier|sparse_long': 'newton(hand_over=50)',  # was fista
+    'GraphRegularizedClassifier|tasks_d40': 'newton(hand_over=50)',  # was fista
     'GraphRegularizedClassifier|tasks_raw': 'newton(hand_over=50)',
     'GraphRegularizedClassifier|tasks_raw_tall': 'newton(hand_over=50)',
     'GraphRegularizedClassifier|tasks_small': 'newton(hand_over=50)',
@@ -157,8 +157,8 @@ PINNED = {
     'GraphRegularizedRegressor|tasks_wide': 'fista',
     'IndependentLassoClassifier|shared_small': 'newton(hand_over=50)',
     'IndependentLassoClassifier|shared_wide': 'working_set[auto]->fista,gram=True',
-    'IndependentLassoClassifier|sparse_long': 'fista',
-    'IndependentLassoClassifier|tasks_d40': 'fista',
+    'IndependentLassoClassifier|sparse_long': 'newton(hand_over=50)',  # was fista
+    'IndependentLassoClassifier|tasks_d40': 'newton(hand_over=50)',  # was fista
     'IndependentLassoClassifier|tasks_raw': 'newton(hand_over=50)',
     'IndependentLassoClassifier|tasks_raw_tall': 'newton(hand_over=50)',
     'IndependentLassoClassifier|tasks_small': 'newton(hand_over=50)',
@@ -175,8 +175,8 @@ PINNED = {
     'IndependentLassoRegressor|tasks_wide': 'fista',
     'IndependentRidgeClassifier|shared_small': 'newton(hand_over=50)',
     'IndependentRidgeClassifier|shared_wide': 'fista',
-    'IndependentRidgeClassifier|sparse_long': 'fista',
-    'IndependentRidgeClassifier|tasks_d40': 'fista',
+    'IndependentRidgeClassifier|sparse_long': 'newton(hand_over=50)',  # was fista
+    'IndependentRidgeClassifier|tasks_d40': 'newton(hand_over=50)',  # was fista
     'IndependentRidgeClassifier|tasks_raw': 'newton(hand_over=50)',
     'IndependentRidgeClassifier|tasks_raw_tall': 'newton(hand_over=50)',
     'IndependentRidgeClassifier|tasks_small': 'newton(hand_over=50)',
@@ -223,8 +223,8 @@ PINNED = {
     'L1InfRegressor|tasks_wide': 'fista',
     "L21Classifier(loss='squared_hinge')|shared_small": 'newton(hand_over=50)',
     "L21Classifier(loss='squared_hinge')|shared_wide": 'working_set[auto]->fista,gram=True',
-    "L21Classifier(loss='squared_hinge')|sparse_long": 'fista',
-    "L21Classifier(loss='squared_hinge')|tasks_d40": 'fista',
+    "L21Classifier(loss='squared_hinge')|sparse_long": 'newton(hand_over=50)',  # was fista
+    "L21Classifier(loss='squared_hinge')|tasks_d40": 'newton(hand_over=50)',  # was fista
     "L21Classifier(loss='squared_hinge')|tasks_raw": 'newton(hand_over=50)',
     "L21Classifier(loss='squared_hinge')|tasks_raw_tall": 'newton(hand_over=50)',
     "L21Classifier(loss='squared_hinge')|tasks_small": 'newton(hand_over=50)',
@@ -232,8 +232,8 @@ PINNED = {
     "L21Classifier(loss='squared_hinge')|tasks_wide": 'fista',
     'L21Classifier|shared_small': 'newton(hand_over=50)',
     'L21Classifier|shared_wide': 'working_set[auto]->fista,gram=True',
-    'L21Classifier|sparse_long': 'fista',
-    'L21Classifier|tasks_d40': 'fista',
+    'L21Classifier|sparse_long': 'newton(hand_over=50)',  # was fista
+    'L21Classifier|tasks_d40': 'newton(hand_over=50)',  # was fista
     'L21Classifier|tasks_raw': 'newton(hand_over=50)',
     'L21Classifier|tasks_raw_tall': 'newton(hand_over=50)',
     'L21Classifier|tasks_small': 'newton(hand_over=50)',
@@ -252,8 +252,8 @@ PINNED = {
     'L21Regressor|tasks_wide': 'fista',
     'MeanRegularizedClassifier|shared_small': 'newton(hand_over=50)',
     'MeanRegularizedClassifier|shared_wide': 'fista',
-    'MeanRegularizedClassifier|sparse_long': 'fista',
-    'MeanRegularizedClassifier|tasks_d40': 'fista',
+    'MeanRegularizedClassifier|sparse_long': 'newton(hand_over=50)',  # was fista
+    'MeanRegularizedClassifier|tasks_d40': 'newton(hand_over=50)',  # was fista
     'MeanRegularizedClassifier|tasks_raw': 'newton(hand_over=50)',
     'MeanRegularizedClassifier|tasks_raw_tall': 'newton(hand_over=50)',
     'MeanRegularizedClassifier|tasks_small': 'newton(hand_over=50)',
@@ -268,8 +268,8 @@ PINNED = {
     'MeanRegularizedRegressor|tasks_wide': 'fista',
     "MultiTaskClassifier(penalty='l1')|shared_small": 'newton(hand_over=50)',
     "MultiTaskClassifier(penalty='l1')|shared_wide": 'working_set[auto]->fista,gram=True',
-    "MultiTaskClassifier(penalty='l1')|sparse_long": 'fista',
-    "MultiTaskClassifier(penalty='l1')|tasks_d40": 'fista',
+    "MultiTaskClassifier(penalty='l1')|sparse_long": 'newton(hand_over=50)',  # was fista
+    "MultiTaskClassifier(penalty='l1')|tasks_d40": 'newton(hand_over=50)',  # was fista
     "MultiTaskClassifier(penalty='l1')|tasks_raw": 'newton(hand_over=50)',
     "MultiTaskClassifier(penalty='l1')|tasks_raw_tall": 'newton(hand_over=50)',
     "MultiTaskClassifier(penalty='l1')|tasks_small": 'newton(hand_over=50)',
@@ -277,8 +277,8 @@ PINNED = {
     "MultiTaskClassifier(penalty='l1')|tasks_wide": 'fista',
     "MultiTaskClassifier(penalty='l21')|shared_small": 'newton(hand_over=50)',
     "MultiTaskClassifier(penalty='l21')|shared_wide": 'working_set[auto]->fista,gram=True',
-    "MultiTaskClassifier(penalty='l21')|sparse_long": 'fista',
-    "MultiTaskClassifier(penalty='l21')|tasks_d40": 'fista',
+    "MultiTaskClassifier(penalty='l21')|sparse_long": 'newton(hand_over=50)',  # was fista
+    "MultiTaskClassifier(penalty='l21')|tasks_d40": 'newton(hand_over=50)',  # was fista
     "MultiTaskClassifier(penalty='l21')|tasks_raw": 'newton(hand_over=50)',
     "MultiTaskClassifier(penalty='l21')|tasks_raw_tall": 'newton(hand_over=50)',
     "MultiTaskClassifier(penalty='l21')|tasks_small": 'newton(hand_over=50)',
@@ -345,8 +345,8 @@ PINNED = {
     'MultiTaskRegressor|tasks_wide': 'fista',
     'PooledClassifier|shared_small': 'newton(hand_over=50)',
     'PooledClassifier|shared_wide': 'fista',
-    'PooledClassifier|sparse_long': 'fista',
-    'PooledClassifier|tasks_d40': 'fista',
+    'PooledClassifier|sparse_long': 'newton(hand_over=50)',  # was fista
+    'PooledClassifier|tasks_d40': 'newton(hand_over=50)',  # was fista
     'PooledClassifier|tasks_raw': 'newton(hand_over=50)',
     'PooledClassifier|tasks_raw_tall': 'newton(hand_over=50)',
     'PooledClassifier|tasks_small': 'newton(hand_over=50)',
@@ -462,8 +462,8 @@ PINNED = {
     'TaskRelationshipRegressor|tasks_wide': 'fista',
     'TemporalGroupLassoClassifier|shared_small': 'newton(hand_over=50)',
     'TemporalGroupLassoClassifier|shared_wide': 'fista',
-    'TemporalGroupLassoClassifier|sparse_long': 'fista',
-    'TemporalGroupLassoClassifier|tasks_d40': 'fista',
+    'TemporalGroupLassoClassifier|sparse_long': 'newton(hand_over=50)',  # was fista
+    'TemporalGroupLassoClassifier|tasks_d40': 'newton(hand_over=50)',  # was fista
     'TemporalGroupLassoClassifier|tasks_raw': 'newton(hand_over=50)',
     'TemporalGroupLassoClassifier|tasks_raw_tall': 'newton(hand_over=50)',
     'TemporalGroupLassoClassifier|tasks_small': 'newton(hand_over=50)',

@@ -34,64 +34,64 @@ ABBREVIATIONS = {"newton(hand_over=50)": "N", "newton_admm": "A", "working_set[a
 #: refuses the pair).
 PINNED = {
     'poisson': {
-        'L21Regressor': 'N W N N N F W F',
-        'IndependentLassoRegressor': 'N W N N N F W F',
+        'L21Regressor': 'N W N N N N W N',  # F -> N: Newton wide
+        'IndependentLassoRegressor': 'N W N N N N W N',  # F -> N: Newton wide
         'TraceNormRegressor': 'F F F F F F F F',
-        'IndependentRidgeRegressor': 'N F N N N F F F',
+        'IndependentRidgeRegressor': 'N F N N N N F N',  # F -> N: Newton wide
         'L1InfRegressor': 'F F F F F F F F',
         'SparseLowRankRegressor': 'A F A A A F F F',
         'RobustMTLRegressor': 'A F A A A F F F',
-        'DirtyModelRegressor': 'N F N N N F F F',
+        'DirtyModelRegressor': 'N F N N N N F N',  # F -> N: Newton wide
         'RobustFeatureLearningRegressor': 'A F A A A F F F',
-        'GraphRegularizedRegressor': 'N F N N N F F F',
-        'MeanRegularizedRegressor': 'N F N N N F F F',
-        'TemporalGroupLassoRegressor': 'N F N N N F F F',
-        'FusedSparseGroupLassoRegressor': 'N F N N N F F F',
+        'GraphRegularizedRegressor': 'N F N N N N F N',  # F -> N: Newton wide
+        'MeanRegularizedRegressor': 'N F N N N N F N',  # F -> N: Newton wide
+        'TemporalGroupLassoRegressor': 'N F N N N N F N',  # F -> N: Newton wide
+        'FusedSparseGroupLassoRegressor': 'N F N N N N F N',  # F -> N: Newton wide
         'ClusteredMTLRegressor': 'F F F F F F F F',
         'ConvexASORegressor': 'F F F F F F F F',
         'TaskRelationshipRegressor': 'F F F F F F F F',
         'CappedL1Regressor': 'MF MF MF MF MF MF MF MF',
-        'CappedTraceRegressor': 'M M M M M M M M',
+        'CappedTraceRegressor': 'MF MF MF MF MF MF MF MF',  # the stage solver named (issue 32)
     },
     'gamma': {
-        'L21Regressor': 'N W N N N F W F',
-        'IndependentLassoRegressor': 'N W N N N F W F',
+        'L21Regressor': 'N W N N N N W N',  # F -> N: Newton wide
+        'IndependentLassoRegressor': 'N W N N N N W N',  # F -> N: Newton wide
         'TraceNormRegressor': 'F F F F F F F F',
-        'IndependentRidgeRegressor': 'N F N N N F F F',
+        'IndependentRidgeRegressor': 'N F N N N N F N',  # F -> N: Newton wide
         'L1InfRegressor': 'F F F F F F F F',
         'SparseLowRankRegressor': 'A F A A A F F F',
         'RobustMTLRegressor': 'A F A A A F F F',
-        'DirtyModelRegressor': 'N F N N N F F F',
+        'DirtyModelRegressor': 'N F N N N N F N',  # F -> N: Newton wide
         'RobustFeatureLearningRegressor': 'A F A A A F F F',
-        'GraphRegularizedRegressor': 'N F N N N F F F',
-        'MeanRegularizedRegressor': 'N F N N N F F F',
-        'TemporalGroupLassoRegressor': 'N F N N N F F F',
-        'FusedSparseGroupLassoRegressor': 'N F N N N F F F',
+        'GraphRegularizedRegressor': 'N F N N N N F N',  # F -> N: Newton wide
+        'MeanRegularizedRegressor': 'N F N N N N F N',  # F -> N: Newton wide
+        'TemporalGroupLassoRegressor': 'N F N N N N F N',  # F -> N: Newton wide
+        'FusedSparseGroupLassoRegressor': 'N F N N N N F N',  # F -> N: Newton wide
         'ClusteredMTLRegressor': 'F F F F F F F F',
         'ConvexASORegressor': 'F F F F F F F F',
         'TaskRelationshipRegressor': 'F F F F F F F F',
         'CappedL1Regressor': 'MF MF MF MF MF MF MF MF',
-        'CappedTraceRegressor': 'M M M M M M M M',
+        'CappedTraceRegressor': 'MF MF MF MF MF MF MF MF',  # the stage solver named (issue 32)
     },
     'tweedie': {
-        'L21Regressor': 'N W N N N F W F',
-        'IndependentLassoRegressor': 'N W N N N F W F',
+        'L21Regressor': 'N W N N N N W N',  # F -> N: Newton wide
+        'IndependentLassoRegressor': 'N W N N N N W N',  # F -> N: Newton wide
         'TraceNormRegressor': 'F F F F F F F F',
-        'IndependentRidgeRegressor': 'N F N N N F F F',
+        'IndependentRidgeRegressor': 'N F N N N N F N',  # F -> N: Newton wide
         'L1InfRegressor': 'F F F F F F F F',
         'SparseLowRankRegressor': 'A F A A A F F F',
         'RobustMTLRegressor': 'A F A A A F F F',
-        'DirtyModelRegressor': 'N F N N N F F F',
+        'DirtyModelRegressor': 'N F N N N N F N',  # F -> N: Newton wide
         'RobustFeatureLearningRegressor': 'A F A A A F F F',
-        'GraphRegularizedRegressor': 'N F N N N F F F',
-        'MeanRegularizedRegressor': 'N F N N N F F F',
-        'TemporalGroupLassoRegressor': 'N F N N N F F F',
-        'FusedSparseGroupLassoRegressor': 'N F N N N F F F',
+        'GraphRegularizedRegressor': 'N F N N N N F N',  # F -> N: Newton wide
+        'MeanRegularizedRegressor': 'N F N N N N F N',  # F -> N: Newton wide
+        'TemporalGroupLassoRegressor': 'N F N N N N F N',  # F -> N: Newton wide
+        'FusedSparseGroupLassoRegressor': 'N F N N N N F N',  # F -> N: Newton wide
         'ClusteredMTLRegressor': 'F F F F F F F F',
         'ConvexASORegressor': 'F F F F F F F F',
         'TaskRelationshipRegressor': 'F F F F F F F F',
         'CappedL1Regressor': 'MF MF MF MF MF MF MF MF',
-        'CappedTraceRegressor': 'M M M M M M M M',
+        'CappedTraceRegressor': 'MF MF MF MF MF MF MF MF',  # the stage solver named (issue 32)
     },
     'huber': {
         'L21Regressor': 'N W N N N F W F',
@@ -111,7 +111,7 @@ PINNED = {
         'ConvexASORegressor': 'F F F F F F F F',
         'TaskRelationshipRegressor': 'F F F F F F F F',
         'CappedL1Regressor': 'MF MF MF MF MF MF MF MF',
-        'CappedTraceRegressor': 'M M M M M M M M',
+        'CappedTraceRegressor': 'MF MF MF MF MF MF MF MF',  # the stage solver named (issue 32)
     },
     'quantile': {
         'L21Regressor': 'L L L L L L L L',

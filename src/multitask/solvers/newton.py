@@ -73,6 +73,15 @@ _TINY = np.finfo(float).tiny
 NEWTON_MAX_FEATURES = 32
 #: Most entries of the step's Hessians (``m d^2``).
 NEWTON_MAX_ENTRIES = 2e7
+#: Proximal Newton alone (not Newton-ADMM) also takes designs of up to this many features
+#: while the step's Hessians hold at most :data:`NEWTON_WIDE_ENTRIES` entries (``m d^2``):
+#: with ``benchmarks/bench_auto_choice.py --only L21 IndependentLasso --loss logistic`` it
+#: was the fastest solver or close to it at 40 and 64 features on 10 and 100 tasks (40 and
+#: 80 rows per task, ``alpha_max`` / 2 to / 100), not on 1,000 tasks of 64 features; on the
+#: pinned cases of 40 and 60 features also with the Poisson, Gamma and Tweedie losses, not
+#: with the Huber loss (the figures: docs/tuning_constants.md).
+NEWTON_WIDE_FEATURES = 64
+NEWTON_WIDE_ENTRIES = 1e6
 #: Armijo's constant and the smallest step of the backtracking.
 SIGMA = 1e-4
 MIN_STEP = 2.0**-30
@@ -101,17 +110,25 @@ NEWTON_AUTO_MAX_ITER = 50
 NEWTON_SCALE = (1e-60, 1e60)
 
 
-def newton_applies(datafit: Datafit) -> bool:
+def newton_applies(datafit: Datafit, *, wide: bool = False) -> bool:
     """The data side of :func:`prefer_newton` (shared with
     :func:`~multitask.solvers.newton_admm.prefer_newton_admm`): a loss with ``"hessian"`` that
     is not quadratic, at most :data:`NEWTON_MAX_FEATURES` features and
-    :data:`NEWTON_MAX_ENTRIES` Hessian entries, and features whose largest magnitude lies in
-    :data:`NEWTON_SCALE` (the accepted range reaches 1e100, whose squares overflow)."""
+    :data:`NEWTON_MAX_ENTRIES` Hessian entries (with ``wide``, proximal Newton's own rule,
+    also up to :data:`NEWTON_WIDE_FEATURES` features and :data:`NEWTON_WIDE_ENTRIES`
+    entries), and features whose largest magnitude lies in :data:`NEWTON_SCALE` (the accepted
+    range reaches 1e100, whose squares overflow)."""
     if "hessian" not in datafit.capabilities or "quadratic" in datafit.capabilities:
         return False
     data = datafit.data
     d, m = data.n_features, data.n_tasks
-    if d > NEWTON_MAX_FEATURES or m * float(d) ** 2 > NEWTON_MAX_ENTRIES:
+    entries = m * float(d) ** 2
+    narrow = d <= NEWTON_MAX_FEATURES and entries <= NEWTON_MAX_ENTRIES
+    # not the Huber loss, whose steps stalled at 40 features (the rank-one term of its
+    # fitted scale in the Hessian)
+    wide = (wide and datafit.name != "huber" and d <= NEWTON_WIDE_FEATURES
+            and entries <= NEWTON_WIDE_ENTRIES)
+    if not (narrow or wide):
         return False
     X = data.X
     top = float(abs(X).max()) if X.shape[0] and X.shape[1] else 0.0
@@ -120,9 +137,9 @@ def newton_applies(datafit: Datafit) -> bool:
 
 
 def prefer_newton(datafit: Datafit, penalty: Penalty) -> bool:
-    """Whether ``solver="auto"`` takes :class:`ProxNewton`: :func:`newton_applies` and a
-    penalty it solves."""
-    return newton_applies(datafit) and ProxNewton().supports(datafit, penalty)
+    """Whether ``solver="auto"`` takes :class:`ProxNewton`: :func:`newton_applies` (its
+    ``wide`` rule) and a penalty it solves."""
+    return newton_applies(datafit, wide=True) and ProxNewton().supports(datafit, penalty)
 
 
 def task_hessians(data: MultiTaskData, D: np.ndarray) -> tuple[np.ndarray, np.ndarray,
@@ -360,9 +377,10 @@ class ProxNewton(Solver):
 
     @classmethod
     def preference(cls, problem: Problem, **settings) -> float | None:
-        """80 where :func:`newton_applies` (a smooth loss that is not quadratic, few features,
-        a feature scale the Hessians hold)."""
-        return 80.0 if problem.fact("newton", lambda: newton_applies(problem.datafit)) else None
+        """80 where :func:`newton_applies` with its ``wide`` rule (a smooth loss that is not
+        quadratic, few features, a feature scale the Hessians hold)."""
+        wanted = problem.fact("newton_wide", lambda: newton_applies(problem.datafit, wide=True))
+        return 80.0 if wanted else None
 
     @classmethod
     def auto_settings(cls, problem: Problem, **settings) -> dict:
