@@ -249,6 +249,11 @@ def main(argv=None) -> int:
             if not ok:
                 failed.append((spec["model"], label, diff, sorted(set(first["compiled"]))))
         print(f"\nload average after: {os.getloadavg()}")
+        for row in rows:  # what the install's cache missed, where anything was compiled
+            if row["first"]["compiled"]:
+                print(f"compiled in the first fit of {row['model']} "
+                      f"({row.get('label', row['variant'])}): "
+                      f"{', '.join(sorted(set(row['first']['compiled'])))}")
         if failed:
             print(f"\nFAILED: {len(failed)} of {len(rows)} first fits cost more than "
                   f"{a.limit} s of CPU beyond the second:")
