@@ -36,6 +36,7 @@ ALLOWED_FROM = {
                                  "CAPABILITIES", "DualBound", "ROW_PROX_FAMILIES"},
     "multitask.penalties.prox": None,  # plain functions: any public name
     "multitask.penalties.row_operators": None,  # the row families' operators, plain functions
+    "multitask.penalties.fused_rows": None,  # the fused rows' exact minimizers, plain functions
     "multitask.penalties.row_blocks": None,  # the rows' zero tests: plain functions, a record
     # the new-task priors: the form of a new task's problem as a fitted model hands it over (a
     # Gaussian prior has a closed form, a sum of priors is screened, a choice is solved per
