@@ -180,8 +180,9 @@ class LinearizedADMM(Solver):
         norm with the squared loss on data with at least as many rows as features at
         ``alpha <= alpha_max / 20`` (:attr:`~multitask.solvers.problem.Problem.strength_ratio`),
         and for the ``"spectral"`` task-structure penalties (clustered MTL, convex ASO, task
-        relationship) with the squared loss on such data at any strength: ahead of
-        accelerated gradient, measured slower there (``benchmarks/bench_auto_choice.py``)."""
+        relationship) with the squared loss on such data at any strength, per-task designs only:
+        ahead of accelerated gradient, measured slower there (``benchmarks/bench_auto_choice.py``,
+        ``benchmarks/bench_cv_two_param.py``)."""
         if problem.split:
             return 55.0
         # below the block coordinate descent and ADMM, which take these models where they
@@ -194,8 +195,9 @@ class LinearizedADMM(Solver):
         low = problem.strength_ratio is not None and problem.strength_ratio <= 0.05
         if low and (group_rows or problem.penalty_has("low_rank")):
             return 52.0
-        # the task-structure relaxations (clustered MTL, convex ASO, task relationship)
-        return 52.0 if problem.penalty_has("spectral") else None
+        # the task-structure relaxations (clustered MTL, convex ASO, task relationship) on
+        # per-task designs (on a shared design of fewer rows than features it was slower)
+        return 52.0 if problem.penalty_has("spectral") and not problem.shared else None
 
     def __init__(self, *, max_iter: int = 10000, tol: float | None = None,
                  schedule: str = "exact",
