@@ -496,7 +496,16 @@ def fsgl_weighted_row_min(z, h, a, b, c, out, mu0=0.0):  # pragma: no cover - co
         if m_lo < 1e-300:
             break
     f_hi = psi(m_hi) if m_hi > m_lo else -1.0
+    grow = 0
     while f_hi > 0.0:
+        grow += 1
+        if grow > 200 or not f_hi < np.inf:
+            # w(mu) = 0 or no root in reach: the zero test above was decided by rounding
+            # (||soft(prox_{c TV}(z), a)|| within rounding of b), where w = 0 is optimal to
+            # rounding as well
+            for t in range(m):
+                out[t] = 0.0
+            return 0.0
         m_lo = m_hi
         f_lo = f_hi
         m_hi *= 4.0
