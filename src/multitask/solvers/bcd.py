@@ -106,6 +106,7 @@ from multitask.penalties.row_operators import (
 )
 from multitask.solvers.anderson import anderson_point
 from multitask.solvers.base import Solver, apply_per_task, check_int, measure_lipschitz
+from multitask.solvers.certificate import has_dual
 from multitask.solvers.fused_newton import fused_newton_point
 from multitask.solvers.iteration import IterationRecord, inner_tolerances
 from multitask.solvers.problem import Problem
@@ -761,7 +762,10 @@ class BlockCoordinateDescent(Solver):
         R = np.ascontiguousarray(W @ K) if K.size else np.zeros((0, 0))
         hist = np.empty((self.anderson + 1 if self.anderson else 0, d, m))
         n_hist = np.zeros(1, dtype=np.int64)
-        L = measure_lipschitz(datafit, penalty)
+        # the Lipschitz constant serves the prox-gradient residual only, where the model has no
+        # dual (the residual measures it itself when it is not given)
+        dual = "dual" in getattr(datafit, "capabilities", ()) and has_dual(penalty)
+        L = None if dual else measure_lipschitz(datafit, penalty)
         n_epochs = 0
         converged = False
         newton = (family == _FUSED and not K.size and d > 0
