@@ -599,7 +599,7 @@ def _run_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epoch
 
 
 #: Epochs between two looks at the structure of a fused iterate (:func:`_fused_epochs`).
-_NEWTON_CHUNK = 10
+_NEWTON_CHUNK = 5
 
 #: Work of one epoch on fused rows per entry of ``W``, beyond the ``d`` of its update of
 #: ``P``: the row minimization (a few dynamic programs), in the units of the Newton steps'
