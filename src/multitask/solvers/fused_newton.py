@@ -129,14 +129,14 @@ def fused_newton_point(H: np.ndarray, C: np.ndarray, W: np.ndarray, a: float, b:
         step, (tau, s_left, s_right) = found
         # the longest step t <= 1 that keeps the signs of the segments and of the jumps
         t_max = 1.0
-        block = None
+        block: tuple[str, int, int] | None = None  # what stops the step first
         cross = np.sign(beta) * step < 0.0
         if np.any(cross):
             ratios = -beta[cross] / step[cross]
             k = int(np.argmin(ratios))
             if ratios[k] < t_max:
                 t_max = float(ratios[k])
-                block = ("zero", int(np.nonzero(cross)[0][k]))
+                block = ("zero", int(np.nonzero(cross)[0][k]), -1)
         if c > 0.0 and tau.size:
             safe_l = np.maximum(s_left, 0)
             safe_r = np.maximum(s_right, 0)
