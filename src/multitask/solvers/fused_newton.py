@@ -87,12 +87,17 @@ def _newton_step(H, C, W, a, b, c, seg, beta):
             norm = float(np.sqrt(nb @ beta[idx]))
             grad[idx] += b * nb / norm
             hess[np.ix_(idx, idx)] += b * (np.diag(n) / norm - np.outer(nb, nb) / norm ** 3)
+    if not (np.all(np.isfinite(hess)) and np.all(np.isfinite(grad))):
+        return None  # a zero group norm or an overflow: no step (the epochs go on)
     try:
         step = -np.linalg.solve(hess, grad)
         if not np.all(np.isfinite(step)):
             raise np.linalg.LinAlgError
     except np.linalg.LinAlgError:
-        step = -np.linalg.lstsq(hess, grad, rcond=None)[0]
+        try:
+            step = -np.linalg.lstsq(hess, grad, rcond=None)[0]
+        except np.linalg.LinAlgError:  # the SVD of a degenerate system did not converge
+            return None
     if not np.all(np.isfinite(step)):
         return None
     return step, (tau, s_left, s_right)
