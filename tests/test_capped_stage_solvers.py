@@ -91,6 +91,7 @@ class _Worse(Solver):
     solver that does not descend)."""
 
     name = "worse_for_tests"
+    by_name = False  # not registered: the library's solvers (and trusted model files) stay its own
 
     def solve(self, datafit, penalty, *, coef_init=None, intercept_init=None, callback=None):
         res = ProximalGradient(max_iter=5, tol=1e-30, warn=False).solve(
