@@ -47,7 +47,9 @@ __all__ = ["LAYOUTS", "MULTICLASS_LAYOUTS", "OPTIONS", "compile_each_kernel_once
 #: ``long``: long format with a task column; ``sparse``: long format with a CSR design;
 #: ``shared``: one design and one target column per task, dense and ``shared-sparse``;
 #: ``wide`` and ``wide-rows``: features far above rows (working sets, solved on Gram matrices
-#: or on the residuals); ``many``: more tasks than features; ``single``: one task.
+#: or on the residuals); ``shared-wide``: one design with features far above rows (working
+#: sets with coordinate descent on a shared design); ``many``: more tasks than features;
+#: ``single``: one task.
 LAYOUTS: dict[str, tuple[int, int, int]] = {
     "tasks": (24, 8, 3),
     "raw": (24, 8, 3),
@@ -57,6 +59,7 @@ LAYOUTS: dict[str, tuple[int, int, int]] = {
     "shared-sparse": (24, 8, 3),
     "wide": (12, 120, 3),
     "wide-rows": (60, 300, 3),
+    "shared-wide": (60, 300, 3),
     "many": (8, 5, 50),
     "single": (24, 8, 1),
 }
@@ -100,7 +103,7 @@ def _problem(kind: str, classify: bool, n_classes: int = 2, seed: int = 0):
         S = X @ W + 0.3 * rng.standard_normal((X.shape[0], m))
         return _class_labels(S, n_classes) if classify else S
 
-    if kind in ("shared", "shared-sparse"):
+    if kind in ("shared", "shared-sparse", "shared-wide"):
         X = design(n)
         return (X, targets(X)), {}
     if kind in ("long", "sparse"):
