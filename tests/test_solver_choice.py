@@ -118,7 +118,7 @@ PINNED = {
     'DirtyModelRegressor|shared_small': 'bcd',
     'DirtyModelRegressor|shared_wide': 'fista',
     'DirtyModelRegressor|sparse_long': 'fista',
-    'DirtyModelRegressor|tasks_d40': 'bcd',
+    'DirtyModelRegressor|tasks_d40': 'admm',  # was bcd: DIRTY_MIN_FEATURES
     'DirtyModelRegressor|tasks_raw': 'bcd',
     'DirtyModelRegressor|tasks_raw_tall': 'bcd',
     'DirtyModelRegressor|tasks_small': 'bcd',

@@ -90,8 +90,8 @@ from multitask.solvers.iteration import CertificateSchedule, IterationRecord
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
-__all__ = ["EigenSystem", "QuadraticADMM", "condition_number", "curvature_ratio", "prefer_admm",
-           "prefer_admm_split"]
+__all__ = ["DIRTY_MIN_FEATURES", "EigenSystem", "QuadraticADMM", "condition_number",
+           "curvature_ratio", "prefer_admm", "prefer_admm_split"]
 
 #: ``solver="auto"`` prefers ADMM to accelerated gradient when :func:`condition_number` is
 #: at least this (see :func:`prefer_admm`; measured by ``benchmarks/bench_auto_solver.py``).
@@ -188,6 +188,16 @@ def curvature_ratio(top: float, diag: np.ndarray) -> float:
     if not pos.size or not top > 0:
         return 1.0
     return top / float(np.median(pos))
+
+
+#: ``solver="auto"`` takes ADMM for the dirty model (its norm on ``W``, the squared loss)
+#: from this many features, block coordinate descent below: with
+#: ``benchmarks/bench_auto_choice.py --only DirtyModel --loss squared`` ADMM was the faster at
+#: every point of 40 features (10 to 1,000 tasks; coordinate descent past the benchmark's cap
+#: on 300 and 1,000 tasks) and within noise of it at 10 features; on School's 28 (raw and
+#: z-scored, ``benchmarks/bench_dirty_solvers.py``) its worst point is the better one (the
+#: figures: docs/tuning_constants.md).
+DIRTY_MIN_FEATURES = 20
 
 
 def prefer_admm(datafit: Datafit, penalty: Penalty,
@@ -389,11 +399,17 @@ class QuadraticADMM(Solver):
     def preference(cls, problem: Problem, **settings) -> float | None:
         """62 for a split model (:func:`prefer_admm_split`) or ill-conditioned Gram matrices
         (:func:`prefer_admm`): ahead of accelerated gradient, behind the coordinate descents
-        and the closed form; 56 with the squared loss otherwise for a low-rank penalty (the
+        and the closed form; 72 (ahead of block coordinate descent) for the dirty model's norm
+        on ``W`` with the squared loss from :data:`DIRTY_MIN_FEATURES` features; 56 with the
+        squared loss otherwise for a low-rank penalty (the
         trace norm) or a ``"spectral"`` one (the task-structure relaxations of
         clustered MTL and convex ASO, the task-relationship term), where it applies (few
         features): ahead of accelerated gradient, measured slower there
         (``benchmarks/bench_auto_choice.py``; the figures: docs/tuning_constants.md)."""
+        family = problem.row_prox[0] if problem.row_prox else None
+        if (family in ("dirty_inf", "dirty_2") and problem.datafit.name == "squared"
+                and problem.role == "model" and problem.n_features >= DIRTY_MIN_FEATURES):
+            return 72.0  # ahead of block coordinate descent (70)
         wanted = problem.split or problem.fact(
             "admm_ill_conditioned", lambda: prefer_admm(problem.datafit, problem.penalty))
         if wanted:
