@@ -59,7 +59,13 @@ import scipy.linalg
 
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
-from multitask.solvers.base import Solver, apply_per_task, check_int, measure_lipschitz
+from multitask.solvers.base import (
+    ConjugateGradients,
+    Solver,
+    apply_per_task,
+    check_int,
+    measure_lipschitz,
+)
 from multitask.solvers.bcd import quadratic_row_descent, row_strengths
 from multitask.solvers.iteration import IterationRecord
 from multitask.solvers.problem import Problem
@@ -603,31 +609,19 @@ class _Steps:
 
 def _conjugate_gradients(apply: Callable, precondition: Callable, B: np.ndarray, eta: float,
                          max_iter: int) -> tuple[np.ndarray, int]:
-    """Preconditioned conjugate gradients on ``apply(X) = B`` from ``X = 0``, stopped at a
-    residual of at most ``eta ||B||`` or after ``max_iter`` iterations: ``(the iterate of
-    smallest residual, iterations)``."""
-    X = np.zeros_like(B)
-    R = B.copy()
-    Z = precondition(R)
-    P = Z.copy()
-    rz = float(np.vdot(R, Z))
+    """Preconditioned conjugate gradients (:class:`~multitask.solvers.base.
+    ConjugateGradients`) on ``apply(X) = B`` from ``X = 0``, stopped at a residual of at most
+    ``eta ||B||`` or after ``max_iter`` iterations: ``(the iterate of smallest residual,
+    iterations)``."""
+    cg = ConjugateGradients(apply, precondition, B)
     target = eta * float(np.linalg.norm(B))
-    best, best_X = float(np.linalg.norm(R)), X.copy()
+    best, best_X = float(np.linalg.norm(cg.R)), cg.X.copy()
     n = 0
-    while n < max_iter and best > target and rz > 0:
+    while n < max_iter and best > target and cg.rz > 0:
         n += 1
-        AP = apply(P)
-        pAp = float(np.vdot(P, AP))
-        if not pAp > 0:
+        res = cg.step()
+        if res is None:
             break
-        step = rz / pAp
-        X = X + step * P
-        R = R - step * AP
-        res = float(np.linalg.norm(R))
         if res < best:
-            best, best_X = res, X.copy()
-        Z = precondition(R)
-        rz_new = float(np.vdot(R, Z))
-        P = Z + (rz_new / rz) * P
-        rz = rz_new
+            best, best_X = res, cg.X.copy()
     return best_X, n

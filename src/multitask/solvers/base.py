@@ -57,6 +57,7 @@ from multitask.solvers.result import SolverResult
 
 __all__ = [
     "REGISTRY",
+    "ConjugateGradients",
     "Solver",
     "check_int",
     "check_tol",
@@ -272,6 +273,42 @@ def apply_per_task(H: np.ndarray, W: np.ndarray) -> np.ndarray:
     """``H_t w_t`` for every task (column of ``W``), shape ``(d, m)``; ``H`` of shape
     ``(m, d, d)``, or ``(1, d, d)`` shared by all tasks."""
     return H[0] @ W if H.shape[0] == 1 else np.matmul(H, W.T[:, :, None])[:, :, 0].T
+
+
+class ConjugateGradients:
+    """Preconditioned conjugate gradients on ``apply(X) = B`` from ``X = 0``, one iteration per
+    :meth:`step`; the caller decides when to stop (and keeps the iterate it wants).
+
+    With ``R = B - apply(X)``, ``Z = precondition(R)``: ``X += (r^T z / p^T A p) P``, then
+    ``P = Z + (r'^T z' / r^T z) P``. ``apply`` must be symmetric positive semi-definite and
+    ``precondition`` symmetric positive definite on the range (the exact solve of a block
+    diagonal part, as the quadratic models' linear solves use it). Attributes: ``X`` (the
+    iterate), ``R`` (its residual), ``rz`` (``r^T z``, 0 once the residual vanishes)."""
+
+    def __init__(self, apply: Callable[[np.ndarray], np.ndarray],
+                 precondition: Callable[[np.ndarray], np.ndarray], B: np.ndarray):
+        self.apply, self.precondition = apply, precondition
+        self.X = np.zeros_like(B)
+        self.R = B.copy()
+        Z = precondition(self.R)
+        self.P = Z.copy()
+        self.rz = float(np.vdot(self.R, Z))
+
+    def step(self) -> float | None:
+        """One iteration: the new residual's norm ``||R||``, or ``None`` (nothing changed)
+        where the search direction has no positive curvature ``p^T A p`` (a breakdown)."""
+        AP = self.apply(self.P)
+        pAp = float(np.vdot(self.P, AP))
+        if not pAp > 0:
+            return None
+        step = self.rz / pAp
+        self.X = self.X + step * self.P
+        self.R = self.R - step * AP
+        Z = self.precondition(self.R)
+        rz_new = float(np.vdot(self.R, Z))
+        self.P = Z + (rz_new / self.rz if self.rz > 0 else 0.0) * self.P
+        self.rz = rz_new
+        return float(np.linalg.norm(self.R))
 
 
 def lipschitz_bound(datafit: Datafit, penalty: Penalty) -> float:

@@ -49,7 +49,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
-from multitask.solvers.base import Solver, apply_per_task, finish
+from multitask.solvers.base import ConjugateGradients, Solver, apply_per_task, finish
 from multitask.solvers.certificate import Certificate, duality_gap
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
@@ -280,29 +280,20 @@ class QuadraticExact(Solver):
                 return np.column_stack([scipy.linalg.cho_solve(blocks[t], Rs[:, t])
                                         for t in range(Rs.shape[1])])
 
-        W = np.zeros_like(C)
-        r = C.copy()
-        z = precondition(r)
-        p = z.copy()
-        rz = float(np.vdot(r, z))
+        cg = ConjugateGradients(apply, precondition, C)
         target = 1e-15 * float(np.linalg.norm(C))
-        best, best_W, stale = np.inf, W.copy(), 0
+        best, best_W, stale = np.inf, cg.X.copy(), 0
         budget = max(self.max_iter, C.size)
         window, n, finished = CG_STALL, 0, False
         while True:
             while n < budget:
                 n += 1
-                Ap = apply(p)
-                pAp = float(np.vdot(p, Ap))
-                if not pAp > 0:
+                res = cg.step()
+                if res is None:  # no positive curvature left
                     finished = True
                     break
-                step = rz / pAp
-                W = W + step * p
-                r = r - step * Ap
-                res = float(np.linalg.norm(r))
                 if res < best:
-                    best, best_W, stale = res, W.copy(), 0
+                    best, best_W, stale = res, cg.X.copy(), 0
                 else:
                     stale += 1
                 if res <= target:
@@ -310,17 +301,9 @@ class QuadraticExact(Solver):
                     break
                 if stale >= window:
                     break
-                z = precondition(r)
-                rz_new = float(np.vdot(r, z))
-                p = z + (rz_new / rz) * p
-                rz = rz_new
             cert = duality_gap(datafit, penalty, best_W, None, target=self.tol)
             if (finished or n >= budget or window >= C.size or cert is None
                     or cert.relative_gap <= self.tol):
                 return best_W, n, cert, n >= budget and not finished and not (
                     cert is None or cert.relative_gap <= self.tol)
             window, stale = 2 * window, 0
-            z = precondition(r)
-            rz_new = float(np.vdot(r, z))
-            p = z + (rz_new / rz) * p
-            rz = rz_new
