@@ -8,8 +8,9 @@ weights and an implicit per-task centring; it computes the per-task products (sc
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -351,6 +352,20 @@ class MultiTaskData:
         return np.repeat(np.asarray(b, dtype=np.float64), self.task_sizes)
 
     # ----------------------------------------------------------------- caches
+    def cached(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """The quantity ``key`` of these data, ``compute()`` the first time it is asked for.
+
+        What is derived from the data alone (a centred view, Gram matrices, their
+        eigendecompositions at a given ridge) is computed once however many losses and fits
+        read it: a path of fits on the same data (:mod:`multitask.data.converted_inputs`)
+        shares it. The data are not to be modified once converted (nothing in the library
+        writes to them); the keys name what is kept, and the caller's key must hold every
+        option the value depends on.
+        """
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]
+
     def gram(self) -> np.ndarray:
         """Per-task Gram matrices ``X_t^T D_t X_t`` (implicit centring applied), ``D_t`` the
         diagonal of the task's :attr:`sample_weight` (the identity without weights); cached.
@@ -398,13 +413,17 @@ class MultiTaskData:
     def centred_implicitly(self) -> tuple[MultiTaskData, np.ndarray, np.ndarray]:
         """``(data_c, x_mean, y_mean)``: a dense per-task design centred per task without a
         copy of ``X`` (``x_offset``), from one pass that also caches the centred ``X_t^T y_t``
-        (the gradient at zero, what ``alpha_max`` needs).
+        (the gradient at zero, what ``alpha_max`` needs). Cached: every loss on these data
+        shares the one view (and what is cached on it).
 
         ``centered`` makes an explicit centred copy of a dense per-task design instead (twice
         the memory, a pass before the first gradient).
         """
         if self.shared or self.is_sparse:
             raise ValueError("centred_implicitly needs a dense per-task design.")
+        return self.cached("centred_implicitly", self._centred_implicitly)
+
+    def _centred_implicitly(self) -> tuple[MultiTaskData, np.ndarray, np.ndarray]:
         y_mean = self.y_means()
         yc = self.y - self.expand(y_mean)
         x_mean, constant, xty = dense_means(self, yc)
@@ -446,8 +465,12 @@ class MultiTaskData:
 
         ``x_mean`` has shape ``(d, m)`` and ``y_mean`` ``(m,)``. Dense per-task designs are
         centred explicitly; sparse or shared designs keep ``X`` and centre implicitly through
-        ``x_offset``, so that sparsity and sharing survive.
+        ``x_offset``, so that sparsity and sharing survive. Cached, as
+        :meth:`centred_implicitly`.
         """
+        return self.cached("centered", self._centered)
+
+    def _centered(self) -> tuple[MultiTaskData, np.ndarray, np.ndarray]:
         y_mean = self.y_means()
         yc = self.y - self.expand(y_mean)
         x_mean, constant = self.x_means_and_constant()

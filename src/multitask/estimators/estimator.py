@@ -29,6 +29,7 @@ from multitask.data import (
     is_task_list,
     unstack_predictions,
 )
+from multitask.data.converted_inputs import serving_conversions
 from multitask.estimators.fitted_state import (
     NEW_TASK_STATE,
     Fitted,
@@ -59,6 +60,9 @@ from multitask.losses import Datafit, get_datafit
 from multitask.penalties.base import Penalty
 from multitask.solvers import SOLVERS, Problem, Solver, choose, make_solver
 from multitask.solvers.result import SolverResult
+
+#: The fitted attributes the conversion of training input sets (:meth:`_convert`).
+_INPUT_ATTRIBUTES = ("n_features_in_", "feature_names_in_")
 
 
 class NotCertifiedWarning(UserWarning):
@@ -269,7 +273,34 @@ class MultiTaskEstimator(NewTaskMethods, RegularizationGrid, BaseEstimator):
 
     def _convert(self, X, y, task, sample_weight=None):
         """``(data, classes, format)`` for training input in any of the three formats, with
-        the row weights and the missing targets (``missing_targets``) in the data."""
+        the row weights and the missing targets (``missing_targets``) in the data.
+
+        Along a path (:func:`multitask.model_selection.fit_path`) the conversion of the same
+        input objects is made once and reused, the fitted input attributes
+        (``n_features_in_``, ``feature_names_in_``) set as it set them
+        (:mod:`multitask.data.converted_inputs`)."""
+        memo = serving_conversions(self)
+        inputs = (X, y, task, sample_weight)
+        options = (type(self), getattr(self, "missing_targets", None),
+                   getattr(self, "task_column", None))
+        kept = None if memo is None else memo.get(inputs, options)
+        if kept is not None:
+            converted, attributes = kept
+            for name in _INPUT_ATTRIBUTES:
+                if name in attributes:
+                    setattr(self, name, attributes[name])
+                else:
+                    self.__dict__.pop(name, None)
+            return converted
+        converted = self._convert_input(X, y, task, sample_weight)
+        if memo is not None:
+            memo.put(inputs, options, (converted, {name: getattr(self, name)
+                                                   for name in _INPUT_ATTRIBUTES
+                                                   if hasattr(self, name)}))
+        return converted
+
+    def _convert_input(self, X, y, task, sample_weight=None):
+        """:meth:`_convert` itself: checks and converts the input."""
         missing = getattr(self, "missing_targets", None)
         if self._is_classifier and y is not None and not isinstance(y, (list, tuple)):
             check_classification_targets(y)

@@ -131,12 +131,9 @@ class Datafit:
             raise ValueError(f"alpha_l2 must be finite and >= 0, got {alpha_l2!r}.")
         self.center = bool(center) and self.fit_intercept
         if self.center:
-            data_c, self.x_mean, _ = data.centered()
-            # centred features, original targets
-            self.data = MultiTaskData(data_c.X, data.y, data.offsets, data.tasks, data.shared,
-                                      data_c.x_offset, data.row_order,
-                                      x_constant=data_c.x_constant,
-                                      sample_weight=data.sample_weight)
+            # centred features, original targets; one view of the data for every loss on them
+            self.data, self.x_mean = data.cached("centred_features",
+                                                 lambda: _centred_features(data))
         else:
             self.data = data
             self.x_mean = np.zeros((data.n_features, data.n_tasks))
@@ -571,6 +568,15 @@ class Datafit:
         w = self.data.row_weights
         rows = w > 0
         return float(w[rows] @ self._score_conjugate(s * np.asarray(a, dtype=np.float64))[rows])
+
+
+def _centred_features(data: MultiTaskData) -> tuple[MultiTaskData, np.ndarray]:
+    """``(data_c, x_mean)``: ``data`` with its features centred per task
+    (:meth:`MultiTaskData.centered`) and its targets as they are."""
+    data_c, x_mean, _ = data.centered()
+    return MultiTaskData(data_c.X, data.y, data.offsets, data.tasks, data.shared,
+                         data_c.x_offset, data.row_order, x_constant=data_c.x_constant,
+                         sample_weight=data.sample_weight), x_mean
 
 
 def _rms_entry(data: MultiTaskData) -> float:

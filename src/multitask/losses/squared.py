@@ -128,10 +128,31 @@ class Squared(Datafit):
         weights, the identity without them), computed once."""
         if self._gram is None:
             y = self.data.y
-            G = (_task_grams(self.raw, self.x_mean) if _is_dense_per_task(self.raw)
-                 else self.data.gram())
+            G = (self._task_grams() if _is_dense_per_task(self.raw) else self.data.gram())
             self._gram = (G, self.data.xty(), self.data.task_sum(self.data.weigh(y) * y))
         return self._gram
+
+    def _task_grams(self) -> np.ndarray:
+        """The Gram matrices of a dense per-task design, centred with the loss's ``x_mean``
+        (:func:`~multitask.losses.grams._task_grams`), cached on the data: ``x_mean`` is the
+        data's own (cached) centring, or zero without intercept, so every squared loss on
+        these data has the same ones."""
+        return self.raw.cached(("squared_task_grams", self.fit_intercept),
+                               lambda: _task_grams(self.raw, self.x_mean))
+
+    def quadratic_eigen(self) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`Datafit.quadratic_eigen`, cached on the data the loss sees for its ridge
+        ``alpha_l2`` (the ``H_t`` of :meth:`quadratic_form` depend on nothing else): the fits
+        of a path on the same data share it. The decomposition of the last ridge asked for
+        is kept."""
+        if self._quadratic_eigen is None:
+            key = ("squared_quadratic_eigen", _is_dense_per_task(self.raw))
+            kept = self.data._cache.get(key)
+            if kept is None or kept[0] != self.alpha_l2:
+                kept = (self.alpha_l2, super().quadratic_eigen())
+                self.data._cache[key] = kept
+            self._quadratic_eigen = kept[1]
+        return self._quadratic_eigen
 
     def quadratic_form(self):
         """``(H, C)``: ``H_t = X_t^T D_t X_t / W_t + alpha_l2 I`` (shape ``(m, d, d)``, or

@@ -51,13 +51,33 @@ def per_task(
             task = np.asarray(task)
             if len(task) != len(yt):
                 raise ValueError(f"task has {len(task)} entries but y_true has {len(yt)}.")
-            pairs = [(yt[task == t], yp[task == t]) for t in np.unique(task)]
+            pairs = _split_by_task(yt, yp, task)
     for t, (a, b) in enumerate(pairs):
         if len(a) != len(b):
             raise ValueError(f"Task {t}: y_true has {len(a)} entries but y_pred has {len(b)}.")
         if len(a) == 0:
             raise ValueError(f"Task {t} has no rows.")
     return pairs
+
+
+def _split_by_task(yt: np.ndarray, yp: np.ndarray, task: np.ndarray
+                   ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``[(yt[task == t], yp[task == t]) for t in np.unique(task)]`` from one stable sort of
+    the rows by task (the rows of each task in their order, as the masks give them) instead
+    of one pass over every row per task. Ids that do not equal themselves (NaN) take the
+    masks, which never select them."""
+    if not len(task) or task.ndim != 1 or (task.dtype.kind in "fc"
+                                            and bool(np.isnan(task).any())):
+        return [(yt[task == t], yp[task == t]) for t in np.unique(task)]
+    order = np.argsort(task, kind="stable")
+    ids = task[order]
+    if ids.dtype.kind != "O":
+        starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+    else:
+        starts = np.unique(ids, return_index=True)[1]
+    yt_sorted, yp_sorted = yt[order], yp[order]
+    return list(zip(np.split(yt_sorted, starts[1:]), np.split(yp_sorted, starts[1:]),
+                    strict=True))
 
 
 def _matrix_pair(y_true: Layout, y_pred: Layout, what: str) -> tuple[np.ndarray, np.ndarray]:

@@ -34,9 +34,32 @@ def mse(y_true: Layout, y_pred: Layout, task: ArrayLike | None = None, *,
         trip = _weighted_pairs(y_true, y_pred, task, sample_weight)
         return (sum(float(w @ (a - b) ** 2) for a, b, w in trip)
                 / sum(float(w.sum()) for _, _, w in trip))
+    rows = _pooled_rows(y_true, y_pred, task)
+    if rows is not None:
+        return float(np.sum((rows[0] - rows[1]) ** 2)) / len(rows[0])
     pairs = per_task(y_true, y_pred, task)
     sse = sum(float(np.sum((a - b) ** 2)) for a, b in pairs)
     return sse / sum(len(a) for a, _ in pairs)
+
+
+def _pooled_rows(y_true: Layout, y_pred: Layout, task: ArrayLike | None
+                 ) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(y_true, y_pred)`` as 1-D arrays of numbers when the pooled figures need no per-task
+    split: one value per row (one task, or long format with ``task``), every task with a row
+    (its ids all equal themselves), as :func:`per_task` would check; ``None`` for the other
+    layouts and for input :func:`per_task` refuses (it then says why)."""
+    if isinstance(y_true, (list, tuple)) or isinstance(y_pred, (list, tuple)):
+        return None
+    yt, yp = np.asarray(y_true), np.asarray(y_pred)
+    if (yt.ndim != 1 or yt.shape != yp.shape or not len(yt)
+            or yt.dtype.kind not in "fiu" or yp.dtype.kind not in "fiu"):
+        return None
+    if task is not None:
+        ids = np.asarray(task)
+        if (ids.shape != yt.shape or ids.dtype.kind == "O"
+                or (ids.dtype.kind in "fc" and bool(np.isnan(ids).any()))):
+            return None
+    return yt, yp
 
 
 def rmse(y_true: Layout, y_pred: Layout, task: ArrayLike | None = None, *,
@@ -78,6 +101,13 @@ def nmse(
         When the variance in the denominator is 0 (constant targets; with
         ``skip_undefined``, when every task's targets are constant).
     """
+    rows = (_pooled_rows(y_true, y_pred, task)
+            if average == "pooled" and sample_weight is None else None)
+    if rows is not None:  # one pass over the rows: no per-task split
+        var = _wvar(rows[0], None)
+        if var == 0:
+            raise ValueError("The test targets are constant: nMSE is undefined.")
+        return mse(y_true, y_pred, task) / var
     trip = _weighted_pairs(y_true, y_pred, task, sample_weight,
                            scale="task" if average == "task" else "pooled")
     pairs = [(a, b) for a, b, _ in trip]

@@ -45,6 +45,7 @@ from sklearn.exceptions import ConvergenceWarning, FitFailedWarning
 from sklearn.utils import Bunch
 
 from multitask.data import observed_mask
+from multitask.data.converted_inputs import ConvertedInputs
 from multitask.estimators.base import TaskStructureWarning
 from multitask.model_selection._cv_data import (
     _cv_view,
@@ -301,6 +302,8 @@ class _Runner:
         total = self.done + len(jobs)
         if self.client is None:
             n_jobs = max(1, min(effective_n_jobs(self.n_jobs), len(jobs), os.cpu_count() or 1))
+            if n_jobs == 1:
+                return self._run_here(jobs, total)
             blas = None if n_jobs == 1 else max(1, (os.cpu_count() or 1) // n_jobs)
             par = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
             tasks = (delayed(_job)(k, cand, est, X, y, splits[k], points, scorer, warm,
@@ -321,15 +324,52 @@ class _Runner:
         try:
             for item in gen:
                 out.append(item)
-                for _, _, _, err in item[2]:
-                    self.first_error = self.first_error or err
-                self.done += 1
-                if self.callback is not None:
-                    self.callback(self.done, total)
+                self._record(item, total)
         finally:
             if ctx is not None:
                 ctx.__exit__(None, None, None)
         return out
+
+    def _record(self, item, total: int) -> None:
+        """Note a finished job: its first error, the progress callback."""
+        for _, _, _, err in item[2]:
+            self.first_error = self.first_error or err
+        self.done += 1
+        if self.callback is not None:
+            self.callback(self.done, total)
+
+    def _run_here(self, jobs, total: int) -> list:
+        """The jobs in this process, fold after fold (the results in the order of ``jobs``):
+        the paths of one fold share its arrays and their conversion (:class:`_Fold`), so the
+        per-data work of the fits (centring, Gram matrices, eigendecompositions) is done
+        once per fold; one fold is held at a time."""
+        est, X, y, splits, scorer, warm, error_score = self.args
+        out: list = [None] * len(jobs)
+        fold: _Fold | None = None
+        for i in sorted(range(len(jobs)), key=lambda i: jobs[i][0]):
+            k, cand, points, skip = jobs[i]
+            if fold is None or fold.k != k:
+                fold = None  # the previous fold's arrays go before the next are made
+                fold = _Fold(k, X, y, self.weights, splits[k])
+            out[i] = _job(k, cand, est, X, y, splits[k], points, scorer, warm, error_score,
+                          None, skip, self.weights, fold=fold)
+            self._record(out[i], total)
+        return out
+
+
+class _Fold:
+    """The arrays of fold ``k`` in the engine's view of the data (training and test rows,
+    their weights) and the conversions of its training rows
+    (:class:`~multitask.data.converted_inputs.ConvertedInputs`), shared by every path fitted
+    on the fold in one process."""
+
+    def __init__(self, k: int, X, y, w, split):
+        train, test = split
+        self.k = k
+        self.Xtr, self.Xte = _rows(X, train), _rows(X, test)
+        self.ytr, self.yte = y[train], y[test]
+        self.wtr, self.wte = (None, None) if w is None else (w[train], w[test])
+        self.converted = ConvertedInputs(size=1)
 
 
 def _collect(results, n_splits: int, n_cand: int):
@@ -435,19 +475,21 @@ def _client_blas_threads(client) -> int:
 
 
 def _job(k, cand, est, X, y, split, points, scorer, warm, error_score, blas, skip_first,
-         w=None):
+         w=None, fold: _Fold | None = None):
     """One job: the path of fold ``k`` over the candidates ``cand``; returns them tagged.
 
     With ``skip_first`` the first candidate (a widening anchor, already scored) is refitted
     only to warm-start the others and left out of the result. ``w``: the row weights of the
-    engine's view of the data (None without), split with the rows.
+    engine's view of the data (None without), split with the rows. ``fold``: the fold's
+    arrays and conversions shared with other jobs on it (:class:`_Fold`); made here when
+    None.
     """
     from threadpoolctl import threadpool_limits
 
-    train, test = split
-    Xtr, Xte = _rows(X, train), _rows(X, test)
-    ytr, yte = y[train], y[test]
-    wtr, wte = (None, None) if w is None else (w[train], w[test])
+    if fold is None:
+        fold = _Fold(k, X, y, w, split)
+    Xtr, Xte, ytr, yte = fold.Xtr, fold.Xte, fold.ytr, fold.yte
+    wtr, wte = fold.wtr, fold.wte
 
     def score(fitted, point):
         if isinstance(scorer, _Pooled):
@@ -463,7 +505,8 @@ def _job(k, cand, est, X, y, split, points, scorer, warm, error_score, blas, ski
 
     limiter = threadpool_limits(blas) if blas is not None else None
     try:
-        fits = fit_path(est, Xtr, ytr, points, warm=warm, on_fit=score, sample_weight=wtr)
+        fits = fit_path(est, Xtr, ytr, points, warm=warm, on_fit=score, sample_weight=wtr,
+                        converted=fold.converted)
     finally:
         if limiter is not None:
             limiter.restore_original_limits()

@@ -18,6 +18,7 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import Bunch
 
+from multitask.data.converted_inputs import ConvertedInputs
 from multitask.estimators.base import TaskStructureWarning
 
 __all__ = ["PATH_PARAMETERS", "default_param_grid", "log_grid", "order_path",
@@ -85,6 +86,7 @@ def default_param_grid(estimator, X, y, task=None, *, n_alphas: int = 10,
 
 def fit_path(estimator, X, y, points: Sequence[dict], *, task=None, warm: bool = True,
              on_fit: Callable | None = None, sample_weight=None,
+             converted: ConvertedInputs | None = None,
              ) -> list[tuple[object | None, float, bool, str | None]]:
     """Fit a clone of ``estimator`` at each parameter setting of ``points``, in order.
 
@@ -92,6 +94,14 @@ def fit_path(estimator, X, y, points: Sequence[dict], *, task=None, warm: bool =
     fit is recorded and the next one starts cold. ``on_fit(estimator, point)`` is called after
     each successful fit (scoring in cross-validation; it must not keep the estimator, which is
     refitted in place). ``sample_weight`` is passed to every fit when given.
+
+    The input is converted once for the path: a multi-task estimator's fits after the first
+    reuse the first one's :class:`~multitask.data.MultiTaskData` (and with it what the
+    losses cache on it: centring, Gram matrices, eigendecompositions;
+    :mod:`multitask.data.converted_inputs`), so the path reads ``X``, ``y``, ``task`` and
+    ``sample_weight`` as they were at its start: they must not be modified while it runs.
+    ``converted``: the memo of conversions to use (shared by several paths on the same
+    input objects, as the cross-validation engine's paths on one fold); a new one by default.
 
     Returns
     -------
@@ -102,10 +112,12 @@ def fit_path(estimator, X, y, points: Sequence[dict], *, task=None, warm: bool =
     if warm:
         est.set_params(warm_start=True)
     out: list[tuple[object | None, float, bool, str | None]] = []
+    if converted is None:
+        converted = ConvertedInputs(size=1)
     for point in points:
         t0 = time.perf_counter()
         try:
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), converted.serving(est):
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 # said once by the caller (MultiTaskCV), not once per fit
                 warnings.simplefilter("ignore", TaskStructureWarning)
