@@ -45,15 +45,18 @@ def mse(y_true: Layout, y_pred: Layout, task: ArrayLike | None = None, *,
 def _pooled_rows(y_true: Layout, y_pred: Layout, task: ArrayLike | None
                  ) -> tuple[np.ndarray, np.ndarray] | None:
     """``(y_true, y_pred)`` as 1-D arrays of numbers when the pooled figures need no per-task
-    split: one value per row (one task, or long format with ``task``), every task with a row
-    (its ids all equal themselves), as :func:`per_task` would check; ``None`` for the other
-    layouts and for input :func:`per_task` refuses (it then says why)."""
+    split: one value per row (one task, or long format with ``task``, every task with a row:
+    its ids all equal themselves) or a 2-D array of a column per task (with a row), as
+    :func:`per_task` would check; ``None`` for the other layouts and for input
+    :func:`per_task` refuses (it then says why)."""
     if isinstance(y_true, (list, tuple)) or isinstance(y_pred, (list, tuple)):
         return None
     yt, yp = np.asarray(y_true), np.asarray(y_pred)
-    if (yt.ndim != 1 or yt.shape != yp.shape or not len(yt)
+    if (yt.ndim not in (1, 2) or yt.shape != yp.shape or not yt.size
             or yt.dtype.kind not in "fiu" or yp.dtype.kind not in "fiu"):
         return None
+    if yt.ndim == 2:  # a column per task: the task ids are not read
+        return yt.ravel(), yp.ravel()
     if task is not None:
         ids = np.asarray(task)
         if (ids.shape != yt.shape or ids.dtype.kind == "O"

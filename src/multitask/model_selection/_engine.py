@@ -294,6 +294,8 @@ class _Runner:
         self.callback = callback
         self.first_error: str | None = None
         self.done = 0
+        #: The fold whose arrays and conversions the jobs run here share (:meth:`_run_here`).
+        self.fold: _Fold | None = None
 
     def run(self, jobs) -> list:
         from joblib import Parallel, delayed, effective_n_jobs, parallel_config
@@ -342,17 +344,18 @@ class _Runner:
         """The jobs in this process, fold after fold (the results in the order of ``jobs``):
         the paths of one fold share its arrays and their conversion (:class:`_Fold`), so the
         per-data work of the fits (centring, Gram matrices, eigendecompositions) is done
-        once per fold; one fold is held at a time."""
+        once per fold; one fold is held at a time, the last one into the next run (a round of
+        halving, a widening), which starts with it."""
         est, X, y, splits, scorer, warm, error_score = self.args
         out: list = [None] * len(jobs)
-        fold: _Fold | None = None
-        for i in sorted(range(len(jobs)), key=lambda i: jobs[i][0]):
+        held = -1 if self.fold is None else self.fold.k  # kept from the last run: first
+        for i in sorted(range(len(jobs)), key=lambda i: (jobs[i][0] != held, jobs[i][0])):
             k, cand, points, skip = jobs[i]
-            if fold is None or fold.k != k:
-                fold = None  # the previous fold's arrays go before the next are made
-                fold = _Fold(k, X, y, self.weights, splits[k])
+            if self.fold is None or self.fold.k != k:
+                self.fold = None  # the previous fold's arrays go before the next are made
+                self.fold = _Fold(k, X, y, self.weights, splits[k])
             out[i] = _job(k, cand, est, X, y, splits[k], points, scorer, warm, error_score,
-                          None, skip, self.weights, fold=fold)
+                          None, skip, self.weights, fold=self.fold)
             self._record(out[i], total)
         return out
 
