@@ -132,8 +132,9 @@ class Datafit:
         self.center = bool(center) and self.fit_intercept
         if self.center:
             # centred features, original targets; one view of the data for every loss on them
-            self.data, self.x_mean = data.cached("centred_features",
-                                                 lambda: _centred_features(data))
+            centred: tuple[MultiTaskData, np.ndarray] = data.cached(
+                "centred_features", lambda: _centred_features(data))
+            self.data, self.x_mean = centred
         else:
             self.data = data
             self.x_mean = np.zeros((data.n_features, data.n_tasks))
