@@ -264,3 +264,19 @@ def test_sequential_runner_keeps_the_job_order(monkeypatch):
     assert [k for k, _, _ in calls] == sorted(k for k, _, _ in calls)  # fold after fold
     assert len({id(f) for _, _, f in calls}) == 3  # held by calls: distinct ids
     assert np.all(np.isfinite(res.scores))
+
+
+@pytest.mark.parametrize("use_gram", [None, False])
+def test_lipschitz_bound_shared_by_the_losses_on_one_data_set(use_gram):
+    """The squared loss's Lipschitz bound is cached on the data: another loss on the same
+    data (another ridge) reads it, equal to that of a fresh conversion."""
+    X, y = _per_task(11)
+    data, _ = as_multitask_data(X, y)
+    fresh, _ = as_multitask_data(X, y)
+    first = get_datafit("squared", data, True, use_gram=use_gram)
+    ridge = get_datafit("squared", data, True, alpha_l2=0.25, use_gram=use_gram)
+    alone = get_datafit("squared", fresh, True, use_gram=use_gram)
+    assert first.lipschitz() == alone.lipschitz()
+    assert ridge.lipschitz() == alone.lipschitz() + 0.25
+    assert get_datafit("squared", data, False, use_gram=use_gram).lipschitz() == \
+        get_datafit("squared", fresh, False, use_gram=use_gram).lipschitz()

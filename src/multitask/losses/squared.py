@@ -266,7 +266,8 @@ class Squared(Datafit):
         batched Cholesky factorization certifies it (cheaper than the eigenvalues of every
         task; the figure: docs/tuning_constants.md). Shared or sparse designs use the data layer's
         spectral norms. Where :meth:`quadratic_eigen` has been computed, its largest
-        eigenvalue (a relative ``1e-12`` added for rounding) is used instead.
+        eigenvalue (a relative ``1e-12`` added for rounding) is used instead. The bounds from
+        Gram matrices are cached on the data too (every squared loss on them shares them).
         """
         if self._lipschitz is None:
             n = self.data.task_weight_sums  # n_t without row weights (``W_t`` with them)
@@ -274,19 +275,33 @@ class Squared(Datafit):
                 top = float(self._quadratic_eigen[0].max()) - self.alpha_l2
                 lip = max(top, 0.0) * (1.0 + 1e-12)
             elif self.use_gram:
-                G = self._grams()[0]
-                if G.shape[0] == 1:
-                    lip = float(np.linalg.eigvalsh(G[0])[-1] / n.min())
-                else:
-                    lip = max_scaled_eigenvalue(G, 1.0 / n)
+                lip = self.data.cached(("squared_lipschitz", _is_dense_per_task(self.raw)),
+                                       self._gram_lipschitz)
             elif _is_dense_per_task(self.raw):
-                lip = 0.0
-                for tasks, Gc in _gram_chunks(self.raw, self.x_mean, small_side=True):
-                    lip = max(lip, max_scaled_eigenvalue(Gc, 1.0 / n[tasks]))
+                lip = self.raw.cached(("squared_lipschitz_chunks", self.fit_intercept),
+                                      self._chunk_lipschitz)
             else:
                 lip = float(np.max(self.data.task_spectral_norms_sq(False, weighted=True) / n))
             self._lipschitz = lip
         return self._lipschitz + self.alpha_l2
+
+    def _gram_lipschitz(self) -> float:
+        """``max_t lambda_max(G_t) / W_t`` from the Gram matrices (cached on the data by
+        :meth:`lipschitz`, as the Gram matrices themselves)."""
+        n = self.data.task_weight_sums
+        G = self._grams()[0]
+        if G.shape[0] == 1:
+            return float(np.linalg.eigvalsh(G[0])[-1] / n.min())
+        return max_scaled_eigenvalue(G, 1.0 / n)
+
+    def _chunk_lipschitz(self) -> float:
+        """:meth:`_gram_lipschitz` of a dense per-task design from chunks of Gram matrices
+        built on the fly (the smaller side of each task), none kept."""
+        n = self.data.task_weight_sums
+        lip = 0.0
+        for tasks, Gc in _gram_chunks(self.raw, self.x_mean, small_side=True):
+            lip = max(lip, max_scaled_eigenvalue(Gc, 1.0 / n[tasks]))
+        return lip
 
     def grad_at_zero(self):
         """``-X_t^T D_t (y_t - mean(y_t)) / W_t`` (``D_t``, ``W_t``: the task's row weights and
