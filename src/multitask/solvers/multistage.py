@@ -26,7 +26,17 @@ Stage solvers (``stage_solver``):
   trace models take for least squares: :class:`~multitask.solvers.admm.QuadraticADMM`, whose
   iterations do not follow the conditioning of the loss) is checked: where its result has a
   higher stage objective than the warm start, the stage is solved again from the warm start
-  by accelerated proximal gradient (:meth:`Multistage._monotone`).
+  by accelerated proximal gradient (:meth:`Multistage._monotone`). The non-convex stages of
+  the capped trace norm (the truncated trace norm) with such an ADMM (its penalty parameter
+  adaptive) are solved by :class:`~multitask.solvers.truncated_admm.TruncatedStageADMM`
+  instead: the same iteration at a fixed penalty parameter, which keeps the best point of
+  every window of iterations (the stage objective never increases) and stops a stage whose
+  objective decreases by at most ``stall_tol`` (relative) over a window, not converged. On
+  School the spectral rule's changes of the penalty parameter made these stages diverge (and
+  fall back to accelerated gradient); their objective decreases slowly for thousands of
+  iterations, mostly through the entries of ``W`` that the loss does not see (the directions
+  of each school's features without data, which only the penalty sets), so the stages
+  reached the iteration budget before the optimality measure reached ``tol``.
 * ``"dc"``: the difference-of-convex method (the paper's Algorithm 2): repeatedly solve the
   convex problem with the stage penalty's ``convex_majorant`` at the current iterate, until
   ``W`` stops changing.
@@ -62,11 +72,21 @@ from multitask.solvers.fista import ProximalGradient
 from multitask.solvers.iteration import IterationRecord
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
+from multitask.solvers.truncated_admm import TruncatedStageADMM
 
 __all__ = ["STAGE_SOLVERS", "Multistage"]
 
 STAGE_SOLVERS = ("prox", "dc")
 _FIRST_STAGES = ("zero", "start")
+
+
+def _fixed_rho_stage(inner: Solver, stage_pen: Penalty) -> bool:
+    """Whether a stage is solved by :meth:`Multistage._admm_stage`: a non-convex stage
+    penalty and ADMM with exact per-task solves (an adaptive one, whose penalty parameter
+    this replaces by a fixed one)."""
+    return (not stage_pen.is_convex and "spectral_threshold" in stage_pen.capabilities
+            and getattr(inner, "name", None) == "admm" and getattr(inner, "adaptive", False)
+            and getattr(inner, "rho", 0) is None)
 
 
 class Multistage(Solver):
@@ -94,6 +114,11 @@ class Multistage(Solver):
         Where stage 1's penalty is taken (module docstring).
     keep_stages : bool, default=False
         Also return every stage's solution as ``info["stage_coefs"]``.
+    stall_tol : float, optional
+        Non-convex stages solved by ADMM (module docstring): stop a stage, not converged, when
+        its objective decreases by at most ``stall_tol`` (relative) over a window of
+        iterations (:class:`~multitask.solvers.truncated_admm.TruncatedStageADMM`). Default:
+        ``tol``.
     warn : bool, default=True
     """
 
@@ -111,7 +136,8 @@ class Multistage(Solver):
     def __init__(self, *, max_iter: int = 2000, tol: float = 1e-5, n_stages: int = 20,
                  stage_solver: str = "prox", inner: Solver | None = None,
                  dc_max_iter: int = 50, dc_tol: float = 1e-6, stage_tol: float = 1e-10,
-                 first_stage: str = "zero", keep_stages: bool = False, warn: bool = True):
+                 first_stage: str = "zero", keep_stages: bool = False,
+                 stall_tol: float | None = None, warn: bool = True):
         super().__init__(max_iter=max_iter, tol=tol, warn=warn)
         if stage_solver not in STAGE_SOLVERS:
             raise ValueError(f"stage_solver must be one of {STAGE_SOLVERS}, got "
@@ -129,6 +155,8 @@ class Multistage(Solver):
         self.stage_tol = check_tol(stage_tol, "stage_tol", allow_zero=True)
         self.first_stage = first_stage
         self.keep_stages = bool(keep_stages)
+        self.stall_tol = None if stall_tol is None else check_tol(stall_tol, "stall_tol",
+                                                                   allow_zero=True)
 
     def _inner(self) -> Solver:
         if self.inner is not None:
@@ -139,6 +167,8 @@ class Multistage(Solver):
         """One stage from ``(W, b)``: returns ``(result, inner iterations, dc iterations)``."""
         inner = self._inner()
         if self.stage_solver == "prox" or "majorant" not in stage_pen.capabilities:
+            if _fixed_rho_stage(inner, stage_pen):
+                return self._admm_stage(datafit, stage_pen, W, b, inner)
             res = inner.solve(datafit, stage_pen, coef_init=W, intercept_init=b)
             res, extra = self._monotone(datafit, stage_pen, W, b, res)
             return res, res.n_iter + extra, 0
@@ -163,6 +193,19 @@ class Multistage(Solver):
                 return res, n_iter, t
         assert accepted is not None
         return accepted, n_iter, self.dc_max_iter
+
+    def _stall(self) -> float:
+        """The relative decrease per window below which a non-convex ADMM stage stops."""
+        return self.tol if self.stall_tol is None else self.stall_tol
+
+    def _admm_stage(self, datafit, stage_pen, W, b, inner) -> tuple[SolverResult, int, int]:
+        """A non-convex stage by :class:`~multitask.solvers.truncated_admm.TruncatedStageADMM`
+        (ADMM at a fixed penalty parameter, the objective compared every window; module
+        docstring) with the inner ADMM's budget and tolerance: ``(result, iterations, 0)``."""
+        stage = TruncatedStageADMM(max_iter=inner.max_iter, tol=inner.tol,
+                                   stall_tol=self._stall(), warn=False)
+        res = stage.solve(datafit, stage_pen, coef_init=W, intercept_init=b)
+        return res, res.n_iter, 0
 
     def _monotone(self, datafit, stage_pen, W, b, res) -> tuple[SolverResult, int]:
         """``(result, iterations spent before it)``: ``res`` where its stage objective
@@ -194,6 +237,7 @@ class Multistage(Solver):
         F_prev = np.inf
         res = None
         n_dc = []
+        stalled: list[bool] = []
         for stage in range(self.n_stages):
             ts = time.perf_counter()
             res, n_inner, n_dc_stage = self._solve_stage(datafit, stage_pen, W, b)
@@ -205,6 +249,7 @@ class Multistage(Solver):
             iters.append(n_inner)
             n_dc.append(n_dc_stage)
             stage_conv.append(bool(res.converged))
+            stalled.append(bool(res.info.get("stalled", False)))
             stage_times.append(time.perf_counter() - ts)
             run.record(F)
             if run.notify(stage + 1, F, W, b):
@@ -220,14 +265,22 @@ class Multistage(Solver):
         assert res is not None
         last_ok = stage_conv[-1]
         if self.warn and not (converged and last_ok):
-            what = ("the inner solver reached max_iter in the last stage" if converged else
-                    f"the stage key still changed after n_stages={self.n_stages} stages")
+            if not converged:
+                what = f"the stage key still changed after n_stages={self.n_stages} stages"
+            elif stalled[-1]:
+                what = (f"the last stage's objective decreased by less than {self._stall():g} "
+                        "(relative) over a window of iterations before its optimality measure "
+                        f"reached tol={self.tol:g}")
+            else:
+                what = "the inner solver reached max_iter in the last stage"
+            advice = "lower stall_tol, " if converged and stalled[-1] else ""
             warnings.warn(f"Solver 'multistage' did not converge: {what}; returning the last "
-                          "stage's solution. Increase n_stages or max_iter, or loosen tol.",
-                          ConvergenceWarning, stacklevel=2)
+                          f"stage's solution. Increase n_stages or max_iter, {advice}or loosen "
+                          "tol.", ConvergenceWarning, stacklevel=2)
         info = {"stage_keys": keys, "final_key": penalty.stage_key(W),
                 "stage_iters": iters, "stage_dc_iters": n_dc, "stage_times": stage_times,
-                "stage_converged": stage_conv, "n_stages": len(keys),
+                "stage_converged": stage_conv, "stage_stalled": stalled,
+                "n_stages": len(keys),
                 "best_objective": run.history[-1]}
         if self.keep_stages:
             info["stage_coefs"] = stage_coefs

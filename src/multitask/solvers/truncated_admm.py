@@ -1,0 +1,205 @@
+"""ADMM at a fixed penalty parameter for the non-convex stages of the capped trace norm.
+
+The later stages of :class:`~multitask.solvers.multistage.Multistage` on the capped trace norm
+minimize ``f(W) + alpha ||W||_{r-}`` (the truncated trace norm, not convex) for a quadratic
+datafit ``f(W) = sum_t 0.5 w_t^T H_t w_t - C_t^T w_t + const``. This solver runs the
+iteration of :class:`~multitask.solvers.admm.QuadraticADMM` (exact per-task W-step, the
+partial singular value thresholding as V-step, over-relaxation ``r``)::
+
+    W = (H_t + rho I)^{-1} (C_t + rho (V - U)_t),   W^ = r W + (1 - r) V,
+    V = psvt(W^ + U, alpha / rho, r),               U = U + W^ - V
+
+with two differences that the non-convex penalty asks for:
+
+* the penalty parameter ``rho`` is fixed (``rho_scale`` times the median positive eigenvalue
+  of the ``H_t``) instead of adapted by the spectral rule, whose changes made the iterates of
+  these stages diverge on School (nonconvex ADMM converges for a large enough fixed ``rho``:
+  Wang, Yin & Zeng, "Global convergence of ADMM in nonconvex nonsmooth optimization", 2019);
+* the objective is compared every ``window`` iterations with the last accepted point's: a
+  window that raises it is dropped, and the run goes on from the accepted point with a four
+  times larger ``rho`` (at most ``max_rises`` times); a window whose relative decrease is at
+  most ``stall_tol`` ends the run, not converged (``info["stalled"]``). The returned point is
+  the last accepted one, so the stage objective never increases from the start.
+
+The run converges when the prox-gradient residual of the stage
+(:func:`~multitask.solvers.base.kkt_residual`), computed every ``check_every`` iterations, is
+at most ``tol`` at a point whose objective is at most the accepted one's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from multitask.losses import Datafit
+from multitask.penalties.base import Penalty
+from multitask.penalties.prox import GRAM_RTOL, SAFE_EXPONENT
+from multitask.solvers.admm import EigenSystem
+from multitask.solvers.base import Solver, check_int, check_tol, kkt_residual, lipschitz_bound
+from multitask.solvers.iteration import IterationRecord
+from multitask.solvers.result import SolverResult
+
+__all__ = ["TruncatedStageADMM", "positive_median"]
+
+#: Most features for which the compiled step runs (that of
+#: :class:`~multitask.solvers.admm.QuadraticADMM`: plain loops beat batched products on small
+#: matrices only).
+COMPILED_MAX_FEATURES = 32
+
+
+def positive_median(lam: np.ndarray) -> float:
+    """The median of the eigenvalues ``lam`` above ``1e-12`` times the largest (1 when there is
+    none): the scale of the penalty parameter."""
+    top = float(lam.max()) if lam.size else 0.0
+    pos = lam[lam > 1e-12 * top]
+    return float(np.median(pos)) if pos.size and top > 0 else 1.0
+
+
+class TruncatedStageADMM(Solver):
+    """ADMM at a fixed penalty parameter for a non-convex spectral stage (module docstring).
+
+    Parameters
+    ----------
+    max_iter : int, default=2000
+    tol : float, default=1e-4
+        Tolerance on the stage's prox-gradient residual.
+    rho_scale : float, default=2.0
+        ``rho`` as a multiple of the median positive eigenvalue of the ``H_t``.
+    relaxation : float, default=1.6
+    window : int, default=100
+        Iterations between two comparisons of the objective.
+    stall_tol : float, default=1e-4
+        A window that decreases the objective by at most this (relative) ends the run.
+    check_every : int, default=50
+        Iterations between two computations of the residual.
+    max_rises : int, default=3
+        Windows that may raise the objective before the run stops.
+    warn : bool, default=True
+    """
+
+    name = "truncated_stage_admm"
+    by_name = False  # an inner solver of Multistage, not a solver of a model
+    datafit_requires = frozenset({"quadratic"})
+    penalty_requires = frozenset({"spectral_threshold"})
+
+    def __init__(self, *, max_iter: int = 2000, tol: float = 1e-4, rho_scale: float = 2.0,
+                 relaxation: float = 1.6, window: int = 100, stall_tol: float = 1e-4,
+                 check_every: int = 50, max_rises: int = 3, warn: bool = True):
+        super().__init__(max_iter=max_iter, tol=tol, warn=warn)
+        self.rho_scale = check_tol(rho_scale, "rho_scale")
+        r = float(relaxation)
+        if not 0.0 < r < 2.0:
+            raise ValueError(f"relaxation must be in (0, 2), got {relaxation!r}.")
+        self.relaxation = r
+        self.window = check_int(window, "window")
+        self.stall_tol = check_tol(stall_tol, "stall_tol", allow_zero=True)
+        self.check_every = check_int(check_every, "check_every")
+        self.max_rises = check_int(max_rises, "max_rises", low=0)
+
+    def solve(self, datafit: Datafit, penalty: Penalty, *, coef_init=None, intercept_init=None,
+              callback: Callable | None = None) -> SolverResult:
+        """Run from ``coef_init``; ``intercept_init`` is unused (the quadratic datafit
+        eliminates the intercepts)."""
+        run = IterationRecord(self, datafit, penalty, callback)
+        V, _ = run.start(coef_init, None, project=False)
+        H, C = datafit.quadratic_form()
+        eig = EigenSystem(None, C, eigen=datafit.quadratic_eigen())
+        rho = self.rho_scale * positive_median(eig.lam)
+        L = lipschitz_bound(datafit, penalty)
+        step = self._stepper(eig, penalty)
+        keep = int(getattr(penalty, "spectral_kept", 0))
+        strength = float(penalty.spectral_strength())
+
+        def objective(X: np.ndarray) -> float:
+            return float(datafit.value(X) + penalty.value(X))
+
+        V = np.ascontiguousarray(V, dtype=np.float64)
+        best_V, best_F = V, objective(V)
+        run.record(best_F)
+        U = self._dual(datafit, V, rho)
+        rises = 0
+        converged = stalled = False
+        measure = np.nan
+        n_iter = 0
+        since = 0  # iterations since the last accepted point (or restart)
+        for k in range(1, self.max_iter + 1):
+            n_iter = k
+            V = step(V, U, rho, strength / rho, keep)
+            since += 1
+            check = since % self.check_every == 0
+            compare = since % self.window == 0 or k == self.max_iter
+            if not (check or compare):
+                continue
+            F = objective(V)
+            if not F <= best_F + 1e-12 * abs(best_F):
+                if not compare:
+                    continue
+                rises += 1  # the window raised the objective: from the accepted point again
+                if rises > self.max_rises:
+                    break
+                rho *= 4.0
+                V = best_V
+                U = self._dual(datafit, V, rho)
+                since = 0
+                continue
+            if check:
+                measure = kkt_residual(datafit, penalty, V, None, L)
+                if measure <= self.tol:
+                    best_V, best_F = V, F
+                    run.record(F)
+                    converged = True
+                    break
+            if compare:
+                decrease = best_F - F
+                best_V, best_F = V, F
+                run.record(F)
+                if run.notify(k, F, V, None):
+                    break
+                if decrease <= self.stall_tol * max(abs(F), np.finfo(float).tiny):
+                    stalled = True
+                    break
+        if not converged:
+            measure = kkt_residual(datafit, penalty, best_V, None, L)
+            converged = measure <= self.tol
+        return run.finish(best_V, None, n_iter=n_iter, converged=converged, measure=measure,
+                          exhausted=not (converged or stalled),
+                          info={"rho": rho, "stalled": stalled and not converged,
+                                "rises": rises, "best_objective": best_F})
+
+    @staticmethod
+    def _dual(datafit: Datafit, V: np.ndarray, rho: float) -> np.ndarray:
+        """``U = -grad f(V) / rho``: the fixed point's scaled dual when ``V`` is stationary."""
+        _, G, _ = datafit.value_and_grad(V)
+        return np.ascontiguousarray(-G / rho)
+
+    def _stepper(self, eig: EigenSystem, penalty: Penalty) -> Callable:
+        """``step(V, U, rho, thresh, keep)``: one iteration (``U`` updated in place), compiled
+        for few features (:mod:`multitask.solvers._admm_trace_numba`), else interpreted."""
+        r = self.relaxation
+        d = eig.QtC.shape[0]
+
+        def interpreted(V, U, rho, thresh, keep):
+            W = eig.solve(V - U, rho)
+            Wr = r * W + (1.0 - r) * V
+            V_new = penalty.prox(Wr + U, 1.0 / rho)
+            U += Wr - V_new
+            return V_new
+
+        if d > COMPILED_MAX_FEATURES or not hasattr(penalty, "remember_prox"):
+            return interpreted
+        from multitask.solvers._admm_trace_numba import trace_admm_step
+
+        QT = np.ascontiguousarray(np.swapaxes(eig.Q, 1, 2))
+
+        def compiled(V, U, rho, thresh, keep):
+            ok, _, V_new, _, _, tail = trace_admm_step(
+                eig.Q, QT, eig.lam, eig.QtC, np.ascontiguousarray(V), U, rho, r, thresh,
+                GRAM_RTOL,
+                2.0**SAFE_EXPONENT, keep)
+            if not ok:  # the Gram route cannot resolve it: the interpreted step
+                return interpreted(V, U, rho, thresh, keep)
+            penalty.remember_prox(V_new, float(tail))
+            return V_new
+
+        return compiled
