@@ -30,9 +30,12 @@ from multitask.estimators.estimator import TaskStructureWarning
 from multitask.solvers import make_solver
 from multitask.solvers.active_newton import (
     COUPLING_RATIO,
+    CURVATURE_SPREAD,
+    HEAD_START,
     MIN_TASKS,
     ActiveSetNewton,
     coupling_ratio,
+    curvature_spread,
 )
 from multitask.solvers.problem import Problem
 
@@ -252,6 +255,90 @@ def test_auto_takes_it_where_the_coupling_dominates():
     penalty = _problem_of(both, Xs, ys).penalty
     penalty.row_prox_params = lambda: (0.05, 0.05, 0.0)
     assert ActiveSetNewton.preference(Problem(datafit, penalty)) is None
+
+
+def _spread_tasks(seed=11, m=12, n=40, d=8):
+    """Tasks whose features' scales span five orders of magnitude (raw features of different
+    units), correlated within each task, a chain of weights over the tasks."""
+    rng = np.random.default_rng(seed)
+    scales = np.logspace(-2, 3, d)
+    W = np.cumsum(rng.standard_normal((d, m)), axis=1) / scales[:, None]
+    Xs, ys = [], []
+    for t in range(m):
+        Z = rng.standard_normal((n, d))
+        Z[:, 1:] += 10.0 * Z[:, :1]  # strongly correlated features
+        X = Z * scales
+        Xs.append(X)
+        ys.append(X @ W[:, t] + 0.3 * rng.standard_normal(n))
+    return Xs, ys
+
+
+def test_auto_takes_it_with_a_head_start_where_curvatures_spread():
+    Xs, ys = _spread_tasks()
+    tgl = mt.TemporalGroupLassoRegressor(0.01, 1.0, tol=TOL, max_iter=100_000)
+    problem = _problem_of(tgl, Xs, ys)
+    assert problem.n_tasks < MIN_TASKS
+    assert curvature_spread(problem) >= CURVATURE_SPREAD
+    fitted = _fit(tgl, Xs, ys)
+    assert fitted.solver_.name == "active_newton"
+    assert fitted.solver_.head_start == HEAD_START
+    ref = _fit(mt.TemporalGroupLassoRegressor(0.01, 1.0, solver="bcd", tol=TOL,
+                                              max_iter=500_000), Xs, ys)
+    assert fitted.converged_ and ref.converged_
+    assert abs(fitted.objective_[-1] - ref.objective_[-1]) <= 1e-9 * abs(ref.objective_[-1])
+    # standardized features: no claim (coordinate descent, as before)
+    Zs = [(X - X.mean(0)) / X.std(0) for X in Xs]
+    assert curvature_spread(_problem_of(tgl, Zs, ys)) < CURVATURE_SPREAD
+    assert _fit(mt.TemporalGroupLassoRegressor(0.01, 1.0), Zs, ys).solver_.name == "bcd"
+
+
+def test_a_head_start_that_converges_is_coordinate_descent_itself():
+    Xs, ys = _tasks(8)
+    ours = _fit(mt.TemporalGroupLassoRegressor(0.5, 1.0, tol=1e-6,
+                                               solver=ActiveSetNewton(head_start=500)), Xs, ys)
+    ref = _fit(mt.TemporalGroupLassoRegressor(0.5, 1.0, tol=1e-6, solver="bcd"), Xs, ys)
+    info = ours.solver_result_.info
+    assert info["newton_steps"] == 0 and info["head_start_epochs"] == ref.n_iter_
+    np.testing.assert_array_equal(ours.coef_, ref.coef_)
+
+
+def test_newton_steps_take_over_from_a_crawling_head_start():
+    Xs, ys = _spread_tasks()
+    make = lambda solver: mt.TemporalGroupLassoRegressor(  # noqa: E731
+        0.01, 1.0, tol=TOL, max_iter=500_000, solver=solver)
+    ref = _fit(make("bcd"), Xs, ys)
+    assert ref.n_iter_ > 5 * 20  # coordinate descent crawls here
+    ours = _fit(make(ActiveSetNewton(head_start=20, tol=TOL)), Xs, ys)
+    info = ours.solver_result_.info
+    assert info["head_start_epochs"] == 20 and info["newton_steps"] >= 1
+    assert ours.converged_ and ours.optimality_ <= TOL
+    assert abs(ours.objective_[-1] - ref.objective_[-1]) <= 1e-9 * abs(ref.objective_[-1])
+
+
+def test_the_other_preconditioner_is_tried_when_conjugate_gradients_crawl(monkeypatch):
+    # School's first 20 schools on raw features and a constant column (curvatures from 10 to
+    # 2e5): the rule by the median curvature picks the rows' blocks, whose conjugate
+    # gradients crawl through the features' correlations; the tasks' blocks are tried on the
+    # same step and kept where they take fewer iterations
+    from multitask.datasets import load_school
+
+    school = load_school(include_bias=True)
+    Xs = [np.asarray(X, dtype=float) for X in school.X[:20]]
+    ys = [np.asarray(y, dtype=float) for y in school.y[:20]]
+
+    def fit():
+        est = mt.TemporalGroupLassoRegressor(0.1, 0.1, alpha_l2=0.0, fit_intercept=False,
+                                             solver="active_newton", tol=1e-8)
+        return _fit(est, Xs, ys)
+
+    switching = fit()
+    monkeypatch.setattr("multitask.solvers.active_newton.SWITCH_CG", 10**9)
+    fixed = fit()
+    assert switching.converged_ and fixed.converged_
+    assert (switching.solver_result_.info["cg_iterations"]
+            < 0.5 * fixed.solver_result_.info["cg_iterations"])
+    assert abs(switching.objective_[-1] - fixed.objective_[-1]) <= 1e-7 * abs(
+        fixed.objective_[-1])
 
 
 def test_what_it_does_not_apply_to_is_named():

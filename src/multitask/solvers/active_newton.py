@@ -33,10 +33,16 @@ of the support, the iterate's nonzero entries (the nonzero rows of the group row
    median_j mean_t H_t[j, j]``) the tasks' blocks ``H_t + K_tt I + diag(c + beta)`` on the
    task's support precondition instead (the data's correlations inside a block). The rows'
    blocks are applied in closed form for the complete graph of equal weights (Sherman-Morrison)
-   and by one banded factorization for a chain of tasks (the temporal group lasso).
+   and by one banded factorization for a chain of tasks (the temporal group lasso). Where
+   a step's conjugate gradients pass :data:`SWITCH_CG` iterations, the step is solved again
+   with the other preconditioner, and the one of fewer iterations per step is kept.
 3. **Line search**: ``W + s D`` with the entries whose sign leaves ``s`` set to zero (the
    orthant projection) and the group rows that turn through zero (``<w_j + s d_j, w_j> <=
    0``) set to zero, ``s`` halved from 1 until ``F`` falls (Armijo).
+
+With ``head_start`` the run begins with that many epochs of block coordinate descent (its
+own certificate; the run ends there when it holds) and the Newton steps start from their
+point: ``solver="auto"`` takes it so where it claims a model for its data's conditioning.
 
 The certified relative duality gap (:mod:`multitask.solvers.base`) is computed after every
 step that left the support unchanged and took the full Newton step (on l1 rows: the exact
@@ -66,13 +72,14 @@ from multitask.solvers.base import (
     check_int,
     measure_lipschitz,
 )
-from multitask.solvers.bcd import quadratic_row_descent, row_strengths
+from multitask.solvers.bcd import BlockCoordinateDescent, quadratic_row_descent, row_strengths
 from multitask.solvers.iteration import IterationRecord
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
-__all__ = ["CERTIFY_EVERY", "COUPLING_RATIO", "FALLBACK_EPOCHS", "MIN_TASKS", "STALL_STEPS",
-           "ActiveSetNewton", "coupling_ratio"]
+__all__ = ["CERTIFY_EVERY", "COUPLING_RATIO", "CURVATURE_SPREAD", "FALLBACK_EPOCHS",
+           "HEAD_START", "MIN_TASKS", "STALL_STEPS", "SWITCH_CG",
+           "ActiveSetNewton", "coupling_ratio", "curvature_spread"]
 
 #: Newton steps between two certificates at most (they are also computed after every step
 #: that kept the support and took the full step).
@@ -84,6 +91,10 @@ FALLBACK_EPOCHS = 20
 #: Steps in a row without a fall of the objective (nor a change of the support) after which
 #: the run stops: rounding bounds what the steps can still gain.
 STALL_STEPS = 5
+
+#: Conjugate-gradient iterations of a Newton step above which the other preconditioner (by
+#: tasks instead of by rows, or the reverse) is tried on the next step.
+SWITCH_CG = 30
 
 #: Halvings of the step of the line search before it gives up.
 _MAX_HALVINGS = 40
@@ -209,6 +220,14 @@ class ActiveSetNewton(Solver):
         Tolerance on the certified relative duality gap.
     cg_max_iter : int, default=500
         Conjugate-gradient iterations per Newton step at most.
+    head_start : int, default=0
+        Epochs of block coordinate descent (:class:`~multitask.solvers.bcd.
+        BlockCoordinateDescent`, its own certificates, the same ``tol``) before the first
+        Newton step: where coordinate descent converges within them the run stops there, at
+        coordinate descent's cost; where it crawls the Newton steps take over from its
+        point (they count as one step; at most ``max_iter`` epochs).
+        ``solver="auto"`` sets :data:`HEAD_START` where it claims a model for its data's
+        conditioning (:meth:`preference`), 0 where it claims one for its coupling.
     warn : bool, default=True
     """
 
@@ -220,31 +239,50 @@ class ActiveSetNewton(Solver):
     @classmethod
     def preference(cls, problem: Problem, **settings) -> float | None:
         """75 (ahead of block coordinate descent) for a whole model whose rows are l1 rows
-        or group rows (``a_j b_j = 0``: the graph model, the temporal group lasso) under a
-        task coupling that dominates the typical feature's curvature, ``lambda_max(K) >=
-        COUPLING_RATIO * median_j mean_t H_t[j, j]`` (the features of zero curvature left
-        out), with at least :data:`MIN_TASKS` tasks, where coordinate steps crawl; no claim
-        otherwise. Measured (``benchmarks/bench_cv_two_param.py``, and the paths of the
-        default grids at each coupling strength on School's raw features and on generated
-        tasks of standardized features): on School faster than block coordinate descent at
-        every strength above the threshold for both models (the graph model alike near the
-        threshold, slower below it); on generated tasks faster or alike from 100 tasks on,
-        slower for 30 tasks and fewer (whose coordinate descent needs few epochs whatever the
-        coupling) and on the small data sets of the solver-choice table."""
+        or group rows (``a_j b_j = 0``: the graph model, the temporal group lasso) where
+        coordinate steps crawl; no claim otherwise. Two cases:
+
+        * **the coupling**: a task coupling that dominates the typical feature's curvature,
+          ``lambda_max(K) >= COUPLING_RATIO * median_j mean_t H_t[j, j]`` (the features of
+          zero curvature left out), with at least :data:`MIN_TASKS` tasks. Measured
+          (``benchmarks/bench_cv_two_param.py``, and the paths of the default grids at each
+          coupling strength on School's raw features and on generated tasks of standardized
+          features): on School faster than block coordinate descent at every strength above
+          the threshold for both models (the graph model alike near the threshold, slower
+          below it); on generated tasks faster or alike from 100 tasks on, slower for 30
+          tasks and fewer (whose coordinate descent needs few epochs whatever the coupling)
+          and on the small data sets of the solver-choice table.
+        * **the data's conditioning**, with a head start of :data:`HEAD_START` epochs of
+          coordinate descent (:meth:`auto_settings`): features whose curvatures spread over
+          orders of magnitude, ``max_j h_j >= CURVATURE_SPREAD * median_j h_j`` with ``h_j =
+          mean_t H_t[j, j]`` (raw features of different units, an uncentred column of ones),
+          where coordinate descent can take thousands of epochs through the features'
+          correlations. Measured (the temporal group lasso on School's first 20 schools,
+          the strengths of ``benchmarks/bench_certified.py --sweep``): at MALSAR's example on
+          raw features coordinate descent takes 1,157 epochs, the Newton steps 10; at the
+          other 25 raw points coordinate descent converges within its head start.
+        """
         if problem.role != "model" or not problem.penalty_has("task_coupling"):
             return None
         family, (a, b, _) = problem.row_prox or ("elastic_net", (0, 0, 0))
         if family != "elastic_net" or bool(np.any(np.asarray(a) * np.asarray(b))):
             return None
-        if problem.n_tasks < MIN_TASKS:
-            return None
-        ratio = problem.fact("coupling_ratio", lambda: coupling_ratio(problem))
-        return 75.0 if ratio >= COUPLING_RATIO else None
+        if _coupled_claim(problem):
+            return 75.0
+        spread = problem.fact("curvature_spread", lambda: curvature_spread(problem))
+        return 75.0 if spread >= CURVATURE_SPREAD else None
 
     def __init__(self, *, max_iter: int = 1000, tol: float = 1e-4, cg_max_iter: int = 500,
-                 warn: bool = True):
+                 head_start: int = 0, warn: bool = True):
         super().__init__(max_iter=max_iter, tol=tol, warn=warn)
         self.cg_max_iter = check_int(cg_max_iter, "cg_max_iter")
+        self.head_start = check_int(head_start, "head_start", low=0)
+
+    @classmethod
+    def auto_settings(cls, problem: Problem, **settings) -> dict:
+        """``head_start=HEAD_START`` where :meth:`preference` claims the model for its data's
+        conditioning rather than for its coupling."""
+        return {"head_start": 0 if _coupled_claim(problem) else HEAD_START}
 
     def missing(self, datafit: Datafit, penalty: Penalty) -> list[str]:
         out = super().missing(datafit, penalty)
@@ -266,15 +304,28 @@ class ActiveSetNewton(Solver):
         run = IterationRecord(self, datafit, penalty, callback)
         W, _ = run.start(coef_init, None)
         W = np.ascontiguousarray(W, dtype=np.float64)
+        head_epochs = 0
+        if self.head_start:
+            head = BlockCoordinateDescent(max_iter=min(self.head_start, self.max_iter),
+                                          tol=self.tol,
+                                          warn=False).solve(datafit, penalty, coef_init=W)
+            head_epochs = int(head.n_iter)
+            if head.converged:  # certified by coordinate descent itself: its result
+                head.info.update(solver=self.name, newton_steps=0, fallback_steps=0,
+                                 cg_iterations=0, head_start_epochs=head_epochs)
+                return head
+            W = np.ascontiguousarray(head.coef, dtype=np.float64)
+            run.record(datafit.value(W) + penalty.value(W))
         d, m = W.shape
         model = _Model(datafit, penalty, d, m)
         steps = _Steps(model, self.cg_max_iter)
         L = measure_lipschitz(datafit, penalty)
         F = model.value(W)
         converged, k, since, stalled = False, 0, 0, 0
-        counts = {"newton": 0, "fallback": 0, "cg": 0}
+        counts = {"newton": 0, "fallback": 0, "cg": 0, "head_start": head_epochs}
         eta = 1e-2
-        for k in range(1, self.max_iter + 1):
+        first = 2 if self.head_start else 1
+        for k in range(first, self.max_iter + 1):
             W, F, changed = steps.support(W, F)
             W_new, F_new, full, n_cg = steps.newton(W, F, eta)
             counts["cg"] += n_cg
@@ -315,7 +366,8 @@ class ActiveSetNewton(Solver):
                           info={"best_objective": run.history[-1] if run.history else np.nan,
                                 "newton_steps": counts["newton"],
                                 "fallback_steps": counts["fallback"],
-                                "cg_iterations": counts["cg"]})
+                                "cg_iterations": counts["cg"],
+                                "head_start_epochs": counts["head_start"]})
 
 
 #: ``lambda_max(K)`` over the typical feature's curvature from which
@@ -324,6 +376,30 @@ COUPLING_RATIO = 5.0
 
 #: Tasks from which :class:`ActiveSetNewton` claims a coupled model.
 MIN_TASKS = 50
+
+
+#: Epochs of block coordinate descent before the Newton steps where ``solver="auto"`` takes
+#: :class:`ActiveSetNewton` for the data's conditioning (``head_start``).
+HEAD_START = 100
+
+#: ``max_j h_j / median_j h_j`` (``h_j`` the mean curvature of feature ``j`` over the tasks)
+#: from which :class:`ActiveSetNewton` claims a coupled model for its data's conditioning.
+CURVATURE_SPREAD = 100.0
+
+
+def _coupled_claim(problem: Problem) -> bool:
+    """Whether the coupling case of :meth:`ActiveSetNewton.preference` holds."""
+    if problem.n_tasks < MIN_TASKS:
+        return False
+    return problem.fact("coupling_ratio", lambda: coupling_ratio(problem)) >= COUPLING_RATIO
+
+
+def curvature_spread(problem: Problem) -> float:
+    """``max_j h_j / median_j h_j`` with ``h_j = mean_t H_t[j, j]`` over the features of
+    positive curvature (1 when there are none): how far the features' curvatures spread."""
+    h = np.asarray(problem.datafit.quadratic_diagonal(), dtype=np.float64).mean(axis=0)
+    h = h[h > 0]
+    return float(h.max() / np.median(h)) if h.size else 1.0
 
 
 def coupling_ratio(problem: Problem) -> float:
@@ -351,6 +427,9 @@ class _Steps:
         h = model.diag.mean(axis=1)
         h = h[h > 0]
         self.by_rows = not h.size or model.k_top >= float(np.median(h))
+        #: conjugate-gradient iterations of the steps under each preconditioner (by rows:
+        #: True, by tasks: False), for :meth:`_choose_preconditioner`
+        self._cg_counts: dict[bool, list[int]] = {True: [], False: []}
 
     # ------------------------------------------------------------------ support
     def support(self, W: np.ndarray, F: float) -> tuple[np.ndarray, float, bool]:
@@ -452,8 +531,18 @@ class _Steps:
             return out * E
 
         precondition = self._preconditioner(rows, E, beta, U, any_group)
-
-        D, n_cg = _conjugate_gradients(hess, precondition, -g, eta, self.cg_max_iter)
+        untried = not self._cg_counts[not self.by_rows]
+        limit = min(SWITCH_CG, self.cg_max_iter) if untried else self.cg_max_iter
+        D, n_cg = _conjugate_gradients(hess, precondition, -g, eta, limit)
+        if untried and n_cg >= limit:  # slow: this step again with the other preconditioner
+            self._cg_counts[self.by_rows].append(n_cg)
+            self.by_rows = not self.by_rows
+            precondition = self._preconditioner(rows, E, beta, U, any_group)
+            D, n_more = _conjugate_gradients(hess, precondition, -g, eta, self.cg_max_iter)
+            n_cg += n_more
+            self._choose_preconditioner(n_more)
+        else:
+            self._choose_preconditioner(n_cg)
         slope = float(np.vdot(g, D))
         if not slope < 0:
             return None, F, False, n_cg
@@ -469,6 +558,22 @@ class _Steps:
                 return W2, F + dF, s == 1.0, n_cg
             s *= 0.5
         return None, F, False, n_cg
+
+    def _choose_preconditioner(self, n_cg: int) -> None:
+        """After a step that took ``n_cg`` conjugate-gradient iterations with the current
+        preconditioner, keep the one of fewer iterations per step on average once both were
+        tried (:meth:`newton` tries the other, on the same step, when the first passes
+        :data:`SWITCH_CG` iterations). The rule of the module docstring (the coupling against
+        the median feature's curvature) picks the first; where the curvatures of the
+        features spread over orders of magnitude (raw features of different units) the median
+        says little about which part of the Hessian dominates, and the iterations tell."""
+        counts = self._cg_counts
+        counts[self.by_rows].append(n_cg)
+        other = not self.by_rows
+        if not counts[other]:
+            return  # tried by the step itself once it passes SWITCH_CG iterations
+        if np.mean(counts[other]) < np.mean(counts[self.by_rows]):
+            self.by_rows = other
 
     def _preconditioner(self, rows: np.ndarray, E: np.ndarray, beta: np.ndarray,
                         U: np.ndarray, any_group: bool) -> Callable:
