@@ -324,7 +324,8 @@ class ActiveSetNewton(Solver):
         converged, k, since, stalled = False, 0, 0, 0
         counts = {"newton": 0, "fallback": 0, "cg": 0, "head_start": head_epochs}
         eta = 1e-2
-        first = 2 if self.head_start else 1
+        first = 2 if self.head_start else 1  # the head start counts as one step
+        k = first - 1
         for k in range(first, self.max_iter + 1):
             W, F, changed = steps.support(W, F)
             W_new, F_new, full, n_cg = steps.newton(W, F, eta)
