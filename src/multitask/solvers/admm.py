@@ -57,8 +57,9 @@ residual balancing of Boyd et al., Sec. 3.4.1, needed up to 100 times more itera
 converged, on features of very different scales.) Where neither curvature is estimated the
 spectral rule would leave ``rho`` where it is, which could be far off (on School's sparse +
 low-rank paths it stayed at a value that took thousands of iterations): residual balancing is
-then the fallback (``balance``: ``rho`` doubled or halved when one relative residual exceeds
-``balance`` times the other). The dual starts at
+then the fallback for the split models and the dirty model's norm (``balance``: ``rho``
+doubled or halved when one relative residual exceeds ``balance`` times the other). The dual
+starts at
 ``U = -grad f(A V_0) / rho``, the fixed point's dual when the start is optimal (warm starts).
 
 Anderson acceleration (``anderson``): for the split models and the dirty model's norm on ``W``
@@ -145,6 +146,8 @@ class EigenSystem:
         self._QT = np.ascontiguousarray(np.swapaxes(Q, 1, 2))
         #: ``Q_t^T C_t`` ``(d, m)``, C-contiguous (the compiled trace-norm step reads it).
         self.QtC = np.ascontiguousarray(self.rotate(np.asarray(C, dtype=np.float64)))
+        # positive_median's value, shared with the copies of with_linear_term
+        self._median: list[float] = []
 
     def with_linear_term(self, C: np.ndarray) -> EigenSystem:
         """The same eigendecompositions with the linear terms ``C`` (no new decomposition)."""
@@ -170,11 +173,14 @@ class EigenSystem:
         return self.unrotate(S)
 
     def positive_median(self) -> float:
-        """The median of the positive eigenvalues (1 when there is none)."""
-        lam = self.lam
-        top = float(lam.max()) if lam.size else 0.0
-        pos = lam[lam > 1e-12 * top]
-        return float(np.median(pos)) if pos.size and top > 0 else 1.0
+        """The median of the positive eigenvalues (1 when there is none); computed once for
+        these eigendecompositions."""
+        if not self._median:
+            lam = self.lam
+            top = float(lam.max()) if lam.size else 0.0
+            pos = lam[lam > 1e-12 * top]
+            self._median.append(float(np.median(pos)) if pos.size and top > 0 else 1.0)
+        return self._median[0]
 
 
 def condition_number(datafit: Datafit) -> float:
@@ -309,12 +315,12 @@ def _spectral_rho(rho: float, old: tuple, new: tuple, k: int, correlation: float
     return float(np.clip(proposal, rho / bound, rho * bound))
 
 
-def _balanced_rho(rho: float, res_pri: float, res_dual: float, ratio: float | None,
+def _balanced_rho(rho: float, res_pri: float, res_dual: float, ratio: float,
                   factor: float = 2.0) -> float:
     """Residual balancing (Boyd et al., Sec. 3.4.1): ``rho factor`` when the relative primal
     residual exceeds ``ratio`` times the relative dual one, ``rho / factor`` in the opposite
-    case, ``rho`` otherwise (and when ``ratio`` is None)."""
-    if ratio is None or not (np.isfinite(res_pri) and np.isfinite(res_dual)):
+    case, ``rho`` otherwise (and when ``ratio`` is 0)."""
+    if not ratio or not (np.isfinite(res_pri) and np.isfinite(res_dual)):
         return rho
     if res_pri > ratio * res_dual:
         return rho * factor
@@ -328,14 +334,23 @@ def _balanced_rho(rho: float, res_pri: float, res_dual: float, ratio: float | No
 ANDERSON_MEMORY = 10
 
 
-def _anderson_memory(penalty: Penalty) -> int:
-    """The memory ``anderson=None`` gives: :data:`ANDERSON_MEMORY` for a split model
-    (``penalty.parts``) or the dirty model's norm (row-prox family ``"dirty_inf"`` or
-    ``"dirty_2"``), 0 (no extrapolation) otherwise."""
+#: The residual ratio of the balancing fallback where ``balance=None`` takes it (the split
+#: models and the dirty model's norm).
+BALANCE_RATIO = 10.0
+
+
+def _accelerated_family(penalty: Penalty) -> bool:
+    """Whether ``penalty`` is a split model (``penalty.parts``) or the dirty model's norm
+    (row-prox family ``"dirty_inf"`` or ``"dirty_2"``): where ``anderson=None`` and
+    ``balance=None`` take Anderson's extrapolation and the balancing fallback."""
     family = getattr(penalty, "row_prox_family", None)
-    if penalty.parts or family in ("dirty_inf", "dirty_2"):
-        return ANDERSON_MEMORY
-    return 0
+    return bool(penalty.parts) or family in ("dirty_inf", "dirty_2")
+
+
+def _anderson_memory(penalty: Penalty) -> int:
+    """The memory ``anderson=None`` gives: :data:`ANDERSON_MEMORY` for
+    :func:`_accelerated_family`, 0 (no extrapolation) otherwise."""
+    return ANDERSON_MEMORY if _accelerated_family(penalty) else 0
 
 
 class _AndersonADMM:
@@ -521,10 +536,11 @@ class QuadraticADMM(Solver):
         Split models (``W = sum_i V[i]``): the number of Gauss-Seidel sweeps of the V-step over
         the parts (each part's exact prox given the others); ``0`` takes the linearized
         V-step instead (one prox-gradient step on the stacked variable).
-    balance : float or None, default=10
+    balance : float or None, default=None
         Residual balancing where the spectral rule estimates no curvature: ``rho`` doubled
-        (halved) when the relative primal (dual) residual exceeds ``balance`` times the other;
-        None leaves ``rho`` unchanged there.
+        (halved) when the relative primal (dual) residual exceeds ``balance`` (at least 1)
+        times the other; ``0`` leaves ``rho`` unchanged there; None takes
+        :data:`BALANCE_RATIO` for split models and the dirty model's norm, 0 otherwise.
     anderson : int or None, default=None
         Pairs kept by Anderson's extrapolation of the iterates (module docstring); ``0``
         turns it off; None takes :data:`ANDERSON_MEMORY` for split models and the dirty
@@ -566,7 +582,7 @@ class QuadraticADMM(Solver):
 
     def __init__(self, *, max_iter: int = 5000, tol: float = 1e-4, rho: float | None = None,
                  relaxation: float = 1.6, adaptive: bool = True, adapt_every: int = 5,
-                 check_every: int = 10, split_passes: int = 1, balance: float | None = 10.0,
+                 check_every: int = 10, split_passes: int = 1, balance: float | None = None,
                  anderson: int | None = None, anderson_after: int = 50, warn: bool = True):
         super().__init__(max_iter=max_iter, tol=tol, warn=warn)
         self.split_passes = check_int(split_passes, "split_passes", low=0)
@@ -578,8 +594,8 @@ class QuadraticADMM(Solver):
         self.adaptive = bool(adaptive)
         self.adapt_every = check_int(adapt_every, "adapt_every")
         self.check_every = check_int(check_every, "check_every")
-        if balance is not None and not float(balance) >= 1.0:
-            raise ValueError(f"balance must be None or at least 1, got {balance!r}.")
+        if balance is not None and not (float(balance) >= 1.0 or float(balance) == 0.0):
+            raise ValueError(f"balance must be None, 0 or at least 1, got {balance!r}.")
         self.balance = None if balance is None else float(balance)
         self.anderson = None if anderson is None else check_int(anderson, "anderson", low=0)
         self.anderson_after = check_int(anderson_after, "anderson_after", low=0)
@@ -602,7 +618,9 @@ class QuadraticADMM(Solver):
             period=self.check_every, early_gap=early, early_start=early))
         A = penalty.linear_map
         identity = isinstance(A, IdentityMap)
-        V, _ = run.start(coef_init, None)
+        # the V-step makes every iterate feasible: the start needs no projection (a warm start's
+        # low-rank part on the trace ball's boundary would take the slow SVD route)
+        V, _ = run.start(coef_init, None, project=False)
         eig = self._eigen_system(datafit)
         rho = float(self.rho) if self.rho is not None else eig.positive_median()
         L = lipschitz_bound(datafit, penalty)
@@ -617,6 +635,9 @@ class QuadraticADMM(Solver):
         W = None  # the W-step iterate: the certificate also builds its dual point from it
         compiled = _CompiledTraceStep.applies(penalty, identity, eig)
         memory = _anderson_memory(penalty) if self.anderson is None else self.anderson
+        ratio = self.balance
+        if ratio is None:
+            ratio = BALANCE_RATIO if _accelerated_family(penalty) else 0.0
         accel = (_AndersonADMM(memory, self.anderson_after)
                  if memory and compiled is None else None)
         V_out = V  # the last prox output (the iterate reported and certified)
@@ -659,7 +680,7 @@ class QuadraticADMM(Solver):
             else:
                 new = _spectral_rho(rho, anchor, (W, grad_W, AV, -rho * U), k)
                 if new is None:
-                    new = _balanced_rho(rho, res_pri, res_dual, self.balance)
+                    new = _balanced_rho(rho, res_pri, res_dual, ratio)
                 if new != rho:
                     U *= rho / new
                     rho = new
