@@ -2,6 +2,7 @@
 
     OMP_NUM_THREADS=1 python benchmarks/bench_dirty_solvers.py --features raw --model dirty_inf
     OMP_NUM_THREADS=1 python benchmarks/bench_dirty_solvers.py --features zscore --hand-over 200
+    OMP_NUM_THREADS=1 python benchmarks/bench_dirty_solvers.py --features zscore --plain
 
 On the points of ``bench_certified.py --sweep`` (MALSAR's example, then the 5 x 5 grid of the
 two strengths on School's first 20 schools, raw or z-scored features; the same scaling), each
@@ -9,7 +10,11 @@ point is fitted to a certified ``tol=1e-8`` by
 
 * ``bcd``: block coordinate descent (``solver="auto"``'s choice for the dirty model with the
   squared loss on per-task designs);
-* ``admm``: ADMM with exact per-task solves, from zero;
+* ``admm``: ADMM with exact per-task solves, from zero (its defaults: Anderson's
+  extrapolation of the iterates and the residual-balancing fallback of
+  :mod:`multitask.solvers.admm`);
+* ``admm-plain`` (with ``--plain``): the same without them (``anderson=0, balance=0``: the
+  iteration before they were added);
 * ``bcd>admm`` (with ``--hand-over N``): ``N`` epochs of block coordinate descent, then ADMM
   from its point (warm start) where those did not certify.
 
@@ -39,16 +44,20 @@ TOL = 1e-8
 MAX_ITER = 100_000
 
 
-def fit_point(model, params: dict, problem, X, y, hand_over: int | None) -> tuple[float, str]:
-    """CPU seconds and ``n_iter`` text of one certified fit (module docstring)."""
+def fit_point(model, params: dict, problem, X, y,
+              hand_over: int | str | None) -> tuple[float, str]:
+    """CPU seconds and ``n_iter`` text of one certified fit (module docstring): ``hand_over``
+    None is block coordinate descent, 0 ADMM, ``"plain"`` ADMM without extrapolation and
+    balancing, a positive number that many epochs of block coordinate descent, then ADMM."""
     est = model.estimator(params, problem)
     t0 = time.process_time()
     if hand_over is None:
         est.set_params(solver=BlockCoordinateDescent(tol=TOL, max_iter=MAX_ITER))
         est.fit(X, y)
         return time.process_time() - t0, f"{est.n_iter_}{'' if est.converged_ else '!'}"
-    if hand_over == 0:
-        est.set_params(solver=QuadraticADMM(tol=TOL, max_iter=MAX_ITER))
+    if hand_over in (0, "plain"):
+        plain = {"anderson": 0, "balance": 0} if hand_over == "plain" else {}
+        est.set_params(solver=QuadraticADMM(tol=TOL, max_iter=MAX_ITER, **plain))
         est.fit(X, y)
         return time.process_time() - t0, f"{est.n_iter_}{'' if est.converged_ else '!'}"
     est.set_params(solver=BlockCoordinateDescent(tol=TOL, max_iter=hand_over, warn=False),
@@ -69,6 +78,8 @@ def main(argv=None) -> None:
     p.add_argument("--model", choices=("dirty_inf", "dirty_2"), default="dirty_inf")
     p.add_argument("--hand-over", type=int, default=None,
                    help="also N epochs of block coordinate descent, then ADMM")
+    p.add_argument("--plain", action="store_true",
+                   help="also ADMM without Anderson's extrapolation and the balancing fallback")
     a = p.parse_args(argv)
     warnings.simplefilter("ignore")
     with threadpool_limits(limits=1):
@@ -76,7 +87,9 @@ def main(argv=None) -> None:
         problem = bc.load_problem(a.features)
         X, y = problem.scaled(model.c)
         points = bc.sweep_points(a.model, problem)
-        columns = {"bcd": None, "admm": 0}
+        columns: dict[str, int | str | None] = {"bcd": None, "admm": 0}
+        if a.plain:
+            columns["admm-plain"] = "plain"
         if a.hand_over:
             columns[f"bcd>admm({a.hand_over})"] = a.hand_over
         for how in columns.values():  # compile and warm up

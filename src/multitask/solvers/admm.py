@@ -71,7 +71,7 @@ polyhedral norms' faces) that extrapolation shortens: the iterations to a certif
 1e-8 fell from 12,460 to 2,120 for the dirty model (q = inf) at z-scored ``(0.00473,
 0.00473)`` and from 6,370 to 1,150 (q = 2) at MALSAR's example raw, and a School path of
 sparse + low rank took a fifth of the iterations (``benchmarks/bench_certified.py --sweep``,
-``benchmarks/bench_cv_two_param.py``; the figures: docs/accuracy.md, docs/scale.md).
+``benchmarks/bench_dirty_solvers.py --plain``, ``benchmarks/bench_cv_two_param.py``).
 
 The objective is recorded at each check of the measure and at the last iterate (at every
 iteration when a ``callback`` is given, which receives it).
@@ -544,7 +544,7 @@ class QuadraticADMM(Solver):
     anderson : int or None, default=None
         Pairs kept by Anderson's extrapolation of the iterates (module docstring); ``0``
         turns it off; None takes :data:`ANDERSON_MEMORY` for split models and the dirty
-        model's norm, 0 otherwise. It does not run with the compiled trace-norm step.
+        model's norm, 0 otherwise.
     anderson_after : int, default=50
         The iteration from which ``rho`` stays fixed and the extrapolation runs (when it
         does).
@@ -638,8 +638,7 @@ class QuadraticADMM(Solver):
         ratio = self.balance
         if ratio is None:
             ratio = BALANCE_RATIO if _accelerated_family(penalty) else 0.0
-        accel = (_AndersonADMM(memory, self.anderson_after)
-                 if memory and compiled is None else None)
+        accel = _AndersonADMM(memory, self.anderson_after) if memory else None
         V_out = V  # the last prox output (the iterate reported and certified)
         for k in range(1, self.max_iter + 1):
             n_iter = k
