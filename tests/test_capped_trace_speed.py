@@ -66,11 +66,12 @@ def test_truncated_stages_converge_within_the_budget(frac, tau):
     assert np.all(np.diff(res.objective) <= 1e-12 * abs(res.objective[0]))
 
 
-def test_a_stalled_stage_is_reported_and_warned():
+def test_a_stalled_stage_is_reported_and_warned(monkeypatch):
     df = _singular_problem(2)
     pen = _penalty(df, 0.1, 0.5)
-    # a tolerance out of reach: the stage stops on its objective, which decreases by less
-    # than stall_tol over a window before the measure gets there
+    # a tolerance out of reach, and no condition on the measure's fall: the stage stops on
+    # its objective, which decreases by less than stall_tol over a window
+    monkeypatch.setattr(truncated_admm, "STALL_MEASURE_RATIO", 0.0)
     solver = Multistage(max_iter=2000, tol=1e-12,
                         inner=QuadraticADMM(max_iter=2000, tol=1e-12), stall_tol=1e-3)
     with pytest.warns(ConvergenceWarning, match="stall_tol"):
@@ -131,3 +132,14 @@ def test_bad_settings_are_refused(kw):
 def test_bad_stall_tol_is_refused():
     with pytest.raises(ValueError, match="stall_tol"):
         Multistage(stall_tol=-1.0)
+
+
+def test_a_converging_stage_is_not_taken_for_stalled():
+    """The objective barely moves over a window near the solution, but the measure falls
+    geometrically there: the stage goes on to the tolerance, whatever stall_tol."""
+    df = _singular_problem(2)
+    pen = _penalty(df, 0.1, 0.5)
+    res = Multistage(max_iter=2000, tol=1e-9, inner=QuadraticADMM(max_iter=2000, tol=1e-9),
+                     stall_tol=0.5).solve(df, pen)
+    assert res.converged and res.optimality <= 1e-9
+    assert not any(res.info["stage_stalled"])

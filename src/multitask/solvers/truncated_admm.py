@@ -18,8 +18,10 @@ with two differences that the non-convex penalty asks for:
 * the objective is compared every ``window`` iterations with the last accepted point's: a
   window that raises it is dropped, and the run goes on from the accepted point with a four
   times larger ``rho`` (at most ``max_rises`` times); a window whose relative decrease is at
-  most ``stall_tol`` ends the run, not converged (``info["stalled"]``). The returned point is
-  the last accepted one, so the stage objective never increases from the start.
+  most ``stall_tol``, while the optimality measure fell by less than half over it
+  (:data:`STALL_MEASURE_RATIO`), ends the run, not converged (``info["stalled"]``). The
+  returned point is the last accepted one, so the stage objective never increases from the
+  start.
 
 The run converges when the prox-gradient residual of the stage
 (:func:`~multitask.solvers.base.kkt_residual`), computed every ``check_every`` iterations, is
@@ -41,6 +43,10 @@ from multitask.solvers.iteration import IterationRecord
 from multitask.solvers.result import SolverResult
 
 __all__ = ["TruncatedStageADMM", "positive_median"]
+
+#: A window ends the run as stalled only where the optimality measure also fell by less than
+#: this factor over it (a run that converges, its measure falling geometrically, goes on).
+STALL_MEASURE_RATIO = 0.5
 
 #: Most features for which the compiled step runs (that of
 #: :class:`~multitask.solvers.admm.QuadraticADMM`: plain loops beat batched products on small
@@ -70,7 +76,8 @@ class TruncatedStageADMM(Solver):
     window : int, default=100
         Iterations between two comparisons of the objective.
     stall_tol : float, default=1e-4
-        A window that decreases the objective by at most this (relative) ends the run.
+        A window that decreases the objective by at most this (relative), and the measure by
+        less than half, ends the run.
     check_every : int, default=50
         Iterations between two computations of the residual.
     max_rises : int, default=3
@@ -123,6 +130,7 @@ class TruncatedStageADMM(Solver):
         measure = np.nan
         n_iter = 0
         since = 0  # iterations since the last accepted point (or restart)
+        last_measure = np.inf  # the measure at the last accepted window's end
         for k in range(1, self.max_iter + 1):
             n_iter = k
             V = step(V, U, rho, strength / rho, keep)
@@ -139,26 +147,28 @@ class TruncatedStageADMM(Solver):
                 if rises > self.max_rises:
                     break
                 rho *= 4.0
+                last_measure = np.inf
                 V = best_V
                 U = self._dual(datafit, V, rho)
                 since = 0
                 continue
-            if check:
-                measure = kkt_residual(datafit, penalty, V, None, L)
-                if measure <= self.tol:
-                    best_V, best_F = V, F
-                    run.record(F)
-                    converged = True
-                    break
+            measure = kkt_residual(datafit, penalty, V, None, L)
+            if measure <= self.tol:
+                best_V, best_F = V, F
+                run.record(F)
+                converged = True
+                break
             if compare:
                 decrease = best_F - F
                 best_V, best_F = V, F
                 run.record(F)
                 if run.notify(k, F, V, None):
                     break
-                if decrease <= self.stall_tol * max(abs(F), np.finfo(float).tiny):
+                slow = decrease <= self.stall_tol * max(abs(F), np.finfo(float).tiny)
+                if slow and measure > STALL_MEASURE_RATIO * last_measure:
                     stalled = True
                     break
+                last_measure = measure
         if not converged:
             measure = kkt_residual(datafit, penalty, best_V, None, L)
             converged = measure <= self.tol
@@ -175,7 +185,8 @@ class TruncatedStageADMM(Solver):
 
     def _stepper(self, eig: EigenSystem, penalty: Penalty) -> Callable:
         """``step(V, U, rho, thresh, keep)``: one iteration (``U`` updated in place), compiled
-        for few features (:mod:`multitask.solvers._admm_trace_numba`), else interpreted."""
+        for few features (:func:`multitask.solvers._admm_trace_numba.trace_admm_step`),
+        else interpreted."""
         r = self.relaxation
         d = eig.QtC.shape[0]
 
