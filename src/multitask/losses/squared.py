@@ -16,7 +16,8 @@ from multitask.losses.grams import (
 )
 from multitask.losses.registry import register_loss
 
-__all__ = ["GRAM_NONZEROS_PER_ENTRY", "GRAM_ROWS_PER_FEATURE", "Squared"]
+__all__ = ["GRAM_NONZEROS_PER_ENTRY", "GRAM_ROWS_PER_FEATURE", "SHARED_GRAM_ROWS_PER_FEATURE",
+           "Squared"]
 
 #: Average rows per task, in units of the number of features, from which the squared loss's
 #: gradient goes through cached per-task Gram matrices on a dense per-task design. An
@@ -31,6 +32,12 @@ GRAM_ROWS_PER_FEATURE = 2.0
 #: twice, ``2 nnz`` products, against ``d^2`` for a Gram matrix); the break-even lies about
 #: 0.5 (``benchmarks/bench_scale_axes.py``; the figures: docs/tuning_constants.md).
 GRAM_NONZEROS_PER_ENTRY = 1.0
+#: Rows per feature from which a shared design (one Gram matrix for every task) gives the
+#: squared loss its Gram matrix (and ``"quadratic"``): a product with it costs ``m d^2``,
+#: the two with the design ``2 m n d``. A per-task design needs ``n_t >= d`` on average.
+#: Measured on ``benchmarks/bench_cv_two_param.py``'s survey problem (8 rows, 10 features,
+#: 190 tasks; the figures: docs/tuning_constants.md).
+SHARED_GRAM_ROWS_PER_FEATURE = 0.5
 
 
 class Squared(Datafit):
@@ -38,10 +45,11 @@ class Squared(Datafit):
 
     The intercepts are eliminated by centring each task. It offers the ``"quadratic"``
     capability (per-task Gram matrices ``X_t^T X_t``, computed on first use and cached) when
-    ``n_t >= d`` on average, the matrices take at most 5e7 numbers and, for a sparse design,
-    it stores at least :data:`GRAM_NONZEROS_PER_ENTRY` ``* d^2`` entries per matrix. Where it
-    does, the gradient goes through the Gram matrices (``m d^2`` numbers read per product) for
-    shared and sparse designs, and for dense per-task designs from
+    ``n_t >= d`` on average (a shared design of ``n`` rows: ``n >=``
+    :data:`SHARED_GRAM_ROWS_PER_FEATURE` ``* d``), the matrices take at most 5e7 numbers
+    and, for a sparse design, it stores at least :data:`GRAM_NONZEROS_PER_ENTRY` ``* d^2``
+    entries per matrix. Where it does, the gradient goes through the Gram matrices (``m d^2``
+    numbers read per product) for shared and sparse designs, and for dense per-task designs from
     :data:`GRAM_ROWS_PER_FEATURE` ``* d`` rows per task on average; below, dense per-task
     designs are read once per accelerated-gradient iteration for the objective at the new
     point and the gradient at the next one (:attr:`fuses_value_pairs`).
@@ -74,7 +82,10 @@ class Squared(Datafit):
         if use_gram is None:
             mean_rows = self.data.n_rows / max(m, 1)
             n_mats = 1 if self.data.shares_gram else m
-            quadratic = mean_rows >= d and n_mats * d * d <= 5e7
+            # one Gram matrix for a shared design: a product with it (m d^2) costs at most
+            # the two products with the design (2 m n d) from d <= 2 n rows
+            rows_needed = SHARED_GRAM_ROWS_PER_FEATURE * d if self.data.shares_gram else d
+            quadratic = mean_rows >= rows_needed and n_mats * d * d <= 5e7
             if sp.issparse(self.data.X):  # stored entries per Gram matrix against its d^2
                 nnz = self.data.X.nnz / max(n_mats, 1)  # type: ignore[union-attr]
                 quadratic = quadratic and nnz >= GRAM_NONZEROS_PER_ENTRY * d * d
