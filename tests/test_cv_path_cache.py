@@ -280,3 +280,31 @@ def test_lipschitz_bound_shared_by_the_losses_on_one_data_set(use_gram):
     assert ridge.lipschitz() == alone.lipschitz() + 0.25
     assert get_datafit("squared", data, False, use_gram=use_gram).lipschitz() == \
         get_datafit("squared", fresh, False, use_gram=use_gram).lipschitz()
+
+
+def test_other_estimators_get_the_arrays_of_each_job(monkeypatch):
+    """A Pipeline (whose steps may write to their input) shares no fold arrays between
+    jobs; a multi-task model does."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    rng = np.random.default_rng(12)
+    X, Y = rng.standard_normal((60, 4)), rng.standard_normal((60, 3))
+    folds = []
+    job = _engine._job
+
+    def spy(k, *args, fold=None, **kw):
+        folds.append(fold)
+        return job(k, *args, fold=fold, **kw)
+
+    monkeypatch.setattr(_engine, "_job", spy)
+    grid = {"l21regressor__alpha": [1.0, 0.1], "l21regressor__tol": [1e-4, 1e-5]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _engine.cross_validate_grid(make_pipeline(StandardScaler(), L21Regressor()), X, Y,
+                                    param_grid=grid, cv=3, widen=0, halving=False)
+        assert folds and all(f is None for f in folds)
+        folds.clear()
+        _engine.cross_validate_grid(L21Regressor(), X, Y, param_grid={
+            "alpha": [1.0, 0.1], "tol": [1e-4, 1e-5]}, cv=3, widen=0, halving=False)
+    assert len(folds) == 6 and len({id(f) for f in folds}) == 3

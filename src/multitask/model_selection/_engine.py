@@ -47,6 +47,7 @@ from sklearn.utils import Bunch
 from multitask.data import observed_mask
 from multitask.data.converted_inputs import ConvertedInputs
 from multitask.estimators.base import TaskStructureWarning
+from multitask.estimators.estimator import MultiTaskEstimator
 from multitask.model_selection._cv_data import (
     _cv_view,
     _cv_weights,
@@ -342,36 +343,38 @@ class _Runner:
 
     def _run_here(self, jobs, total: int) -> list:
         """The jobs in this process, fold after fold (the results in the order of ``jobs``):
-        the paths of one fold share its arrays and their conversion (:class:`_Fold`), so the
-        per-data work of the fits (centring, Gram matrices, eigendecompositions) is done
-        once per fold; one fold is held at a time, the last one into the next run (a round of
-        halving, a widening), which starts with it."""
+        the paths of a multi-task model on one fold share its training arrays and their
+        conversion (:class:`_Fold`), so the per-data work of the fits (centring, Gram
+        matrices, eigendecompositions) is done once per fold; one fold is held at a time, the
+        last one into the next run (a round of halving, a widening), which starts with it.
+        Another estimator (a Pipeline) gets the arrays of each job, as in parallel."""
         est, X, y, splits, scorer, warm, error_score = self.args
+        shared = isinstance(est, MultiTaskEstimator)
         out: list = [None] * len(jobs)
         held = -1 if self.fold is None else self.fold.k  # kept from the last run: first
         for i in sorted(range(len(jobs)), key=lambda i: (jobs[i][0] != held, jobs[i][0])):
             k, cand, points, skip = jobs[i]
-            if self.fold is None or self.fold.k != k:
+            if shared and (self.fold is None or self.fold.k != k):
                 self.fold = None  # the previous fold's arrays go before the next are made
                 self.fold = _Fold(k, X, y, self.weights, splits[k])
             out[i] = _job(k, cand, est, X, y, splits[k], points, scorer, warm, error_score,
-                          None, skip, self.weights, fold=self.fold)
+                          None, skip, self.weights, fold=self.fold if shared else None)
             self._record(out[i], total)
         return out
 
 
 class _Fold:
-    """The arrays of fold ``k`` in the engine's view of the data (training and test rows,
-    their weights) and the conversions of its training rows
-    (:class:`~multitask.data.converted_inputs.ConvertedInputs`), shared by every path fitted
-    on the fold in one process."""
+    """The training rows of fold ``k`` in the engine's view of the data (and their weights)
+    and their conversions (:class:`~multitask.data.converted_inputs.ConvertedInputs`),
+    shared by every path of a multi-task model fitted on the fold in one process (the
+    library's models do not write to their input; the test rows, which a scorer receives,
+    are each job's own)."""
 
     def __init__(self, k: int, X, y, w, split):
-        train, test = split
+        train = split[0]
         self.k = k
-        self.Xtr, self.Xte = _rows(X, train), _rows(X, test)
-        self.ytr, self.yte = y[train], y[test]
-        self.wtr, self.wte = (None, None) if w is None else (w[train], w[test])
+        self.Xtr, self.ytr = _rows(X, train), y[train]
+        self.wtr = None if w is None else w[train]
         self.converted = ConvertedInputs(size=1)
 
 
@@ -491,8 +494,10 @@ def _job(k, cand, est, X, y, split, points, scorer, warm, error_score, blas, ski
 
     if fold is None:
         fold = _Fold(k, X, y, w, split)
-    Xtr, Xte, ytr, yte = fold.Xtr, fold.Xte, fold.ytr, fold.yte
-    wtr, wte = fold.wtr, fold.wte
+    test = split[1]
+    Xtr, ytr, wtr = fold.Xtr, fold.ytr, fold.wtr
+    Xte, yte = _rows(X, test), y[test]
+    wte = None if w is None else w[test]
 
     def score(fitted, point):
         if isinstance(scorer, _Pooled):
