@@ -143,3 +143,23 @@ def test_a_converging_stage_is_not_taken_for_stalled():
                      stall_tol=0.5).solve(df, pen)
     assert res.converged and res.optimality <= 1e-9
     assert not any(res.info["stage_stalled"])
+
+
+def test_a_stage_left_early_for_the_next_one():
+    """With leave_stages a truncated stage ends at the first window whose point has another
+    stage key (the next stage's penalty taken there): no more iterations in the stages before
+    the last, the same model here, the objective still non-increasing."""
+    df = _singular_problem(0)
+    pen = _penalty(df, 0.05, 0.5)
+    inner = QuadraticADMM(max_iter=2000, tol=1e-4)
+    runs = {leave: Multistage(max_iter=2000, tol=1e-4, inner=inner, leave_stages=leave)
+            .solve(df, pen) for leave in (True, False)}
+    early, full = runs[True], runs[False]
+    assert early.converged and full.converged
+    assert len(early.info["stage_keys"]) >= 3  # a truncated stage before the last
+    assert early.info["stage_keys"] == full.info["stage_keys"]
+    assert all(a <= b for a, b in zip(early.info["stage_iters"][1:-1],
+                                      full.info["stage_iters"][1:-1], strict=True))
+    assert early.objective[-1] == pytest.approx(full.objective[-1], rel=1e-6)
+    assert np.all(np.diff(early.objective) <= 1e-12 * abs(early.objective[0]))
+    assert Multistage().leave_stages and not Multistage(leave_stages=False).leave_stages

@@ -36,7 +36,10 @@ Stage solvers (``stage_solver``):
   fall back to accelerated gradient); their objective decreases slowly for thousands of
   iterations, mostly through the entries of ``W`` that the loss does not see (the directions
   of each school's features without data, which only the penalty sets), so the stages
-  reached the iteration budget before the optimality measure reached ``tol``.
+  reached the iteration budget before the optimality measure reached ``tol``. With
+  ``leave_stages`` such a stage also ends at the first window whose point has another stage
+  key: the next stage's penalty, taken there, majorizes the objective more tightly than the
+  current one does (the stages before the last need only decrease the objective).
 * ``"dc"``: the difference-of-convex method (the paper's Algorithm 2): repeatedly solve the
   convex problem with the stage penalty's ``convex_majorant`` at the current iterate, until
   ``W`` stops changing.
@@ -119,6 +122,11 @@ class Multistage(Solver):
         its objective decreases by at most ``stall_tol`` (relative) over a window of
         iterations (:class:`~multitask.solvers.truncated_admm.TruncatedStageADMM`). Default:
         ``tol``.
+    leave_stages : bool, default=True
+        Non-convex stages solved by ADMM: end a stage at the first window whose point has
+        left the stage's key (another number of singular values at or above the cap), where
+        the next stage's penalty is taken (an inexact majorization step: the objective still
+        decreases); the last stage, whose key repeats, runs to its tolerance or stall.
     warn : bool, default=True
     """
 
@@ -137,7 +145,8 @@ class Multistage(Solver):
                  stage_solver: str = "prox", inner: Solver | None = None,
                  dc_max_iter: int = 50, dc_tol: float = 1e-6, stage_tol: float = 1e-10,
                  first_stage: str = "zero", keep_stages: bool = False,
-                 stall_tol: float | None = None, warn: bool = True):
+                 stall_tol: float | None = None, leave_stages: bool = True,
+                 warn: bool = True):
         super().__init__(max_iter=max_iter, tol=tol, warn=warn)
         if stage_solver not in STAGE_SOLVERS:
             raise ValueError(f"stage_solver must be one of {STAGE_SOLVERS}, got "
@@ -157,18 +166,21 @@ class Multistage(Solver):
         self.keep_stages = bool(keep_stages)
         self.stall_tol = None if stall_tol is None else check_tol(stall_tol, "stall_tol",
                                                                    allow_zero=True)
+        self.leave_stages = bool(leave_stages)
 
     def _inner(self) -> Solver:
         if self.inner is not None:
             return self.inner.with_params(warn=False)
         return ProximalGradient(max_iter=self.max_iter, tol=self.tol, warn=False)
 
-    def _solve_stage(self, datafit, stage_pen, W, b):
-        """One stage from ``(W, b)``: returns ``(result, inner iterations, dc iterations)``."""
+    def _solve_stage(self, datafit, stage_pen, W, b, moved=None):
+        """One stage from ``(W, b)``: returns ``(result, inner iterations, dc iterations)``.
+        ``moved(V)``: whether ``V`` has left the stage's key (a non-convex ADMM stage then
+        stops at the end of that window)."""
         inner = self._inner()
         if self.stage_solver == "prox" or "majorant" not in stage_pen.capabilities:
             if _fixed_rho_stage(inner, stage_pen):
-                return self._admm_stage(datafit, stage_pen, W, b, inner)
+                return self._admm_stage(datafit, stage_pen, W, b, inner, moved)
             res = inner.solve(datafit, stage_pen, coef_init=W, intercept_init=b)
             res, extra = self._monotone(datafit, stage_pen, W, b, res)
             return res, res.n_iter + extra, 0
@@ -198,13 +210,18 @@ class Multistage(Solver):
         """The relative decrease per window below which a non-convex ADMM stage stops."""
         return self.tol if self.stall_tol is None else self.stall_tol
 
-    def _admm_stage(self, datafit, stage_pen, W, b, inner) -> tuple[SolverResult, int, int]:
+    def _admm_stage(self, datafit, stage_pen, W, b, inner,
+                    moved=None) -> tuple[SolverResult, int, int]:
         """A non-convex stage by :class:`~multitask.solvers.truncated_admm.TruncatedStageADMM`
         (ADMM at a fixed penalty parameter, the objective compared every window; module
-        docstring) with the inner ADMM's budget and tolerance: ``(result, iterations, 0)``."""
+        docstring) with the inner ADMM's budget and tolerance: ``(result, iterations, 0)``.
+        With ``moved``, the stage also ends at the first accepted window whose point has left
+        the stage's key (an inexact majorization step: the next stage's penalty is then taken
+        there)."""
         stage = TruncatedStageADMM(max_iter=inner.max_iter, tol=inner.tol,
                                    stall_tol=self._stall(), warn=False)
-        res = stage.solve(datafit, stage_pen, coef_init=W, intercept_init=b)
+        callback = None if moved is None else (lambda k, F, V, b_: bool(moved(V)))
+        res = stage.solve(datafit, stage_pen, coef_init=W, intercept_init=b, callback=callback)
         return res, res.n_iter, 0
 
     def _monotone(self, datafit, stage_pen, W, b, res) -> tuple[SolverResult, int]:
@@ -240,7 +257,9 @@ class Multistage(Solver):
         stalled: list[bool] = []
         for stage in range(self.n_stages):
             ts = time.perf_counter()
-            res, n_inner, n_dc_stage = self._solve_stage(datafit, stage_pen, W, b)
+            moved = ((lambda V, key=key: penalty.stage_key(V) != key) if self.leave_stages
+                     else None)
+            res, n_inner, n_dc_stage = self._solve_stage(datafit, stage_pen, W, b, moved)
             W, b = res.coef, res.intercept_variable
             if self.keep_stages:
                 stage_coefs.append(W.copy())
