@@ -30,6 +30,7 @@ at most ``tol`` at a point whose objective is at most the accepted one's.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import numpy as np
@@ -185,8 +186,9 @@ class TruncatedStageADMM(Solver):
 
     def _stepper(self, eig: EigenSystem, penalty: Penalty) -> Callable:
         """``step(V, U, rho, thresh, keep)``: one iteration (``U`` updated in place), compiled
-        for few features (:func:`multitask.solvers._admm_trace_numba.trace_admm_step`),
-        else interpreted."""
+        for few features (:func:`multitask.solvers._admm_trace_numba.trace_admm_step`) once
+        numba is set up or the interpreted steps have spent its start-up cost
+        (:func:`multitask.compiled.interpreted_budget`), else interpreted."""
         r = self.relaxation
         d = eig.QtC.shape[0]
 
@@ -199,18 +201,35 @@ class TruncatedStageADMM(Solver):
 
         if d > COMPILED_MAX_FEATURES or not hasattr(penalty, "remember_prox"):
             return interpreted
-        from multitask.solvers._admm_trace_numba import trace_admm_step
+        from multitask.compiled import charge_interpreted, interpreted_budget
+
+        warm = [interpreted_budget() <= 0.0]
+        kernel: list = []
+
+        def warming(V, U, rho, thresh, keep):
+            # the interpreted step while numba's start-up is not worth paying (the rule of
+            # multitask.compiled), its time charged against it
+            if warm[0] or interpreted_budget() <= 0.0:
+                warm[0] = True
+                return compiled(V, U, rho, thresh, keep)
+            started = time.perf_counter()
+            V_new = interpreted(V, U, rho, thresh, keep)
+            charge_interpreted(time.perf_counter() - started)
+            return V_new
 
         QT = np.ascontiguousarray(np.swapaxes(eig.Q, 1, 2))
 
         def compiled(V, U, rho, thresh, keep):
-            ok, _, V_new, _, _, tail = trace_admm_step(
+            if not kernel:
+                from multitask.solvers._admm_trace_numba import trace_admm_step
+
+                kernel.append(trace_admm_step)
+            ok, _, V_new, _, _, tail = kernel[0](
                 eig.Q, QT, eig.lam, eig.QtC, np.ascontiguousarray(V), U, rho, r, thresh,
-                GRAM_RTOL,
-                2.0**SAFE_EXPONENT, keep)
+                GRAM_RTOL, 2.0**SAFE_EXPONENT, keep)
             if not ok:  # the Gram route cannot resolve it: the interpreted step
                 return interpreted(V, U, rho, thresh, keep)
             penalty.remember_prox(V_new, float(tail))
             return V_new
 
-        return compiled
+        return compiled if warm[0] else warming
