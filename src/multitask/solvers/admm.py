@@ -68,8 +68,8 @@ Anderson acceleration (``anderson``): for the split models and the dirty model's
 (:class:`_AndersonADMM`, safeguarded: an extrapolation that raises the fixed-point residual is
 dropped). These problems end in a long linear tail (the parts' degenerate direction, the
 polyhedral norms' faces) that extrapolation shortens: the iterations to a certified gap of
-1e-8 fell from 12,460 to 2,120 for the dirty model (q = inf) at z-scored ``(0.00473,
-0.00473)`` and from 6,370 to 1,150 (q = 2) at MALSAR's example raw, and a School path of
+1e-8 fell from 12,460 to 2,000 for the dirty model (q = inf) at z-scored ``(0.00473,
+0.00473)`` and from 6,370 to 440 (q = 2) at MALSAR's example raw, and a School path of
 sparse + low rank took a fifth of the iterations (``benchmarks/bench_certified.py --sweep``,
 ``benchmarks/bench_dirty_solvers.py --plain``, ``benchmarks/bench_cv_two_param.py``).
 
@@ -331,7 +331,7 @@ def _balanced_rho(rho: float, res_pri: float, res_dual: float, ratio: float,
 
 #: Pairs kept by Anderson's extrapolation (:class:`_AndersonADMM`) where ``anderson=None``
 #: takes it: the split models and the dirty model's norm on ``W``.
-ANDERSON_MEMORY = 10
+ANDERSON_MEMORY = 20
 
 
 #: The residual ratio of the balancing fallback where ``balance=None`` takes it (the split
