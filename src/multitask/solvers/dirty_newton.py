@@ -44,9 +44,10 @@ coordinate descent settles the face in few epochs and converges slowly along the
 directions of raw, collinear features; once the face has settled, a few such steps reach the
 optimum to rounding and the epochs after them confirm it (as
 :mod:`multitask.solvers.fused_newton` does for the fused sparse group lasso). Block
-coordinate descent takes these steps for ``s = 2``; for ``s = inf`` the thresholds' Schur
-complement is not yet solved accurately enough on raw, collinear features for the steps to
-pay (``benchmarks/bench_dirty_newton.py``).
+coordinate descent takes these steps for ``s = 2`` where ``bcd.DIRTY_NEWTON`` is set (off by
+default: on School they cost more CPU than they save at most z-scored points); for ``s = inf``
+the thresholds' Schur complement is not yet solved accurately enough on raw, collinear
+features for the steps to pay (``benchmarks/bench_dirty_newton.py``).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from multitask.penalties import row_operators
+from multitask.penalties.row_operators import dirty_split_rows, dirty_values_rows
 from multitask.solvers.base import ConjugateGradients, apply_per_task
 
 __all__ = ["DirtyFace", "dirty_face", "dirty_newton_point"]
@@ -122,7 +123,7 @@ def dirty_face(W: np.ndarray, a: float, c: float, group_inf: bool) -> DirtyFace:
     with ``tau = 0`` is a lasso row, a row of zeros a zero row."""
     W = np.ascontiguousarray(W, dtype=np.float64)
     d, m = W.shape
-    tau = np.asarray(row_operators.dirty_split_rows(W, float(a), float(c), bool(group_inf)),
+    tau = np.asarray(dirty_split_rows(W, float(a), float(c), bool(group_inf)),
                      dtype=np.float64) if W.size else np.zeros(d)
     tau = np.where(np.isfinite(tau), tau, 0.0)
     absW = np.abs(W)
@@ -423,7 +424,7 @@ def dirty_newton_point(H: np.ndarray, C: np.ndarray, W: np.ndarray, a: float, c:
 
     def objective(V):
         return float(np.sum(V * (0.5 * apply_per_task(H, V) - C))) + float(
-            row_operators.dirty_values_rows(V, a, c, group_inf).sum())
+            dirty_values_rows(V, a, c, group_inf).sum())
 
     if not (a > 0.0 and c > 0.0) or not np.any(W):
         return None, work
