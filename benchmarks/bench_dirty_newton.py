@@ -7,7 +7,8 @@ On the points of ``bench_certified.py --sweep`` (MALSAR's example, then the 5 x 
 two strengths on School's first 20 schools; the same scaling), each point is fitted to a
 certified ``tol=1e-8`` by block coordinate descent (``solver="bcd"``, ``max_iter=100000``)
 with the active-set Newton steps on the iterate's face
-(:mod:`multitask.solvers.dirty_newton`, ``newton``) and without them (``epochs``), the two
+(:mod:`multitask.solvers.dirty_newton`, ``newton``: ``bcd.DIRTY_NEWTON`` set for the fit,
+``q = 2`` only) and without them (``epochs``), the two
 runs interleaved in one process; ``--admm`` adds ADMM from zero. Printed per point: CPU
 seconds of ``fit`` (one BLAS thread, the median of ``--repeats``) and ``n_iter``; ``!`` marks
 a fit that did not certify. The figures: docs/accuracy.md.
@@ -41,13 +42,14 @@ def fit_point(model, params: dict, problem, X, y, how: str) -> tuple[float, str]
         est.set_params(solver=QuadraticADMM(tol=TOL, max_iter=MAX_ITER))
     else:
         est.set_params(solver=bcd.BlockCoordinateDescent(tol=TOL, max_iter=MAX_ITER))
+    before = bcd.DIRTY_NEWTON
     bcd.DIRTY_NEWTON = how == "newton"
     try:
         t0 = time.process_time()
         est.fit(X, y)
         cpu = time.process_time() - t0
     finally:
-        bcd.DIRTY_NEWTON = True
+        bcd.DIRTY_NEWTON = before
     return cpu, f"{est.n_iter_}{'' if est.converged_ else '!'}"
 
 

@@ -664,9 +664,11 @@ _DIRTY_ENTRY_WORK = 200.0
 #: that settle in a few dozen epochs take none.
 _DIRTY_CALL_WORK = 20.0
 
-#: Whether block coordinate descent on dirty rows takes Newton steps on the iterate's face
-#: (:func:`_dirty_epochs`; off only to measure what they bring).
-DIRTY_NEWTON = True
+#: Whether block coordinate descent on dirty rows (``s = 2``) takes Newton steps on the
+#: iterate's face (:func:`_dirty_epochs`). Off: on School they cut the epochs at MALSAR's
+#: example (raw and z-scored) but cost more CPU than they save at most z-scored points of
+#: the sweep (``benchmarks/bench_dirty_newton.py``; the figures: docs/accuracy.md).
+DIRTY_NEWTON = False
 
 
 def _dirty_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epochs, tol,
