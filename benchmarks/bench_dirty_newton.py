@@ -11,7 +11,7 @@ with the active-set Newton steps on the iterate's face
 ``q = 2`` only) and without them (``epochs``), the two
 runs interleaved in one process; ``--admm`` adds ADMM from zero. Printed per point: CPU
 seconds of ``fit`` (one BLAS thread, the median of ``--repeats``) and ``n_iter``; ``!`` marks
-a fit that did not certify. The figures: docs/accuracy.md.
+a fit that did not certify.
 """
 
 from __future__ import annotations

@@ -667,7 +667,7 @@ _DIRTY_CALL_WORK = 20.0
 #: Whether block coordinate descent on dirty rows (``s = 2``) takes Newton steps on the
 #: iterate's face (:func:`_dirty_epochs`). Off: on School they cut the epochs at MALSAR's
 #: example (raw and z-scored) but cost more CPU than they save at most z-scored points of
-#: the sweep (``benchmarks/bench_dirty_newton.py``; the figures: docs/accuracy.md).
+#: the sweep (``benchmarks/bench_dirty_newton.py``).
 DIRTY_NEWTON = False
 
 
