@@ -673,10 +673,10 @@ class QuadraticADMM(Solver):
                 break
             if accel is not None and not adapting:
                 if accel.frozen(k) and k % REBALANCE_EVERY == 0:
-                    new = _balanced_rho(rho, res_pri, res_dual, ratio)
-                    if new != rho:
-                        U *= rho / new
-                        rho = new
+                    balanced = _balanced_rho(rho, res_pri, res_dual, ratio)
+                    if balanced != rho:
+                        U *= rho / balanced
+                        rho = balanced
                         accel.reset()
                         continue
                 # Anderson's extrapolation of the fixed-point map (V, U) -> (V', U')
