@@ -220,6 +220,10 @@ def curvature_ratio(top: float, diag: np.ndarray) -> float:
 #: z-scored, ``benchmarks/bench_dirty_solvers.py``) its worst point is the better one (the
 #: figures: docs/tuning_constants.md).
 DIRTY_MIN_FEATURES = 20
+# (below it, ADMM too where the tasks have fewer rows than features: on the survey problem of
+# benchmarks/bench_cv_two_param.py, 7 or 8 rows of a shared design and 10 features, block
+# coordinate descent took 1,000 to 10,000 epochs, not converging at the weak end, where ADMM
+# took 110 to 800 iterations: docs/tuning_constants.md)
 
 
 def prefer_admm(datafit: Datafit, penalty: Penalty,
@@ -567,7 +571,9 @@ class QuadraticADMM(Solver):
         """62 for a split model (:func:`prefer_admm_split`) or ill-conditioned Gram matrices
         (:func:`prefer_admm`): ahead of accelerated gradient, behind the coordinate descents
         and the closed form; 72 (ahead of block coordinate descent) for the dirty model's norm
-        on ``W`` with the squared loss from :data:`DIRTY_MIN_FEATURES` features; 56 with the
+        on ``W`` with the squared loss from :data:`DIRTY_MIN_FEATURES` features, or on tasks
+        of fewer rows than features (singular Gram matrices: a shared design of ``d / 2 <= n
+        < d`` rows, where coordinate descent crawls); 56 with the
         squared loss otherwise for a low-rank penalty (the
         trace norm) or a ``"spectral"`` one (the task-structure relaxations of
         clustered MTL and convex ASO, the task-relationship term), where it applies (few
@@ -575,7 +581,9 @@ class QuadraticADMM(Solver):
         (``benchmarks/bench_auto_choice.py``; the figures: docs/tuning_constants.md)."""
         family = problem.row_prox[0] if problem.row_prox else None
         if (family in ("dirty_inf", "dirty_2") and problem.datafit.name == "squared"
-                and problem.role == "model" and problem.n_features >= DIRTY_MIN_FEATURES):
+                and problem.role == "model"
+                and (problem.n_features >= DIRTY_MIN_FEATURES
+                     or problem.n_rows < problem.n_tasks * problem.n_features)):
             return 72.0  # ahead of block coordinate descent (70)
         wanted = problem.split or problem.fact(
             "admm_ill_conditioned", lambda: prefer_admm(problem.datafit, problem.penalty))
