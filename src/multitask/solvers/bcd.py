@@ -107,7 +107,6 @@ from multitask.penalties.row_operators import (
 from multitask.solvers.anderson import anderson_point
 from multitask.solvers.base import Solver, apply_per_task, check_int, measure_lipschitz
 from multitask.solvers.certificate import has_dual
-from multitask.solvers.dirty_newton import dirty_newton_point, gram_factor
 from multitask.solvers.fused_newton import fused_newton_point
 from multitask.solvers.iteration import IterationRecord, inner_tolerances
 from multitask.solvers.problem import Problem
@@ -119,8 +118,6 @@ __all__ = ["BlockCoordinateDescent", "quadratic_row_descent", "row_strengths"]
 _FAMILY_CODES = {name: code for code, name in enumerate(ROW_PROX_FAMILIES)}
 _ELASTIC_NET = _FAMILY_CODES["elastic_net"]
 _FUSED = _FAMILY_CODES["fused_sparse_group_lasso"]
-_DIRTY_INF = _FAMILY_CODES["dirty_inf"]
-_DIRTY_2 = _FAMILY_CODES["dirty_2"]
 
 
 def row_strengths(penalty: Penalty, n_features: int) -> tuple[int, np.ndarray]:
@@ -652,65 +649,6 @@ def _fused_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epo
     return done, False
 
 
-#: Work of one epoch on dirty rows per entry of ``W``, beyond the ``d`` of its update of
-#: ``P`` (the row minimization's sort and search), in the units of the Newton steps' work
-#: (:func:`~multitask.solvers.dirty_newton.dirty_newton_point`; :func:`_dirty_epochs`): set
-#: so that the two estimates are in the ratio of the CPU times of an epoch and of the Newton
-#: steps on School's raw features (``benchmarks/bench_dirty_newton.py``).
-_DIRTY_ENTRY_WORK = 200.0
-
-#: The work of a typical call of the dirty model's Newton steps in units of ``m d^3`` (two
-#: steps' factorizations): the epochs' work must cover it before a call, so that the fits
-#: that settle in a few dozen epochs take none.
-_DIRTY_CALL_WORK = 20.0
-
-#: Whether block coordinate descent on dirty rows (``s = 2``) takes Newton steps on the
-#: iterate's face (:func:`_dirty_epochs`). Off: on School they cut the epochs at MALSAR's
-#: example (raw and z-scored) but cost more CPU than they save at most z-scored points of
-#: the sweep (``benchmarks/bench_dirty_newton.py``).
-DIRTY_NEWTON = False
-
-
-def _dirty_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epochs, tol,
-                  work):
-    """:func:`_run_epochs` for dirty rows, in chunks of :data:`_NEWTON_CHUNK` epochs: after a
-    chunk, when the epochs' work so far exceeds the Newton steps' by a call's
-    (:data:`_DIRTY_CALL_WORK`; ``work = [epochs', Newton's]``, carried across calls, then the
-    factor of ``H`` the steps use), active-set Newton steps on the face of ``W``
-    (:func:`~multitask.solvers.dirty_newton.dirty_newton_point`) give a point that replaces
-    ``W`` (with ``P``; the extrapolation restarts) when it does not raise the objective.
-    Returns ``(epochs done, converged)``."""
-    d, m = W.shape
-    a, c = float(params[0, 0]), float(params[0, 1])
-    call_work = _DIRTY_CALL_WORK * H.shape[0] * float(d) ** 3
-    done = 0
-    while done < max_epochs:
-        k, converged = _run_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist,
-                                   min(_NEWTON_CHUNK, max_epochs - done), tol)
-        done += k
-        work[0] += k * float(d) * m * (d + _DIRTY_ENTRY_WORK)
-        if converged:
-            return done, True
-        if work[0] - work[1] < call_work:
-            continue
-        if len(work) < 3:  # the factor of H, kept for the later calls
-            work.append(gram_factor(H))
-            work[1] += 4.0 * H.shape[0] * float(d) ** 3
-        new, spent = dirty_newton_point(H, C, W, a, c, family == _DIRTY_INF,
-                                        max_variables=d * m + d, factor=work[2])
-        work[1] += spent
-        if new is None:
-            continue
-        Pn = np.ascontiguousarray(apply_per_task(H, new))
-        # not higher: at the optimum the Newton point is the face's exact solution, which
-        # the objective no longer tells from the epochs' point
-        if _objective(C, new, Pn, R, family, params) <= _objective(C, W, P, R, family, params):
-            W[:] = new
-            P[:] = Pn
-            n_hist[0] = 0
-    return done, False
-
-
 def _coupling(penalty: Penalty, m: int) -> tuple[np.ndarray, float]:
     """``(K, lambda_max(K))`` of a ``"task_coupling"`` penalty (``K`` of shape ``(0, 0)``
     and 0 without one)."""
@@ -832,19 +770,12 @@ class BlockCoordinateDescent(Solver):
         converged = False
         newton = (family == _FUSED and not K.size and d > 0
                   and bool(np.all(params == params[:1])))
-        # the dirty model with s = 2 (with s = inf the face's solves are not yet accurate
-        # enough on raw, collinear features to pay: benchmarks/bench_dirty_newton.py)
-        dirty = (DIRTY_NEWTON and family == _DIRTY_2 and not K.size and d > 0
-                 and bool(np.all(params == params[:1])) and bool(np.all(params[0, :2] > 0)))
-        work: list = [0.0, 0.0]
+        work = [0.0, 0.0]
         for inner_tol in inner_tolerances(self.tol):
             if n_epochs >= self.max_iter:
                 break
             if newton:
                 k, _ = _fused_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist,
-                                     self.max_iter - n_epochs, inner_tol, work)
-            elif dirty:
-                k, _ = _dirty_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist,
                                      self.max_iter - n_epochs, inner_tol, work)
             else:
                 k, _ = _run_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist,
