@@ -62,3 +62,20 @@ def test_the_dirty_model_takes_admm_where_the_tasks_have_fewer_rows_than_feature
     # as many rows as features: block coordinate descent, as before
     X, Y = _shared(12, 10, 40, seed=3)
     assert mt.DirtyModelRegressor(alpha_group=0.1, alpha_l1=0.1).fit(X, Y).solver_.name == "bcd"
+
+
+@pytest.mark.parametrize("make", [
+    lambda s: mt.GraphRegularizedRegressor(alpha=0.1, alpha_l1=0.1, solver=s),
+    lambda s: mt.TemporalGroupLassoRegressor(alpha_group=0.5, alpha_smooth=0.1, solver=s),
+], ids=["graph", "temporal"])
+def test_coupled_models_keep_accelerated_gradient_where_the_tasks_have_fewer_rows(make):
+    # the coupled row solves of block coordinate descent cost more than a gradient step there
+    X, Y = _shared(8, 10, 40, seed=4)
+    auto = make("auto").set_params(tol=1e-9, max_iter=100_000).fit(X, Y)
+    assert auto.solver_.name == "fista"
+    ref = make("bcd").set_params(tol=1e-10, max_iter=200_000).fit(X, Y)
+    assert auto.converged_ and ref.converged_
+    np.testing.assert_allclose(auto.objective_[-1], ref.objective_[-1], rtol=1e-7)
+    # as many rows as features: block coordinate descent, as before
+    X, Y = _shared(12, 10, 40, seed=4)
+    assert make("auto").fit(X, Y).solver_.name == "bcd"

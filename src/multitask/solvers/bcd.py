@@ -720,10 +720,17 @@ class BlockCoordinateDescent(Solver):
         elastic-net family with an l2 part, no task coupling) on per-task designs, where
         each row step solves a coupled problem over the tasks: measured faster than
         accelerated gradient there from 10 to 40 features and 10 to 1,000 tasks
-        (``benchmarks/bench_auto_choice.py``; the figures: docs/tuning_constants.md)."""
+        (``benchmarks/bench_auto_choice.py``; the figures: docs/tuning_constants.md); 45
+        (behind accelerated gradient) for a task coupling (the graph model, the temporal group
+        lasso) on tasks of fewer rows than features (singular Gram matrices: a shared design
+        of ``d / 2 <= n < d`` rows), where each epoch's coupled row solves cost more than an
+        accelerated-gradient step and take as many epochs as it takes steps (the survey
+        problem of ``benchmarks/bench_cv_two_param.py``)."""
         family, (_, b, _) = problem.row_prox or ("elastic_net", (0, 0, 0))
-        group_rows = (family == "elastic_net" and bool(np.any(np.asarray(b)))
-                      and not problem.penalty_has("task_coupling"))
+        coupled = problem.penalty_has("task_coupling")
+        if coupled and problem.n_rows < problem.n_tasks * problem.n_features:
+            return 45.0
+        group_rows = family == "elastic_net" and bool(np.any(np.asarray(b))) and not coupled
         if problem.role == "model" and group_rows and not problem.shared:
             return 60.0
         return 70.0
