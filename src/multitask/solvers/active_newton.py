@@ -299,8 +299,9 @@ class ActiveSetNewton(Solver):
 
     def solve(self, datafit: Datafit, penalty: Penalty, *, coef_init=None, intercept_init=None,
               callback: Callable | None = None) -> SolverResult:
-        """Run the Newton steps (``callback`` after each); ``intercept_init`` is unused (the
-        quadratic datafit eliminates the intercepts)."""
+        """Run the head start, then the Newton steps (``callback`` after each Newton step,
+        not during the head start); ``intercept_init`` is unused (the quadratic datafit
+        eliminates the intercepts)."""
         run = IterationRecord(self, datafit, penalty, callback)
         W, _ = run.start(coef_init, None)
         W = np.ascontiguousarray(W, dtype=np.float64)
