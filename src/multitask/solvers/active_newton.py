@@ -396,11 +396,19 @@ def _coupled_claim(problem: Problem) -> bool:
     return problem.fact("coupling_ratio", lambda: coupling_ratio(problem)) >= COUPLING_RATIO
 
 
+def _feature_curvatures(problem: Problem) -> np.ndarray:
+    """``h_j = mean_t H_t[j, j]`` over the features of positive curvature (a fact of the
+    problem, read by :func:`curvature_spread` and :func:`coupling_ratio`)."""
+    def compute() -> np.ndarray:
+        h = np.asarray(problem.datafit.quadratic_diagonal(), dtype=np.float64).mean(axis=0)
+        return h[h > 0]
+    return problem.fact("feature_curvatures", compute)
+
+
 def curvature_spread(problem: Problem) -> float:
     """``max_j h_j / median_j h_j`` with ``h_j = mean_t H_t[j, j]`` over the features of
     positive curvature (1 when there are none): how far the features' curvatures spread."""
-    h = np.asarray(problem.datafit.quadratic_diagonal(), dtype=np.float64).mean(axis=0)
-    h = h[h > 0]
+    h = _feature_curvatures(problem)
     return float(h.max() / np.median(h)) if h.size else 1.0
 
 
@@ -410,8 +418,7 @@ def coupling_ratio(problem: Problem) -> float:
     penalty dominates the curvature of a typical feature of the loss."""
     top = _coupling_top(problem.penalty, np.asarray(problem.penalty.task_coupling(),
                                                     dtype=np.float64))
-    h = np.asarray(problem.datafit.quadratic_diagonal(), dtype=np.float64).mean(axis=0)
-    h = h[h > 0]
+    h = _feature_curvatures(problem)
     return top / float(np.median(h)) if h.size else float("inf")
 
 

@@ -583,7 +583,7 @@ class QuadraticADMM(Solver):
         if (family in ("dirty_inf", "dirty_2") and problem.datafit.name == "squared"
                 and problem.role == "model"
                 and (problem.n_features >= DIRTY_MIN_FEATURES
-                     or problem.n_rows < problem.n_tasks * problem.n_features)):
+                     or problem.fewer_rows_than_features)):
             return 72.0  # ahead of block coordinate descent (70)
         wanted = problem.split or problem.fact(
             "admm_ill_conditioned", lambda: prefer_admm(problem.datafit, problem.penalty))

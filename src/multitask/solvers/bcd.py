@@ -728,7 +728,7 @@ class BlockCoordinateDescent(Solver):
         problem of ``benchmarks/bench_cv_two_param.py``)."""
         family, (_, b, _) = problem.row_prox or ("elastic_net", (0, 0, 0))
         coupled = problem.penalty_has("task_coupling")
-        if coupled and problem.n_rows < problem.n_tasks * problem.n_features:
+        if coupled and problem.fewer_rows_than_features:
             return 45.0
         group_rows = family == "elastic_net" and bool(np.any(np.asarray(b))) and not coupled
         if problem.role == "model" and group_rows and not problem.shared:

@@ -93,6 +93,12 @@ class Problem:
         return bool(self.datafit.data.is_sparse)
 
     @cached_property
+    def fewer_rows_than_features(self) -> bool:
+        """Whether the tasks hold fewer rows than features on average (``N < m d``): singular
+        Gram matrices, where coordinate descent crawls."""
+        return self.n_rows < self.n_tasks * self.n_features
+
+    @cached_property
     def split(self) -> bool:
         return bool(self.penalty.parts)
 
