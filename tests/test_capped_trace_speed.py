@@ -104,7 +104,7 @@ def test_compiled_and_interpreted_steps_agree(monkeypatch):
     stage = pen.stage_penalty(W0)
     solver = TruncatedStageADMM(max_iter=400, tol=1e-8, stall_tol=0.0, warn=False)
     fast = solver.solve(df, stage, coef_init=W0)
-    monkeypatch.setattr(truncated_admm, "COMPILED_MAX_FEATURES", 0)
+    monkeypatch.setattr(truncated_admm, "COMPILED_TRACE_MAX_FEATURES", 0)
     slow = solver.solve(df, stage, coef_init=W0)
     assert fast.n_iter == slow.n_iter
     np.testing.assert_allclose(fast.W, slow.W, atol=1e-8 * np.abs(slow.W).max())

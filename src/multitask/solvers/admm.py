@@ -107,8 +107,8 @@ from multitask.solvers.iteration import CertificateSchedule, IterationRecord
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
-__all__ = ["DIRTY_MIN_FEATURES", "EigenSystem", "QuadraticADMM", "condition_number",
-           "curvature_ratio", "prefer_admm", "prefer_admm_split"]
+__all__ = ["COMPILED_TRACE_MAX_FEATURES", "DIRTY_MIN_FEATURES", "EigenSystem", "QuadraticADMM",
+           "condition_number", "curvature_ratio", "prefer_admm", "prefer_admm_split"]
 
 #: ``solver="auto"`` prefers ADMM to accelerated gradient when :func:`condition_number` is
 #: at least this (see :func:`prefer_admm`; measured by ``benchmarks/bench_auto_solver.py``).

@@ -38,29 +38,16 @@ import numpy as np
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
 from multitask.penalties.prox import GRAM_RTOL, SAFE_EXPONENT
-from multitask.solvers.admm import EigenSystem
+from multitask.solvers.admm import COMPILED_TRACE_MAX_FEATURES, EigenSystem
 from multitask.solvers.base import Solver, check_int, check_tol, kkt_residual, lipschitz_bound
 from multitask.solvers.iteration import IterationRecord
 from multitask.solvers.result import SolverResult
 
-__all__ = ["TruncatedStageADMM", "positive_median"]
+__all__ = ["TruncatedStageADMM"]
 
 #: A window ends the run as stalled only where the optimality measure also fell by less than
 #: this factor over it (a run that converges, its measure falling geometrically, goes on).
 STALL_MEASURE_RATIO = 0.5
-
-#: Most features for which the compiled step runs (that of
-#: :class:`~multitask.solvers.admm.QuadraticADMM`: plain loops beat batched products on small
-#: matrices only).
-COMPILED_MAX_FEATURES = 32
-
-
-def positive_median(lam: np.ndarray) -> float:
-    """The median of the eigenvalues ``lam`` above ``1e-12`` times the largest (1 when there is
-    none): the scale of the penalty parameter."""
-    top = float(lam.max()) if lam.size else 0.0
-    pos = lam[lam > 1e-12 * top]
-    return float(np.median(pos)) if pos.size and top > 0 else 1.0
 
 
 class TruncatedStageADMM(Solver):
@@ -113,7 +100,7 @@ class TruncatedStageADMM(Solver):
         V, _ = run.start(coef_init, None, project=False)
         H, C = datafit.quadratic_form()
         eig = EigenSystem(None, C, eigen=datafit.quadratic_eigen())
-        rho = self.rho_scale * positive_median(eig.lam)
+        rho = self.rho_scale * eig.positive_median()
         L = lipschitz_bound(datafit, penalty)
         step = self._stepper(eig, penalty)
         keep = int(getattr(penalty, "spectral_kept", 0))
@@ -199,7 +186,7 @@ class TruncatedStageADMM(Solver):
             U += Wr - V_new
             return V_new
 
-        if d > COMPILED_MAX_FEATURES or not hasattr(penalty, "remember_prox"):
+        if d > COMPILED_TRACE_MAX_FEATURES or not hasattr(penalty, "remember_prox"):
             return interpreted
         from multitask.compiled import charge_interpreted, interpreted_budget
 
