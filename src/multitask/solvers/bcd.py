@@ -69,6 +69,18 @@ School's raw features it cut the epochs to ``tol=1e-8`` 10 to 20 times (l2,1, an
 norm and the fused model while their rows took proximal steps), where plain coordinate
 descent crawls along the correlated raw features.
 
+Exact steps on a structure: for fused rows, Newton steps on the iterate's segments
+(:mod:`multitask.solvers.fused_newton`); for elastic-net rows without group term or task
+coupling (the lasso, the elastic net, the capped-l1 stages; ``support_steps``), after
+:data:`_SUPPORT_AFTER` plain epochs, the support steps of :mod:`multitask.solvers.lasso_support`
+(the minimizer on each task's support and signs, or a move along the null space of a singular
+support to the first change of sign) for the tasks whose signs a chunk of epochs left
+unchanged and whose optimality violation holds the run back. Both are taken after every
+:data:`_NEWTON_CHUNK` epochs, their work kept below the epochs', and kept where they lower the
+objective. Where tasks have fewer rows than features, coordinate descent crawls along the
+singular Gram matrix; the support steps cut the epochs of the independent lasso on School at
+``alpha_max / 100`` from 8,688 to about 200 (``benchmarks/bench_lasso_support.py``).
+
 The epochs run until the largest coefficient change of an epoch is at most ``inner_tol``
 times the largest coefficient; then the certified relative duality gap of
 :mod:`multitask.solvers.base` is computed, and the run stops when it is at most ``tol`` (else
@@ -109,6 +121,7 @@ from multitask.solvers.base import Solver, apply_per_task, check_int, measure_li
 from multitask.solvers.certificate import has_dual
 from multitask.solvers.fused_newton import fused_newton_point
 from multitask.solvers.iteration import IterationRecord, inner_tolerances
+from multitask.solvers.lasso_support import support_point, violations
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
@@ -598,46 +611,111 @@ def _run_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epoch
     return done + int(more), bool(converged)
 
 
-#: Epochs between two looks at the structure of a fused iterate (:func:`_fused_epochs`).
+#: Epochs between two looks at the structure of an iterate (:func:`_structured_epochs`).
 _NEWTON_CHUNK = 5
+
+#: Epochs of plain coordinate descent before the first support steps
+#: (:func:`_structured_epochs`, ``kind="support"``).
+_SUPPORT_AFTER = 50
+
+#: The tasks that take the support steps: those whose optimality violation is at least this
+#: share of the largest task's.
+_SUPPORT_SHARE = 0.1
+
+#: Work of the support steps per task and step, in the units of an epoch's (multiply-adds):
+#: ``_SUPPORT_ROW_WORK k^3 + _SUPPORT_TASK_WORK`` on ``k`` rows (an eigendecomposition and
+#: numpy's calls).
+_SUPPORT_ROW_WORK = 10.0
+_SUPPORT_TASK_WORK = 2000.0
 
 #: Work of one epoch on fused rows per entry of ``W``, beyond the ``d`` of its update of
 #: ``P``: the row minimization (a few dynamic programs), in the units of the Newton steps'
 #: work (``p^3 / 3`` for ``p`` segments, one unit a multiply-add of a dense factorization;
-#: :func:`_fused_epochs`): set so that the two estimates are in the ratio of the CPU times of
+#: :func:`_structured_epochs`): set so that the two estimates are in the ratio of the CPU times of
 #: an epoch and of a Newton step on School's raw features (``benchmarks/bench_certified.py``).
 _FUSED_ENTRY_WORK = 400.0
 
 
-def _fused_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epochs, tol,
-                  work):
-    """:func:`_run_epochs` for fused rows, in chunks of :data:`_NEWTON_CHUNK` epochs: after a
-    chunk that left the structure of ``W`` unchanged (its zeros, signs and jump signs),
-    Newton steps on that structure (:func:`~multitask.solvers.fused_newton.
-    fused_newton_point`) give a point that replaces ``W`` (with ``P``; the extrapolation
-    restarts) when it lowers the objective. The Newton steps' work is kept below the
-    epochs' (``work = [epochs', Newton's]``, carried across calls). Returns ``(epochs done,
-    converged)``."""
-    d, m = W.shape
+def _fused_structure(W: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The structure of a fused iterate: its signs and the signs of its jumps (each array
+    of ``m`` columns: a jump counted with the task after it)."""
+    jumps = np.sign(np.diff(W, axis=1)).astype(np.int8)
+    return np.sign(W).astype(np.int8), np.concatenate([jumps[:, :1] * 0, jumps], axis=1)
+
+
+def _sign_structure(W: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The structure of an elastic-net iterate: its signs."""
+    return (np.sign(W).astype(np.int8),)
+
+
+def _fused_point(H, C, W, P, params, room, tasks):
+    """:func:`~multitask.solvers.fused_newton.fused_newton_point` within ``room`` work (the
+    fused rows couple the tasks: taken only when no task's structure changed)."""
+    if not np.all(tasks):
+        return None, 0.0
     a, b, c = (float(x) for x in params[0])
+    return fused_newton_point(H, C, W, a, b, c,
+                              max_segments=int((3.0 * room) ** (1.0 / 3.0)))
+
+
+def _support_point(H, C, W, P, params, room, tasks):
+    """:func:`~multitask.solvers.lasso_support.support_point` within ``room`` work, for the
+    ``tasks`` whose signs did not change and whose optimality violation (``P = H W``:
+    :func:`~multitask.solvers.lasso_support.violations`) is at least
+    :data:`_SUPPORT_SHARE` of the largest: the tasks that hold the run back."""
+    a, c = params[:, 0], params[:, 2]
+    v = violations(C, W, P, a, c)
+    tasks = tasks & (v > 0.0) & (v >= _SUPPORT_SHARE * v.max(initial=0.0))
+    m = int(np.count_nonzero(tasks))
+    if m == 0:
+        return None, 0.0
+    rows = max(room / m - _SUPPORT_TASK_WORK, 0.0) / _SUPPORT_ROW_WORK
+    return support_point(H, C, W, a, c, tasks=tasks, max_rows=int(rows ** (1.0 / 3.0)))
+
+
+def _structured_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epochs, tol,
+                       work, kind):
+    """:func:`_run_epochs` in chunks of :data:`_NEWTON_CHUNK` epochs: after a chunk that left
+    the structure of ``W`` unchanged, exact steps on that structure give a point that replaces
+    ``W`` (with ``P``; the extrapolation restarts) when it lowers the objective (for the
+    support steps, the tasks whose structure is unchanged). ``kind``
+    ``"fused"``: fused rows, the structure their zeros, signs and jump signs, Newton steps
+    (:func:`~multitask.solvers.fused_newton.fused_newton_point`); ``"support"``: elastic-net
+    rows without l2 part or coupling, the structure the signs, the support steps of
+    :func:`~multitask.solvers.lasso_support.support_point`, after :data:`_SUPPORT_AFTER` epochs
+    of plain coordinate descent. The steps' work is kept below the epochs' (``work =
+    [epochs', steps']``, carried across calls). Returns ``(epochs done, converged)``."""
+    d, m = W.shape
+    structure, point = ((_fused_structure, _fused_point) if kind == "fused"
+                        else (_sign_structure, _support_point))
+    entry_work = _FUSED_ENTRY_WORK if kind == "fused" else 1.0
     done = 0
+    if kind == "support" and work[0] == 0.0:
+        # the epochs alone first: most problems converge before the steps would pay
+        done, converged = _run_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist,
+                                      min(_SUPPORT_AFTER, max_epochs), tol)
+        work[0] += done * float(d) * m * (d + entry_work)
+        if converged or done >= max_epochs:
+            return done, converged
     before = None
     while done < max_epochs:
         k, converged = _run_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist,
                                    min(_NEWTON_CHUNK, max_epochs - done), tol)
         done += k
-        work[0] += k * float(d) * m * (d + _FUSED_ENTRY_WORK)
+        work[0] += k * float(d) * m * (d + entry_work)
         if converged:
             return done, True
-        now = (np.sign(W).astype(np.int8), np.sign(np.diff(W, axis=1)).astype(np.int8))
-        same = (before is not None and np.array_equal(now[0], before[0])
-                and np.array_equal(now[1], before[1]))
+        now = structure(W)
+        # the tasks whose structure the chunk left unchanged
+        same = (np.ones(m, dtype=bool) if before is None else
+                np.logical_and.reduce([np.all(x == y, axis=0)
+                                       for x, y in zip(now, before, strict=True)]))
+        first = before is None
         before = now
         room = work[0] - work[1]
-        if not same or room <= 0.0:
+        if first or not np.any(same) or room <= 0.0:
             continue
-        new, spent = fused_newton_point(H, C, W, a, b, c,
-                                        max_segments=int((3.0 * room) ** (1.0 / 3.0)))
+        new, spent = point(H, C, W, P, params, room, same)
         work[1] += spent
         if new is None:
             continue
@@ -704,6 +782,12 @@ class BlockCoordinateDescent(Solver):
         Anderson acceleration every ``anderson`` epochs, from the last ``anderson + 1``
         iterates, kept when it lowers the objective (0 turns it off). Measured on School's
         raw features (``tol=1e-8``): 10 to 20 times fewer epochs.
+    support_steps : bool, default=True
+        For elastic-net rows without l2 group term or task coupling (the lasso, the elastic
+        net, the capped-l1 stages): after every :data:`_NEWTON_CHUNK` epochs, the exact
+        steps of :mod:`multitask.solvers.lasso_support` on the support of the tasks whose
+        signs the epochs left unchanged (kept where they lower the objective); the fused rows
+        take their Newton steps (:mod:`multitask.solvers.fused_newton`) either way.
     warn : bool, default=True
     """
 
@@ -736,9 +820,12 @@ class BlockCoordinateDescent(Solver):
         return 70.0
 
     def __init__(self, *, max_iter: int = 10000, tol: float = 1e-4, anderson: int = 5,
-                 warn: bool = True):
+                 support_steps: bool = True, warn: bool = True):
         super().__init__(max_iter=max_iter, tol=tol, warn=warn)
         self.anderson = check_int(anderson, "anderson", low=0)
+        if not isinstance(support_steps, (bool, np.bool_)):
+            raise ValueError(f"support_steps must be True or False, got {support_steps!r}.")
+        self.support_steps = bool(support_steps)
 
     def missing(self, datafit: Datafit, penalty: Penalty) -> list[str]:
         out = super().missing(datafit, penalty)
@@ -775,15 +862,20 @@ class BlockCoordinateDescent(Solver):
         L = None if dual else measure_lipschitz(datafit, penalty)
         n_epochs = 0
         converged = False
-        newton = (family == _FUSED and not K.size and d > 0
-                  and bool(np.all(params == params[:1])))
+        kind = None
+        if family == _FUSED and not K.size and d > 0 and bool(np.all(params == params[:1])):
+            kind = "fused"
+        elif (self.support_steps and family == _ELASTIC_NET and not K.size and d > 0
+              and not np.any(params[:, 1]) and np.any(params[:, 0])):
+            kind = "support"
         work = [0.0, 0.0]
         for inner_tol in inner_tolerances(self.tol):
             if n_epochs >= self.max_iter:
                 break
-            if newton:
-                k, _ = _fused_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist,
-                                     self.max_iter - n_epochs, inner_tol, work)
+            if kind is not None:
+                k, _ = _structured_epochs(H, C, W, P, K, R, family, params, k_top, hist,
+                                          n_hist, self.max_iter - n_epochs, inner_tol, work,
+                                          kind)
             else:
                 k, _ = _run_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist,
                                    self.max_iter - n_epochs, inner_tol)
