@@ -1,10 +1,11 @@
 """Successive halving in MultiTaskCV: the schedule, who survives, and what the search reports.
 
 Halving takes the folds in rounds for a grid with several outer points (a second parameter):
-every candidate on the first fold, the better half on the second, the better half of those on
-the rest. The fits of a candidate on a fold are the same with and without halving (a path is
-always fitted from its strongest value), so the scores of the candidates scored on every fold
-are the whole grid's, and the choice is the best of them.
+every candidate on the first fold; the candidates among the better half of all of them and of
+the better half of the outer points on the second; the same cut of those on the rest. The fits
+of a candidate on a fold are the same with and without halving (a path is always fitted from
+its strongest value), so the scores of the candidates scored on every fold are the whole
+grid's, and the choice is the best of them.
 """
 
 from __future__ import annotations
@@ -56,6 +57,24 @@ def test_survivors_keeps_the_better_half_nan_last_ties_first():
     assert not survivors(partial, np.zeros(6, dtype=bool)).any()
 
 
+def test_survivors_with_outer_points_keep_the_better_half_of_the_points():
+    # 3 outer points of 4 candidates; point 1 holds the best candidate, point 2 the second
+    partial = np.array([0.1, 0.2, 0.3, 0.4, 0.9, 0.5, 0.0, 0.0, 0.8, 0.7, 0.6, np.nan])
+    outer = np.repeat([0, 1, 2], 4)
+    alive = np.ones(12, dtype=bool)
+    plain = survivors(partial, alive)
+    keep = survivors(partial, alive, outer=outer)
+    # the better half of the candidates (6), then only those of the 2 better points (1, 2)
+    assert plain.sum() == 6 and plain[:4].any()
+    assert keep.tolist() == [False] * 4 + [True, True, False, False, True, True, True, False]
+    # a second cut leaves the candidates of one point, the best candidate among them
+    again = survivors(partial, keep, outer=outer)
+    assert set(outer[again]) == {1} and again[4]
+    # a point whose alive candidates all scored NaN ranks last
+    nan_point = np.where(outer == 1, np.nan, partial)
+    assert not survivors(nan_point, alive, outer=outer)[outer == 1].any()
+
+
 def test_round_jobs_fit_each_path_down_to_its_last_survivor():
     chunks = [[0, 1, 2], [3, 4, 5]]
     alive = np.array([False, True, False, False, False, False])
@@ -81,9 +100,12 @@ def test_halving_scores_the_same_fits_and_chooses_among_the_complete(layout, lon
     assert full.cv_results_["n_splits_fitted"].tolist() == [k] * n_cand
     fitted = half.cv_results_["n_splits_fitted"]
     done = fitted == k
-    # every candidate on the first fold, at least half on the second, a quarter on all
-    assert fitted.min() >= 1 and (fitted >= 2).sum() >= n_cand // 2
-    assert done.sum() >= int(np.ceil(n_cand / 4)) and not done.all()
+    # every candidate on the first fold; on the second, candidates of half of the 4 outer
+    # points (alpha_l2 values); on all folds, candidates of one outer point
+    l2 = np.array([c["alpha_l2"] for c in full.cv_results_["params"]])
+    assert fitted.min() >= 1
+    assert len(set(l2[fitted >= 2])) == 2 and len(set(l2[done])) == 1
+    assert 1 <= done.sum() <= len(ALPHAS) and not done.all()
     # the same fits: the first fold's scores, and every score of a complete candidate
     np.testing.assert_array_equal(half.scores_[0], full.scores_[0])
     np.testing.assert_array_equal(half.scores_[:, done], full.scores_[:, done])

@@ -18,8 +18,10 @@ every fold, the paths warm-started (also usable on its own; :class:`MultiTaskCV`
   (a median of at most :data:`SMALL_TASK_ROWS` rows per task), where K-fold training parts
   lose a large share of each task's rows and the choice drifts to over-regularization;
 * **successive halving** (``halving``): for a grid with a second parameter, every candidate
-  is scored on the first fold, the better half on the second, the better half of those on
-  the rest, and the choice is made among the candidates scored on every fold
+  is scored on the first fold; the better half of the outer grid points (the values of the
+  other parameters), and within them the better half of the candidates, on the second; the
+  better half of those on the rest; the choice is made among the candidates scored on every
+  fold
   (:mod:`~multitask.model_selection._halving`);
 * **parallel** over folds and grid points with joblib (``n_jobs``), on a Dask cluster when
   ``client`` (a ``dask.distributed.Client``) is given;
@@ -137,12 +139,13 @@ def cross_validate_grid(estimator, X, y, task=None, *, param_grid=None, cv=None,
     warm = "warm_start" in est_cv.get_params(deep=False)
     for grid in grids:  # invalid values fail here, with the parameter's name
         _validate_candidates(est_cv, grid)
-    candidates, paths, chunks, n_outer, path_param = _plan_jobs(grids, warm)
+    candidates, paths, chunks, outer, path_param = _plan_jobs(grids, warm)
     runner = _Runner(est_cv, Xcv, ycv, splits, scorer if pooled is None else _Pooled(pooled[0]),
                      warm, error_score, n_jobs, client, callback, wcv)
+    n_outer = int(outer.max()) + 1
     rounds = fold_rounds(len(splits), n_outer) if halving else [len(splits)]
     run = _run_and_widen(runner, chunks, candidates, paths, default, widen, pooled,
-                         (splits, groups, layout), error_score, rounds)
+                         (splits, groups, layout), error_score, rounds, outer)
     _warn_unconverged(estimator, run.results, candidates)
     return Bunch(candidates=candidates, scores=run.scores, mean_scores=run.mean,
                  fit_times=run.fit_times, not_converged=run.not_converged,
@@ -191,21 +194,22 @@ def _check_class_labels(y, skip_missing: bool) -> None:
 
 
 def _plan_jobs(grids: list[dict], warm: bool):
-    """``(candidates, paths, chunks, n_outer, path_param)``: every candidate of the grids,
+    """``(candidates, paths, chunks, outer, path_param)``: every candidate of the grids,
     the warm-started paths ``(name, candidate indices, values)``, the chunks (candidate
     indices fitted in order as one job on a fold: a whole path when warm starts apply, else
-    one candidate), the number of outer grid points (the points of the parameters other than
-    the path's) and the one path parameter (None when there are several or none)."""
+    one candidate), the outer grid point of each candidate (integers: the points of the
+    parameters other than the path's, numbered over the grids) and the one path parameter
+    (None when there are several or none)."""
     candidates: list[dict] = []
     paths: list[tuple[str, list[int], list]] = []
     chunks: list[list[int]] = []
+    outer_of: list[int] = []
     path_names = set()
     n_outer = 0
     for grid in grids:
         path, outer = _split_path(grid, warm)
         if path is not None:
             path_names.add(path[0])
-        n_outer += len(outer)
         for point in outer:
             if path is None:
                 idx = [len(candidates)]
@@ -217,16 +221,19 @@ def _plan_jobs(grids: list[dict], warm: bool):
                 candidates.extend({**point, pname: v} for v in values)
                 paths.append((pname, idx, list(values)))
                 chunks.extend([idx] if warm else [[i] for i in idx])
+            outer_of.extend([n_outer] * len(idx))
+            n_outer += 1
     if not candidates:
         raise ValueError("param_grid holds no candidate.")
-    return (candidates, paths, chunks, n_outer,
+    return (candidates, paths, chunks, np.asarray(outer_of, dtype=int),
             next(iter(path_names)) if len(path_names) == 1 else None)
 
 
 def _run_and_widen(runner, chunks, candidates, paths, default: bool, widen: int, pooled,
-                   folds, error_score, rounds: list[int]) -> Bunch:
+                   folds, error_score, rounds: list[int], outer: np.ndarray) -> Bunch:
     """Run the chunks on the folds in ``rounds`` (:func:`~._halving.fold_rounds`: after each
-    round but the last only the best share of the candidates goes on, see
+    round but the last only the best share of the outer points and candidates goes on
+    (``outer``: each candidate's outer grid point), see
     :mod:`~multitask.model_selection._halving`), score the candidates (per fold, or pooled
     for leave-one-out; NaN for a candidate not fitted on every fold), and continue a path
     whose best value lies at an edge of its grid, up to ``widen`` times. ``folds`` is
@@ -240,7 +247,7 @@ def _run_and_widen(runner, chunks, candidates, paths, default: bool, widen: int,
         start = end
         if end < len(splits):
             partial = _scores(results, folds, len(candidates), pooled, error_score)[1]
-            alive = survivors(partial, alive)
+            alive = survivors(partial, alive, outer=outer)
     n_widened = 0
     while True:
         scores, mean, fit_times, not_conv = _scores(results, folds, len(candidates), pooled,
