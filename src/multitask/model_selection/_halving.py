@@ -22,9 +22,10 @@ the scores of the folds it was fitted on and a mean score of NaN. The rounds
 (:data:`HALVING_AFTER`) and the share kept (:data:`HALVING_FACTOR`) are the one schedule
 measured on the problems of ``benchmarks/bench_cv_two_param.py`` (docs/scale.md): there the
 held-out error of every model's choice was the same as that of the whole grid
-(``halving=False``) or lower; no other schedule was compared. A path is fitted down to its
-last candidate still in the running, so halving saves little where the candidates kept lie
-at the weak end of every path of the outer grid.
+(``halving=False``) or lower, with the outer points cut as with the candidates alone; against
+the candidates alone, the outer points' cut changed two choices (sparse + low rank on the
+survey, held-out nMSE 0.2202 against 0.2191; the graph model on School, 0.6144 against
+0.6208). No other schedule was compared.
 """
 
 from __future__ import annotations

@@ -101,6 +101,7 @@ declaration into the kernel's ``(family code, (d, 3) strengths)``.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 
@@ -628,6 +629,9 @@ _SUPPORT_SHARE = 0.1
 _SUPPORT_ROW_WORK = 10.0
 _SUPPORT_TASK_WORK = 2000.0
 
+#: The most entries of the support steps' stacked matrices (``tasks x k x k``, 64 MB).
+_SUPPORT_MAX_ENTRIES = 2 ** 23
+
 #: Work of one epoch on fused rows per entry of ``W``, beyond the ``d`` of its update of
 #: ``P``: the row minimization (a few dynamic programs), in the units of the Newton steps'
 #: work (``p^3 / 3`` for ``p`` segments, one unit a multiply-add of a dense factorization;
@@ -670,7 +674,8 @@ def _support_point(H, C, W, P, params, room, tasks):
     if m == 0:
         return None, 0.0
     rows = max(room / m - _SUPPORT_TASK_WORK, 0.0) / _SUPPORT_ROW_WORK
-    return support_point(H, C, W, a, c, tasks=tasks, max_rows=int(rows ** (1.0 / 3.0)))
+    rows = min(rows ** (1.0 / 3.0), math.sqrt(_SUPPORT_MAX_ENTRIES / m))
+    return support_point(H, C, W, a, c, tasks=tasks, max_rows=int(rows))
 
 
 def _structured_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epochs, tol,
