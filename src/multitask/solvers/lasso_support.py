@@ -9,16 +9,22 @@ the tasks separate into weighted elastic nets (the lasso, the capped-l1 stages).
 support ``A_t`` of ``w_t`` with its signs ``s_t`` fixed the objective is the quadratic
 ``0.5 w^T (H_t + diag c)_AA w - (C_t - a s_t)_A^T w``, whose minimizer solves
 
-    (H_t + diag c)_AA  w_A = (C_t - a s_t)_A.
+    (H_t + diag c)_AA  w_A = (C_t - a s_t)_A
 
-Coordinate descent reaches that point only linearly, slowly where the support's Gram matrix
-is ill-conditioned (more features than rows, correlated features); one solve reaches it. The
-step from ``w_t`` towards the solve's point is cut where the first entry would change sign
-(that entry set to zero: the objective, a convex quadratic on the orthant face, falls along
-the whole segment), and the steps repeat on the smaller support, at most ``max_steps`` times;
-a task's point is kept only where its objective fell. The entries that should enter the
-support are left to the epochs of coordinate descent, which follow. This is the support step
-of an active-set method (as the fused model's :mod:`multitask.solvers.fused_newton`).
+where that matrix is regular (solved through its eigendecomposition). Coordinate descent
+reaches that point only linearly, slowly where the support's Gram matrix is ill-conditioned
+(more features than rows, correlated features); one solve reaches it. The step from ``w_t``
+towards the solve's point is cut where the first entry would change sign (that entry set to
+zero: the objective, a convex quadratic on the orthant face, falls along the whole segment).
+Where the matrix is singular (a support of more features than the task's rows) and the face's
+gradient has a component ``g_0`` in its null space, the objective falls linearly along
+``-g_0``: the step follows it to the first change of sign, which removes a feature from the
+support (the step of the homotopy methods, Osborne, Presnell & Turlach, "A new approach to
+variable selection in least squares problems"). The steps repeat on the smaller support, at
+most ``max_steps`` times; a task's point is kept only where its objective fell. The entries
+that should enter the support are left to the epochs of coordinate descent, which follow.
+This is the support step of an active-set method (as the fused model's
+:mod:`multitask.solvers.fused_newton`).
 """
 
 from __future__ import annotations
@@ -113,9 +119,9 @@ def support_point(H: np.ndarray, C: np.ndarray, W: np.ndarray, a: np.ndarray,
         lam, Q = np.linalg.eigh(M)
         if not np.all(np.isfinite(lam)):
             break
-        zero = small = lam <= _NULL_RTOL * top[:, None]
+        zero = lam <= _NULL_RTOL * top[:, None]
         g = np.einsum("tik,ti->tk", Q, grad)
-        null = np.where(small, g, 0.0)
+        null = np.where(zero, g, 0.0)
         flat = np.sqrt(np.einsum("tk,tk->t", null, null)) > _NULL_RTOL * np.maximum(
             np.sqrt(np.einsum("tk,tk->t", g, g)), np.finfo(float).tiny)
         # Newton's step on the face where it is curved; along the null space (the objective
