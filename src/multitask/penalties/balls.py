@@ -16,6 +16,7 @@ from multitask.penalties.prox import (
     project_l1_ball,
     project_trace_ball,
     soft_threshold,
+    spectral_norm,
 )
 
 __all__ = ["ColumnL1Balls", "ColumnL2Balls", "L1Ball", "TraceBall"]
@@ -61,7 +62,7 @@ class TraceBall(Constraint):
 
     def support(self, G):
         """``radius ||G||_2`` (the spectral norm)."""
-        return self.radius * float(np.linalg.norm(G, 2)) if G.size else 0.0
+        return self.radius * spectral_norm(G) if G.size else 0.0
 
     def project(self, V):
         return project_trace_ball(V, self.radius)

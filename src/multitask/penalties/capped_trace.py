@@ -24,7 +24,7 @@ import numpy as np
 
 from multitask.penalties.base import DualBound, Penalty, RemembersProx, check_strength, recalled
 from multitask.penalties.norms import TraceNorm
-from multitask.penalties.prox import safe_svd, spectral_shrink
+from multitask.penalties.prox import safe_svd, spectral_norm, spectral_shrink
 
 __all__ = [
     "CappedTraceNorm",
@@ -194,7 +194,7 @@ class CappedTraceNorm(_SpectralPenalty):
     def alpha_max(self, grad):
         """``||G||_2``: the first stage (the trace norm) gives ``W = 0`` from there on, and
         then no singular value reaches ``tau`` (for ``tau > 0``)."""
-        return float(np.linalg.norm(grad, 2)) if grad.size else 0.0
+        return spectral_norm(grad) if grad.size else 0.0
 
     def stage_key(self, W):
         return capped_rank(self._singular_values(W), self.tau)

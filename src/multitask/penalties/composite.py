@@ -169,7 +169,7 @@ class SparseLowRank(SumOfParts):
         F_cur = loss + self.alpha * l1
         g_inf = float(np.max(np.abs(grad))) if grad.size else 0.0
         sparse_term = float(np.vdot(grad, P)) + self.alpha * l1
-        spec = float(np.linalg.norm(grad, 2)) if grad.size else 0.0
+        spec = spectral_norm(grad) if grad.size else 0.0
         low_rank_term = float(np.vdot(grad, Q)) + self.radius * spec
         infeas = max(0.0, g_inf - self.alpha)
         third = 0.0 if infeas == 0 else (np.inf if self.alpha <= 0 else infeas * F_cur / self.alpha)

@@ -1,5 +1,6 @@
-"""The compiled ADMM iteration of the trace norm (:class:`multitask.solvers.admm.QuadraticADMM`
-with the identity map and :class:`multitask.penalties.norms.TraceNorm`).
+"""The compiled ADMM iterations of the trace norm (:class:`multitask.solvers.admm.QuadraticADMM`
+with the identity map and :class:`multitask.penalties.norms.TraceNorm`) and of sparse + low
+rank (:class:`multitask.penalties.composite.SparseLowRank`, :func:`sparse_low_rank_admm_step`).
 
 One call takes one iteration of the module docstring of :mod:`multitask.solvers.admm`, fused::
 
@@ -149,3 +150,151 @@ def trace_admm_step(Q, QT, lam, QtC, AV, U, rho, r, thresh, gram_rtol,
     res_pri = np.sqrt(n_pri) / max(np.sqrt(max(n_w, n_v)), tiny)
     res_dual = np.sqrt(n_dual) / max(np.sqrt(n_u), tiny)
     return True, W, V, res_pri, res_dual, norm
+
+
+@njit(cache=True, nogil=True)
+def _w_step(Q, QT, lam, QtC, AV, U, rho):  # pragma: no cover - compiled
+    """``W_t = Q_t diag(1 / (lambda_t + rho)) (Q_t^T C_t + rho Q_t^T (A V - U)_t)`` for every
+    task (the W-step of :func:`trace_admm_step`)."""
+    d, m = AV.shape
+    shared = Q.shape[0] == 1
+    W = np.empty((d, m))
+    S = np.empty(d)
+    T = np.empty(d)
+    for t in range(m):
+        q = 0 if shared else t
+        for j in range(d):
+            T[j] = AV[j, t] - U[j, t]
+        for i in range(d):
+            acc = 0.0
+            for j in range(d):
+                acc += QT[q, i, j] * T[j]
+            S[i] = (QtC[i, t] + rho * acc) / (lam[q, i] + rho)
+        for j in range(d):
+            acc = 0.0
+            for i in range(d):
+                acc += Q[q, j, i] * S[i]
+            W[j, t] = acc
+    return W
+
+
+@njit(cache=True, nogil=True)
+def _l1_ball_threshold(s, radius):  # pragma: no cover - compiled
+    """``theta >= 0`` with ``sum_i (s_i - theta)_+ = radius`` for ``s >= 0`` of sum above
+    ``radius > 0`` (sorting, Duchi et al.)."""
+    u = np.sort(s)[::-1]
+    total = 0.0
+    theta = 0.0
+    for j in range(u.shape[0]):
+        total += u[j]
+        candidate = (total - radius) / (j + 1)
+        if u[j] > candidate:
+            theta = candidate
+    return max(theta, 0.0)
+
+
+@njit(cache=True, nogil=True)
+def sparse_low_rank_admm_step(Q, QT, lam, QtC, P, L, U, rho, r, l1_thresh, radius,
+                              gram_rtol, safe):  # pragma: no cover - compiled
+    """One fused ADMM iteration of sparse + low rank (``h(P, L) = alpha ||P||_1 +
+    indicator(||L||_* <= radius)``, ``W = P + L``) with one Gauss-Seidel sweep over the parts,
+    ``U`` updated in place::
+
+        W   = the W-step of trace_admm_step at A V = P + L
+        Z   = r W + (1 - r) (P + L) + U
+        P   = soft(Z - L, alpha / rho)
+        L   = projection of Z - P onto {||L||_* <= radius}   (Gram route)
+        U  += r W + (1 - r) (P_old + L_old) - (P + L)
+
+    The projection takes the eigendecomposition of the small Gram matrix of ``Z - P`` and
+    projects its singular values onto the l1 ball of radius ``radius``; where a singular value
+    the projection could keep lies below ``gram_rtol`` times the largest, or the entries lie
+    outside ``[1 / safe, safe]``, the kernel declines (nothing changed) and the solver takes
+    the interpreted step (:func:`multitask.penalties.prox.project_trace_ball`).
+
+    Returns
+    -------
+    ok : bool
+    W, P, L : ndarray of shape (d, m)
+        The W-step iterate and the new parts.
+    res_pri, res_dual : float
+        ``||W - (P + L)|| / max(||W||, ||P + L||)`` and ``||(P + L) - A V|| / ||U||`` (the new
+        ``U``).
+    """
+    d, m = P.shape
+    AV = P + L
+    W = _w_step(Q, QT, lam, QtC, AV, U, rho)
+    Wr = r * W + (1.0 - r) * AV
+    Zc = Wr + U
+    Pn = np.empty((d, m))
+    Z = np.empty((d, m))
+    big = 0.0
+    for j in range(d):
+        for t in range(m):
+            v = Zc[j, t] - L[j, t]
+            a = abs(v)
+            Pn[j, t] = np.sign(v) * (a - l1_thresh) if a > l1_thresh else 0.0
+            z = Zc[j, t] - Pn[j, t]
+            Z[j, t] = z
+            az = abs(z)
+            if not az <= big:  # NaN included
+                big = az
+    if not (big == 0.0 or 1.0 / safe <= big <= safe):
+        return False, W, P, L, 0.0, 0.0
+    wide = d <= m
+    if wide:
+        G = Z @ Z.T
+    else:
+        G = Z.T @ Z
+    ev, E = np.linalg.eigh(G)
+    k = ev.shape[0]
+    s = np.empty(k)
+    total = 0.0
+    for i in range(k):
+        s[i] = np.sqrt(max(ev[i], 0.0))
+        total += s[i]
+    if total <= radius:
+        Ln = Z.copy()
+    else:
+        theta = _l1_ball_threshold(s, radius)
+        floor = gram_rtol * s[k - 1]
+        if s[0] < floor and floor > theta:  # a kept singular value may be unresolved
+            return False, W, P, L, 0.0, 0.0
+        M = np.zeros((k, k))
+        for i in range(k):
+            if s[i] <= theta or s[i] <= 0.0:
+                continue
+            scale = (s[i] - theta) / s[i]
+            for a in range(k):
+                f = E[a, i] * scale
+                for b in range(k):
+                    M[a, b] += f * E[b, i]
+        if wide:
+            Ln = M @ Z
+        else:
+            Ln = Z @ M
+    n_w = 0.0
+    n_v = 0.0
+    n_pri = 0.0
+    n_dual = 0.0
+    n_u = 0.0
+    for j in range(d):
+        for t in range(m):
+            w = W[j, t]
+            v = Pn[j, t] + Ln[j, t]
+            U[j, t] += Wr[j, t] - v
+            n_w += w * w
+            n_v += v * v
+            n_pri += (w - v) * (w - v)
+            n_dual += (v - AV[j, t]) * (v - AV[j, t])
+            n_u += U[j, t] * U[j, t]
+    tiny = 2.2250738585072014e-308
+    res_pri = np.sqrt(n_pri) / max(np.sqrt(max(n_w, n_v)), tiny)
+    norm_u = np.sqrt(n_u)
+    if norm_u > tiny:
+        res_dual = np.sqrt(n_dual) / norm_u
+    elif n_dual == 0.0:
+        res_dual = 0.0
+    else:
+        res_dual = np.inf
+    return True, W, Pn, Ln, res_pri, res_dual

@@ -80,8 +80,16 @@ iteration when a ``callback`` is given, which receives it).
 Stopping: the library's relative optimality measure (:mod:`multitask.solvers.base`) at the
 current ``V`` (a prox output: sparse or low rank as the penalty makes it), computed every
 ``check_every`` iterations, and every ``check_every // 5`` while both relative ADMM residuals
-are at most ``tol``;
-the run stops when the measure is at most ``tol``. Each check costs about one iteration.
+are at most ``tol`` (at most every :data:`COMPILED_CHECK_GAP` iterations while a compiled
+iteration runs); the run stops when the measure is at most ``tol``. Each check costs about one
+interpreted iteration, or 3 to 4 compiled ones.
+
+Compiled iterations (numba, :mod:`._admm_trace_numba`, under the ski-rental rule of
+:mod:`multitask.compiled`, for at most :data:`COMPILED_TRACE_MAX_FEATURES` features): the
+trace norm (its singular value thresholding through the small Gram matrix) and sparse + low
+rank (the W-step, the l1 part's soft-thresholding and the trace ball's projection, one
+Gauss-Seidel sweep); each falls back to the interpreted step where its Gram route cannot
+resolve a singular value it keeps.
 """
 
 from __future__ import annotations
@@ -451,6 +459,13 @@ class _AndersonADMM:
         return point[:n].reshape(V.shape), point[n:].reshape(U.shape)
 
 
+#: Least iterations between two certificates while the compiled iteration runs: a
+#: certificate (the duality gap, interpreted) costs about one interpreted iteration but 3 to 4
+#: compiled ones (sparse + low rank on the survey problem of
+#: ``benchmarks/bench_cv_two_param.py``), so that checking as often as the interpreted loop
+#: would spend more than half the run in certificates.
+COMPILED_CHECK_GAP = 10
+
 #: Most features for which the compiled trace-norm step runs: its per-task products are plain
 #: loops, which beat BLAS's batched products on small matrices only: one step against the
 #: interpreted one (``benchmarks/bench_admm_compiled.py``) wins up to ``d = 32`` and loses from
@@ -503,6 +518,18 @@ class _CompiledTraceStep:
             charge_interpreted(self._spent)
             self._charged = True
 
+    def iterate(self, penalty: Penalty, eig: EigenSystem, V: np.ndarray, AV: np.ndarray,
+                U: np.ndarray, rho: float, r: float):
+        """``(W, V, A V, res_pri, res_dual)`` of one compiled iteration (``U`` updated in
+        place), or None where the kernel declines (nothing changed)."""
+        step = self.step(eig, AV, U, rho, r, penalty.spectral_strength() / rho,
+                         int(getattr(penalty, "spectral_kept", 0)))
+        if step is None:
+            return None
+        W, V_new, res_pri, res_dual, norm = step
+        penalty.remember_prox(V_new, norm)
+        return W, V_new, V_new, res_pri, res_dual
+
     def step(self, eig: EigenSystem, AV: np.ndarray, U: np.ndarray, rho: float, r: float,
              thresh: float, keep: int = 0):
         """``(W, V, res_pri, res_dual, ||V||_*)`` of one iteration (``U`` updated in place),
@@ -518,6 +545,44 @@ class _CompiledTraceStep:
         if not ok:
             return None
         return W, V, float(res_pri), float(res_dual), float(norm)
+
+
+class _CompiledSparseLowRankStep(_CompiledTraceStep):
+    """The compiled ADMM iteration of sparse + low rank
+    (:func:`._admm_trace_numba.sparse_low_rank_admm_step`: the W-step and one Gauss-Seidel
+    sweep over the l1 part and the trace ball), under the same ski-rental rule."""
+
+    @classmethod
+    def applies_split(cls, penalty: Penalty, eig: EigenSystem,
+                      split_passes: int) -> _CompiledSparseLowRankStep | None:
+        """An instance for :class:`~multitask.penalties.composite.SparseLowRank` with one
+        sweep over its parts and at most :data:`COMPILED_TRACE_MAX_FEATURES` features, else
+        None."""
+        from multitask.penalties.composite import SparseLowRank
+
+        if type(penalty) is not SparseLowRank or split_passes != 1:
+            return None
+        if eig.QtC.shape[0] > COMPILED_TRACE_MAX_FEATURES:
+            return None
+        return cls()
+
+    def iterate(self, penalty: Penalty, eig: EigenSystem, V: np.ndarray, AV: np.ndarray,
+                U: np.ndarray, rho: float, r: float):
+        if self._kernel is None:
+            from multitask.solvers._admm_trace_numba import sparse_low_rank_admm_step
+
+            self._kernel = sparse_low_rank_admm_step
+        radius = float(penalty.parts[1].radius)
+        if radius <= 0.0:
+            return None
+        ok, W, P, L, res_pri, res_dual = self._kernel(
+            eig.Q, eig._QT, eig.lam, eig.QtC, np.ascontiguousarray(V[0]),
+            np.ascontiguousarray(V[1]), U, rho, r, float(penalty.parts[0].alpha) / rho, radius,
+            GRAM_RTOL, 2.0**SAFE_EXPONENT)
+        if not ok:
+            return None
+        V_new = np.stack((P, L))
+        return W, V_new, P + L, float(res_pri), float(res_dual)
 
 
 class QuadraticADMM(Solver):
@@ -647,7 +712,9 @@ class QuadraticADMM(Solver):
         res_pri = res_dual = np.inf
         anchor = None  # (W, grad f(W), A V, multiplier) at the last adaptation
         W = None  # the W-step iterate: the certificate also builds its dual point from it
-        compiled = _CompiledTraceStep.applies(penalty, identity, eig)
+        compiled = (_CompiledTraceStep.applies(penalty, identity, eig)
+                    or _CompiledSparseLowRankStep.applies_split(penalty, eig,
+                                                                self.split_passes))
         memory = _anderson_memory(penalty) if self.anderson is None else self.anderson
         ratio = self.balance
         if ratio is None:
@@ -659,6 +726,8 @@ class QuadraticADMM(Solver):
             adapting = self.adaptive and (anchor is None or k % self.adapt_every == 0)
             if accel is not None and accel.frozen(k):
                 adapting = False
+            if compiled is not None and compiled.ready():
+                run.schedule.min_gap = COMPILED_CHECK_GAP
             target = AV - U if adapting else None  # for grad f(W) = rho (A V - U - W)
             V_in, U_in = V, U.copy() if accel is not None else U
             W, V, AV_new, res_pri, res_dual = self._iteration(penalty, eig, compiled, V, AV, U,
@@ -744,12 +813,10 @@ class QuadraticADMM(Solver):
         computed already."""
         r = self.relaxation
         if compiled is not None and compiled.ready():
-            step = compiled.step(eig, AV, U, rho, r, penalty.spectral_strength() / rho,
-                                 int(getattr(penalty, "spectral_kept", 0)))
-            if step is not None:  # the compiled twin of the steps below (trace norm)
-                W, V_new, res_pri, res_dual, norm = step
-                penalty.remember_prox(V_new, norm)
-                return W, V_new, V_new, res_pri, res_dual
+            # the compiled twin of the steps below (trace norm, sparse + low rank)
+            out = compiled.iterate(penalty, eig, V, AV, U, rho, r)
+            if out is not None:
+                return out
         started = time.perf_counter()
         A = penalty.linear_map
         W = eig.solve(target if target is not None else AV - U, rho)

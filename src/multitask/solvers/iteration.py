@@ -35,8 +35,9 @@ The schedules of the library's solvers:
   small step residual, ``max(5, k // 10)`` iterations after the last certificate;
 * the distributed proximal gradient: early certificates only, with the same gap;
 * ADMM: every ``check_every`` iterations, and every ``check_every // 5`` while both
-  residuals are small; linearized ADMM: every ``check_every`` iterations, and whenever
-  both residuals are small;
+  residuals are small (at most every ``COMPILED_CHECK_GAP`` iterations while the compiled
+  iteration runs, several times cheaper than a certificate); linearized ADMM: every
+  ``check_every`` iterations, and whenever both residuals are small;
 * projected subgradient (smooth losses): every ``window`` iterations;
 * majorization, the Newton methods, the coordinate descents (after each batch of epochs,
   :func:`inner_tolerances`) and the working sets (after each subproblem): every step.
@@ -114,6 +115,9 @@ class CertificateSchedule:
       ``k0 + max(early_gap, k0 // early_fraction)`` on (``early_fraction`` None: the gap
       alone); before the first certificate, from iteration ``early_start`` on.
 
+    Both intervals are at least ``min_gap`` iterations (0 by default; a loop whose
+    iterations became cheap next to a certificate raises it as it runs).
+
     Parameters
     ----------
     period : int or None, default=1
@@ -122,6 +126,7 @@ class CertificateSchedule:
     early_gap : int, default=1
     early_fraction : int, optional
     early_start : int, default=0
+    min_gap : int, default=0
     """
 
     period: int | None = 1
@@ -130,6 +135,7 @@ class CertificateSchedule:
     early_gap: int = 1
     early_fraction: int | None = None
     early_start: int = 0
+    min_gap: int = 0
 
     def __post_init__(self) -> None:
         first = self.first if self.first is not None else self.period
@@ -146,9 +152,9 @@ class CertificateSchedule:
         """A certificate of value ``measure`` was computed after iteration ``k``: the next
         ones are counted from here."""
         if self.period is not None:
-            self._next = k + (predicted_period(k, measure, tol, self.period, self._previous)
-                              if self.adaptive else self.period)
-        self._next_early = k + max(self.early_gap,
+            self._next = k + max(predicted_period(k, measure, tol, self.period, self._previous)
+                                 if self.adaptive else self.period, self.min_gap)
+        self._next_early = k + max(self.early_gap, self.min_gap,
                                    k // self.early_fraction if self.early_fraction else 0)
         self._previous = (k, measure)
 
