@@ -158,9 +158,10 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
         Successive halving when the grid searches more than one parameter (several points
         of the outer grid, e.g. the default grid of a model with two strengths): the folds
         are taken in rounds, every candidate is scored on the first few, and after each
-        round only the better half of the candidates still in the running goes on to the
-        next folds (a path is fitted from its strongest value down to its last such
-        candidate); the choice is made among the candidates scored on every fold
+        round only the candidates of the better half of the outer points that are also
+        among the better half of the candidates still in the running go on to the next
+        folds (a path is fitted from its strongest value down to its last such candidate);
+        the choice is made among the candidates scored on every fold
         (:mod:`~multitask.model_selection._halving` gives the schedule). ``False`` scores
         every candidate on every fold. A one-parameter grid is searched whole either way.
 
