@@ -205,13 +205,13 @@ def grid(which: str, only, fractions, shapes=None):
         for fam in MAIN:
             for m, d, sparse in shapes or MAIN_SHAPES:
                 for kind in ("Regressor", "Classifier"):
-                    for frac in fractions:
+                    for frac in fractions or FRACTIONS:
                         yield fam, kind, m, d, sparse, frac
     if which in ("others", "all"):
         for fam in OTHERS:
             for m, d, sparse in shapes or OTHER_SHAPES:
                 for kind in ("Regressor", "Classifier"):
-                    for frac in OTHER_FRACTIONS:
+                    for frac in fractions or OTHER_FRACTIONS:
                         yield fam, kind, m, d, sparse, frac
     del only
 
@@ -270,7 +270,9 @@ def main(argv=None) -> None:
                    help="skip shapes with fewer features")
     p.add_argument("--shapes", nargs="*",
                    help="shapes instead of the grid's: TASKSxFEATURES, 's' for sparse")
-    p.add_argument("--fractions", type=float, nargs="*", default=list(FRACTIONS))
+    p.add_argument("--fractions", type=float, nargs="*",
+                   help="fractions of alpha_max (default: 0.5 0.1 0.01 on the main grid, 0.1 "
+                        "on the others)")
     p.add_argument("--cap", type=float, default=30.0, help="CPU seconds per fit")
     p.add_argument("--fallbacks", action="store_true", help="time 'pg' and 'subgradient' too")
     p.add_argument("--json", help="write the rows to this file")

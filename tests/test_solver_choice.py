@@ -176,14 +176,17 @@ PINNED = {
     'IndependentLassoRegressor|tasks_small': 'bcd',
     # was working sets: bench_auto_choice "IndependentLasso m=10 d=300 a=0.01"
     'IndependentLassoRegressor|tasks_wide': 'fista',
-    'IndependentRidgeClassifier|shared_small': 'newton(hand_over=50)',
-    'IndependentRidgeClassifier|shared_wide': 'fista',
-    'IndependentRidgeClassifier|sparse_long': 'newton(hand_over=50)',  # was fista
-    'IndependentRidgeClassifier|tasks_d40': 'newton(hand_over=50)',  # was fista
+    # a pure ridge with the logistic loss: truncated Newton ahead of proximal Newton and
+    # accelerated gradient on features of one scale (issue 32's fourth round,
+    # bench_auto_choice --only IndependentRidge Pooled); the raw-scale cases keep Newton
+    'IndependentRidgeClassifier|shared_small': 'newton_cg',  # was newton(hand_over=50)
+    'IndependentRidgeClassifier|shared_wide': 'newton_cg',  # was fista
+    'IndependentRidgeClassifier|sparse_long': 'newton_cg',  # was newton(hand_over=50)
+    'IndependentRidgeClassifier|tasks_d40': 'newton_cg',  # was newton(hand_over=50)
     'IndependentRidgeClassifier|tasks_raw': 'newton(hand_over=50)',
     'IndependentRidgeClassifier|tasks_raw_tall': 'newton(hand_over=50)',
-    'IndependentRidgeClassifier|tasks_small': 'newton(hand_over=50)',
-    'IndependentRidgeClassifier|tasks_wide': 'fista',
+    'IndependentRidgeClassifier|tasks_small': 'newton_cg',  # was newton(hand_over=50)
+    'IndependentRidgeClassifier|tasks_wide': 'newton_cg',  # was fista
     'IndependentRidgeRegressor|shared_small': 'exact',
     'IndependentRidgeRegressor|shared_wide': 'fista',
     'IndependentRidgeRegressor|sparse_long': 'fista',
@@ -346,14 +349,15 @@ PINNED = {
     # was 'fista': bench_auto_choice "TraceNorm squared m=10 d=10" (admm ahead of fista)
     'MultiTaskRegressor|tasks_small': 'admm',
     'MultiTaskRegressor|tasks_wide': 'fista',
-    'PooledClassifier|shared_small': 'newton(hand_over=50)',
-    'PooledClassifier|shared_wide': 'fista',
-    'PooledClassifier|sparse_long': 'newton(hand_over=50)',  # was fista
-    'PooledClassifier|tasks_d40': 'newton(hand_over=50)',  # was fista
+    # truncated Newton: as the independent ridge (issue 32's fourth round)
+    'PooledClassifier|shared_small': 'newton_cg',  # was newton(hand_over=50)
+    'PooledClassifier|shared_wide': 'newton_cg',  # was fista
+    'PooledClassifier|sparse_long': 'newton_cg',  # was newton(hand_over=50)
+    'PooledClassifier|tasks_d40': 'newton_cg',  # was newton(hand_over=50)
     'PooledClassifier|tasks_raw': 'newton(hand_over=50)',
     'PooledClassifier|tasks_raw_tall': 'newton(hand_over=50)',
-    'PooledClassifier|tasks_small': 'newton(hand_over=50)',
-    'PooledClassifier|tasks_wide': 'fista',
+    'PooledClassifier|tasks_small': 'newton_cg',  # was newton(hand_over=50)
+    'PooledClassifier|tasks_wide': 'newton_cg',  # was fista
     'PooledRegressor|shared_small': 'exact',
     'PooledRegressor|shared_wide': 'fista',
     'PooledRegressor|sparse_long': 'fista',
@@ -362,18 +366,21 @@ PINNED = {
     'PooledRegressor|tasks_raw_tall': 'exact',
     'PooledRegressor|tasks_small': 'exact',
     'PooledRegressor|tasks_wide': 'fista',
+    # split models: no majorization-minimization on tasks of fewer than 2 d rows, Newton-ADMM
+    # up to 64 features on few tasks (issue 32's fourth round, bench_auto_choice --only
+    # RobustFeatureLearning RobustMTL SparseLowRank)
     'RobustFeatureLearningClassifier|shared_small': 'newton_admm',
-    'RobustFeatureLearningClassifier|shared_wide': 'mm',
-    'RobustFeatureLearningClassifier|sparse_long': 'mm',
-    'RobustFeatureLearningClassifier|tasks_d40': 'mm',
+    'RobustFeatureLearningClassifier|shared_wide': 'fista',  # was mm
+    'RobustFeatureLearningClassifier|sparse_long': 'newton_admm',  # was mm
+    'RobustFeatureLearningClassifier|tasks_d40': 'newton_admm',  # was mm
     'RobustFeatureLearningClassifier|tasks_raw': 'newton_admm',
     'RobustFeatureLearningClassifier|tasks_raw_tall': 'newton_admm',
     'RobustFeatureLearningClassifier|tasks_small': 'newton_admm',
-    'RobustFeatureLearningClassifier|tasks_wide': 'mm',
+    'RobustFeatureLearningClassifier|tasks_wide': 'fista',  # was mm
     # was mm: bench_certified --sweep --models rmtfl (ADMM certifies every sweep point)
     'RobustFeatureLearningRegressor|shared_small': 'admm',
-    'RobustFeatureLearningRegressor|shared_wide': 'mm',
-    'RobustFeatureLearningRegressor|sparse_long': 'mm',
+    'RobustFeatureLearningRegressor|shared_wide': 'fista',  # was mm
+    'RobustFeatureLearningRegressor|sparse_long': 'fista',  # was mm
     # was mm: bench_certified --sweep --models rmtfl (ADMM certifies every sweep point)
     'RobustFeatureLearningRegressor|tasks_d40': 'admm',
     # was mm: bench_certified --sweep --models rmtfl (ADMM certifies every sweep point)
@@ -382,7 +389,7 @@ PINNED = {
     'RobustFeatureLearningRegressor|tasks_raw_tall': 'admm',
     # was mm: bench_certified --sweep --models rmtfl (ADMM certifies every sweep point)
     'RobustFeatureLearningRegressor|tasks_small': 'admm',
-    'RobustFeatureLearningRegressor|tasks_wide': 'mm',
+    'RobustFeatureLearningRegressor|tasks_wide': 'fista',  # was mm
     'RobustMTLClassifier(n_groups=2)|shared_small': 'dc(ladm)',
     'RobustMTLClassifier(n_groups=2)|shared_wide': 'dc(ladm)',
     'RobustMTLClassifier(n_groups=2)|sparse_long': 'dc(ladm)',
@@ -392,13 +399,13 @@ PINNED = {
     'RobustMTLClassifier(n_groups=2)|tasks_small': 'dc(ladm)',
     'RobustMTLClassifier(n_groups=2)|tasks_wide': 'dc(ladm)',
     'RobustMTLClassifier|shared_small': 'newton_admm',
-    'RobustMTLClassifier|shared_wide': 'mm',
-    'RobustMTLClassifier|sparse_long': 'mm',
-    'RobustMTLClassifier|tasks_d40': 'mm',
+    'RobustMTLClassifier|shared_wide': 'ladm',  # was mm
+    'RobustMTLClassifier|sparse_long': 'newton_admm',  # was mm
+    'RobustMTLClassifier|tasks_d40': 'newton_admm',  # was mm
     'RobustMTLClassifier|tasks_raw': 'newton_admm',
     'RobustMTLClassifier|tasks_raw_tall': 'newton_admm',
     'RobustMTLClassifier|tasks_small': 'newton_admm',
-    'RobustMTLClassifier|tasks_wide': 'mm',
+    'RobustMTLClassifier|tasks_wide': 'ladm',  # was mm
     "RobustMTLRegressor(formulation='constrained')|shared_small": 'ladm',
     "RobustMTLRegressor(formulation='constrained')|shared_wide": 'ladm',
     "RobustMTLRegressor(formulation='constrained')|sparse_long": 'ladm',
@@ -416,37 +423,37 @@ PINNED = {
     'RobustMTLRegressor(n_groups=2)|tasks_small': 'dc(ladm)',
     'RobustMTLRegressor(n_groups=2)|tasks_wide': 'dc(ladm)',
     'RobustMTLRegressor|shared_small': 'admm',
-    'RobustMTLRegressor|shared_wide': 'mm',
-    'RobustMTLRegressor|sparse_long': 'mm',
+    'RobustMTLRegressor|shared_wide': 'ladm',  # was mm
+    'RobustMTLRegressor|sparse_long': 'ladm',  # was mm
     'RobustMTLRegressor|tasks_d40': 'admm',
     'RobustMTLRegressor|tasks_raw': 'admm',
     'RobustMTLRegressor|tasks_raw_tall': 'admm',
     'RobustMTLRegressor|tasks_small': 'admm',
-    'RobustMTLRegressor|tasks_wide': 'mm',
+    'RobustMTLRegressor|tasks_wide': 'ladm',  # was mm
     "SparseLowRankClassifier(loss='squared_hinge')|shared_small": 'newton_admm',
-    "SparseLowRankClassifier(loss='squared_hinge')|shared_wide": 'mm',
-    "SparseLowRankClassifier(loss='squared_hinge')|sparse_long": 'mm',
-    "SparseLowRankClassifier(loss='squared_hinge')|tasks_d40": 'mm',
+    "SparseLowRankClassifier(loss='squared_hinge')|shared_wide": 'ladm',  # was mm
+    "SparseLowRankClassifier(loss='squared_hinge')|sparse_long": 'newton_admm',  # was mm
+    "SparseLowRankClassifier(loss='squared_hinge')|tasks_d40": 'newton_admm',  # was mm
     "SparseLowRankClassifier(loss='squared_hinge')|tasks_raw": 'newton_admm',
     "SparseLowRankClassifier(loss='squared_hinge')|tasks_raw_tall": 'newton_admm',
     "SparseLowRankClassifier(loss='squared_hinge')|tasks_small": 'newton_admm',
-    "SparseLowRankClassifier(loss='squared_hinge')|tasks_wide": 'mm',
+    "SparseLowRankClassifier(loss='squared_hinge')|tasks_wide": 'ladm',  # was mm
     'SparseLowRankClassifier|shared_small': 'newton_admm',
-    'SparseLowRankClassifier|shared_wide': 'mm',
-    'SparseLowRankClassifier|sparse_long': 'mm',
-    'SparseLowRankClassifier|tasks_d40': 'mm',
+    'SparseLowRankClassifier|shared_wide': 'fista',  # was mm
+    'SparseLowRankClassifier|sparse_long': 'newton_admm',  # was mm
+    'SparseLowRankClassifier|tasks_d40': 'newton_admm',  # was mm
     'SparseLowRankClassifier|tasks_raw': 'newton_admm',
     'SparseLowRankClassifier|tasks_raw_tall': 'newton_admm',
     'SparseLowRankClassifier|tasks_small': 'newton_admm',
-    'SparseLowRankClassifier|tasks_wide': 'mm',
+    'SparseLowRankClassifier|tasks_wide': 'fista',  # was mm
     'SparseLowRankRegressor|shared_small': 'admm',
-    'SparseLowRankRegressor|shared_wide': 'mm',
-    'SparseLowRankRegressor|sparse_long': 'mm',
+    'SparseLowRankRegressor|shared_wide': 'ladm',  # was mm
+    'SparseLowRankRegressor|sparse_long': 'ladm',  # was mm
     'SparseLowRankRegressor|tasks_d40': 'admm',
     'SparseLowRankRegressor|tasks_raw': 'admm',
     'SparseLowRankRegressor|tasks_raw_tall': 'admm',
     'SparseLowRankRegressor|tasks_small': 'admm',
-    'SparseLowRankRegressor|tasks_wide': 'mm',
+    'SparseLowRankRegressor|tasks_wide': 'ladm',  # was mm
     'TaskRelationshipClassifier|shared_small': 'fista',
     'TaskRelationshipClassifier|shared_wide': 'fista',
     'TaskRelationshipClassifier|sparse_long': 'fista',

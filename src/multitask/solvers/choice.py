@@ -38,6 +38,12 @@ score   solver and condition
 10, 5   ``pg``, ``subgradient``: fallbacks
 ======  =====================================================================================
 
+A solver may declare the highest score its ``preference`` gives (``max_preference``):
+:func:`choose` then assesses the candidates from the highest such bound down and skips one
+that cannot beat the best found so far, so that the facts only it reads (a conditioning
+estimate, one spectral norm per task) are not computed for a problem another solver takes; the
+choice is the rule's all the same (:func:`explain` assesses every candidate).
+
 ``tests/test_solver_choice.py`` pins the result for every model on a table of data sets;
 ``benchmarks/bench_auto_choice.py`` measures it against every applicable solver on a grid of
 shapes, strengths, losses and model families (``benchmarks/bench_auto_solver.py``: accelerated
@@ -76,6 +82,12 @@ def _candidates(problem: Problem, candidates: Sequence[str] | None) -> list[str]
     return list(candidates)
 
 
+def _ceiling(name: str) -> float:
+    """The highest preference the registered solver ``name`` can give (its class's
+    ``max_preference``; unbounded where it declares none)."""
+    return float(getattr(REGISTRY[name][0], "max_preference", float("inf")))
+
+
 def _assess(problem: Problem, name: str) -> tuple[list[str], float | None]:
     """``(what is missing, preference)`` of the registered solver ``name`` for ``problem``."""
     cls, fixed = REGISTRY[name]
@@ -107,7 +119,13 @@ def choose(problem: Problem, candidates: Sequence[str] | None = None) -> Choice:
     """
     best: tuple[float, int, str] | None = None
     reasons = []
-    for rank, name in enumerate(_candidates(problem, candidates)):
+    names = _candidates(problem, candidates)
+    # the candidates in the order of their highest possible score (stable: ties keep the
+    # candidates' order), so that one that cannot win is never assessed (its facts unread)
+    ranked = sorted(enumerate(names), key=lambda item: -_ceiling(item[1]))
+    for rank, name in ranked:
+        if best is not None and (_ceiling(name), -rank) < best[:2]:
+            continue
         miss, score = _assess(problem, name)
         if miss:
             reasons.append(f"{name}: " + "; ".join(miss))

@@ -128,6 +128,7 @@ class ProximalGradient(Solver):
     """
 
     name = "fista"
+    max_preference = 50.0
     variants = {"pg": {"accelerated": False}}
     roles = frozenset({"model", "inner"})
     handles_smooth_part = True

@@ -170,6 +170,7 @@ class LinearizedADMM(Solver):
     """
 
     name = "ladm"
+    max_preference = 55.0
     datafit_requires = frozenset({"prox_scores"})
 
     @classmethod

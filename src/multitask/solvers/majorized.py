@@ -51,7 +51,8 @@ from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
 __all__ = ["ILL_CONDITIONED_BOUND", "MajorizedADMM", "QuadraticBound",
-           "bound_condition_number", "multinomial_separable", "prefer_majorized"]
+           "bound_condition_number", "few_rows_per_weight", "multinomial_separable",
+           "prefer_majorized"]
 
 #: ``solver="auto"`` prefers :class:`MajorizedADMM` to accelerated gradient for a smooth
 #: non-quadratic loss when :func:`bound_condition_number` is at least this (measured by
@@ -106,6 +107,22 @@ def multinomial_separable(datafit: Datafit) -> bool:
         return False
     n_classes = int(getattr(datafit, "n_classes", 2))
     return raw.n_rows < 2 * raw.n_features * n_classes * raw.n_tasks
+
+
+def few_rows_per_weight(datafit: Datafit) -> bool:
+    """Whether the tasks hold fewer than ``2 d K`` rows each on average (``d`` features, ``K``
+    scores per row: the classes of the multinomial loss, one otherwise): fewer than twice a
+    task's weights. A classifier's classes are then likely separable (Cover's
+    function-counting theorem, :func:`multinomial_separable`) and the loss's curvature at the
+    solution far below its bound; a regression's per-task Gram matrices are singular or
+    nearly so. Either way the bound's steps are short (:func:`prefer_majorized`)."""
+    if multinomial_separable(datafit):
+        return True
+    raw = getattr(datafit, "raw", None)
+    data = datafit.data if raw is None else raw
+    if not data.n_tasks:
+        return False
+    return data.n_rows < 2 * data.n_features * data.n_tasks
 
 
 def _condition_estimate(datafit: Datafit) -> float:
@@ -178,6 +195,7 @@ class MajorizedADMM(Solver):
     """
 
     name = "mm"
+    max_preference = 60.0
     #: the loss's curvature bound makes the fixed quadratic a majorant
     datafit_requires = frozenset({"gradient", "curvature_bound"})
     penalty_requires = frozenset()
@@ -186,12 +204,16 @@ class MajorizedADMM(Solver):
     def preference(cls, problem: Problem, **settings) -> float | None:
         """60 for a split model (behind ADMM, which a quadratic loss takes) or an
         ill-conditioned bound (:func:`prefer_majorized`): ahead of accelerated gradient. No
-        claim on a split model with the multinomial loss whose classes are likely separable
-        (:func:`multinomial_separable`): the bound's steps are then short, as
-        :func:`prefer_majorized` says, and accelerated gradient certifies the same tolerance
-        first (the robust and the sparse + low-rank classifiers on Deterding's vowels, the
-        main job's ``multitask benchmark vowel``: docs/benchmark.md)."""
-        split = problem.split and not multinomial_separable(problem.datafit)
+        claim on a split model whose tasks hold fewer than twice as many rows as weights
+        (:func:`few_rows_per_weight`): the bound's steps are then short, as
+        :func:`prefer_majorized` says, and accelerated gradient, linearized ADMM or
+        Newton-ADMM certify the same tolerance first (with the multinomial loss: the robust
+        and the sparse + low-rank classifiers on Deterding's vowels, the main job's
+        ``multitask benchmark vowel``, docs/benchmark.md; with the squared and logistic losses:
+        the robust feature learning, robust MTL and sparse + low-rank models from 10 to 1,000
+        tasks of 40 rows and 40 or 300 features, ``benchmarks/bench_auto_choice.py``, and on
+        the wide and sparse cases of ``tests/test_solver_choice.py``)."""
+        split = problem.split and not few_rows_per_weight(problem.datafit)
         wanted = split or problem.fact(
             "mm_ill_conditioned", lambda: prefer_majorized(problem.datafit, problem.penalty))
         return 60.0 if wanted else None

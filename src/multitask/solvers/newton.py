@@ -371,6 +371,7 @@ class ProxNewton(Solver):
     """
 
     name = "newton"
+    max_preference = 80.0
     datafit_requires = frozenset({"gradient", "hessian"})
     penalty_requires = frozenset({"row_prox"})
     handles_smooth_part = True

@@ -47,8 +47,19 @@ from multitask.solvers.newton import (
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
-__all__ = ["NewtonADMM", "prefer_newton_admm"]
+__all__ = ["SPLIT_WIDE_ENTRIES", "NewtonADMM", "prefer_newton_admm"]
 
+#: ``solver="auto"`` also takes Newton-ADMM for a split model with the logistic or squared
+#: hinge loss under proximal Newton's ``wide`` data rule (up to
+#: :data:`~multitask.solvers.newton.NEWTON_WIDE_FEATURES` features) while the steps' Hessians
+#: hold at most this many entries (``m d^2``): with ``benchmarks/bench_auto_choice.py --grid
+#: others --only RobustFeatureLearning RobustMTL SparseLowRank --loss logistic`` (the robust
+#: MTL classifier's default loss is the squared hinge) it was the fastest solver or close to
+#: it on 10 tasks of 40 and 64 features at ``alpha_max`` / 2, / 10 and / 100, not on 100
+#: tasks (linearized ADMM on the robust MTL model, accelerated gradient on the sparse +
+#: low-rank one at ``alpha_max / 2``; the figures: docs/scale.md). Not measured with the
+#: regression losses, which keep accelerated gradient there.
+SPLIT_WIDE_ENTRIES = 1e5
 
 
 def prefer_newton_admm(datafit: Datafit, penalty: Penalty) -> bool:
@@ -91,6 +102,7 @@ class NewtonADMM(Solver):
     """
 
     name = "newton_admm"
+    max_preference = 65.0
 
     @classmethod
     def preference(cls, problem: Problem, **settings) -> float | None:
@@ -99,14 +111,25 @@ class NewtonADMM(Solver):
         second derivative jumps: its Newton steps stalled near 1e-6 on the trace norm, where
         the tight fits of ``tests/test_missing_targets.py`` need 1e-12), where proximal
         Newton's data conditions hold
-        (:func:`~multitask.solvers.newton.newton_applies`): ahead of majorization-minimization,
-        which it hands over to when its steps stall, and of accelerated gradient (measured
-        slower on the trace norm with few features, ``benchmarks/bench_auto_choice.py``; the
-        figures: docs/tuning_constants.md)."""
+        (:func:`~multitask.solvers.newton.newton_applies`; for a split model with the logistic
+        or squared hinge loss also its ``wide`` rule while the Hessians hold at most
+        :data:`SPLIT_WIDE_ENTRIES` entries): ahead of
+        majorization-minimization, which it hands over to when its steps stall, of linearized
+        ADMM and of accelerated gradient (measured slower on the trace norm with few
+        features, ``benchmarks/bench_auto_choice.py``; the figures:
+        docs/tuning_constants.md; on the split models of up to 64 features: docs/scale.md)."""
         measured = problem.datafit.name == "logistic"  # the trace norm's
         if not (problem.split or (measured and problem.penalty_has("low_rank"))):
             return None
-        return 65.0 if problem.fact("newton", lambda: newton_applies(problem.datafit)) else None
+        if problem.fact("newton", lambda: newton_applies(problem.datafit)):
+            return 65.0
+        # a split model on more features with a classification loss (measured): proximal
+        # Newton's wide rule, few Hessian entries
+        wide = (problem.split and problem.datafit.name in ("logistic", "squared_hinge")
+                and problem.n_tasks * float(problem.n_features) ** 2 <= SPLIT_WIDE_ENTRIES
+                and problem.fact("newton_wide",
+                                 lambda: newton_applies(problem.datafit, wide=True)))
+        return 65.0 if wide else None
     datafit_requires = frozenset({"gradient", "hessian"})
     penalty_requires = frozenset()
 

@@ -1,0 +1,119 @@
+"""The rules of the automatic solver choice that issue 32's fourth round added: the chooser
+skips a candidate that cannot win (the same choice as assessing every one), truncated Newton's
+claim on a pure ridge with the logistic loss (the features' scale spread), majorization's split
+claim only on tasks of at least ``2 d`` rows, Newton-ADMM on split models of up to 64 features
+on few tasks."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from solver_choice_cases import CASES, MODELS, chosen_solver
+
+from multitask.data import as_multitask_data
+from multitask.losses import Logistic, Multinomial, Squared
+from multitask.penalties import Ridge
+from multitask.solvers.choice import choose, explain
+from multitask.solvers.majorized import few_rows_per_weight, multinomial_separable
+from multitask.solvers.newton_cg import SCALE_SPREAD, NewtonCG, feature_scale_spread
+from multitask.solvers.problem import Problem
+
+
+def _problem(model: str, case_name: str) -> tuple[Problem, list[str]]:
+    est, datafit, penalty, _ = chosen_solver(model, case_name)
+    return Problem(datafit, penalty), est._accepted_solvers()
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_choose_takes_what_assessing_every_candidate_takes(model):
+    # choose skips the candidates whose max_preference cannot beat the best found so far;
+    # explain assesses every one: the first row of explain is the rule's choice
+    for case_name in CASES:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                problem, candidates = _problem(model, case_name)
+            except ValueError:
+                continue
+            try:
+                name = choose(problem, candidates).name
+            except ValueError:
+                continue
+            again, _ = _problem(model, case_name)
+            assert name == explain(again, candidates)[0]["solver"], (model, case_name)
+
+
+def test_a_candidate_that_cannot_win_is_not_assessed():
+    problem, candidates = _problem("IndependentRidgeClassifier", "tasks_small")
+    assert choose(problem, candidates).name == "newton_cg"
+    # majorization's conditioning estimate (one spectral norm per task) is never computed
+    assert "mm_ill_conditioned" not in problem._facts
+    assert "feature_scale_spread" in problem._facts
+
+
+def _data(n_rows: int, n_features: int, n_tasks: int, seed: int = 0, scales=None):
+    """``(X, y, task)``: stacked rows of ``n_tasks`` tasks, labels 0/1."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n_rows * n_tasks, n_features))
+    if scales is not None:
+        X = X * scales
+    y = (X[:, 0] + rng.standard_normal(X.shape[0]) > 0).astype(float)
+    task = np.repeat(np.arange(n_tasks), n_rows)
+    return X, y, task
+
+
+def _mtd(X, y, task):
+    return as_multitask_data(X, y, task)[0]
+
+
+def test_feature_scale_spread_is_the_ratio_of_the_column_variances():
+    scales = np.array([1.0, 10.0, 0.1, 1.0])
+    X, y, task = _data(500, 4, 2, scales=scales)
+    X[:, 3] = 2.0  # a constant column has no scale
+    data = _mtd(X, y, task)
+    var = np.var(X[:, :3], axis=0)
+    assert feature_scale_spread(Logistic(data)) == pytest.approx(var.max() / var.min())
+    assert 1e3 < feature_scale_spread(Logistic(data)) < 2e4
+    sparse = _mtd(sp.csr_matrix(X), y, task)
+    assert feature_scale_spread(Logistic(sparse)) == pytest.approx(
+        feature_scale_spread(Logistic(data)))
+
+
+def test_truncated_newton_claims_the_logistic_ridge_by_the_features_scales():
+    X, y, task = _data(60, 8, 3)
+    one_scale = Problem(Logistic(_mtd(X, y, task)), Ridge(0.1))
+    assert feature_scale_spread(one_scale.datafit) <= SCALE_SPREAD
+    assert NewtonCG.preference(one_scale) == 85.0  # ahead of proximal Newton (80)
+    raw = X * np.logspace(-2, 2, 8)
+    spread = Problem(Logistic(_mtd(raw, y, task)), Ridge(0.1))
+    assert NewtonCG.preference(spread) == 75.0  # behind proximal Newton, ahead of FISTA
+
+
+@pytest.mark.parametrize("n_rows, expected", [(40, True), (79, True), (80, False)])
+def test_few_rows_per_weight_counts_twice_the_features_per_task(n_rows, expected):
+    X, y, task = _data(n_rows, 40, 3)
+    data = _mtd(X, y, task)
+    assert few_rows_per_weight(Logistic(data)) is expected
+    assert few_rows_per_weight(Squared(data)) is expected
+
+
+def test_few_rows_per_weight_counts_the_classes_of_the_multinomial_loss():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((3 * 50, 10))
+    y = rng.integers(0, 3, X.shape[0]).astype(float)
+    task = np.repeat(np.arange(3), 50)
+    df = Multinomial(_mtd(X, y, task))
+    assert multinomial_separable(df)  # 50 rows < 2 * 10 * 3
+    assert few_rows_per_weight(df)
+
+
+@pytest.mark.parametrize("model", ["RobustFeatureLearningClassifier",
+                                   "SparseLowRankClassifier", "RobustMTLClassifier"])
+def test_split_models_on_tasks_of_few_rows_leave_majorization(model):
+    # tasks_d40: 4 tasks of 60 rows and 40 features (fewer than 2 d rows): Newton-ADMM by
+    # its wide rule (4 x 40^2 Hessian entries); tasks_wide: 300 features, no Newton
+    assert chosen_solver(model, "tasks_d40")[3].label == "newton_admm"
+    assert chosen_solver(model, "tasks_wide")[3].label != "mm"
