@@ -140,3 +140,26 @@ def test_per_task_designs_reach_the_same_optimum_in_fewer_epochs():
         assert model.converged_
     np.testing.assert_allclose(fits[True].coef_, fits[False].coef_, atol=1e-5)
     assert 2 * fits[True].n_iter_ < fits[False].n_iter_
+
+
+def test_a_rounding_direction_of_the_null_space_is_not_followed():
+    # a support whose Gram matrix is singular, with the rounding that makes its "zero"
+    # eigenvalue slightly negative and leaves C a component along that direction (as the
+    # capped l1's later stages, with unpenalized rows, met on School's raw features): the
+    # computed objective falls without bound along it, and a step that followed it to the
+    # first change of sign (one entry barely moving towards zero) would blow up
+    rng = np.random.default_rng(4)
+    d = 6
+    v = np.array([1e-8, 1.0, 1.0, 1.0, 1.0, 1.0])
+    v /= np.linalg.norm(v)
+    basis = np.linalg.qr(np.column_stack([v, rng.standard_normal((d, d - 1))]))[0]
+    basis[:, 0] = v
+    lam = np.array([-1e-14, 0.5, 1.0, 2.0, 5.0, 20.0])
+    H = ((basis * lam) @ basis.T)[None]
+    w = np.array([-1.0, 1.0, 1.0, 1.0, 1.0, 1.0])  # along +v only entry 0 moves towards 0
+    C = (H[0] @ w + 1e-9 * v)[:, None]  # at the face's minimizer but for rounding along v
+    a = np.zeros(d)  # unpenalized rows: the objective has no pull of its own along v
+    c = np.zeros(d)
+    W = w[:, None]
+    point, _ = support_point(H, C, W, a, c, max_rows=d, max_steps=8)
+    assert point is None or np.abs(point).max() <= 10.0 * np.abs(W).max()

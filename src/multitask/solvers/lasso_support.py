@@ -17,10 +17,12 @@ reaches that point only linearly, slowly where the support's Gram matrix is ill-
 towards the solve's point is cut where the first entry would change sign (that entry set to
 zero: the objective, a convex quadratic on the orthant face, falls along the whole segment).
 Where the matrix is singular (a support of more features than the task's rows) and the face's
-gradient has a component ``g_0`` in its null space, the objective falls linearly along
-``-g_0``: the step follows it to the first change of sign, which removes a feature from the
-support (the step of the homotopy methods, Osborne, Presnell & Turlach, "A new approach to
-variable selection in least squares problems"). The steps repeat on the smaller support, at
+gradient has a component ``g_0`` in its null space (that of the penalty's term ``a s_t``: the
+loss's term ``H_t w - C_t`` has none, ``C_t`` lying in the range of ``H_t``), the objective
+falls linearly along ``-g_0``: the step follows it to the first change of sign, which removes
+a feature from the support (the step of the homotopy methods, Osborne, Presnell & Turlach, "A
+new approach to variable selection in least squares problems"). The steps repeat on the
+smaller support, at
 most ``max_steps`` times; a task's point is kept only where its objective fell. The entries
 that should enter the support are left to the epochs of coordinate descent, which follow.
 This is the support step of an active-set method (as the fused model's
@@ -121,9 +123,13 @@ def support_point(H: np.ndarray, C: np.ndarray, W: np.ndarray, a: np.ndarray,
             break
         zero = lam <= _NULL_RTOL * top[:, None]
         g = np.einsum("tik,ti->tk", Q, grad)
-        null = np.where(zero, g, 0.0)
+        # the gradient's component in the null space, from the penalty's term alone: the
+        # loss's part (H w - C, C = X^T y in the range of H = X^T X) has none, and taking
+        # it from the computed gradient would follow its rounding far along the null space
+        pull = np.where(mask, a[rows] * sign, 0.0)
+        null = np.where(zero, np.einsum("tik,ti->tk", Q, pull), 0.0)
         flat = np.sqrt(np.einsum("tk,tk->t", null, null)) > _NULL_RTOL * np.maximum(
-            np.sqrt(np.einsum("tk,tk->t", g, g)), np.finfo(float).tiny)
+            np.sqrt(np.einsum("tk,tk->t", pull, pull)), np.finfo(float).tiny)
         # Newton's step on the face where it is curved; along the null space (the objective
         # falls linearly there) to the first change of sign where it is flat
         coeff = np.where(flat[:, None], -null,
