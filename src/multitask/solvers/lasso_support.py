@@ -22,10 +22,9 @@ loss's term ``H_t w - C_t`` has none, ``C_t`` lying in the range of ``H_t``), th
 falls linearly along ``-g_0``: the step follows it to the first change of sign, which removes
 a feature from the support (the step of the homotopy methods, Osborne, Presnell & Turlach, "A
 new approach to variable selection in least squares problems"). The steps repeat on the
-smaller support, at
-most ``max_steps`` times; a task's point is kept only where its objective fell. The entries
-that should enter the support are left to the epochs of coordinate descent, which follow.
-This is the support step of an active-set method (as the fused model's
+smaller support, at most ``max_steps`` times; a task's point is kept only where its objective
+fell. The entries that should enter the support are left to the epochs of coordinate descent,
+which follow. This is the support step of an active-set method (as the fused model's
 :mod:`multitask.solvers.fused_newton`).
 """
 
