@@ -163,3 +163,13 @@ def test_a_rounding_direction_of_the_null_space_is_not_followed():
     W = w[:, None]
     point, _ = support_point(H, C, W, a, c, max_rows=d, max_steps=8)
     assert point is None or np.abs(point).max() <= 10.0 * np.abs(W).max()
+
+
+@pytest.mark.parametrize("m", [0, 1, 2, 5])
+def test_the_structures_have_one_column_per_task(m):
+    # a task's structure is compared chunk to chunk column by column, one task or several
+    from multitask.solvers.bcd import _fused_structure, _sign_structure
+
+    W = np.random.default_rng(m).standard_normal((3, m))
+    for structure in (_fused_structure, _sign_structure):
+        assert all(part.shape == (3, m) for part in structure(W))

@@ -644,7 +644,8 @@ def _fused_structure(W: np.ndarray) -> tuple[np.ndarray, ...]:
     """The structure of a fused iterate: its signs and the signs of its jumps (each array
     of ``m`` columns: a jump counted with the task after it)."""
     jumps = np.sign(np.diff(W, axis=1)).astype(np.int8)
-    return np.sign(W).astype(np.int8), np.concatenate([jumps[:, :1] * 0, jumps], axis=1)
+    first = np.zeros((W.shape[0], min(W.shape[1], 1)), dtype=np.int8)
+    return np.sign(W).astype(np.int8), np.concatenate([first, jumps], axis=1)
 
 
 def _sign_structure(W: np.ndarray) -> tuple[np.ndarray, ...]:
