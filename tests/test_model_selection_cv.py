@@ -172,7 +172,7 @@ def test_two_parameter_grid_runs_the_path_inside_each_outer_point(long_regressio
     X, y = long_regression
     est = CappedTraceRegressor(task_column=-1, n_stages=3)
     grid = {"tau": [0.5, 2.0], "alpha": [0.01, 0.1, 1.0]}
-    mcv = MultiTaskCV(est, param_grid=grid, cv=3).fit(X, y)
+    mcv = MultiTaskCV(est, param_grid=grid, cv=3, widen=0).fit(X, y)
     params = mcv.cv_results_["params"]
     assert len(params) == 6 and mcv.path_param_ == "alpha"
     assert [p["alpha"] for p in params[:3]] == [1.0, 0.1, 0.01]

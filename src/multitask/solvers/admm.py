@@ -80,9 +80,9 @@ iteration when a ``callback`` is given, which receives it).
 Stopping: the library's relative optimality measure (:mod:`multitask.solvers.base`) at the
 current ``V`` (a prox output: sparse or low rank as the penalty makes it), computed every
 ``check_every`` iterations, and every ``check_every // 5`` while both relative ADMM residuals
-are at most ``tol`` (at most every :data:`COMPILED_CHECK_GAP` iterations while a compiled
-iteration runs); the run stops when the measure is at most ``tol``. Each check costs about one
-interpreted iteration, or 3 to 4 compiled ones.
+are at most ``tol`` (at most every ``min(COMPILED_CHECK_GAP, k // 4)`` iterations after
+iteration ``k`` while a compiled iteration runs); the run stops when the measure is at most
+``tol``. Each check costs about one interpreted iteration, or 3 to 4 compiled ones.
 
 Compiled iterations (numba, :mod:`._admm_trace_numba`, under the ski-rental rule of
 :mod:`multitask.compiled`, for at most :data:`COMPILED_TRACE_MAX_FEATURES` features): the
@@ -555,12 +555,11 @@ class _CompiledSparseLowRankStep(_CompiledTraceStep):
     @classmethod
     def applies_split(cls, penalty: Penalty, eig: EigenSystem,
                       split_passes: int) -> _CompiledSparseLowRankStep | None:
-        """An instance for :class:`~multitask.penalties.composite.SparseLowRank` with one
-        sweep over its parts and at most :data:`COMPILED_TRACE_MAX_FEATURES` features, else
-        None."""
-        from multitask.penalties.composite import SparseLowRank
-
-        if type(penalty) is not SparseLowRank or split_passes != 1:
+        """An instance for :class:`~multitask.penalties.composite.SparseLowRank` (the penalty
+        named ``"sparse_low_rank"``: an l1 part of strength ``alpha`` and a trace ball of
+        ``radius``) with one sweep over its parts and at most
+        :data:`COMPILED_TRACE_MAX_FEATURES` features, else None."""
+        if getattr(penalty, "name", None) != "sparse_low_rank" or split_passes != 1:
             return None
         if eig.QtC.shape[0] > COMPILED_TRACE_MAX_FEATURES:
             return None
@@ -572,13 +571,14 @@ class _CompiledSparseLowRankStep(_CompiledTraceStep):
             from multitask.solvers._admm_trace_numba import sparse_low_rank_admm_step
 
             self._kernel = sparse_low_rank_admm_step
-        radius = float(penalty.parts[1].radius)
+        radius = float(penalty.radius)  # type: ignore[attr-defined]
         if radius <= 0.0:
             return None
+        alpha = float(penalty.alpha)  # type: ignore[attr-defined]
         ok, W, P, L, res_pri, res_dual = self._kernel(
             eig.Q, eig._QT, eig.lam, eig.QtC, np.ascontiguousarray(V[0]),
-            np.ascontiguousarray(V[1]), U, rho, r, float(penalty.parts[0].alpha) / rho, radius,
-            GRAM_RTOL, 2.0**SAFE_EXPONENT)
+            np.ascontiguousarray(V[1]), U, rho, r, alpha / rho, radius, GRAM_RTOL,
+            2.0**SAFE_EXPONENT)
         if not ok:
             return None
         V_new = np.stack((P, L))

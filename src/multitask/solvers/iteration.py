@@ -35,8 +35,8 @@ The schedules of the library's solvers:
   small step residual, ``max(5, k // 10)`` iterations after the last certificate;
 * the distributed proximal gradient: early certificates only, with the same gap;
 * ADMM: every ``check_every`` iterations, and every ``check_every // 5`` while both
-  residuals are small (at most every ``COMPILED_CHECK_GAP`` iterations while the compiled
-  iteration runs, several times cheaper than a certificate); linearized ADMM: every
+  residuals are small (at most every ``min(COMPILED_CHECK_GAP, k // 4)`` iterations while
+  the compiled iteration runs, several times cheaper than a certificate); linearized ADMM: every
   ``check_every`` iterations, and whenever both residuals are small;
 * projected subgradient (smooth losses): every ``window`` iterations;
 * majorization, the Newton methods, the coordinate descents (after each batch of epochs,
@@ -115,8 +115,11 @@ class CertificateSchedule:
       ``k0 + max(early_gap, k0 // early_fraction)`` on (``early_fraction`` None: the gap
       alone); before the first certificate, from iteration ``early_start`` on.
 
-    Both intervals are at least ``min_gap`` iterations (0 by default; a loop whose
-    iterations became cheap next to a certificate raises it as it runs).
+    Both intervals are at least ``min(min_gap, k0 // 4)`` iterations (``min_gap`` 0 by
+    default; a loop whose iterations became cheap next to a certificate raises it as it
+    runs): a short run keeps its frequent certificates, a long one checks at most every
+    ``min_gap`` iterations, and the iterations run past the one that would have certified
+    stay below a quarter of the run.
 
     Parameters
     ----------
@@ -151,10 +154,11 @@ class CertificateSchedule:
     def done(self, k: int, measure: float, tol: float) -> None:
         """A certificate of value ``measure`` was computed after iteration ``k``: the next
         ones are counted from here."""
+        least = min(self.min_gap, k // 4)
         if self.period is not None:
             self._next = k + max(predicted_period(k, measure, tol, self.period, self._previous)
-                                 if self.adaptive else self.period, self.min_gap)
-        self._next_early = k + max(self.early_gap, self.min_gap,
+                                 if self.adaptive else self.period, least)
+        self._next_early = k + max(self.early_gap, least,
                                    k // self.early_fraction if self.early_fraction else 0)
         self._previous = (k, measure)
 
