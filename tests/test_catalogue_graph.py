@@ -185,6 +185,28 @@ def test_penalty_smooth_part_and_prox():
         GraphRegularization(1.0, L, alpha_l1=-1)
 
 
+@pytest.mark.parametrize("n_classes", [1, 3])
+def test_complete_graph_products_in_closed_form(n_classes):
+    """The complete graph of equal weights (the default, the mean preset) takes ``W M = w (m W
+    - (W 1) 1^T)`` without the ``m x m`` product: the same values; another graph takes the
+    product."""
+    from multitask.penalties.graph import _complete_weight, mean_laplacian
+
+    m = 6
+    rng = np.random.default_rng(n_classes)
+    W = rng.standard_normal((4, m * n_classes))
+    fast = GraphRegularization(0.3, 2.0 * mean_laplacian(m), n_classes=n_classes)
+    assert fast._complete == pytest.approx(2.0 / m)
+    value, grad = fast.smooth_value_and_grad(W)
+    M = np.kron(2.0 * mean_laplacian(m), np.eye(n_classes))
+    np.testing.assert_allclose(grad, 2 * 0.3 * W @ M, atol=1e-12)
+    assert value == pytest.approx(0.3 * float(np.vdot(W, W @ M)), rel=1e-12)
+    A = rng.random((m, m))
+    A = A + A.T
+    np.fill_diagonal(A, 0.0)
+    assert _complete_weight(np.diag(A.sum(axis=1)) - A) is None
+
+
 # ----------------------------------------------------------------------------- vs cvxpy
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("classification", [False, True], ids=["squared", "logistic"])

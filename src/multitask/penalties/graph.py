@@ -91,6 +91,23 @@ def mean_laplacian(n_tasks: int) -> np.ndarray:
     return np.eye(m) - np.full((m, m), 1.0 / m)
 
 
+
+def _complete_weight(laplacian: np.ndarray) -> float | None:
+    """``w`` where ``laplacian = w (m I - 1 1^T)`` (the complete graph of equal weights ``w``,
+    to rounding: every off-diagonal entry ``-w``, every diagonal one ``(m - 1) w``), else
+    None."""
+    m = laplacian.shape[0]
+    if m < 2:
+        return None
+    w = -float(laplacian[0, 1])
+    scale = max(abs(w) * m, np.finfo(float).tiny)
+    off = laplacian - np.diag(np.diag(laplacian))
+    expected = -w * (np.ones((m, m)) - np.eye(m))
+    if (np.abs(off - expected).max() > 1e-12 * scale
+            or np.abs(np.diag(laplacian) - (m - 1) * w).max() > 1e-12 * scale):
+        return None
+    return w
+
 class GraphRegularization(Penalty):
     """``alpha * tr(W M W^T) + alpha_l1 * ||W||_1`` for a PSD task matrix ``M``.
 
@@ -125,6 +142,7 @@ class GraphRegularization(Penalty):
         self.n_classes = check_classes(n_classes)
         eig = np.linalg.eigvalsh(self.laplacian) if self.laplacian.size else np.zeros(1)
         self._lambda_max = max(float(eig.max()), 0.0)
+        self._complete = _complete_weight(self.laplacian)
 
     def _repr_params(self) -> dict:
         out = {"alpha": self.alpha, "alpha_l1": self.alpha_l1,
@@ -145,8 +163,16 @@ class GraphRegularization(Penalty):
 
     def _times(self, W: np.ndarray, M: np.ndarray) -> np.ndarray:
         """``W (M kron I_K)`` for ``W`` of shape ``(..., m K)`` and an ``m x p`` matrix ``M``
-        (``W M`` for one column per task), shape ``(..., p K)``."""
+        (``W M`` for one column per task), shape ``(..., p K)``. For the Laplacian of a
+        complete graph of equal weights ``w``, ``M = w (m I - 1 1^T)``, in ``O(m)`` per row:
+        ``W M = w (m W - (W 1) 1^T)``."""
         K = self.n_classes
+        complete = getattr(self, "_complete", None)  # None in a penalty pickled before it
+        if M is self.laplacian and complete is not None:
+            m = M.shape[0]
+            W3 = W.reshape(*W.shape[:-1], m, K)
+            out = complete * (m * W3 - W3.sum(axis=-2, keepdims=True))
+            return out.reshape(W.shape)
         if K == 1:
             return W @ M
         W3 = W.reshape(*W.shape[:-1], -1, K)
@@ -276,6 +302,7 @@ class MeanRegularization(GraphRegularization):
         self.laplacian = mean_laplacian(n_tasks)
         self.n_classes = check_classes(n_classes)
         self._lambda_max = 1.0 if int(n_tasks) > 1 else 0.0
+        self._complete = 1.0 / int(n_tasks) if int(n_tasks) > 1 else None
 
     def _repr_params(self) -> dict:
         out = {"alpha": self.alpha, "n_tasks": self.laplacian.shape[0]}
