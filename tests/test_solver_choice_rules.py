@@ -117,3 +117,31 @@ def test_split_models_on_tasks_of_few_rows_leave_majorization(model):
     # its wide rule (4 x 40^2 Hessian entries); tasks_wide: 300 features, no Newton
     assert chosen_solver(model, "tasks_d40")[3].label == "newton_admm"
     assert chosen_solver(model, "tasks_wide")[3].label != "mm"
+
+
+def _l21_choice(n_tasks: int, fraction: float, scales=None) -> str:
+    from multitask import L21Classifier
+
+    X, y, task = _data(40, 10, n_tasks, scales=scales)
+    top = L21Classifier().alpha_max(X, y, task=task)
+    est = L21Classifier(alpha=fraction * top)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est._validate_params()
+        data, _, _ = est._convert(X, y, task)
+        datafit = est._make_datafit(data)
+        return est._make_solver(datafit, est._make_penalty(datafit)).label
+
+
+@pytest.mark.parametrize("n_tasks, fraction, expected", [
+    (100, 0.01, "newton_admm"),  # weak, many tasks
+    (10, 0.001, "newton_admm"),  # weakest, few tasks
+    (10, 0.01, "newton"),
+    (100, 0.1, "newton"),
+])
+def test_newton_admm_takes_the_weak_l21_logistic_model(n_tasks, fraction, expected):
+    assert _l21_choice(n_tasks, fraction) == expected
+
+
+def test_proximal_newton_keeps_the_weak_l21_model_on_raw_scales():
+    assert _l21_choice(100, 0.01, scales=np.logspace(-2, 2, 10)) == "newton"

@@ -44,10 +44,12 @@ from multitask.solvers.newton import (
     newton_model,
     newton_objective,
 )
+from multitask.solvers.newton_cg import SCALE_SPREAD, feature_scale_spread
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
-__all__ = ["SPLIT_WIDE_ENTRIES", "NewtonADMM", "prefer_newton_admm"]
+__all__ = ["SPLIT_WIDE_ENTRIES", "WEAK_GROUP_ROWS", "WEAK_GROUP_ROWS_TASKS", "NewtonADMM",
+           "prefer_newton_admm"]
 
 #: ``solver="auto"`` also takes Newton-ADMM for a split model with the logistic or squared
 #: hinge loss under proximal Newton's ``wide`` data rule (up to
@@ -60,6 +62,16 @@ __all__ = ["SPLIT_WIDE_ENTRIES", "NewtonADMM", "prefer_newton_admm"]
 #: low-rank one at ``alpha_max / 2``; the figures: docs/scale.md). Not measured with the
 #: regression losses, which keep accelerated gradient there.
 SPLIT_WIDE_ENTRIES = 1e5
+#: ``alpha / alpha_max`` at or below which ``solver="auto"`` takes Newton-ADMM ahead of
+#: proximal Newton for the l2,1 norm with the logistic loss: the first on any number of tasks,
+#: the second on at least :data:`WEAK_GROUP_ROWS_TASKS` tasks. With ``--only L21 --loss
+#: logistic`` of ``benchmarks/bench_auto_choice.py`` and its data at other shapes, Newton-ADMM
+#: was the faster of the two from 10 to 1,000 tasks of 10 features at ``alpha_max / 1000``,
+#: on 100 and 1,000 tasks at ``alpha_max / 300`` and ``/ 100`` (on par on 100 tasks), and
+#: the slower on 10 tasks at ``alpha_max / 100`` and on 1,000 tasks from ``alpha_max / 20``
+#: (on par at ``/ 30``; the figures: docs/scale.md).
+WEAK_GROUP_ROWS = (0.005, 0.02)
+WEAK_GROUP_ROWS_TASKS = 100
 
 
 def prefer_newton_admm(datafit: Datafit, penalty: Penalty) -> bool:
@@ -68,6 +80,30 @@ def prefer_newton_admm(datafit: Datafit, penalty: Penalty) -> bool:
     (:func:`~multitask.solvers.newton.newton_applies`: a classification loss, at most 32
     features, feature magnitudes the Hessians hold) and a penalty ADMM solves."""
     return newton_applies(datafit) and NewtonADMM().supports(datafit, penalty)
+
+
+def _weak_group_rows(problem: Problem) -> bool:
+    """Whether the penalty is the l2,1 norm (the elastic-net row family with a group part and
+    no l1 part) at ``alpha <= WEAK_GROUP_ROWS[0] alpha_max``, or at ``alpha <=
+    WEAK_GROUP_ROWS[1] alpha_max`` on at least :data:`WEAK_GROUP_ROWS_TASKS` tasks
+    (:attr:`~multitask.solvers.problem.Problem.strength_ratio`), on data proximal Newton's
+    rule takes (:func:`~multitask.solvers.newton.newton_applies`) whose features' variances
+    spread by at most :data:`~multitask.solvers.newton_cg.SCALE_SPREAD`
+    (:func:`~multitask.solvers.newton_cg.feature_scale_spread`: on the raw-scale cases of
+    ``tests/test_solver_choice.py`` proximal Newton was the faster)."""
+    family, (a, b, _) = problem.row_prox or ("", (0, 0, 0))
+    if family != "elastic_net" or not np.any(np.asarray(b)) or np.any(np.asarray(a)):
+        return False
+    ratio = problem.strength_ratio
+    if ratio is None:
+        return False
+    weakest, weak = WEAK_GROUP_ROWS
+    if not (ratio <= weakest or (ratio <= weak and problem.n_tasks >= WEAK_GROUP_ROWS_TASKS)):
+        return False
+    if not problem.fact("newton", lambda: newton_applies(problem.datafit)):
+        return False
+    spread = problem.fact("feature_scale_spread", lambda: feature_scale_spread(problem.datafit))
+    return spread <= SCALE_SPREAD
 
 
 class NewtonADMM(Solver):
@@ -102,7 +138,7 @@ class NewtonADMM(Solver):
     """
 
     name = "newton_admm"
-    max_preference = 65.0
+    max_preference = 82.0
 
     @classmethod
     def preference(cls, problem: Problem, **settings) -> float | None:
@@ -117,8 +153,16 @@ class NewtonADMM(Solver):
         majorization-minimization, which it hands over to when its steps stall, of linearized
         ADMM and of accelerated gradient (measured slower on the trace norm with few
         features, ``benchmarks/bench_auto_choice.py``; the figures:
-        docs/tuning_constants.md; on the split models of up to 64 features: docs/scale.md)."""
+        docs/tuning_constants.md; on the split models of up to 64 features: docs/scale.md).
+
+        82, ahead of proximal Newton, for the l2,1 norm (group rows, no l1 part) with the
+        logistic loss where proximal Newton's data conditions hold and the penalty is weak,
+        on features of one scale (:func:`_weak_group_rows`): the coordinate descent of
+        proximal Newton's steps then crawls on the rows that couple many tasks, where each
+        ADMM iteration solves the tasks' systems from their eigendecompositions."""
         measured = problem.datafit.name == "logistic"  # the trace norm's
+        if measured and not problem.split and _weak_group_rows(problem):
+            return 82.0
         if not (problem.split or (measured and problem.penalty_has("low_rank"))):
             return None
         if problem.fact("newton", lambda: newton_applies(problem.datafit)):
