@@ -21,7 +21,8 @@ with 10 features, tasks {10, 100, 1000} with 300, ``10 x 10^4`` dense, ``100 x 1
 and ``10 x 10^5`` sparse, for l2,1, the independent lasso, the trace norm and the dirty model,
 squared and logistic losses (``--shapes`` picks others: ``100x300``, ``10x100000s``);
 ``--grid others`` runs every other model family (both losses) on ``10 x 10`` and ``10 x 300``
-dense at ``0.1 alpha_max``. Skipped, and said so in the output: :data:`SKIPPED`.
+dense at ``0.1 alpha_max`` (``--shapes`` and ``--fractions`` pick others there too).
+Skipped, and said so in the output: :data:`SKIPPED`.
 
 Protocol: one BLAS thread, CPU time of the process (``time.process_time``); every solver is
 fitted once on a small problem first (numba compilation outside the timings) and ``"auto"``

@@ -22,14 +22,19 @@ score   solver and condition
 90      ``working_set``: many feature rows, separable, not all free, a sparse solution
         expected (``Problem.active_share`` at most one half, or ``alpha >= alpha_max / 20``
         on data with at most twice as many rows as features)
+85      ``newton_cg``: a pure ridge with the logistic loss on features whose variances spread
+        by at most 100; 75 with the logistic loss on spread features or the multinomial loss
+82      ``newton_admm``: the l2,1 norm with the logistic loss at ``alpha <= alpha_max / 200``
+        (``/ 50`` on at least 100 tasks), features of one scale, with Newton's data conditions
 80      ``newton``: a smooth non-quadratic loss, few features, feature scale its Hessians hold
-75      ``newton_cg``: a loss coupling a row's scores (the multinomial) with a pure ridge
 70      ``bcd``: a quadratic loss with row operators (60 on group rows of per-task designs)
-65      ``newton_admm``: a split model, or the trace norm with the logistic or squared hinge
-        loss, with Newton's data conditions
+65      ``newton_admm``: a split model with the logistic or squared hinge loss, or the trace
+        norm with the logistic loss, with Newton's data conditions (for a split model with a
+        classification loss also up to 64 features while ``m d^2 <= 10^5``)
 62      ``admm``: a quadratic loss, ill-conditioned or a split model; 56 for the trace norm
         with the squared loss where it applies
-60      ``mm``: a smooth loss, ill-conditioned bound or a split model; ``cd`` as inner solver
+60      ``mm``: a smooth loss, ill-conditioned bound, or a split model on tasks of at least
+        ``2 d K`` rows (``K`` scores per row); ``cd`` as inner solver
 55      ``ladm``: a split model; 52 for the l2,1 and trace norms with the squared loss at
         ``alpha <= alpha_max / 20`` on data with at least as many rows as features
 50      ``fista``: any smooth loss with a prox
