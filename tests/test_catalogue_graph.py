@@ -207,6 +207,20 @@ def test_complete_graph_products_in_closed_form(n_classes):
     assert _complete_weight(np.diag(A.sum(axis=1)) - A) is None
 
 
+@pytest.mark.parametrize("m, n_classes", [(1, 1), (2, 1), (7, 1), (5, 3)])
+def test_path_graph_products_by_differences(m, n_classes):
+    """The temporal group lasso's path graph multiplies by differences of neighbouring tasks:
+    the same values as the product with its Laplacian."""
+    from multitask.penalties.temporal import TemporalGroupLasso, chain_laplacian
+
+    pen = TemporalGroupLasso(0.4, 0.1, m, n_classes=n_classes)
+    W = np.random.default_rng(m).standard_normal((3, m * n_classes))
+    value, grad = pen.smooth_value_and_grad(W)
+    M = np.kron(chain_laplacian(m), np.eye(n_classes))
+    np.testing.assert_allclose(grad, 2 * 0.4 * W @ M, atol=1e-12)
+    assert value == pytest.approx(0.4 * float(np.vdot(W, W @ M)), rel=1e-12, abs=1e-15)
+
+
 # ----------------------------------------------------------------------------- vs cvxpy
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("classification", [False, True], ids=["squared", "logistic"])

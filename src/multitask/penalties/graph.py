@@ -165,13 +165,24 @@ class GraphRegularization(Penalty):
         """``W (M kron I_K)`` for ``W`` of shape ``(..., m K)`` and an ``m x p`` matrix ``M``
         (``W M`` for one column per task), shape ``(..., p K)``. For the Laplacian of a
         complete graph of equal weights ``w``, ``M = w (m I - 1 1^T)``, in ``O(m)`` per row:
-        ``W M = w (m W - (W 1) 1^T)``."""
+        ``W M = w (m W - (W 1) 1^T)``; for the path graph of unit weights (the temporal
+        group lasso's), by differences of neighbouring tasks."""
         K = self.n_classes
         complete = getattr(self, "_complete", None)  # None in a penalty pickled before it
         if M is self.laplacian and complete is not None:
             m = M.shape[0]
             W3 = W.reshape(*W.shape[:-1], m, K)
             out = complete * (m * W3 - W3.sum(axis=-2, keepdims=True))
+            return out.reshape(W.shape)
+        if M is self.laplacian and getattr(self, "_chain", False) and M.shape[0] > 1:
+            # the path graph 1 - 2 - ... - m of unit weights: with D_t = W_{t+1} - W_t,
+            # (W M)_t = D_{t-1} - D_t (D_{-1} = D_{m-1} = 0), in O(m) per row
+            m = M.shape[0]
+            W3 = W.reshape(*W.shape[:-1], m, K)
+            D = np.diff(W3, axis=-2)
+            out = np.zeros_like(W3)
+            out[..., 1:, :] += D
+            out[..., :-1, :] -= D
             return out.reshape(W.shape)
         if K == 1:
             return W @ M

@@ -188,6 +188,8 @@ class TemporalGroupLasso(GraphRegularization):
     def __init__(self, alpha_smooth: float, alpha_group: float, n_tasks: int,
                  n_classes: int = 1):
         super().__init__(alpha_smooth, chain_laplacian(n_tasks), 0.0, n_classes=n_classes)
+        self._chain = True  # W M by differences (GraphRegularization._times)
+        self._complete = None
         self.alpha_smooth = self.alpha
         self.alpha_group = check_strength(alpha_group, "alpha_group")
 
