@@ -628,6 +628,7 @@ class QuadraticADMM(Solver):
     """
 
     name = "admm"
+    max_preference = 72.0
     datafit_requires = frozenset({"quadratic"})
     penalty_requires = frozenset()
 

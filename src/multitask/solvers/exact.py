@@ -124,6 +124,7 @@ class QuadraticExact(Solver):
     """
 
     name = "exact"
+    max_preference = 100.0
     datafit_requires = frozenset({"quadratic"})
     penalty_requires = frozenset({"row_prox"})
     handles_smooth_part = True
