@@ -219,6 +219,11 @@ def test_path_graph_products_by_differences(m, n_classes):
     M = np.kron(chain_laplacian(m), np.eye(n_classes))
     np.testing.assert_allclose(grad, 2 * 0.4 * W @ M, atol=1e-12)
     assert value == pytest.approx(0.4 * float(np.vdot(W, W @ M)), rel=1e-12, abs=1e-15)
+    # its largest eigenvalue in closed form, as the complete graph's
+    top = float(np.linalg.eigvalsh(chain_laplacian(m)).max())
+    assert pen.lambda_max == pytest.approx(top, rel=1e-12, abs=1e-12)
+    full = GraphRegularization(0.4, 3.0 * np.eye(4) - 0.75 * np.ones((4, 4)))
+    assert full.lambda_max == pytest.approx(3.0, rel=1e-12)
 
 
 # ----------------------------------------------------------------------------- vs cvxpy

@@ -72,7 +72,8 @@ def check_task_matrix(M, n_tasks: int | None = None, name: str = "laplacian") ->
     if A.size and float(np.abs(A - A.T).max()) > 1e-10 * scale:
         raise ValueError(f"{name} must be symmetric.")
     A = 0.5 * (A + A.T)
-    if A.size:
+    complete = _complete_weight(A) if A.size else None
+    if A.size and not (complete is not None and complete >= 0.0):  # else PSD: 0 and w m
         low = float(np.linalg.eigvalsh(A).min())
         if low < -1e-10 * scale:
             raise ValueError(f"{name} must be positive semi-definite (smallest eigenvalue "
@@ -140,9 +141,12 @@ class GraphRegularization(Penalty):
         self.alpha_l1 = check_strength(alpha_l1, "alpha_l1")
         self.laplacian = check_task_matrix(laplacian)
         self.n_classes = check_classes(n_classes)
-        eig = np.linalg.eigvalsh(self.laplacian) if self.laplacian.size else np.zeros(1)
-        self._lambda_max = max(float(eig.max()), 0.0)
         self._complete = _complete_weight(self.laplacian)
+        if self._complete is not None:  # w (m I - 1 1^T): the eigenvalues 0 and w m
+            self._lambda_max = max(self._complete * self.laplacian.shape[0], 0.0)
+        else:
+            eig = np.linalg.eigvalsh(self.laplacian) if self.laplacian.size else np.zeros(1)
+            self._lambda_max = max(float(eig.max()), 0.0)
 
     def _repr_params(self) -> dict:
         out = {"alpha": self.alpha, "alpha_l1": self.alpha_l1,

@@ -187,7 +187,14 @@ class TemporalGroupLasso(GraphRegularization):
 
     def __init__(self, alpha_smooth: float, alpha_group: float, n_tasks: int,
                  n_classes: int = 1):
-        super().__init__(alpha_smooth, chain_laplacian(n_tasks), 0.0, n_classes=n_classes)
+        # the path graph's Laplacian is valid by construction and its largest eigenvalue
+        # known, 2 + 2 cos(pi / m): the parent's check and eigendecomposition are not needed
+        self.alpha = check_strength(alpha_smooth, "alpha_smooth")
+        self.alpha_l1 = 0.0
+        m = int(n_tasks)
+        self.laplacian = chain_laplacian(m)
+        self.n_classes = check_classes(n_classes)
+        self._lambda_max = 2.0 + 2.0 * float(np.cos(np.pi / m)) if m > 1 else 0.0
         self._chain = True  # W M by differences (GraphRegularization._times)
         self._complete = None
         self.alpha_smooth = self.alpha
