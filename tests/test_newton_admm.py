@@ -130,4 +130,9 @@ def test_auto_takes_it_for_split_classifiers_with_few_features():
     rng = np.random.default_rng(0)
     wide = [np.hstack([X, rng.standard_normal((len(X), 40))]) for X in Xs]
     est = SparseLowRankClassifier().fit(wide, y01)
-    assert type(est.solver_).__name__ == "MajorizedADMM"
+    # 45 features on tasks of fewer than 2 d rows: no majorization (issue 32's fourth round);
+    # Newton-ADMM by proximal Newton's wide rule on few tasks (newton_admm.SPLIT_WIDE_ENTRIES)
+    assert type(est.solver_).__name__ == "NewtonADMM"
+    more = [np.hstack([X, rng.standard_normal((len(X), 30))]) for X in wide]
+    est = SparseLowRankClassifier().fit(more, y01)  # 75 features: past the wide rule
+    assert type(est.solver_).__name__ == "ProximalGradient"
