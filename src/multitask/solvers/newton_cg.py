@@ -68,8 +68,9 @@ def feature_scale_spread(datafit: Datafit) -> float:
     if X.shape[0] == 0 or X.shape[1] == 0:
         return 1.0
     if sp.issparse(X):
-        mean = np.asarray(X.mean(axis=0)).ravel()
-        var = np.asarray(X.multiply(X).mean(axis=0)).ravel() - mean**2
+        Xs = sp.csr_matrix(X)  # already CSR: no copy
+        mean = np.asarray(Xs.mean(axis=0)).ravel()
+        var = np.asarray(Xs.multiply(Xs).mean(axis=0)).ravel() - mean**2
     else:
         var = np.var(np.asarray(X), axis=0)
     var = var[var > 0]
