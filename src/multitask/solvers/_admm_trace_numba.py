@@ -27,6 +27,32 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
+def _w_step(Q, QT, lam, QtC, AV, U, rho):  # pragma: no cover - compiled
+    """``W_t = Q_t diag(1 / (lambda_t + rho)) (Q_t^T C_t + rho Q_t^T (A V - U)_t)`` for every
+    task: the W-step of both iterations (rows of ``Q^T`` and ``Q`` contiguous)."""
+    d, m = AV.shape
+    shared = Q.shape[0] == 1
+    W = np.empty((d, m))
+    S = np.empty(d)
+    T = np.empty(d)
+    for t in range(m):
+        q = 0 if shared else t
+        for j in range(d):
+            T[j] = AV[j, t] - U[j, t]
+        for i in range(d):
+            acc = 0.0
+            for j in range(d):
+                acc += QT[q, i, j] * T[j]
+            S[i] = (QtC[i, t] + rho * acc) / (lam[q, i] + rho)
+        for j in range(d):
+            acc = 0.0
+            for i in range(d):
+                acc += Q[q, j, i] * S[i]
+            W[j, t] = acc
+    return W
+
+
+@njit(cache=True, nogil=True)
 def trace_admm_step(Q, QT, lam, QtC, AV, U, rho, r, thresh, gram_rtol,
                     safe, keep=0):  # pragma: no cover - compiled
     """One fused ADMM iteration (module docstring), ``U`` updated in place.
@@ -70,24 +96,7 @@ def trace_admm_step(Q, QT, lam, QtC, AV, U, rho, r, thresh, gram_rtol,
         values only, ``sum_{i > keep} sigma_i(V)``).
     """
     d, m = AV.shape
-    shared = Q.shape[0] == 1
-    W = np.empty((d, m))
-    S = np.empty(d)
-    T = np.empty(d)
-    for t in range(m):
-        q = 0 if shared else t
-        for j in range(d):
-            T[j] = AV[j, t] - U[j, t]
-        for i in range(d):  # S = (Q^T C + rho Q^T T) / (lambda + rho), rows of Q^T contiguous
-            acc = 0.0
-            for j in range(d):
-                acc += QT[q, i, j] * T[j]
-            S[i] = (QtC[i, t] + rho * acc) / (lam[q, i] + rho)
-        for j in range(d):  # W_t = Q S, rows of Q contiguous
-            acc = 0.0
-            for i in range(d):
-                acc += Q[q, j, i] * S[i]
-            W[j, t] = acc
+    W = _w_step(Q, QT, lam, QtC, AV, U, rho)
     Wr = r * W + (1.0 - r) * AV
     Z = Wr + U
     big = 0.0
@@ -150,32 +159,6 @@ def trace_admm_step(Q, QT, lam, QtC, AV, U, rho, r, thresh, gram_rtol,
     res_pri = np.sqrt(n_pri) / max(np.sqrt(max(n_w, n_v)), tiny)
     res_dual = np.sqrt(n_dual) / max(np.sqrt(n_u), tiny)
     return True, W, V, res_pri, res_dual, norm
-
-
-@njit(cache=True, nogil=True)
-def _w_step(Q, QT, lam, QtC, AV, U, rho):  # pragma: no cover - compiled
-    """``W_t = Q_t diag(1 / (lambda_t + rho)) (Q_t^T C_t + rho Q_t^T (A V - U)_t)`` for every
-    task (the W-step of :func:`trace_admm_step`)."""
-    d, m = AV.shape
-    shared = Q.shape[0] == 1
-    W = np.empty((d, m))
-    S = np.empty(d)
-    T = np.empty(d)
-    for t in range(m):
-        q = 0 if shared else t
-        for j in range(d):
-            T[j] = AV[j, t] - U[j, t]
-        for i in range(d):
-            acc = 0.0
-            for j in range(d):
-                acc += QT[q, i, j] * T[j]
-            S[i] = (QtC[i, t] + rho * acc) / (lam[q, i] + rho)
-        for j in range(d):
-            acc = 0.0
-            for i in range(d):
-                acc += Q[q, j, i] * S[i]
-            W[j, t] = acc
-    return W
 
 
 @njit(cache=True, nogil=True)
