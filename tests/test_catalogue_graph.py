@@ -187,7 +187,7 @@ def test_penalty_smooth_part_and_prox():
 
 @pytest.mark.parametrize("n_classes", [1, 3])
 def test_complete_graph_products_in_closed_form(n_classes):
-    """The complete graph of equal weights (the default, the mean preset) takes ``W M = w (m W
+    """The complete graph of equal weights (the default graph) takes ``W M = w (m W
     - (W 1) 1^T)`` without the ``m x m`` product: the same values; another graph takes the
     product."""
     from multitask.penalties.graph import _complete_weight, mean_laplacian

@@ -317,7 +317,10 @@ class MeanRegularization(GraphRegularization):
         self.laplacian = mean_laplacian(n_tasks)
         self.n_classes = check_classes(n_classes)
         self._lambda_max = 1.0 if int(n_tasks) > 1 else 0.0
-        self._complete = 1.0 / int(n_tasks) if int(n_tasks) > 1 else None
+        # the product by the m x m matrix kept: the closed form changes the iterates at the
+        # rounding level, which moved a mean-regularized classifier's proximal Newton path to
+        # a stop its certificate's re-optimization of the free mean did not certify
+        self._complete = None
 
     def _repr_params(self) -> dict:
         out = {"alpha": self.alpha, "n_tasks": self.laplacian.shape[0]}
