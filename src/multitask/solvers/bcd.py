@@ -79,7 +79,7 @@ unchanged and whose optimality violation holds the run back. Both are taken afte
 :data:`_NEWTON_CHUNK` epochs, their work kept below the epochs', and kept where they lower the
 objective. Where tasks have fewer rows than features, coordinate descent crawls along the
 singular Gram matrix; the support steps cut the epochs of the independent lasso on School at
-``alpha_max / 100`` from 8,688 to about 200 (``benchmarks/bench_lasso_support.py``).
+``alpha_max / 1000`` from 818 to 93 (``benchmarks/bench_lasso_support.py``).
 
 The epochs run until the largest coefficient change of an epoch is at most ``inner_tol``
 times the largest coefficient; then the certified relative duality gap of
@@ -790,10 +790,11 @@ class BlockCoordinateDescent(Solver):
         raw features (``tol=1e-8``): 10 to 20 times fewer epochs.
     support_steps : bool, default=True
         For elastic-net rows without l2 group term or task coupling (the lasso, the elastic
-        net, the capped-l1 stages): after every :data:`_NEWTON_CHUNK` epochs, the exact
-        steps of :mod:`multitask.solvers.lasso_support` on the support of the tasks whose
-        signs the epochs left unchanged (kept where they lower the objective); the fused rows
-        take their Newton steps (:mod:`multitask.solvers.fused_newton`) either way.
+        net, the capped-l1 stages): after :data:`_SUPPORT_AFTER` plain epochs, then after
+        every :data:`_NEWTON_CHUNK` epochs, the exact steps of
+        :mod:`multitask.solvers.lasso_support` on the support of the tasks whose signs the
+        epochs left unchanged (kept where they lower the objective); the fused rows take
+        their Newton steps (:mod:`multitask.solvers.fused_newton`) either way.
     warn : bool, default=True
     """
 
