@@ -53,6 +53,55 @@ def _w_step(Q, QT, lam, QtC, AV, U, rho):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _gram_map(E, scale):  # pragma: no cover - compiled
+    """``M = E diag(scale) E^T`` over the columns of ``E`` with a nonzero ``scale``: the map
+    that takes the prox's argument to its output through the small Gram matrix."""
+    k = E.shape[0]
+    M = np.zeros((k, k))
+    for i in range(scale.shape[0]):
+        if scale[i] == 0.0:
+            continue
+        for a in range(k):
+            f = E[a, i] * scale[i]
+            for b in range(k):
+                M[a, b] += f * E[b, i]
+    return M
+
+
+@njit(cache=True, nogil=True)
+def _dual_step(W, V, Wr, AV, U):  # pragma: no cover - compiled
+    """``U += Wr - V`` in place, and the relative residuals ``(||W - V|| / max(||W||, ||V||),
+    ||V - A V|| / ||U||)`` of the interpreted loop (the second 0 or infinity where ``U`` is
+    zero)."""
+    d, m = W.shape
+    n_w = 0.0
+    n_v = 0.0
+    n_pri = 0.0
+    n_dual = 0.0
+    n_u = 0.0
+    for j in range(d):
+        for t in range(m):
+            w = W[j, t]
+            v = V[j, t]
+            U[j, t] += Wr[j, t] - v
+            n_w += w * w
+            n_v += v * v
+            n_pri += (w - v) * (w - v)
+            n_dual += (v - AV[j, t]) * (v - AV[j, t])
+            n_u += U[j, t] * U[j, t]
+    tiny = 2.2250738585072014e-308
+    res_pri = np.sqrt(n_pri) / max(np.sqrt(max(n_w, n_v)), tiny)
+    norm_u = np.sqrt(n_u)
+    if norm_u > tiny:
+        res_dual = np.sqrt(n_dual) / norm_u
+    elif n_dual == 0.0:
+        res_dual = 0.0
+    else:
+        res_dual = np.inf
+    return res_pri, res_dual
+
+
+@njit(cache=True, nogil=True)
 def trace_admm_step(Q, QT, lam, QtC, AV, U, rho, r, thresh, gram_rtol,
                     safe, keep=0):  # pragma: no cover - compiled
     """One fused ADMM iteration (module docstring), ``U`` updated in place.
@@ -121,43 +170,21 @@ def trace_admm_step(Q, QT, lam, QtC, AV, U, rho, r, thresh, gram_rtol,
     if smallest < floor:  # a kept singular value may be unresolved
         if floor > thresh or (keep > 0 and np.sqrt(max(ev[first_kept], 0.0)) < floor):
             return False, W, AV, 0.0, 0.0, 0.0
-    M = np.zeros((k, k))
+    scale = np.zeros(k)
     norm = 0.0
     for i in range(k):
         s = np.sqrt(max(ev[i], 0.0))
         if i >= first_kept and s > 0.0:
-            scale = 1.0
+            scale[i] = 1.0
         elif i < first_kept and s > thresh:
             norm += s - thresh
-            scale = (s - thresh) / s
-        else:
-            continue
-        for a in range(k):
-            f = E[a, i] * scale
-            for b in range(k):
-                M[a, b] += f * E[b, i]
+            scale[i] = (s - thresh) / s
+    M = _gram_map(E, scale)
     if wide:
         V = M @ Z
     else:
         V = Z @ M
-    n_w = 0.0
-    n_v = 0.0
-    n_pri = 0.0
-    n_dual = 0.0
-    n_u = 0.0
-    for j in range(d):
-        for t in range(m):
-            w = W[j, t]
-            v = V[j, t]
-            U[j, t] += Wr[j, t] - v
-            n_w += w * w
-            n_v += v * v
-            n_pri += (w - v) * (w - v)
-            n_dual += (v - AV[j, t]) * (v - AV[j, t])
-            n_u += U[j, t] * U[j, t]
-    tiny = 2.2250738585072014e-308
-    res_pri = np.sqrt(n_pri) / max(np.sqrt(max(n_w, n_v)), tiny)
-    res_dual = np.sqrt(n_dual) / max(np.sqrt(n_u), tiny)
+    res_pri, res_dual = _dual_step(W, V, Wr, AV, U)
     return True, W, V, res_pri, res_dual, norm
 
 
@@ -243,41 +270,14 @@ def sparse_low_rank_admm_step(Q, QT, lam, QtC, P, L, U, rho, r, l1_thresh, radiu
         floor = gram_rtol * s[k - 1]
         if s[0] < floor and floor > theta:  # a kept singular value may be unresolved
             return False, W, P, L, 0.0, 0.0
-        M = np.zeros((k, k))
+        scale = np.zeros(k)
         for i in range(k):
-            if s[i] <= theta or s[i] <= 0.0:
-                continue
-            scale = (s[i] - theta) / s[i]
-            for a in range(k):
-                f = E[a, i] * scale
-                for b in range(k):
-                    M[a, b] += f * E[b, i]
+            if s[i] > theta and s[i] > 0.0:
+                scale[i] = (s[i] - theta) / s[i]
+        M = _gram_map(E, scale)
         if wide:
             Ln = M @ Z
         else:
             Ln = Z @ M
-    n_w = 0.0
-    n_v = 0.0
-    n_pri = 0.0
-    n_dual = 0.0
-    n_u = 0.0
-    for j in range(d):
-        for t in range(m):
-            w = W[j, t]
-            v = Pn[j, t] + Ln[j, t]
-            U[j, t] += Wr[j, t] - v
-            n_w += w * w
-            n_v += v * v
-            n_pri += (w - v) * (w - v)
-            n_dual += (v - AV[j, t]) * (v - AV[j, t])
-            n_u += U[j, t] * U[j, t]
-    tiny = 2.2250738585072014e-308
-    res_pri = np.sqrt(n_pri) / max(np.sqrt(max(n_w, n_v)), tiny)
-    norm_u = np.sqrt(n_u)
-    if norm_u > tiny:
-        res_dual = np.sqrt(n_dual) / norm_u
-    elif n_dual == 0.0:
-        res_dual = 0.0
-    else:
-        res_dual = np.inf
+    res_pri, res_dual = _dual_step(W, Pn + Ln, Wr, AV, U)
     return True, W, Pn, Ln, res_pri, res_dual
