@@ -53,6 +53,14 @@ def _w_step(Q, QT, lam, QtC, AV, U, rho):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _small_gram_eigh(Z, wide):  # pragma: no cover - compiled
+    """The eigendecomposition (ascending) of the Gram matrix of the small side of ``Z``:
+    ``Z Z^T`` where ``wide`` (``d <= m``), else ``Z^T Z``."""
+    G = Z @ Z.T if wide else Z.T @ Z
+    return np.linalg.eigh(G)
+
+
+@njit(cache=True, nogil=True)
 def _gram_map(E, scale):  # pragma: no cover - compiled
     """``M = E diag(scale) E^T`` over the columns of ``E`` with a nonzero ``scale``: the map
     that takes the prox's argument to its output through the small Gram matrix."""
@@ -157,11 +165,7 @@ def trace_admm_step(Q, QT, lam, QtC, AV, U, rho, r, thresh, gram_rtol,
     if not (big == 0.0 or 1.0 / safe <= big <= safe):
         return False, W, AV, 0.0, 0.0, 0.0
     wide = d <= m
-    if wide:
-        G = Z @ Z.T
-    else:
-        G = Z.T @ Z
-    ev, E = np.linalg.eigh(G)
+    ev, E = _small_gram_eigh(Z, wide)
     k = ev.shape[0]
     top = np.sqrt(max(ev[k - 1], 0.0))
     floor = gram_rtol * top
@@ -252,11 +256,7 @@ def sparse_low_rank_admm_step(Q, QT, lam, QtC, P, L, U, rho, r, l1_thresh, radiu
     if not (big == 0.0 or 1.0 / safe <= big <= safe):
         return False, W, P, L, 0.0, 0.0
     wide = d <= m
-    if wide:
-        G = Z @ Z.T
-    else:
-        G = Z.T @ Z
-    ev, E = np.linalg.eigh(G)
+    ev, E = _small_gram_eigh(Z, wide)
     k = ev.shape[0]
     s = np.empty(k)
     total = 0.0
