@@ -116,14 +116,14 @@ def _fit(monkeypatch, budget: float, calls: list):
     """A trace-norm fit with the interpreted budget ``budget`` (0: compiled at once)."""
     monkeypatch.setattr(compiled, "interpreted_budget", lambda: budget)
     monkeypatch.setattr(compiled, "charge_interpreted", lambda s: calls.append(("charge", s)))
-    original = admm._CompiledTraceStep.step
+    original = admm.CompiledTraceStep.step
 
     def spy(self, *args):
         out = original(self, *args)
         calls.append(("compiled", out is not None))
         return out
 
-    monkeypatch.setattr(admm._CompiledTraceStep, "step", spy)
+    monkeypatch.setattr(admm.CompiledTraceStep, "step", spy)
     Xs, ys = _school_like()
     return TraceNormRegressor(alpha=0.5, fit_intercept=False, tol=1e-9, max_iter=20_000,
                               solver="admm").fit(Xs, ys)

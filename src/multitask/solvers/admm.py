@@ -115,7 +115,8 @@ from multitask.solvers.iteration import CertificateSchedule, IterationRecord
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
-__all__ = ["COMPILED_TRACE_MAX_FEATURES", "DIRTY_MIN_FEATURES", "EigenSystem", "QuadraticADMM",
+__all__ = ["COMPILED_TRACE_MAX_FEATURES", "CompiledTraceStep", "DIRTY_MIN_FEATURES",
+           "EigenSystem", "QuadraticADMM",
            "condition_number", "curvature_ratio", "prefer_admm", "prefer_admm_split"]
 
 #: ``solver="auto"`` prefers ADMM to accelerated gradient when :func:`condition_number` is
@@ -473,7 +474,7 @@ COMPILED_CHECK_GAP = 10
 COMPILED_TRACE_MAX_FEATURES = 32
 
 
-class _CompiledTraceStep:
+class CompiledTraceStep:
     """The compiled ADMM iteration of the trace norm (:mod:`._admm_trace_numba`), run under
     the ski-rental rule of :mod:`multitask.compiled`: while numba's start-up is not worth
     paying, the interpreted steps run and their time is charged against it."""
@@ -488,7 +489,7 @@ class _CompiledTraceStep:
 
     @classmethod
     def applies(cls, penalty: Penalty, identity: bool,
-                eig: EigenSystem) -> _CompiledTraceStep | None:
+                eig: EigenSystem) -> CompiledTraceStep | None:
         """An instance where the compiled step applies (a ``"spectral_threshold"`` penalty,
         the trace norm; the identity map; at most :data:`COMPILED_TRACE_MAX_FEATURES`
         features), else None."""
@@ -547,7 +548,7 @@ class _CompiledTraceStep:
         return W, V, float(res_pri), float(res_dual), float(norm)
 
 
-class _CompiledSparseLowRankStep(_CompiledTraceStep):
+class _CompiledSparseLowRankStep(CompiledTraceStep):
     """The compiled ADMM iteration of sparse + low rank
     (:func:`._admm_trace_numba.sparse_low_rank_admm_step`: the W-step and one Gauss-Seidel
     sweep over the l1 part and the trace ball), under the same ski-rental rule."""
@@ -713,7 +714,7 @@ class QuadraticADMM(Solver):
         res_pri = res_dual = np.inf
         anchor = None  # (W, grad f(W), A V, multiplier) at the last adaptation
         W = None  # the W-step iterate: the certificate also builds its dual point from it
-        compiled = (_CompiledTraceStep.applies(penalty, identity, eig)
+        compiled = (CompiledTraceStep.applies(penalty, identity, eig)
                     or _CompiledSparseLowRankStep.applies_split(penalty, eig,
                                                                 self.split_passes))
         memory = _anderson_memory(penalty) if self.anderson is None else self.anderson
@@ -806,10 +807,10 @@ class QuadraticADMM(Solver):
         return EigenSystem(None, C, eigen=datafit.quadratic_eigen())
 
     def _iteration(self, penalty: Penalty, eig: EigenSystem,
-                   compiled: _CompiledTraceStep | None, V: np.ndarray, AV: np.ndarray,
+                   compiled: CompiledTraceStep | None, V: np.ndarray, AV: np.ndarray,
                    U: np.ndarray, rho: float, target: np.ndarray | None):
         """One iteration of the module docstring, compiled where it runs
-        (:class:`_CompiledTraceStep`): ``(W, V, A V, relative primal residual, relative dual
+        (:class:`CompiledTraceStep`): ``(W, V, A V, relative primal residual, relative dual
         residual)``, the scaled dual ``U`` updated in place. ``target``: ``A V - U`` when
         computed already."""
         r = self.relaxation

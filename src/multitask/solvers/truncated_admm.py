@@ -37,8 +37,7 @@ import numpy as np
 
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
-from multitask.penalties.prox import GRAM_RTOL, SAFE_EXPONENT
-from multitask.solvers.admm import COMPILED_TRACE_MAX_FEATURES, EigenSystem
+from multitask.solvers.admm import COMPILED_TRACE_MAX_FEATURES, CompiledTraceStep, EigenSystem
 from multitask.solvers.base import Solver, check_int, check_tol, kkt_residual, lipschitz_bound
 from multitask.solvers.iteration import IterationRecord
 from multitask.solvers.result import SolverResult
@@ -102,7 +101,7 @@ class TruncatedStageADMM(Solver):
         eig = EigenSystem(None, C, eigen=datafit.quadratic_eigen())
         rho = self.rho_scale * eig.positive_median()
         L = lipschitz_bound(datafit, penalty)
-        step = self._stepper(eig, penalty)
+        step, close = self._stepper(eig, penalty)
         keep = int(getattr(penalty, "spectral_kept", 0))
         strength = float(penalty.spectral_strength())
 
@@ -157,6 +156,7 @@ class TruncatedStageADMM(Solver):
                     stalled = True
                     break
                 last_measure = measure
+        close()
         if not converged:
             measure = kkt_residual(datafit, penalty, best_V, None, L)
             converged = measure <= self.tol
@@ -171,13 +171,15 @@ class TruncatedStageADMM(Solver):
         _, G, _ = datafit.value_and_grad(V)
         return np.ascontiguousarray(-G / rho)
 
-    def _stepper(self, eig: EigenSystem, penalty: Penalty) -> Callable:
-        """``step(V, U, rho, thresh, keep)``: one iteration (``U`` updated in place), compiled
-        for few features (:func:`multitask.solvers._admm_trace_numba.trace_admm_step`) once
-        numba is set up or the interpreted steps have spent its start-up cost
-        (:func:`multitask.compiled.interpreted_budget`), else interpreted."""
+    def _stepper(self, eig: EigenSystem,
+                 penalty: Penalty) -> tuple[Callable, Callable[[], None]]:
+        """``(step, close)``: ``step(V, U, rho, thresh, keep)`` one iteration (``U`` updated in
+        place), compiled for few features by ADMM's compiled trace-norm step
+        (:class:`~multitask.solvers.admm.CompiledTraceStep`: its ski-rental rule of
+        :mod:`multitask.compiled`, the interpreted steps while numba's start-up is not worth
+        paying, their time charged against it), else interpreted; ``close()`` charges the
+        interpreted steps' time at the end of the run."""
         r = self.relaxation
-        d = eig.QtC.shape[0]
 
         def interpreted(V, U, rho, thresh, keep):
             W = eig.solve(V - U, rho)
@@ -186,37 +188,21 @@ class TruncatedStageADMM(Solver):
             U += Wr - V_new
             return V_new
 
-        if d > COMPILED_TRACE_MAX_FEATURES or not hasattr(penalty, "remember_prox"):
-            return interpreted
-        from multitask.compiled import charge_interpreted, interpreted_budget
+        if eig.QtC.shape[0] > COMPILED_TRACE_MAX_FEATURES or not hasattr(penalty,
+                                                                         "remember_prox"):
+            return interpreted, lambda: None
+        compiled = CompiledTraceStep()
 
-        warm = [interpreted_budget() <= 0.0]
-        kernel: list = []
-
-        def warming(V, U, rho, thresh, keep):
-            # the interpreted step while numba's start-up is not worth paying (the rule of
-            # multitask.compiled), its time charged against it
-            if warm[0] or interpreted_budget() <= 0.0:
-                warm[0] = True
-                return compiled(V, U, rho, thresh, keep)
+        def step(V, U, rho, thresh, keep):
+            if compiled.ready():
+                out = compiled.step(eig, V, U, rho, r, thresh, keep)
+                if out is None:  # the Gram route cannot resolve it: the interpreted step
+                    return interpreted(V, U, rho, thresh, keep)
+                penalty.remember_prox(out[1], out[4])
+                return out[1]
             started = time.perf_counter()
             V_new = interpreted(V, U, rho, thresh, keep)
-            charge_interpreted(time.perf_counter() - started)
+            compiled.charge(time.perf_counter() - started)
             return V_new
 
-        QT = np.ascontiguousarray(np.swapaxes(eig.Q, 1, 2))
-
-        def compiled(V, U, rho, thresh, keep):
-            if not kernel:
-                from multitask.solvers._admm_trace_numba import trace_admm_step
-
-                kernel.append(trace_admm_step)
-            ok, _, V_new, _, _, tail = kernel[0](
-                eig.Q, QT, eig.lam, eig.QtC, np.ascontiguousarray(V), U, rho, r, thresh,
-                GRAM_RTOL, 2.0**SAFE_EXPONENT, keep)
-            if not ok:  # the Gram route cannot resolve it: the interpreted step
-                return interpreted(V, U, rho, thresh, keep)
-            penalty.remember_prox(V_new, float(tail))
-            return V_new
-
-        return compiled if warm[0] else warming
+        return step, compiled.close
