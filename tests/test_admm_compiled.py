@@ -112,18 +112,25 @@ def _school_like(seed: int = 0):
     return Xs, ys
 
 
-def _fit(monkeypatch, budget: float, calls: list):
-    """A trace-norm fit with the interpreted budget ``budget`` (0: compiled at once)."""
+def spy_compiled_steps(monkeypatch, budget: float, calls: list, cls, method: str) -> None:
+    """Give the interpreted steps the budget ``budget`` (0: compiled at once) and record in
+    ``calls`` each charge (``("charge", seconds)``) and each compiled step of ``cls.method``
+    (``("compiled", taken)``)."""
     monkeypatch.setattr(compiled, "interpreted_budget", lambda: budget)
     monkeypatch.setattr(compiled, "charge_interpreted", lambda s: calls.append(("charge", s)))
-    original = admm.CompiledTraceStep.step
+    original = getattr(cls, method)
 
     def spy(self, *args):
         out = original(self, *args)
         calls.append(("compiled", out is not None))
         return out
 
-    monkeypatch.setattr(admm.CompiledTraceStep, "step", spy)
+    monkeypatch.setattr(cls, method, spy)
+
+
+def _fit(monkeypatch, budget: float, calls: list):
+    """A trace-norm fit with the interpreted budget ``budget`` (0: compiled at once)."""
+    spy_compiled_steps(monkeypatch, budget, calls, admm.CompiledTraceStep, "step")
     Xs, ys = _school_like()
     return TraceNormRegressor(alpha=0.5, fit_intercept=False, tol=1e-9, max_iter=20_000,
                               solver="admm").fit(Xs, ys)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_admm_compiled import spy_compiled_steps
 
-import multitask.compiled as compiled
 from multitask import SparseLowRankRegressor
 from multitask.penalties.composite import SparseLowRank
 from multitask.penalties.prox import GRAM_RTOL, SAFE_EXPONENT
@@ -90,16 +90,7 @@ def test_compiled_step_declines_entries_outside_the_safe_band(scale):
 
 
 def _fit(monkeypatch, budget: float, calls: list, shared: bool):
-    monkeypatch.setattr(compiled, "interpreted_budget", lambda: budget)
-    monkeypatch.setattr(compiled, "charge_interpreted", lambda s: calls.append(("charge", s)))
-    original = admm._CompiledSparseLowRankStep.iterate
-
-    def spy(self, *args):
-        out = original(self, *args)
-        calls.append(("compiled", out is not None))
-        return out
-
-    monkeypatch.setattr(admm._CompiledSparseLowRankStep, "iterate", spy)
+    spy_compiled_steps(monkeypatch, budget, calls, admm._CompiledSparseLowRankStep, "iterate")
     rng = np.random.default_rng(2)
     W = rng.standard_normal((8, 2)) @ rng.standard_normal((2, 15))
     W[rng.random(W.shape) < 0.1] += 3.0
