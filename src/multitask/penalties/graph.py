@@ -137,16 +137,28 @@ class GraphRegularization(Penalty):
     capabilities = frozenset({"smooth", "task_coupling", "row_prox"})
 
     def __init__(self, alpha: float, laplacian, alpha_l1: float = 0.0, n_classes: int = 1):
-        self.alpha = check_strength(alpha, "alpha")
-        self.alpha_l1 = check_strength(alpha_l1, "alpha_l1")
-        self.laplacian = check_task_matrix(laplacian)
-        self.n_classes = check_classes(n_classes)
-        self._complete = _complete_weight(self.laplacian)
-        if self._complete is not None:  # w (m I - 1 1^T): the eigenvalues 0 and w m
-            self._lambda_max = max(self._complete * self.laplacian.shape[0], 0.0)
+        laplacian = check_task_matrix(laplacian)
+        complete = _complete_weight(laplacian)
+        if complete is not None:  # w (m I - 1 1^T): the eigenvalues 0 and w m
+            top = complete * laplacian.shape[0]
         else:
-            eig = np.linalg.eigvalsh(self.laplacian) if self.laplacian.size else np.zeros(1)
-            self._lambda_max = max(float(eig.max()), 0.0)
+            top = float(np.linalg.eigvalsh(laplacian).max()) if laplacian.size else 0.0
+        self._set(check_strength(alpha, "alpha"), laplacian, alpha_l1, n_classes, top,
+                  complete=complete)
+
+    def _set(self, alpha: float, laplacian: np.ndarray, alpha_l1: float, n_classes: int,
+             lambda_max: float, *, complete: float | None = None, chain: bool = False) -> None:
+        """Set the penalty's fields from a checked ``laplacian`` and its known largest
+        eigenvalue (the presets that know both skip the check and the eigendecomposition);
+        ``complete``: the weight of a complete graph of equal weights, ``chain``: the path
+        graph of unit weights (:meth:`_times` takes their products in closed form)."""
+        self.alpha = alpha
+        self.alpha_l1 = check_strength(alpha_l1, "alpha_l1")
+        self.laplacian = laplacian
+        self.n_classes = check_classes(n_classes)
+        self._lambda_max = max(float(lambda_max), 0.0)
+        self._complete = complete
+        self._chain = chain
 
     def _repr_params(self) -> dict:
         out = {"alpha": self.alpha, "alpha_l1": self.alpha_l1,
@@ -172,16 +184,17 @@ class GraphRegularization(Penalty):
         ``W M = w (m W - (W 1) 1^T)``; for the path graph of unit weights (the temporal
         group lasso's), by differences of neighbouring tasks."""
         K = self.n_classes
-        complete = getattr(self, "_complete", None)  # None in a penalty pickled before it
+        # getattr: a penalty pickled before these fields has neither
+        complete = getattr(self, "_complete", None)
+        chain = getattr(self, "_chain", False)
+        m = M.shape[0]
         if M is self.laplacian and complete is not None:
-            m = M.shape[0]
             W3 = W.reshape(*W.shape[:-1], m, K)
             out = complete * (m * W3 - W3.sum(axis=-2, keepdims=True))
             return out.reshape(W.shape)
-        if M is self.laplacian and getattr(self, "_chain", False) and M.shape[0] > 1:
+        if M is self.laplacian and chain and m > 1:
             # the path graph 1 - 2 - ... - m of unit weights: with D_t = W_{t+1} - W_t,
             # (W M)_t = D_{t-1} - D_t (D_{-1} = D_{m-1} = 0), in O(m) per row
-            m = M.shape[0]
             W3 = W.reshape(*W.shape[:-1], m, K)
             D = np.diff(W3, axis=-2)
             out = np.zeros_like(W3)
@@ -312,15 +325,12 @@ class MeanRegularization(GraphRegularization):
         # I - 11^T / m is symmetric positive semi-definite with the eigenvalues 0 (once) and 1
         # (m - 1 times): the parent's check and eigen-decomposition are not needed (they cost
         # two eigen-decompositions of an m x m matrix)
-        self.alpha = check_strength(alpha, "alpha")
-        self.alpha_l1 = 0.0
-        self.laplacian = mean_laplacian(n_tasks)
-        self.n_classes = check_classes(n_classes)
-        self._lambda_max = 1.0 if int(n_tasks) > 1 else 0.0
-        # the product by the m x m matrix kept: the closed form changes the iterates at the
-        # rounding level, which moved a mean-regularized classifier's proximal Newton path to
-        # a stop its certificate's re-optimization of the free mean did not certify
-        self._complete = None
+        # the product by the m x m matrix kept (complete=None): the closed form changes the
+        # iterates at the rounding level, which moved a mean-regularized classifier's
+        # proximal Newton path to a stop its certificate's re-optimization of the free mean
+        # did not certify
+        self._set(check_strength(alpha, "alpha"), mean_laplacian(n_tasks), 0.0, n_classes,
+                  1.0 if int(n_tasks) > 1 else 0.0)
 
     def _repr_params(self) -> dict:
         out = {"alpha": self.alpha, "n_tasks": self.laplacian.shape[0]}

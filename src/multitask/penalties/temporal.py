@@ -189,14 +189,10 @@ class TemporalGroupLasso(GraphRegularization):
                  n_classes: int = 1):
         # the path graph's Laplacian is valid by construction and its largest eigenvalue
         # known, 2 + 2 cos(pi / m): the parent's check and eigendecomposition are not needed
-        self.alpha = check_strength(alpha_smooth, "alpha_smooth")
-        self.alpha_l1 = 0.0
         m = int(n_tasks)
-        self.laplacian = chain_laplacian(m)
-        self.n_classes = check_classes(n_classes)
-        self._lambda_max = 2.0 + 2.0 * float(np.cos(np.pi / m)) if m > 1 else 0.0
-        self._chain = True  # W M by differences (GraphRegularization._times)
-        self._complete = None
+        self._set(check_strength(alpha_smooth, "alpha_smooth"), chain_laplacian(m), 0.0,
+                  n_classes, 2.0 + 2.0 * float(np.cos(np.pi / m)) if m > 1 else 0.0,
+                  chain=True)
         self.alpha_smooth = self.alpha
         self.alpha_group = check_strength(alpha_group, "alpha_group")
 
