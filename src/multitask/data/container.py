@@ -366,6 +366,17 @@ class MultiTaskData:
             self._cache[key] = compute()
         return self._cache[key]
 
+    def cached_latest(self, key: Hashable, version: Hashable,
+                      compute: Callable[[], Any]) -> Any:
+        """:meth:`cached` keeping one value per ``key``: that of the last ``version`` asked
+        for (a quantity that changes with an option, as an eigendecomposition with the
+        ridge, where the fits of a path ask for the same option again and again)."""
+        kept = self._cache.get(key)
+        if kept is None or kept[0] != version:
+            kept = (version, compute())
+            self._cache[key] = kept
+        return kept[1]
+
     def gram(self) -> np.ndarray:
         """Per-task Gram matrices ``X_t^T D_t X_t`` (implicit centring applied), ``D_t`` the
         diagonal of the task's :attr:`sample_weight` (the identity without weights); cached.

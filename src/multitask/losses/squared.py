@@ -158,11 +158,8 @@ class Squared(Datafit):
         is kept."""
         if self._quadratic_eigen is None:
             key = ("squared_quadratic_eigen", _is_dense_per_task(self.raw))
-            kept = self.data._cache.get(key)
-            if kept is None or kept[0] != self.alpha_l2:
-                kept = (self.alpha_l2, super().quadratic_eigen())
-                self.data._cache[key] = kept
-            self._quadratic_eigen = kept[1]
+            self._quadratic_eigen = self.data.cached_latest(
+                key, self.alpha_l2, lambda: super(Squared, self).quadratic_eigen())
         return self._quadratic_eigen
 
     def quadratic_form(self):
