@@ -474,10 +474,11 @@ COMPILED_CHECK_GAP = 10
 COMPILED_TRACE_MAX_FEATURES = 32
 
 
-class CompiledTraceStep:
-    """The compiled ADMM iteration of the trace norm (:mod:`._admm_trace_numba`), run under
-    the ski-rental rule of :mod:`multitask.compiled`: while numba's start-up is not worth
-    paying, the interpreted steps run and their time is charged against it."""
+class _SkiRental:
+    """A compiled ADMM iteration run under the ski-rental rule of :mod:`multitask.compiled`:
+    while numba's start-up is not worth paying, the interpreted steps run and their time is
+    charged against it (:meth:`charge`, :meth:`close`); :meth:`iterate` is the compiled
+    iteration, ``None`` where its kernel declines."""
 
     def __init__(self) -> None:
         from multitask.compiled import interpreted_budget
@@ -486,18 +487,6 @@ class CompiledTraceStep:
         self._spent = 0.0
         self._charged = False
         self._kernel: Callable | None = None
-
-    @classmethod
-    def applies(cls, penalty: Penalty, identity: bool,
-                eig: EigenSystem) -> CompiledTraceStep | None:
-        """An instance where the compiled step applies (a ``"spectral_threshold"`` penalty,
-        the trace norm; the identity map; at most :data:`COMPILED_TRACE_MAX_FEATURES`
-        features), else None."""
-        if not identity or "spectral_threshold" not in penalty.capabilities:
-            return None
-        if eig.QtC.shape[0] > COMPILED_TRACE_MAX_FEATURES:
-            return None
-        return cls()
 
     def ready(self) -> bool:
         """Whether the compiled step runs now (the interpreted steps have spent the
@@ -523,6 +512,27 @@ class CompiledTraceStep:
                 U: np.ndarray, rho: float, r: float):
         """``(W, V, A V, res_pri, res_dual)`` of one compiled iteration (``U`` updated in
         place), or None where the kernel declines (nothing changed)."""
+        raise NotImplementedError
+
+
+class CompiledTraceStep(_SkiRental):
+    """The compiled ADMM iteration of the trace norm (:mod:`._admm_trace_numba`), under the
+    ski-rental rule (:class:`_SkiRental`)."""
+
+    @classmethod
+    def applies(cls, penalty: Penalty, identity: bool,
+                eig: EigenSystem) -> CompiledTraceStep | None:
+        """An instance where the compiled step applies (a ``"spectral_threshold"`` penalty,
+        the trace norm; the identity map; at most :data:`COMPILED_TRACE_MAX_FEATURES`
+        features), else None."""
+        if not identity or "spectral_threshold" not in penalty.capabilities:
+            return None
+        if eig.QtC.shape[0] > COMPILED_TRACE_MAX_FEATURES:
+            return None
+        return cls()
+
+    def iterate(self, penalty: Penalty, eig: EigenSystem, V: np.ndarray, AV: np.ndarray,
+                U: np.ndarray, rho: float, r: float):
         step = self.step(eig, AV, U, rho, r, penalty.spectral_strength() / rho,
                          int(getattr(penalty, "spectral_kept", 0)))
         if step is None:
@@ -548,10 +558,11 @@ class CompiledTraceStep:
         return W, V, float(res_pri), float(res_dual), float(norm)
 
 
-class _CompiledSparseLowRankStep(CompiledTraceStep):
+class _CompiledSparseLowRankStep(_SkiRental):
     """The compiled ADMM iteration of sparse + low rank
     (:func:`._admm_trace_numba.sparse_low_rank_admm_step`: the W-step and one Gauss-Seidel
-    sweep over the l1 part and the trace ball), under the same ski-rental rule."""
+    sweep over the l1 part and the trace ball), under the ski-rental rule
+    (:class:`_SkiRental`)."""
 
     @classmethod
     def applies_split(cls, penalty: Penalty, eig: EigenSystem,
@@ -807,7 +818,7 @@ class QuadraticADMM(Solver):
         return EigenSystem(None, C, eigen=datafit.quadratic_eigen())
 
     def _iteration(self, penalty: Penalty, eig: EigenSystem,
-                   compiled: CompiledTraceStep | None, V: np.ndarray, AV: np.ndarray,
+                   compiled: _SkiRental | None, V: np.ndarray, AV: np.ndarray,
                    U: np.ndarray, rho: float, target: np.ndarray | None):
         """One iteration of the module docstring, compiled where it runs
         (:class:`CompiledTraceStep`): ``(W, V, A V, relative primal residual, relative dual
