@@ -74,7 +74,7 @@ from multitask.solvers.base import (
 )
 from multitask.solvers.bcd import BlockCoordinateDescent, quadratic_row_descent, row_strengths
 from multitask.solvers.iteration import IterationRecord
-from multitask.solvers.problem import Problem
+from multitask.solvers.problem import Problem, median
 from multitask.solvers.result import SolverResult
 
 __all__ = ["CERTIFY_EVERY", "COUPLING_RATIO", "CURVATURE_SPREAD", "FALLBACK_EPOCHS",
@@ -232,9 +232,19 @@ class ActiveSetNewton(Solver):
     """
 
     name = "active_newton"
+    max_preference = 75.0
     datafit_requires = frozenset({"quadratic"})
     penalty_requires = frozenset({"row_prox"})
     handles_smooth_part = True
+
+    @classmethod
+    def preference_ceiling(cls, problem: Problem, **settings) -> float:
+        """The highest score :meth:`preference` can give ``problem``: 75 for a whole model
+        with a task coupling, ``-inf`` (no claim) otherwise (read before its requirements
+        and its curvature facts)."""
+        if problem.role != "model" or not problem.penalty_has("task_coupling"):
+            return float("-inf")
+        return 75.0
 
     @classmethod
     def preference(cls, problem: Problem, **settings) -> float | None:
@@ -409,7 +419,7 @@ def curvature_spread(problem: Problem) -> float:
     """``max_j h_j / median_j h_j`` with ``h_j = mean_t H_t[j, j]`` over the features of
     positive curvature (1 when there are none): how far the features' curvatures spread."""
     h = _feature_curvatures(problem)
-    return float(h.max() / np.median(h)) if h.size else 1.0
+    return float(h.max() / median(h)) if h.size else 1.0
 
 
 def coupling_ratio(problem: Problem) -> float:
@@ -419,7 +429,7 @@ def coupling_ratio(problem: Problem) -> float:
     top = _coupling_top(problem.penalty, np.asarray(problem.penalty.task_coupling(),
                                                     dtype=np.float64))
     h = _feature_curvatures(problem)
-    return top / float(np.median(h)) if h.size else float("inf")
+    return top / median(h) if h.size else float("inf")
 
 
 class _Steps:

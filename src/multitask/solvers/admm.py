@@ -112,16 +112,22 @@ from multitask.solvers.base import (
     optimality,
 )
 from multitask.solvers.iteration import CertificateSchedule, IterationRecord
-from multitask.solvers.problem import Problem
+from multitask.solvers.problem import Problem, median
 from multitask.solvers.result import SolverResult
 
 __all__ = ["COMPILED_TRACE_MAX_FEATURES", "CompiledTraceStep", "DIRTY_MIN_FEATURES",
            "EigenSystem", "QuadraticADMM",
-           "condition_number", "curvature_ratio", "prefer_admm", "prefer_admm_split"]
+           "condition_number", "curvature_ratio", "ill_conditioned", "prefer_admm",
+           "prefer_admm_split"]
 
 #: ``solver="auto"`` prefers ADMM to accelerated gradient when :func:`condition_number` is
 #: at least this (see :func:`prefer_admm`; measured by ``benchmarks/bench_auto_solver.py``).
 ILL_CONDITIONED = 10.0
+#: Up to this many entries of the per-task Gram matrices (``m d^2``), :func:`prefer_admm`
+#: first bounds their largest eigenvalue from above by their rows' absolute sums (one more
+#: read of matrices that small) and computes it only where the bound does not decide.
+GERSHGORIN_MAX_ENTRIES = 100_000
+_TINY = float(np.finfo(float).tiny)
 
 
 class EigenSystem:
@@ -215,10 +221,10 @@ def curvature_ratio(top: float, diag: np.ndarray) -> float:
     """``top / median(diag)`` over the diagonal curvatures above ``1e-12 top`` (1 when there
     is none): the conditioning measure of :func:`condition_number`, from the largest curvature
     ``top`` and the per-feature curvatures ``diag``."""
-    pos = diag[diag > 1e-12 * max(top, np.finfo(float).tiny)]
+    pos = diag[diag > 1e-12 * max(top, _TINY)]
     if not pos.size or not top > 0:
         return 1.0
-    return top / float(np.median(pos))
+    return top / median(pos)
 
 
 #: ``solver="auto"`` takes ADMM for the dirty model (its norm on ``W``, the squared loss)
@@ -250,15 +256,50 @@ def prefer_admm(datafit: Datafit, penalty: Penalty,
     ADMM's per-task eigendecompositions do not pay (SARCOS, ``kappa`` 4.1 with a shared design:
     ADMM faster for the trace norm, but kept on accelerated gradient).
     """
-    if not QuadraticADMM().supports(datafit, penalty):
-        return False
-    # lambda_max(H_t) >= max_j H_t[j, j]: the diagonals alone often decide (raw features of
-    # different scales), which spares the eigenvalues that ADMM computes with vectors anyway
+    return QuadraticADMM().supports(datafit, penalty) and ill_conditioned(datafit, threshold)
+
+
+def ill_conditioned(datafit: Datafit, threshold: float = ILL_CONDITIONED) -> bool:
+    """Whether :func:`condition_number` of the quadratic ``datafit`` is at least ``threshold``
+    (:func:`prefer_admm`'s test, for a datafit ADMM applies to), read from the cheapest facts
+    that decide it.
+
+    Two bounds of ``lambda_max(H_t)`` often decide without the eigenvalues: from below
+    ``max_j H_t[j, j]`` (raw features of different scales: ill-conditioned), from above
+    ``max_j sum_k |H_t[j, k]|`` (Gershgorin, :func:`_gershgorin_bound`, for small per-task
+    Gram matrices: well-conditioned when it is under ``threshold`` times the median of the
+    positive diagonals, which is at most :func:`curvature_ratio`'s median, whose mask may
+    drop the tiniest); else the largest eigenvalue (the datafit's Lipschitz constant).
+    """
     diag = datafit.quadratic_diagonal()
+    # the upper bound first: where it decides, the lower one cannot say otherwise
+    # (max_j H_t[j, j] <= the bound, over a median no lower than the one it is compared to)
+    upper = _gershgorin_bound(datafit)
+    if upper is not None:
+        pos = diag[diag > 0]
+        if not pos.size or upper < threshold * median(pos):
+            return False
     if diag.size and curvature_ratio(float(diag.max()), diag) >= threshold:
         return True
     # condition_number's measure, on the diagonals already read
     return curvature_ratio(float(datafit.lipschitz()), diag) >= threshold
+
+
+def _gershgorin_bound(datafit: Datafit) -> float | None:
+    """``max_t max_j sum_k |H_t[j, k]|`` (a relative ``1e-8`` added for rounding) for the
+    ``H_t`` of the squared loss's per-task Gram matrices (``use_gram``), an upper bound of its
+    :meth:`~multitask.losses.Squared.lipschitz` (their largest eigenvalue); ``None`` for other
+    datafits, a shared Gram matrix (whose bound divides by the smallest task's rows) or past
+    :data:`GERSHGORIN_MAX_ENTRIES` entries."""
+    data = datafit.data
+    m, d = int(data.n_tasks), int(data.n_features)
+    if (datafit.name != "squared" or not getattr(datafit, "use_gram", False) or d == 0
+            or m * d * d > GERSHGORIN_MAX_ENTRIES):
+        return None
+    H = datafit.quadratic_form()[0]
+    if H.shape[0] != m:
+        return None
+    return float(np.max(np.abs(H).sum(axis=2))) * (1.0 + 1e-8)
 
 
 
@@ -644,6 +685,23 @@ class QuadraticADMM(Solver):
     datafit_requires = frozenset({"quadratic"})
     penalty_requires = frozenset()
 
+    @staticmethod
+    def _dirty_claim(problem: Problem) -> bool:
+        """Whether :meth:`preference` gives 72: the dirty model's norm on ``W`` with the
+        squared loss from :data:`DIRTY_MIN_FEATURES` features or on tasks of fewer rows than
+        features."""
+        family = problem.row_prox[0] if problem.row_prox else None
+        return (family in ("dirty_inf", "dirty_2") and problem.datafit.name == "squared"
+                and problem.role == "model"
+                and (problem.n_features >= DIRTY_MIN_FEATURES
+                     or problem.fewer_rows_than_features))
+
+    @classmethod
+    def preference_ceiling(cls, problem: Problem, **settings) -> float:
+        """The highest score :meth:`preference` can give ``problem``: 72 for the dirty
+        model's claim, 62 otherwise (read before the conditioning estimate)."""
+        return 72.0 if cls._dirty_claim(problem) else 62.0
+
     @classmethod
     def preference(cls, problem: Problem, **settings) -> float | None:
         """62 for a split model (:func:`prefer_admm_split`) or ill-conditioned Gram matrices
@@ -657,14 +715,11 @@ class QuadraticADMM(Solver):
         clustered MTL and convex ASO, the task-relationship term), where it applies (few
         features): ahead of accelerated gradient, measured slower there
         (``benchmarks/bench_auto_choice.py``; the figures: docs/tuning_constants.md)."""
-        family = problem.row_prox[0] if problem.row_prox else None
-        if (family in ("dirty_inf", "dirty_2") and problem.datafit.name == "squared"
-                and problem.role == "model"
-                and (problem.n_features >= DIRTY_MIN_FEATURES
-                     or problem.fewer_rows_than_features)):
+        if cls._dirty_claim(problem):
             return 72.0  # ahead of block coordinate descent (70)
+        # (the chooser asks a solver that applies: prefer_admm's test without its check)
         wanted = problem.split or problem.fact(
-            "admm_ill_conditioned", lambda: prefer_admm(problem.datafit, problem.penalty))
+            "admm_ill_conditioned", lambda: ill_conditioned(problem.datafit))
         if wanted:
             return 62.0
         # the trace norm and the task-structure relaxations (clustered MTL, convex ASO, task

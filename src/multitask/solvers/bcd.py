@@ -799,6 +799,7 @@ class BlockCoordinateDescent(Solver):
     """
 
     name = "bcd"
+    max_preference = 70.0
     roles = frozenset({"model", "inner"})
     datafit_requires = frozenset({"quadratic"})
     penalty_requires = frozenset({"row_prox"})

@@ -272,7 +272,14 @@ class ResidualCoordinateDescent(Solver):
     """
 
     name = "cd"
+    max_preference = 60.0
     roles = frozenset({"model", "inner"})
+
+    @classmethod
+    def preference_ceiling(cls, problem: Problem, **settings) -> float:
+        """The highest score :meth:`preference` can give ``problem``: 60 for an inner
+        problem, ``-inf`` (no claim) for a whole model."""
+        return 60.0 if problem.role == "inner" else float("-inf")
 
     @classmethod
     def preference(cls, problem: Problem, **settings) -> float | None:

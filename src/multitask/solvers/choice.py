@@ -43,11 +43,13 @@ score   solver and condition
 10, 5   ``pg``, ``subgradient``: fallbacks
 ======  =====================================================================================
 
-A solver may declare the highest score its ``preference`` gives (``max_preference``):
-:func:`choose` then assesses the candidates from the highest such bound down and skips one
-that cannot beat the best found so far, so that the facts only it reads (a conditioning
-estimate, one spectral norm per task) are not computed for a problem another solver takes; the
-choice is the rule's all the same (:func:`explain` assesses every candidate).
+A solver may declare the highest score its ``preference`` gives (``max_preference``), and a
+bound for one problem read from its cheap facts (``preference_ceiling(problem)``: the role, the
+loss, the penalty's capabilities, the shapes; ``-inf`` where the solver makes no claim on the
+problem): :func:`choose` then assesses the candidates from the highest bound down and skips one
+that cannot beat the best found so far, so that what only it reads (its requirements, a
+conditioning estimate, one spectral norm per task) is not computed for a problem another solver
+takes; the choice is the rule's all the same (:func:`explain` assesses every candidate).
 
 ``tests/test_solver_choice.py`` pins the result for every model on a table of data sets;
 ``benchmarks/bench_auto_choice.py`` measures it against every applicable solver on a grid of
@@ -87,10 +89,24 @@ def _candidates(problem: Problem, candidates: Sequence[str] | None) -> list[str]
     return list(candidates)
 
 
-def _ceiling(name: str) -> float:
-    """The highest preference the registered solver ``name`` can give (its class's
-    ``max_preference``; unbounded where it declares none)."""
-    return float(getattr(REGISTRY[name][0], "max_preference", float("inf")))
+def _ceiling(problem: Problem, name: str) -> float:
+    """The highest preference the registered solver ``name`` can give for ``problem``: its
+    class's ``preference_ceiling(problem, **fixed)`` where it has one (``-inf``: no claim),
+    else its ``max_preference`` (unbounded where it declares none)."""
+    cls, fixed = REGISTRY[name]
+    bound = getattr(cls, "preference_ceiling", None)
+    if bound is not None:
+        return float(bound(problem, **fixed))
+    return float(getattr(cls, "max_preference", float("inf")))
+
+
+def _declared_needs_met(problem: Problem, name: str) -> bool:
+    """Whether the problem's loss and penalty offer the capabilities the registered solver
+    ``name`` declares it needs (``datafit_requires``, ``penalty_requires``: the first thing
+    its ``missing`` checks), read without building the solver."""
+    cls = REGISTRY[name][0]
+    return (cls.datafit_requires <= problem.datafit.capabilities
+            and cls.penalty_requires <= problem.penalty.capabilities)
 
 
 def _assess(problem: Problem, name: str) -> tuple[list[str], float | None]:
@@ -123,22 +139,26 @@ def choose(problem: Problem, candidates: Sequence[str] | None = None) -> Choice:
         When no candidate applies, with what each one lacks.
     """
     best: tuple[float, int, str] | None = None
-    reasons = []
     names = _candidates(problem, candidates)
-    # the candidates in the order of their highest possible score (stable: ties keep the
-    # candidates' order), so that one that cannot win is never assessed (its facts unread)
-    ranked = sorted(enumerate(names), key=lambda item: -_ceiling(item[1]))
-    for rank, name in ranked:
-        if best is not None and (_ceiling(name), -rank) < best[:2]:
-            continue
+    # the candidates that offer what they declare they need, in the order of their highest
+    # possible score (ties keep the candidates' order), so that one that cannot win is never
+    # assessed (its facts unread)
+    ranked = sorted((-_ceiling(problem, name), rank, name) for rank, name in enumerate(names)
+                    if _declared_needs_met(problem, name))
+    for neg_ceiling, rank, name in ranked:
+        if best is not None and (-neg_ceiling, -rank) < best[:2]:
+            break  # the later candidates' bounds are no higher
         miss, score = _assess(problem, name)
         if miss:
-            reasons.append(f"{name}: " + "; ".join(miss))
             continue
         key = (float("-inf") if score is None else float(score), -rank, name)
         if best is None or key > best:
             best = key
     if best is None:
+        # none applies: what each candidate lacks, in the order of their bounds
+        order = sorted(range(len(names)), key=lambda r: -_ceiling(problem, names[r]))
+        reasons = [f"{names[r]}: " + "; ".join(make_solver(names[r]).missing(
+            problem.datafit, problem.penalty)) for r in order]
         raise ValueError("No solver applies to this problem: " + " | ".join(reasons))
     name = best[2]
     cls, fixed = REGISTRY[name]

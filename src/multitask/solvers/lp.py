@@ -294,6 +294,7 @@ class LinearProgram(Solver):
     """
 
     name = "lp"
+    max_preference = 40.0
     datafit_requires = frozenset({"max_affine"})
     penalty_requires = frozenset({"lp"})
 

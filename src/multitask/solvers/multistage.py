@@ -131,6 +131,7 @@ class Multistage(Solver):
     """
 
     name = "multistage"
+    max_preference = 50.0
     handles_smooth_part = True
     datafit_requires = frozenset({"gradient"})
     penalty_requires = frozenset({"stages"})

@@ -104,6 +104,19 @@ class NewtonCG(Solver):
     max_preference = 85.0
 
     @classmethod
+    def preference_ceiling(cls, problem: Problem, **settings) -> float:
+        """The highest score :meth:`preference` can give ``problem``, from the loss's
+        capabilities alone: 85 for the logistic loss, 75 for a loss with ``"score_hessian"``
+        only, ``-inf`` (no claim, or it does not apply: a quadratic loss, no Hessian) for the
+        others."""
+        caps = problem.datafit.capabilities
+        if "quadratic" in caps:
+            return float("-inf")
+        if "hessian" not in caps:
+            return 75.0 if "score_hessian" in caps else float("-inf")
+        return 85.0 if problem.datafit.name == "logistic" else float("-inf")
+
+    @classmethod
     def preference(cls, problem: Problem, **settings) -> float | None:
         """For a pure ridge (where it applies) and a loss that is not quadratic:
 

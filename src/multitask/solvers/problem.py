@@ -20,7 +20,7 @@ from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
 from multitask.penalties.row_blocks import row_blocks
 
-__all__ = ["ROLES", "Problem"]
+__all__ = ["ROLES", "Problem", "median"]
 
 #: Where a solver may stand: ``"model"`` solves a whole model, ``"inner"`` the subproblems of
 #: a meta-solver (a working set's rows, a multi-stage model's stages).
@@ -28,6 +28,16 @@ ROLES = ("model", "inner")
 #: Bisections of :attr:`Problem.strength_ratio` over six decades (a relative error of
 #: ``10^(6 / 2^20)`` at most).
 _RATIO_STEPS = 20
+
+
+def median(v: np.ndarray) -> float:
+    """The median of the nonempty 1-d ``v`` without NaN: :func:`numpy.median`'s value (the
+    middle entry, or the mean ``(a + b) / 2`` of the two middle ones) from one partition,
+    without its dispatch (the facts of every problem the chooser reads take a few)."""
+    n = v.size
+    lo, hi = (n - 1) // 2, n // 2
+    part = np.partition(v, (lo, hi))
+    return float(part[hi]) if lo == hi else float((part[lo] + part[hi]) / 2.0)
 
 
 class Problem:

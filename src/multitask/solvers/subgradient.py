@@ -116,6 +116,7 @@ class ProjectedSubgradient(Solver):
     """
 
     name = "subgradient"
+    max_preference = 5.0
     datafit_requires = frozenset({"subgradient"})
 
     @classmethod

@@ -329,8 +329,18 @@ class WorkingSet(Solver):
     """
 
     name = "working_set"
+    max_preference = 90.0
     datafit_requires = frozenset({"gradient", "dual"})
     handles_smooth_part = True
+
+    @classmethod
+    def preference_ceiling(cls, problem: Problem, **settings) -> float:
+        """The highest score :meth:`preference` can give ``problem``: 90 for a whole model of
+        at least :data:`WORKING_SET_MIN_FEATURES` features, ``-inf`` (no claim) otherwise
+        (read before its requirements, which build the penalty's row blocks)."""
+        if problem.role != "model" or problem.n_features < WORKING_SET_MIN_FEATURES:
+            return float("-inf")
+        return 90.0
 
     @classmethod
     def preference(cls, problem: Problem, **settings) -> float | None:
