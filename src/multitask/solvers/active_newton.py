@@ -62,6 +62,7 @@ from collections.abc import Callable
 
 import numpy as np
 import scipy.linalg
+import scipy.linalg.lapack
 
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
@@ -74,6 +75,8 @@ from multitask.solvers.base import (
 )
 from multitask.solvers.bcd import BlockCoordinateDescent, quadratic_row_descent, row_strengths
 from multitask.solvers.iteration import IterationRecord
+from multitask.solvers.masked_inverse import inverse_psd as _inverse_psd
+from multitask.solvers.masked_inverse import masked_inverses, pseudo_inverse_psd
 from multitask.solvers.problem import Problem, median
 from multitask.solvers.result import SolverResult
 
@@ -193,19 +196,6 @@ def _solve_psd(A: np.ndarray, b: np.ndarray) -> np.ndarray:
         return scipy.linalg.cho_solve(L, b, check_finite=False)
     except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
         return _inverse_psd(A) @ b
-
-
-def _inverse_psd(A: np.ndarray) -> np.ndarray:
-    """``A^{-1}`` of a symmetric positive semi-definite block (Cholesky), or its
-    pseudo-inverse where it is singular (a feature without curvature in the row's tasks)."""
-    try:
-        L = scipy.linalg.cho_factor(A, lower=True, check_finite=False)
-        return scipy.linalg.cho_solve(L, np.eye(A.shape[0]), check_finite=False)
-    except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
-        lam, Q = np.linalg.eigh(A)
-        top = float(lam[-1]) if lam.size else 0.0
-        keep = lam > 1e-12 * max(top, np.finfo(float).tiny)
-        return (Q[:, keep] / lam[keep]) @ Q[:, keep].T
 
 
 class ActiveSetNewton(Solver):
@@ -440,7 +430,14 @@ class _Steps:
         self.cg_max_iter = cg_max_iter
         self.signs = np.zeros_like(model.C)
         self._cache: dict[int, tuple[bytes, np.ndarray]] = {}
-        self._task_cache: dict[int, tuple[bytes, np.ndarray]] = {}
+        #: the tasks' blocks' inverses, with the supports and ``c + beta`` they were
+        #: computed for (:meth:`_task_inverses`)
+        self._task_inv: np.ndarray | None = None
+        self._task_E = np.zeros((0, 0), dtype=bool)
+        self._task_extra = np.zeros((0, 0))
+        self._task_shift = np.zeros(0)
+        #: use the Hessian's inverse where the coupling gives it (:meth:`_complete_inverse`)
+        self.exact = True
         #: precondition by the rows' blocks (the coupling at least the typical feature's
         #: curvature), else by the tasks' (module docstring)
         h = model.diag.mean(axis=1)
@@ -549,19 +546,39 @@ class _Steps:
                 out += beta[:, None] * (V - U * np.einsum("jt,jt->j", U, V)[:, None])
             return out * E
 
+        exact = None if any_group else self._complete_inverse(E, beta)
+        if exact is not None:  # the Hessian's inverse: one or two iterations
+            D, n_cg = _conjugate_gradients(hess, exact, -g, eta, self.cg_max_iter)
+            return self._line_search(W, F, E, G, g, D, group, n_cg)
+        first = self.by_rows
         precondition = self._preconditioner(rows, E, beta, U, any_group)
-        untried = not self._cg_counts[not self.by_rows]
+        untried = not self._cg_counts[not first]
         limit = min(SWITCH_CG, self.cg_max_iter) if untried else self.cg_max_iter
-        D, n_cg = _conjugate_gradients(hess, precondition, -g, eta, limit)
-        if untried and n_cg >= limit:  # slow: this step again with the other preconditioner
-            self._cg_counts[self.by_rows].append(n_cg)
-            self.by_rows = not self.by_rows
+        run = _CGRun(hess, precondition, -g, eta).go(limit)
+        n_cg = run.n
+        if untried and not run.done:  # slow: this step again with the other preconditioner
+            self.by_rows = not first
             precondition = self._preconditioner(rows, E, beta, U, any_group)
-            D, n_more = _conjugate_gradients(hess, precondition, -g, eta, self.cg_max_iter)
-            n_cg += n_more
-            self._choose_preconditioner(n_more)
+            other = _CGRun(hess, precondition, -g, eta).go(limit)
+            if other.done or other.best <= run.best:  # the other goes on
+                self._cg_counts[first].append(run.n)
+                n_first, run = run.n, other.go(self.cg_max_iter)
+                n_cg = n_first + run.n
+            else:  # the other is behind: the first goes on, the other counts as failed
+                self._cg_counts[not first].append(self.cg_max_iter)
+                self.by_rows = first
+                n_cg = run.go(self.cg_max_iter).n + other.n
+            self._choose_preconditioner(run.n)
         else:
             self._choose_preconditioner(n_cg)
+        D = run.best_X
+        return self._line_search(W, F, E, G, g, D, group, n_cg)
+
+    def _line_search(self, W: np.ndarray, F: float, E: np.ndarray, G: np.ndarray,
+                     g: np.ndarray, D: np.ndarray, group: np.ndarray, n_cg: int):
+        """The line search of :meth:`newton` along ``D`` (module docstring, step 3), ``G`` the
+        smooth gradient at ``W`` and ``g`` the reduced gradient on the support ``E``."""
+        md = self.model
         slope = float(np.vdot(g, D))
         if not slope < 0:
             return None, F, False, n_cg
@@ -641,32 +658,31 @@ class _Steps:
                               U: np.ndarray, any_group: bool) -> Callable | None:
         """For a tridiagonal coupling (a chain of tasks: the temporal group lasso's) the rows'
         blocks ``T_j - beta_j u_j u_j^T`` with ``T_j = diag(H_t[j, j] + c_j + beta_j) + K``
-        tridiagonal (the tasks off the row's support cut out of the chain): one banded
-        Cholesky factorization of all the rows' ``T_j`` stacked (a tridiagonal matrix of
-        ``len(rows) m`` unknowns), and Sherman-Morrison for the group terms. None where the
-        factorization fails (a singular block: the dense blocks' pseudo-inverses then)."""
+        tridiagonal (the tasks off the row's support cut out of the chain): one
+        ``L D L^T`` factorization of all the rows' ``T_j`` stacked (a tridiagonal matrix of
+        ``len(rows) m`` unknowns, LAPACK's ``dpttrf``), and Sherman-Morrison for the group
+        terms. None where the factorization fails (a block that is not positive definite: the
+        dense blocks' pseudo-inverses then)."""
         md = self.model
         n, m = len(rows), E.shape[1]
         on = E[rows]
-        main = md.diag[rows] + md.c[rows, None] + beta[rows, None] + np.diag(md.K)[None, :]
-        band = np.zeros((2, n * m))
-        band[1] = np.where(on, main, 1.0).ravel()
+        main = md.diag[rows] + md.c[rows, None] + beta[rows, None] + md._k_main[None, :]
         upper = np.zeros((n, m))
-        upper[:, 1:] = np.diag(md.K, 1)[None, :] * (on[:, :-1] & on[:, 1:])
-        band[0] = upper.ravel()
-        try:
-            factor = scipy.linalg.cholesky_banded(band, check_finite=False)
-        except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
+        upper[:, 1:] = md._k_off[None, :] * (on[:, :-1] & on[:, 1:])
+        # D and the subdiagonal of L
+        dl, ll, info = scipy.linalg.lapack.dpttrf(np.where(on, main, 1.0).ravel(),
+                                                  upper.ravel()[1:])
+        if info != 0:
             return None
 
         def solve(Rr: np.ndarray) -> np.ndarray:
-            out = scipy.linalg.cho_solve_banded((factor, False), Rr.ravel(),
-                                                check_finite=False)
+            """``T^{-1} R`` on the support, ``Rr`` (a fresh array) overwritten."""
+            out, _ = scipy.linalg.lapack.dpttrs(dl, ll, Rr.ravel(), overwrite_b=True)
             return out.reshape(n, m) * on
 
         if any_group:
             Ur = U[rows] * on
-            Y = solve(Ur)
+            Y = solve(Ur.copy())
             den = 1.0 - beta[rows] * np.einsum("rt,rt->r", Ur, Y)
             coef = np.where(den > 0, beta[rows] / np.where(den > 0, den, 1.0), 0.0)
 
@@ -680,30 +696,69 @@ class _Steps:
 
         return chain
 
-    def _task_inverses(self, E: np.ndarray, beta: np.ndarray) -> np.ndarray:
-        """The inverses of the tasks' blocks ``H_t + K_tt I + diag(c + beta)`` on the task's
-        support, embedded in ``(m, d, d)`` zeros (cached while the task's support and the
-        rows' group terms on it stay)."""
+    def _task_inverses(self, E: np.ndarray, beta: np.ndarray,
+                       shift: np.ndarray | None = None) -> np.ndarray:
+        """The inverses of the tasks' blocks ``H_t + s_t I + diag(c + beta)`` on the task's
+        support, embedded in ``(m, d, d)`` zeros (:func:`~multitask.solvers.masked_inverse.
+        masked_inverses`); ``s_t = K_tt`` unless ``shift`` gives them. A task's inverse is
+        kept while its support, its ``s_t`` and the rows' ``c + beta`` on it stay; the others
+        are computed again, all at once. The array is the solver's own and is updated in
+        place by the next call."""
         md = self.model
         d, m = E.shape
-        inv = np.zeros((m, d, d))
-        shared = md.H.shape[0] == 1
-        for t in range(m):
-            feats = np.flatnonzero(E[:, t])
-            if not feats.size:
-                continue
-            extra = md.c[feats] + beta[feats]
-            key = feats.tobytes() + extra.tobytes()
-            cached = self._task_cache.get(t)
-            if cached is not None and cached[0] == key:
-                block_inv = cached[1]
-            else:
-                A = md.H[0 if shared else t][np.ix_(feats, feats)].copy()
-                A[np.diag_indices_from(A)] += md.K[t, t] + extra
-                block_inv = _inverse_psd(A)
-                self._task_cache[t] = (key, block_inv)
-            inv[t][np.ix_(feats, feats)] = block_inv
-        return inv
+        extra = md.c + beta
+        shift = md._k_main if shift is None else shift
+        if self._task_inv is None:
+            self._task_inv = np.zeros((m, d, d))
+            self._task_E = np.zeros((d, m), dtype=bool)
+            self._task_extra = np.full((d, m), np.nan)
+            self._task_shift = np.full(m, np.nan)
+        stale = (E != self._task_E).any(axis=0) | (shift != self._task_shift)
+        stale |= ((extra[:, None] != self._task_extra) & E).any(axis=0)
+        tasks = np.flatnonzero(stale)
+        if tasks.size:  # on the features of their supports
+            feats = np.flatnonzero(E[:, tasks].any(axis=1))
+            which = np.zeros_like(tasks) if md.H.shape[0] == 1 else tasks
+            blocks = md.H[np.ix_(which, feats, feats)]
+            diagonal = np.arange(feats.size)
+            blocks[:, diagonal, diagonal] += shift[tasks, None] + extra[feats]
+            self._task_inv[tasks] = 0.0
+            self._task_inv[np.ix_(tasks, feats, feats)] = masked_inverses(blocks,
+                                                                          E[feats][:, tasks].T)
+            self._task_E[:, tasks] = E[:, tasks]
+            self._task_extra[:, tasks] = extra[:, None]
+            self._task_shift[tasks] = shift[tasks]
+        return self._task_inv
+
+    def _complete_inverse(self, E: np.ndarray, beta: np.ndarray) -> Callable | None:
+        """``R -> Hess^{-1} R`` on the support ``E`` for a coupling ``K = k_0 I - k_1 11^T``
+        (the complete graph of equal weights) without group term, else None.
+
+        The Hessian on ``E`` is ``B - k_1 J J^T``: ``B`` block diagonal over the tasks, the
+        blocks ``B_t = H_t + k_0 I + diag(c)`` on the task's support, and ``J^T V = V 1`` (the
+        sums over the tasks, one per feature) of rank ``d``. By Woodbury,
+
+            Hess^{-1} R = Z + k_1 B^{-1} J S^{-1} J^T Z,   Z = B^{-1} R,
+            S = I - k_1 J^T B^{-1} J = I - k_1 sum_t B_t^{-1}
+
+        (``B_t^{-1}`` embedded in zeros, :meth:`_task_inverses`): two products by the tasks'
+        inverses and one by a ``d x d`` matrix. ``S`` is positive semi-definite, singular
+        where the Hessian is (a feature without curvature in any task, on the support of
+        every task: its weights' mean is free); its pseudo-inverse keeps the preconditioner
+        positive definite and conjugate gradients solve in the Hessian's range."""
+        md = self.model
+        if md.complete is None or not self.exact:
+            return None
+        k0, k1 = md.complete
+        d, m = E.shape
+        inv = np.ascontiguousarray(self._task_inverses(E, beta, np.full(m, k0)))
+        S_pinv = pseudo_inverse_psd(np.eye(d) - k1 * inv.sum(axis=0))
+
+        def woodbury(R: np.ndarray) -> np.ndarray:
+            Z = np.matmul(inv, R.T[:, :, None])[:, :, 0].T
+            return Z + k1 * (inv @ (S_pinv @ Z.sum(axis=1))).T
+
+        return woodbury
 
     def _block_inverses(self, rows: np.ndarray, E: np.ndarray, beta: np.ndarray,
                         U: np.ndarray) -> np.ndarray:
@@ -731,21 +786,41 @@ class _Steps:
         return inv
 
 
+class _CGRun:
+    """Preconditioned conjugate gradients (:class:`~multitask.solvers.base.
+    ConjugateGradients`) on ``apply(X) = B`` from ``X = 0``, run by :meth:`go` up to a number
+    of iterations in all (a later call goes on where the last stopped), stopped at a residual
+    of at most ``eta ||B||``. Attributes: ``best_X`` (the iterate of smallest residual),
+    ``best`` (its residual's norm), ``n`` (iterations), ``done`` (converged, or no further
+    iteration possible)."""
+
+    def __init__(self, apply: Callable, precondition: Callable, B: np.ndarray, eta: float):
+        self.cg = ConjugateGradients(apply, precondition, B)
+        self.target = eta * float(np.linalg.norm(B))
+        self.best, self.best_X = float(np.linalg.norm(self.cg.R)), self.cg.X.copy()
+        self.n = 0
+        self._broken = False
+
+    @property
+    def done(self) -> bool:
+        return self._broken or self.best <= self.target or not self.cg.rz > 0
+
+    def go(self, max_iter: int) -> _CGRun:
+        """Iterate until ``max_iter`` iterations in all, or :attr:`done`."""
+        while self.n < max_iter and not self.done:
+            self.n += 1
+            res = self.cg.step()
+            if res is None:
+                self._broken = True
+                break
+            if res < self.best:
+                self.best, self.best_X = res, self.cg.X.copy()
+        return self
+
+
 def _conjugate_gradients(apply: Callable, precondition: Callable, B: np.ndarray, eta: float,
                          max_iter: int) -> tuple[np.ndarray, int]:
-    """Preconditioned conjugate gradients (:class:`~multitask.solvers.base.
-    ConjugateGradients`) on ``apply(X) = B`` from ``X = 0``, stopped at a residual of at most
-    ``eta ||B||`` or after ``max_iter`` iterations: ``(the iterate of smallest residual,
-    iterations)``."""
-    cg = ConjugateGradients(apply, precondition, B)
-    target = eta * float(np.linalg.norm(B))
-    best, best_X = float(np.linalg.norm(cg.R)), cg.X.copy()
-    n = 0
-    while n < max_iter and best > target and cg.rz > 0:
-        n += 1
-        res = cg.step()
-        if res is None:
-            break
-        if res < best:
-            best, best_X = res, cg.X.copy()
-    return best_X, n
+    """:class:`_CGRun` for at most ``max_iter`` iterations: ``(the iterate of smallest
+    residual, iterations)``."""
+    run = _CGRun(apply, precondition, B, eta).go(max_iter)
+    return run.best_X, run.n
