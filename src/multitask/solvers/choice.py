@@ -94,6 +94,11 @@ def _ceiling(problem: Problem, name: str) -> float:
     class's ``preference_ceiling(problem, **fixed)`` where it has one (``-inf``: no claim),
     else its ``max_preference`` (unbounded where it declares none)."""
     cls, fixed = REGISTRY[name]
+    return _class_ceiling(cls, fixed, problem)
+
+
+def _class_ceiling(cls: type[Solver], fixed: dict[str, Any], problem: Problem) -> float:
+    """:func:`_ceiling` of the solver class ``cls`` with its variant's ``fixed`` settings."""
     bound = getattr(cls, "preference_ceiling", None)
     if bound is not None:
         return float(bound(problem, **fixed))
@@ -107,6 +112,20 @@ def _declared_needs_met(problem: Problem, name: str) -> bool:
     cls = REGISTRY[name][0]
     return (cls.datafit_requires <= problem.datafit.capabilities
             and cls.penalty_requires <= problem.penalty.capabilities)
+
+
+def _ranked(problem: Problem, names: list[str]) -> list[tuple[float, int, str]]:
+    """``(-bound, rank, name)`` of the candidates whose declared needs the problem meets
+    (:func:`_declared_needs_met`), sorted: the highest bound first, ties in the candidates'
+    order."""
+    dcaps, pcaps = problem.datafit.capabilities, problem.penalty.capabilities
+    out = []
+    for rank, name in enumerate(names):
+        cls, fixed = REGISTRY[name]
+        if cls.datafit_requires <= dcaps and cls.penalty_requires <= pcaps:
+            out.append((-_class_ceiling(cls, fixed, problem), rank, name))
+    out.sort()
+    return out
 
 
 def _assess(problem: Problem, name: str) -> tuple[list[str], float | None]:
@@ -143,9 +162,7 @@ def choose(problem: Problem, candidates: Sequence[str] | None = None) -> Choice:
     # the candidates that offer what they declare they need, in the order of their highest
     # possible score (ties keep the candidates' order), so that one that cannot win is never
     # assessed (its facts unread)
-    ranked = sorted((-_ceiling(problem, name), rank, name) for rank, name in enumerate(names)
-                    if _declared_needs_met(problem, name))
-    for neg_ceiling, rank, name in ranked:
+    for neg_ceiling, rank, name in _ranked(problem, names):
         if best is not None and (-neg_ceiling, -rank) < best[:2]:
             break  # the later candidates' bounds are no higher
         miss, score = _assess(problem, name)
