@@ -247,3 +247,58 @@ def test_new_tasks_get_the_parts_priors():
     assert est.coef_.shape == (4, 5) and est.coef_variable_.shape == (2, 5, 4)
     np.testing.assert_allclose(est.group_component_ + est.sparse_component_, est.coef_,
                                rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("q", QS)
+def test_reduced_norm_outside_the_recommended_range(q):
+    """``reduced(n)``: the lasso from ``alpha_group = alpha_l1 n^(1 - 1/q)`` on, the l2,1 norm
+    for ``q = 2`` from ``alpha_l1 = alpha_group`` on, equal to the dirty norm there (random
+    rows, ties, zeros); inside the range None, and a row of equal magnitudes then costs less
+    than either single norm (the bound is tight)."""
+    from multitask.penalties import L1, L21
+
+    n, c = 6, 0.7
+    widest = n if q == np.inf else np.sqrt(n)
+    W = _rows(5, m=n)
+    top = DirtyNorm(c * widest, c, q)
+    assert isinstance(top.reduced(n), L1) and top.reduced(n).alpha == c
+    np.testing.assert_allclose(top.value(W), c * np.abs(W).sum(), rtol=1e-12)
+    inside = DirtyNorm(c * widest * (1 - 1e-6), c, q)
+    assert inside.reduced(n) is None
+    flat = np.ones((1, n))
+    assert inside.value(flat) < c * n * (1 - 1e-7)
+    low = DirtyNorm(c, c, q)
+    if q == 2:
+        assert isinstance(low.reduced(n), L21) and low.reduced(n).alpha == c
+        np.testing.assert_allclose(low.value(W), c * np.linalg.norm(W, axis=1).sum(),
+                                   rtol=1e-12)
+        assert DirtyNorm(c * 1.001, c, q).reduced(n) is None
+    else:
+        assert low.reduced(n) is None  # the l1,inf norm stays with the dirty norm's row prox
+    assert DirtyNorm(0.0, c, q).reduced(n) is None and DirtyNorm(c, 0.0, q).reduced(n) is None
+
+
+@pytest.mark.parametrize("q", QS)
+def test_auto_solves_the_reduced_norm_to_the_same_optimum(q):
+    """Outside Jalali et al.'s range ``solver="auto"`` minimizes the single norm the dirty
+    norm equals (the lasso's or the l2,1 norm's solver) and stores the split with one part
+    zero; the objective is the stacked problem's optimum (cvxpy), as with ADMM on the dirty
+    norm itself."""
+    Xs, ys = _problem(4)
+    m = len(Xs)
+    widest = m if q == np.inf else np.sqrt(m)
+    cases = [(0.25 * widest * 1.5, 0.25, "group_component_")]
+    if q == 2:
+        cases.append((0.2, 0.3, "sparse_component_"))
+    for a, c, zero_part in cases:
+        auto = mt.DirtyModelRegressor(alpha_group=a, alpha_l1=c, q=q, tol=1e-10,
+                                      max_iter=200_000).fit(Xs, ys)
+        admm = mt.DirtyModelRegressor(alpha_group=a, alpha_l1=c, q=q, tol=1e-10,
+                                      solver="admm", max_iter=200_000).fit(Xs, ys)
+        assert auto.converged_ and auto.certified_ and admm.converged_
+        assert not np.any(getattr(auto, zero_part))
+        ref = _stacked_optimum(Xs, ys, a, c, q)
+        assert abs(_objective(auto, Xs, ys) - ref) <= 1e-8 * abs(ref)
+        assert abs(_objective(admm, Xs, ys) - ref) <= 1e-8 * abs(ref)
+        np.testing.assert_allclose(auto.group_component_ + auto.sparse_component_,
+                                   auto.coef_, rtol=1e-12, atol=1e-14)

@@ -24,7 +24,11 @@ DirtyNorm.split`), stored in ``coef_variable_`` (shape ``(2, n_features, n_tasks
 components (a warm start resumes from their sum). Solvers: block coordinate descent with the
 norm's row prox (``"bcd"``, the default for least squares), ADMM with exact per-task solves
 (``"admm"``), accelerated or plain proximal gradient (``"fista"``, ``"pg"``: the default for
-classification, or majorization-minimization ``"mm"`` on ill-conditioned data). rMTFL keeps
+classification, or majorization-minimization ``"mm"`` on ill-conditioned data). Outside
+Jalali et al.'s range ``alpha_l1 < alpha_group < m alpha_l1`` (``sqrt(m) alpha_l1`` for ``q =
+2``) one part is zero and the norm is the lasso's (or, for ``q = 2``, the l2,1 norm):
+``solver="auto"`` then solves that norm with its own solvers (coordinate descent with support
+steps for the lasso; :meth:`~multitask.penalties.dirty.DirtyNorm.reduced`). rMTFL keeps
 the stacked variable and accelerated proximal gradient (``"fista"``, ``"pg"``).
 
 Relation to MALSAR (``Least_Dirty``, ``Least_rMTFL``: ``||X(P+Q) - Y||_F^2`` summed over all
@@ -120,10 +124,28 @@ class _Dirty:
         V, b = super()._warm_start_point(data, (2, *shape))
         return (None, None) if V is None else (np.sum(V, axis=0), b)
 
+    def _solved_penalty(self, datafit: Datafit, penalty: Penalty) -> Penalty:
+        """The penalty the solver minimizes: with ``solver="auto"``, the single norm the
+        dirty norm equals outside Jalali et al.'s range (:meth:`~multitask.penalties.dirty.
+        DirtyNorm.reduced`: the lasso where ``alpha_group >= m alpha_l1``, the l2,1 norm
+        where ``q = 2`` and ``alpha_l1 >= alpha_group``), whose solvers (coordinate descent
+        with support steps for the lasso) are faster on it; else the dirty norm."""
+        if self.solver != "auto":
+            return penalty
+        reduced = penalty.reduced(datafit.data.n_tasks)  # type: ignore[attr-defined]
+        return penalty if reduced is None else reduced
+
+    def _make_solver(self, datafit: Datafit, penalty: Penalty) -> Solver:
+        return super()._make_solver(datafit,  # type: ignore[misc]
+                                    self._solved_penalty(datafit, penalty))
+
     def _run_solver(self, solver: Solver, datafit: Datafit, penalty: Penalty, coef_init,
                     intercept_init) -> SolverResult:
-        """Solve on ``W``; the record's variable is the split ``[P, Q]`` of the solution."""
-        result = super()._run_solver(solver, datafit, penalty, coef_init,  # type: ignore[misc]
+        """Solve on ``W`` (the dirty norm, or the single norm it equals:
+        :meth:`_solved_penalty`); the record's variable is the split ``[P, Q]`` of the
+        solution."""
+        result = super()._run_solver(solver, datafit,  # type: ignore[misc]
+                                     self._solved_penalty(datafit, penalty), coef_init,
                                      intercept_init)
         P, Q = penalty.split(result.W)  # type: ignore[attr-defined]
         return dataclasses.replace(result, coef=np.stack([P, Q]))

@@ -280,6 +280,31 @@ class DirtyNorm(Penalty):
         """Every entry is free when a strength is 0 (the norm vanishes); ``None`` else."""
         return (np.ones(shape[0], dtype=bool), None) if self._is_zero() else None
 
+    def reduced(self, n_columns: int) -> Penalty | None:
+        """The single norm this one equals on weights of ``n_columns`` columns, or None.
+
+        Per row, ``N(w) = alpha_l1 ||w||_1`` exactly when ``alpha_group >= alpha_l1
+        n^(1 - 1/q)`` (``n`` columns: ``n`` for ``q = inf``, ``sqrt(n)`` for ``q = 2``; the
+        largest ratio ``||p||_1 / ||p||_q``): moving part of a row to ``P`` never lowers the
+        sum, and at a smaller ``alpha_group`` a row of equal magnitudes costs less in ``P``.
+        Likewise ``N(w) = alpha_group ||w||_2`` when ``alpha_l1 >= alpha_group`` and ``q = 2``
+        (``||p||_2 <= ||p||_1``): the l2,1 norm. Those are the bounds of Jalali et al.'s
+        recommended range ``alpha_l1 < alpha_group < n alpha_l1``; outside it one part is zero
+        and the model is the lasso (:class:`~multitask.penalties.norms.L1`, ``P = 0``) or the
+        group lasso (:class:`~multitask.penalties.norms.L21`, ``Q = 0``). (The l1,inf norm
+        of ``q = inf`` below the range is left to this norm, whose row prox the solvers take.)
+        None inside the range, or where a strength is 0.
+        """
+        if self._is_zero():
+            return None
+        n = max(int(n_columns), 1)
+        widest = float(n) if self._group_inf else float(np.sqrt(n))
+        if self.alpha_group >= self.alpha_l1 * widest:
+            return L1(self.alpha_l1)
+        if not self._group_inf and self.alpha_l1 >= self.alpha_group:
+            return L21(self.alpha_group)
+        return None
+
     def split(self, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(P, Q)`` with ``P + Q = W`` and ``alpha_group ||P||_{1,q} + alpha_l1 ||Q||_1 =
         N(W)``: row by row ``P_j. = sign(W_j.) min(|W_j.|, tau_j)`` with ``tau_j`` the
