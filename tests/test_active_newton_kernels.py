@@ -11,7 +11,8 @@
   support, and solves in its range where the Hessian is singular (a feature constant within
   every task); the Newton steps then take one or two conjugate-gradient iterations.
 * The chain preconditioner (tridiagonal ``L D L^T`` and Sherman-Morrison) equals the dense
-  inverses of the rows' blocks with their group terms.
+  inverses of the rows' blocks with their group terms, and a row's solve along the chain
+  (a group row that enters) the dense solve.
 * Conjugate gradients resumed where they stopped are the run without a stop.
 """
 
@@ -241,3 +242,17 @@ def test_a_crawling_switch_still_reaches_the_optimum(monkeypatch):
     assert any(failed)
     assert ours.converged_ and ref.converged_
     assert abs(ours.objective_[-1] - ref.objective_[-1]) <= 1e-9 * abs(ref.objective_[-1])
+
+
+def test_a_rows_solve_along_a_chain_is_the_dense_solve(monkeypatch):
+    Xs, ys = _tasks(10, m=9)
+    steps, _ = _steps_of(mt.TemporalGroupLassoRegressor(
+        0.01, 1.0, solver="active_newton"), Xs, ys, monkeypatch)
+    md = steps.model
+    assert md.tridiagonal
+    s = np.random.default_rng(11).standard_normal(md.C.shape[1])
+    for j in range(md.C.shape[0]):
+        A = md.block(j, np.arange(s.size))
+        v, curv = md.row_solve(j, s)
+        np.testing.assert_allclose(v, np.linalg.solve(A, s), rtol=1e-10, atol=0)
+        assert curv == pytest.approx(float(v @ A @ v), rel=1e-12)

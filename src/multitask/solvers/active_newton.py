@@ -33,9 +33,16 @@ of the support, the iterate's nonzero entries (the nonzero rows of the group row
    median_j mean_t H_t[j, j]``) the tasks' blocks ``H_t + K_tt I + diag(c + beta)`` on the
    task's support precondition instead (the data's correlations inside a block). The rows'
    blocks are applied in closed form for the complete graph of equal weights (Sherman-Morrison)
-   and by one banded factorization for a chain of tasks (the temporal group lasso). Where
-   a step's conjugate gradients pass :data:`SWITCH_CG` iterations, the step is solved again
-   with the other preconditioner, and the one of fewer iterations per step is kept.
+   and by one tridiagonal factorization for a chain of tasks (the temporal group lasso); the
+   tasks' blocks are inverted all at once (:func:`~multitask.solvers.masked_inverse.
+   masked_inverses`), again only for the tasks whose support changed. Where a step's
+   conjugate gradients pass :data:`SWITCH_CG` iterations, the step is solved again with the
+   other preconditioner for as many iterations; the run of the smaller residual goes on, and
+   the preconditioner of fewer iterations per step is kept. For the complete graph of equal
+   weights without group rows (the default graph model) neither is needed: its coupling
+   ``k_0 I - k_1 11^T`` is the tasks' blocks less a term of rank ``d``, and Woodbury's
+   identity gives the Hessian's inverse from the tasks' inverses
+   (:meth:`_Steps._complete_inverse`): one or two iterations per step.
 3. **Line search**: ``W + s D`` with the entries whose sign leaves ``s`` set to zero (the
    orthant projection) and the group rows that turn through zero (``<w_j + s d_j, w_j> <=
    0``) set to zero, ``s`` halved from 1 until ``F`` falls (Armijo).
@@ -170,6 +177,23 @@ class _Model:
         Hs = apply_per_task(self.H, step) + self.times_K(step) + self.c[:, None] * step
         return (float(np.vdot(G, step)) + 0.5 * float(np.vdot(step, Hs))
                 + self.rows_value(W + step) - self.rows_value(W))
+
+    def row_solve(self, j: int, s: np.ndarray) -> tuple[np.ndarray, float]:
+        """``(v, v^T A_j v)`` with ``v = A_j^{-1} s`` (:meth:`block`, all tasks): by a
+        tridiagonal factorization for a chain's coupling, else a dense one (the
+        pseudo-inverse where ``A_j`` is singular)."""
+        if self.tridiagonal:
+            main = self.diag[j] + self.c[j] + self._k_main
+            dl, ll, info = scipy.linalg.lapack.dpttrf(main, self._k_off)
+            if info == 0:
+                v, _ = scipy.linalg.lapack.dpttrs(dl, ll, s)
+                Av = main * v
+                Av[1:] += self._k_off * v[:-1]
+                Av[:-1] += self._k_off * v[1:]
+                return v, float(v @ Av)
+        A = self.block(j, np.arange(len(s)))
+        v = _solve_psd(A, s)
+        return v, float(v @ A @ v)
 
     def block(self, j: int, tasks: np.ndarray) -> np.ndarray:
         """``A_j = diag_t(H_t[j, j]) + K + c_j I`` restricted to ``tasks``."""
@@ -502,9 +526,8 @@ class _Steps:
         ``max_t H_t[j, j] + c_j + lambda_max(K)``."""
         md = self.model
         if md.a[j] == 0:
-            A = md.block(j, np.arange(len(s)))
-            v = -_solve_psd(A, s)
-            curv = float(v @ A @ v)
+            v, curv = md.row_solve(j, s)
+            v = -v
             tau = 1.0 - md.b[j] * float(np.linalg.norm(v)) / curv if curv > 0 else 0.0
             if tau > 0 and np.all(np.isfinite(v)):
                 return tau * v
@@ -539,12 +562,16 @@ class _Steps:
         g = (G + md.a[:, None] * self.signs + beta[:, None] * W) * E
 
         any_group = bool(group.any())
+        scale = (md.c + beta)[:, None]
 
         def hess(V: np.ndarray) -> np.ndarray:
-            out = apply_per_task(md.H, V) + md.times_K(V) + md.c[:, None] * V
-            if any_group:
-                out += beta[:, None] * (V - U * np.einsum("jt,jt->j", U, V)[:, None])
-            return out * E
+            out = apply_per_task(md.H, V)
+            out += md.times_K(V)
+            out += scale * V
+            if any_group:  # beta_j (I - u_j u_j^T) on the group rows
+                out -= (beta * np.einsum("jt,jt->j", U, V))[:, None] * U
+            out *= E
+            return out
 
         exact = None if any_group else self._complete_inverse(E, beta)
         if exact is not None:  # the Hessian's inverse: one or two iterations
