@@ -45,7 +45,8 @@ of the support, the iterate's nonzero entries (the nonzero rows of the group row
    (:meth:`_Steps._complete_inverse`): one or two iterations per step.
 3. **Line search**: ``W + s D`` with the entries whose sign leaves ``s`` set to zero (the
    orthant projection) and the group rows that turn through zero (``<w_j + s d_j, w_j> <=
-   0``) set to zero, ``s`` halved from 1 until ``F`` falls (Armijo).
+   0``) set to zero, ``s`` halved from 1 until ``F`` falls (Armijo), or until the fall the
+   slope promises, ``s |<g, D>|``, is below the rounding of the rows' terms (no step).
 
 With ``head_start`` the run begins with that many epochs of block coordinate descent (its
 own certificate; the run ends there when it holds) and the Newton steps start from their
@@ -169,14 +170,16 @@ class _Model:
     def value(self, W: np.ndarray) -> float:
         return self.smooth(W)[0] + self.rows_value(W)
 
-    def change(self, W: np.ndarray, G: np.ndarray, step: np.ndarray) -> float:
+    def change(self, W: np.ndarray, G: np.ndarray, step: np.ndarray,
+               rows_W: float | None = None) -> float:
         """``F(W + step) - F(W)`` for ``G`` the smooth gradient at ``W``: ``<G, step> +
         q_2(step) / 2`` (``q_2`` the quadratic form of ``q``) plus the change of the rows'
         terms, without the cancellation of the difference of two values of ``F`` (whose
         terms grow with the coupling)."""
         Hs = apply_per_task(self.H, step) + self.times_K(step) + self.c[:, None] * step
         return (float(np.vdot(G, step)) + 0.5 * float(np.vdot(step, Hs))
-                + self.rows_value(W + step) - self.rows_value(W))
+                + self.rows_value(W + step)
+                - (self.rows_value(W) if rows_W is None else rows_W))
 
     def row_solve(self, j: int, s: np.ndarray) -> tuple[np.ndarray, float]:
         """``(v, v^T A_j v)`` with ``v = A_j^{-1} s`` (:meth:`block`, all tasks): by a
@@ -610,13 +613,18 @@ class _Steps:
         if not slope < 0:
             return None, F, False, n_cg
         fixed = md.l1_rows[:, None] & E
+        rows_W = md.rows_value(W)
+        # the rounding of the rows' terms in change(): a fall below it cannot be told
+        floor = 16 * np.finfo(float).eps * rows_W
         s = 1.0
         for _ in range(_MAX_HALVINGS):
+            if s * -slope <= floor:
+                break
             W2 = W + s * D
             flip = fixed & (np.sign(W2) != self.signs)
             W2[flip] = 0.0
             W2[group & (np.einsum("jt,jt->j", W2, W) <= 0)] = 0.0  # rows through zero
-            dF = md.change(W, G, W2 - W)
+            dF = md.change(W, G, W2 - W, rows_W)
             if dF <= 1e-4 * s * slope:
                 return W2, F + dF, s == 1.0, n_cg
             s *= 0.5
