@@ -134,5 +134,8 @@ def test_auto_takes_it_for_split_classifiers_with_few_features():
     # Newton-ADMM by proximal Newton's wide rule on few tasks (newton_admm.SPLIT_WIDE_ENTRIES)
     assert type(est.solver_).__name__ == "NewtonADMM"
     more = [np.hstack([X, rng.standard_normal((len(X), 30))]) for X in wide]
-    est = SparseLowRankClassifier().fit(more, y01)  # 75 features: past the wide rule
+    est = SparseLowRankClassifier().fit(more, y01)  # 75 features: up to SPLIT_WIDE_FEATURES
+    assert type(est.solver_).__name__ == "NewtonADMM"  # was ProximalGradient (fifth round)
+    most = [np.hstack([X, rng.standard_normal((len(X), 30))]) for X in more]
+    est = SparseLowRankClassifier().fit(most, y01)  # 105 features: past the rule
     assert type(est.solver_).__name__ == "ProximalGradient"

@@ -116,7 +116,7 @@ from multitask.solvers.problem import Problem, median
 from multitask.solvers.result import SolverResult
 
 __all__ = ["COMPILED_TRACE_MAX_FEATURES", "CompiledTraceStep", "DIRTY_MIN_FEATURES",
-           "EigenSystem", "QuadraticADMM",
+           "EigenSystem", "QuadraticADMM", "TRACE_STRONG_RATIO", "TRACE_STRONG_TASKS",
            "condition_number", "curvature_ratio", "ill_conditioned", "prefer_admm",
            "prefer_admm_split"]
 
@@ -127,6 +127,15 @@ ILL_CONDITIONED = 10.0
 #: first bounds their largest eigenvalue from above by their rows' absolute sums (one more
 #: read of matrices that small) and computes it only where the bound does not decide.
 GERSHGORIN_MAX_ENTRIES = 100_000
+#: The trace norm with the squared loss on at least this many tasks at ``alpha >=``
+#: :data:`TRACE_STRONG_RATIO` ``alpha_max`` is left to accelerated gradient: with
+#: ``benchmarks/bench_auto_choice.py --only TraceNorm --loss squared`` (40 rows per task) it
+#: was the faster at 10 of 13 points of 1,000 and 3,000 tasks of 10 to 40 features at
+#: ``alpha_max`` times 0.5 to 0.9 (up to 4.7 times), on par at 2, ADMM 1.2 times faster at one;
+#: ADMM the faster from ``0.3 alpha_max`` down and on 100 tasks (the figures: docs/scale.md).
+TRACE_STRONG_TASKS = 1000
+#: See :data:`TRACE_STRONG_TASKS`.
+TRACE_STRONG_RATIO = 0.5
 _TINY = float(np.finfo(float).tiny)
 
 
@@ -714,7 +723,10 @@ class QuadraticADMM(Solver):
         trace norm) or a ``"spectral"`` one (the task-structure relaxations of
         clustered MTL and convex ASO, the task-relationship term), where it applies (few
         features): ahead of accelerated gradient, measured slower there
-        (``benchmarks/bench_auto_choice.py``; the figures: docs/tuning_constants.md)."""
+        (``benchmarks/bench_auto_choice.py``; the figures: docs/tuning_constants.md), but for
+        the trace norm on at least :data:`TRACE_STRONG_TASKS` tasks at ``alpha >=``
+        :data:`TRACE_STRONG_RATIO` ``alpha_max`` (no claim: accelerated gradient measured
+        faster there)."""
         if cls._dirty_claim(problem):
             return 72.0  # ahead of block coordinate descent (70)
         # (the chooser asks a solver that applies: prefer_admm's test without its check)
@@ -725,7 +737,11 @@ class QuadraticADMM(Solver):
         # the trace norm and the task-structure relaxations (clustered MTL, convex ASO, task
         # relationship)
         spectral = problem.penalty_has("low_rank") or problem.penalty_has("spectral")
-        return 56.0 if spectral and problem.datafit.name == "squared" else None
+        if not (spectral and problem.datafit.name == "squared"):
+            return None
+        strong = (problem.penalty_has("low_rank") and problem.n_tasks >= TRACE_STRONG_TASKS
+                  and (problem.strength_ratio or 0.0) >= TRACE_STRONG_RATIO)
+        return None if strong else 56.0
 
     def __init__(self, *, max_iter: int = 5000, tol: float = 1e-4, rho: float | None = None,
                  relaxation: float = 1.6, adaptive: bool = True, adapt_every: int = 5,

@@ -55,11 +55,23 @@ from multitask.solvers.iteration import CertificateSchedule, IterationRecord
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
-__all__ = ["LADM_PAPER_CONSTANTS", "LinearizedADMM", "admm_step"]
+__all__ = ["LADM_PAPER_CONSTANTS", "WIDE_TRACE_MIN_FEATURES", "WIDE_TRACE_RATIO",
+           "LinearizedADMM", "admm_step"]
 
 #: The constants of the paper's Algorithms 3 and 4.
 LADM_PAPER_CONSTANTS = {"mu0": 1e-6, "rho": 1.9, "mu_max": 1e10, "tol": 1e-5}
 _SCHEDULES = ("exact", "paper")
+#: ``alpha / alpha_max`` at or below which ``solver="auto"`` takes linearized ADMM for the
+#: trace norm with the squared loss on a dense per-task design of fewer rows than features,
+#: from :data:`WIDE_TRACE_MIN_FEATURES` features: with ``benchmarks/bench_auto_choice.py
+#: --only TraceNorm --loss squared`` on 10 tasks of 40 rows it was 1.3 to 2.2 times faster
+#: than accelerated gradient at ``alpha_max`` times 0.02 and 0.01 on 1,000, 3,000 and 10,000
+#: features (and the fastest at 0.005 and 0.002 on 1,000), slower at ``alpha_max / 20`` from
+#: 3,000 features, and on 4 tasks of 300 features (the pinned case ``tasks_wide``, and at
+#: ``alpha_max`` times 0.005 and 0.002) 1.5 times slower (the figures: docs/scale.md).
+WIDE_TRACE_RATIO = 0.02
+#: See :data:`WIDE_TRACE_RATIO`.
+WIDE_TRACE_MIN_FEATURES = 1000
 _STEP_RULES = ("max", "stacked")
 
 
@@ -183,7 +195,10 @@ class LinearizedADMM(Solver):
         and for the ``"spectral"`` task-structure penalties (clustered MTL, convex ASO, task
         relationship) with the squared loss on such data at any strength, per-task designs only:
         ahead of accelerated gradient, measured slower there (``benchmarks/bench_auto_choice.py``,
-        ``benchmarks/bench_cv_two_param.py``)."""
+        ``benchmarks/bench_cv_two_param.py``); 52 also for the trace norm with the squared loss
+        on a dense per-task design of fewer rows than features, at least
+        :data:`WIDE_TRACE_MIN_FEATURES` of them, at ``alpha <=`` :data:`WIDE_TRACE_RATIO`
+        ``alpha_max``."""
         if problem.split:
             return 55.0
         # below the block coordinate descent and ADMM, which take these models where they
@@ -191,8 +206,15 @@ class LinearizedADMM(Solver):
         family, (a, b, _) = problem.row_prox or ("", (0, 0, 0))
         group_rows = (family == "elastic_net" and bool(np.any(np.asarray(b)))
                       and not bool(np.any(np.asarray(a))))
-        if problem.datafit.name != "squared" or problem.n_rows < problem.n_features:
+        if problem.datafit.name != "squared":
             return None
+        if problem.n_rows < problem.n_features:
+            wide_trace = (problem.penalty_has("low_rank") and not problem.sparse
+                          and not problem.shared
+                          and problem.n_features >= WIDE_TRACE_MIN_FEATURES
+                          and problem.strength_ratio is not None
+                          and problem.strength_ratio <= WIDE_TRACE_RATIO)
+            return 52.0 if wide_trace else None
         low = problem.strength_ratio is not None and problem.strength_ratio <= 0.05
         if low and (group_rows or problem.penalty_has("low_rank")):
             return 52.0

@@ -38,6 +38,7 @@ from multitask.solvers.base import Solver, check_int, check_tol, measure_lipschi
 from multitask.solvers.iteration import IterationRecord
 from multitask.solvers.majorized import MajorizedADMM, QuadraticBound
 from multitask.solvers.newton import (
+    NEWTON_SCALE,
     DampedStep,
     damped_step,
     newton_applies,
@@ -48,8 +49,8 @@ from multitask.solvers.newton_cg import SCALE_SPREAD, feature_scale_spread
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
-__all__ = ["SPLIT_WIDE_ENTRIES", "WEAK_GROUP_ROWS", "WEAK_GROUP_ROWS_TASKS", "NewtonADMM",
-           "prefer_newton_admm"]
+__all__ = ["SPLIT_WIDE_ENTRIES", "SPLIT_WIDE_FEATURES", "WEAK_GROUP_ROWS",
+           "WEAK_GROUP_ROWS_TASKS", "NewtonADMM", "prefer_newton_admm"]
 
 #: ``solver="auto"`` also takes Newton-ADMM for a split model with the logistic or squared
 #: hinge loss under proximal Newton's ``wide`` data rule (up to
@@ -62,6 +63,14 @@ __all__ = ["SPLIT_WIDE_ENTRIES", "WEAK_GROUP_ROWS", "WEAK_GROUP_ROWS_TASKS", "Ne
 #: low-rank one at ``alpha_max / 2``; the figures: docs/scale.md). Not measured with the
 #: regression losses, which keep accelerated gradient there.
 SPLIT_WIDE_ENTRIES = 1e5
+#: The features up to which that rule holds (issue 32's fifth round; it was proximal Newton's
+#: :data:`~multitask.solvers.newton.NEWTON_WIDE_FEATURES`): on 10 tasks of 80 and 100
+#: features at ``alpha_max`` times 0.3, 0.1 and 0.03 Newton-ADMM was the fastest of the
+#: three split classifiers' solvers at 11 of 18 points and within 1.7 times of the fastest at
+#: the others (majorization or accelerated gradient at ``0.3 alpha_max``), where the solvers
+#: taken before were up to 5.3 times slower; on 20 tasks of 100 features (``m d^2 = 2 10^5``)
+#: it was slower (the figures: docs/scale.md).
+SPLIT_WIDE_FEATURES = 100
 #: ``alpha / alpha_max`` at or below which ``solver="auto"`` takes Newton-ADMM ahead of
 #: proximal Newton for the l2,1 norm with the logistic loss: the first on any number of tasks,
 #: the second on at least :data:`WEAK_GROUP_ROWS_TASKS` tasks. With ``--only L21 --loss
@@ -106,6 +115,16 @@ def _weak_group_rows(problem: Problem) -> bool:
     return spread <= SCALE_SPREAD
 
 
+def _hessian_scale(datafit: Datafit) -> bool:
+    """Whether the features' largest magnitude lies in
+    :data:`~multitask.solvers.newton.NEWTON_SCALE` (the Hessians' entries, squares of the
+    features, stay in the float range): the scale condition of
+    :func:`~multitask.solvers.newton.newton_applies`."""
+    X = datafit.data.X
+    top = float(abs(X).max()) if X.shape[0] and X.shape[1] else 0.0
+    return NEWTON_SCALE[0] <= top <= NEWTON_SCALE[1]
+
+
 class NewtonADMM(Solver):
     """Proximal Newton with ADMM on each step's model (module docstring).
 
@@ -148,8 +167,8 @@ class NewtonADMM(Solver):
         the tight fits of ``tests/test_missing_targets.py`` need 1e-12), where proximal
         Newton's data conditions hold
         (:func:`~multitask.solvers.newton.newton_applies`; for a split model with the logistic
-        or squared hinge loss also its ``wide`` rule while the Hessians hold at most
-        :data:`SPLIT_WIDE_ENTRIES` entries): ahead of
+        or squared hinge loss also up to :data:`SPLIT_WIDE_FEATURES` features while the
+        Hessians hold at most :data:`SPLIT_WIDE_ENTRIES` entries): ahead of
         majorization-minimization, which it hands over to when its steps stall, of linearized
         ADMM and of accelerated gradient (measured slower on the trace norm with few
         features, ``benchmarks/bench_auto_choice.py``; the figures:
@@ -167,12 +186,13 @@ class NewtonADMM(Solver):
             return None
         if problem.fact("newton", lambda: newton_applies(problem.datafit)):
             return 65.0
-        # a split model on more features with a classification loss (measured): proximal
-        # Newton's wide rule, few Hessian entries
+        # a split model on more features with a classification loss (measured): up to
+        # SPLIT_WIDE_FEATURES features, few Hessian entries, features of a scale the Hessians
+        # hold
         wide = (problem.split and problem.datafit.name in ("logistic", "squared_hinge")
+                and problem.n_features <= SPLIT_WIDE_FEATURES
                 and problem.n_tasks * float(problem.n_features) ** 2 <= SPLIT_WIDE_ENTRIES
-                and problem.fact("newton_wide",
-                                 lambda: newton_applies(problem.datafit, wide=True)))
+                and problem.fact("newton_scale", lambda: _hessian_scale(problem.datafit)))
         return 65.0 if wide else None
     datafit_requires = frozenset({"gradient", "hessian"})
     penalty_requires = frozenset()
