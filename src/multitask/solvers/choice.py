@@ -30,13 +30,16 @@ score   solver and condition
 70      ``bcd``: a quadratic loss with row operators (60 on group rows of per-task designs)
 65      ``newton_admm``: a split model with the logistic or squared hinge loss, or the trace
         norm with the logistic loss, with Newton's data conditions (for a split model with a
-        classification loss also up to 64 features while ``m d^2 <= 10^5``)
+        classification loss also up to 100 features while ``m d^2 <= 10^5``)
 62      ``admm``: a quadratic loss, ill-conditioned or a split model; 56 for the trace norm
-        with the squared loss where it applies
+        with the squared loss where it applies (but on 1,000 tasks and more at ``alpha >=
+        alpha_max / 2``)
 60      ``mm``: a smooth loss, ill-conditioned bound, or a split model on tasks of at least
         ``2 d K`` rows (``K`` scores per row); ``cd`` as inner solver
 55      ``ladm``: a split model; 52 for the l2,1 and trace norms with the squared loss at
-        ``alpha <= alpha_max / 20`` on data with at least as many rows as features
+        ``alpha <= alpha_max / 20`` on data with at least as many rows as features, and for
+        the trace norm at ``alpha <= alpha_max / 50`` on dense per-task designs of fewer rows
+        than features, at least 1,000 of them
 50      ``fista``: any smooth loss with a prox
 40      ``lp``: a piecewise-linear loss with linear constraints or a polyhedral norm, up to a
         size (larger where its dual program is small)
