@@ -401,16 +401,25 @@ def test_alpha_max_and_default_grids(classification):
     fsgl = (mt.FusedSparseGroupLassoClassifier if classification
             else mt.FusedSparseGroupLassoRegressor)
     # every strength is searched: cFSGL's alpha_l1 too (it stayed at its set value)
-    for est, others in ((tgl(alpha_smooth=0.5), ["alpha_smooth"]),
-                        (fsgl(alpha_fused=0.02, alpha_l1=0.01), ["alpha_fused", "alpha_l1"])):
+    # about n_alphas / 3 outer points: 3 values of one other strength, 2 x 2 of two
+    for est, others, n_each in ((tgl(alpha_smooth=0.5), ["alpha_smooth"], 3),
+                                (fsgl(alpha_fused=0.02, alpha_l1=0.01),
+                                 ["alpha_fused", "alpha_l1"], 2)):
         top = est.alpha_max(Xs, ys)
         at = est.set_params(alpha_group=top * (1 + 1e-9), tol=1e-10).fit(Xs, ys)
         assert np.all(at.coef_ == 0)
         assert np.any(est.set_params(alpha_group=0.9 * top).fit(Xs, ys).coef_ != 0)
-        grid = est.default_grid(Xs, ys, n_alphas=6)
+        grid = est.default_grid(Xs, ys, n_alphas=10)
         assert list(grid) == ["alpha_group", *others]
         assert grid["alpha_group"][0] == pytest.approx(top)
-        assert all(len(grid[o]) == 2 for o in others)
+        assert all(len(grid[o]) == n_each for o in others)
+        if "alpha_l1" in grid:
+            # the l1 term alone zeroes W at every alpha_group from max |G| on: not searched
+            top_l1 = mt.IndependentLassoClassifier().alpha_max(Xs, ys) if classification \
+                else mt.IndependentLassoRegressor().alpha_max(Xs, ys)
+            assert np.all(grid["alpha_l1"] < 0.1 * top_l1)
+            assert np.all(est.set_params(alpha_l1=top_l1 * (1 + 1e-9), alpha_group=0.0)
+                          .fit(Xs, ys).coef_ == 0)
 
 
 def test_warm_started_path_and_multitask_cv_on_long_format(datagen):

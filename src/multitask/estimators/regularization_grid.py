@@ -99,9 +99,11 @@ class RegularizationGrid:
         constant of the loss gradient (the largest eigenvalue of a task's scaled covariance
         for the squared loss). Models with several strengths (``_grid_tops``): ``n_alphas``
         values of the path parameter from its top down over ``factor * log10(1 /
-        alpha_ratio)`` decades, and ``max(1, round(n_alphas / 3))`` values of each other
-        strength over its range (cross-validation runs the path inside a loop over them),
-        or over its :class:`GridSpan`. ``sample_weight`` weighs the rows as in :meth:`fit`.
+        alpha_ratio)`` decades, and ``max(1, round((n_alphas / 3) ** (1 / k)))`` values of
+        each of the ``k`` other strengths over its range (cross-validation runs the path
+        inside a loop over them: about ``n_alphas / 3`` outer points in all, 3 for one other
+        strength, 2 x 2 for two), or over its :class:`GridSpan`. ``sample_weight`` weighs
+        the rows as in :meth:`fit`.
         """
         name = self._path_param
         if name is None or name not in self.get_params(deep=False):
@@ -121,8 +123,9 @@ class RegularizationGrid:
         tops = self._grid_tops(datafit, penalty)
         if tops is not None:
             out = {}
+            n_other = max(1, round((n_alphas / 3) ** (1.0 / max(len(tops) - 1, 1))))
             for i, (pname, spec) in enumerate(tops.items()):
-                n = n_alphas if i == 0 else max(1, round(n_alphas / 3))
+                n = n_alphas if i == 0 else n_other
                 if isinstance(spec, GridSpan):
                     out[pname] = spec.values(n)
                     continue

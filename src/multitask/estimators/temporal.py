@@ -43,6 +43,7 @@ from multitask.estimators.base import (
 from multitask.estimators.docstrings import CLASSIFICATION_LOSS, REGRESSION_LOSS
 from multitask.estimators.fitted_state import Fitted, derived, fit_weights
 from multitask.estimators.multiclass import column_classes, task_count
+from multitask.estimators.regularization_grid import GridSpan
 from multitask.losses import Datafit
 from multitask.penalties.temporal import FusedSparseGroupLasso, TemporalGroupLasso
 
@@ -116,10 +117,15 @@ class _FSGL(_Temporal):
                                      n_classes=column_classes(datafit))
 
     def _grid_tops(self, datafit, penalty):
+        """``alpha_group`` (the path), ``alpha_fused`` from ``max |G|`` (all tasks fused
+        into one: the pooled model) down three decades, and ``alpha_l1`` inside them, from
+        ``10^-1.5`` to ``10^-3`` times ``max |G|``: at ``max |G|`` itself the l1 term alone
+        makes ``W = 0`` at every ``alpha_group``."""
         grad = datafit.grad_at_zero()
         top = float(np.abs(grad).max()) if grad.size else 0.0
+        l1 = top if top > 0 and np.isfinite(top) else 1.0
         return {"alpha_group": (penalty.alpha_max(grad), 1.0), "alpha_fused": (top, 1.0),
-                "alpha_l1": (top, 1.0)}
+                "alpha_l1": GridSpan(l1 * 10.0 ** -1.5, l1 * 1e-3)}
 
 
 _ATTRS = """
