@@ -754,12 +754,12 @@ class _Steps:
         if tasks.size:  # on the features of their supports
             feats = np.flatnonzero(E[:, tasks].any(axis=1))
             which = np.zeros_like(tasks) if md.H.shape[0] == 1 else tasks
-            blocks = md.H[np.ix_(which, feats, feats)]
+            blocks = md.H[which][:, feats[:, None], feats]
             diagonal = np.arange(feats.size)
             blocks[:, diagonal, diagonal] += shift[tasks, None] + extra[feats]
-            self._task_inv[tasks] = 0.0
-            self._task_inv[np.ix_(tasks, feats, feats)] = masked_inverses(blocks,
-                                                                          E[feats][:, tasks].T)
+            full = np.zeros((tasks.size, d, d))
+            full[:, feats[:, None], feats] = masked_inverses(blocks, E[feats][:, tasks].T)
+            self._task_inv[tasks] = full
             self._task_E[:, tasks] = E[:, tasks]
             self._task_extra[:, tasks] = extra[:, None]
             self._task_shift[tasks] = shift[tasks]
