@@ -130,6 +130,17 @@ class QuadraticExact(Solver):
     handles_smooth_part = True
 
     @classmethod
+    def preference_ceiling(cls, problem: Problem, **settings) -> float:
+        """The highest score :meth:`preference` can give ``problem``: ``-inf`` where the
+        penalty's rows are not a pure ridge (the check of :meth:`missing`, read from the
+        problem's row parameters), else 100."""
+        if problem.row_prox is not None:
+            family, (a, b, _) = problem.row_prox
+            if family != "elastic_net" or np.any(np.asarray(a)) or np.any(np.asarray(b)):
+                return float("-inf")
+        return 100.0
+
+    @classmethod
     def preference(cls, problem: Problem, **settings) -> float:
         """100: where it applies (a quadratic model) one linear system is the answer."""
         return 100.0
