@@ -9,7 +9,9 @@
   again) and equal the inverses computed afresh.
 * The complete graph's preconditioner (Woodbury) is the inverse of the Hessian on the
   support, and solves in its range where the Hessian is singular (a feature constant within
-  every task); the Newton steps then take one or two conjugate-gradient iterations.
+  every task); the Newton steps then take one or two conjugate-gradient iterations, and
+  above ``WOODBURY_FEATURES`` features the preconditioners by rows and by tasks reach the
+  same optimum.
 * The chain preconditioner (tridiagonal ``L D L^T`` and Sherman-Morrison) equals the dense
   inverses of the rows' blocks with their group terms, and a row's solve along the chain
   (a group row that enters) the dense solve.
@@ -256,3 +258,21 @@ def test_a_rows_solve_along_a_chain_is_the_dense_solve(monkeypatch):
         v, curv = md.row_solve(j, s)
         np.testing.assert_allclose(v, np.linalg.solve(A, s), rtol=1e-10, atol=0)
         assert curv == pytest.approx(float(v @ A @ v), rel=1e-12)
+
+
+def test_above_the_woodbury_features_the_preconditioners_of_rows_and_tasks(monkeypatch):
+    Xs, ys = _tasks(12, m=12)
+
+    def fit():
+        est = mt.GraphRegularizedRegressor(None, 100.0, 0.02, solver="active_newton",
+                                           tol=1e-10)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TaskStructureWarning)
+            return est.fit(Xs, ys)
+
+    ref = fit()
+    monkeypatch.setattr(active_newton, "WOODBURY_FEATURES", 4)  # 5 features: too many
+    ours = fit()
+    info, ref_info = ours.solver_result_.info, ref.solver_result_.info
+    assert ours.converged_ and info["cg_iterations"] > ref_info["cg_iterations"]
+    assert abs(ours.objective_[-1] - ref.objective_[-1]) <= 1e-9 * abs(ref.objective_[-1])

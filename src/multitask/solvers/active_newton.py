@@ -42,7 +42,8 @@ of the support, the iterate's nonzero entries (the nonzero rows of the group row
    weights without group rows (the default graph model) neither is needed: its coupling
    ``k_0 I - k_1 11^T`` is the tasks' blocks less a term of rank ``d``, and Woodbury's
    identity gives the Hessian's inverse from the tasks' inverses
-   (:meth:`_Steps._complete_inverse`): one or two iterations per step.
+   (:meth:`_Steps._complete_inverse`; up to :data:`WOODBURY_FEATURES` features): one or two
+   iterations per step.
 3. **Line search**: ``W + s D`` with the entries whose sign leaves ``s`` set to zero (the
    orthant projection) and the group rows that turn through zero (``<w_j + s d_j, w_j> <=
    0``) set to zero, ``s`` halved from 1 until ``F`` falls (Armijo), or until the fall the
@@ -89,7 +90,7 @@ from multitask.solvers.problem import Problem, median
 from multitask.solvers.result import SolverResult
 
 __all__ = ["CERTIFY_EVERY", "COUPLING_RATIO", "CURVATURE_SPREAD", "FALLBACK_EPOCHS",
-           "HEAD_START", "MIN_TASKS", "STALL_STEPS", "SWITCH_CG",
+           "HEAD_START", "MIN_TASKS", "STALL_STEPS", "SWITCH_CG", "WOODBURY_FEATURES",
            "ActiveSetNewton", "coupling_ratio", "curvature_spread"]
 
 #: Newton steps between two certificates at most (they are also computed after every step
@@ -106,6 +107,12 @@ STALL_STEPS = 5
 #: Conjugate-gradient iterations of a Newton step above which the other preconditioner (by
 #: tasks instead of by rows, or the reverse) is tried on the next step.
 SWITCH_CG = 30
+
+#: Features up to which the Newton steps of the complete graph (without group rows) take the
+#: Hessian's inverse by Woodbury's identity (:meth:`_Steps._complete_inverse`): its set-up
+#: inverts one ``d x d`` block per task, about ``d`` products by the Hessian, and keeps ``m d^2``
+#: numbers; beyond, the preconditioners by rows or by tasks and their conjugate gradients.
+WOODBURY_FEATURES = 64
 
 #: Halvings of the step of the line search before it gives up.
 _MAX_HALVINGS = 40
@@ -463,8 +470,6 @@ class _Steps:
         self._task_E = np.zeros((0, 0), dtype=bool)
         self._task_extra = np.zeros((0, 0))
         self._task_shift = np.zeros(0)
-        #: use the Hessian's inverse where the coupling gives it (:meth:`_complete_inverse`)
-        self.exact = True
         #: precondition by the rows' blocks (the coupling at least the typical feature's
         #: curvature), else by the tasks' (module docstring)
         h = model.diag.mean(axis=1)
@@ -767,7 +772,8 @@ class _Steps:
 
     def _complete_inverse(self, E: np.ndarray, beta: np.ndarray) -> Callable | None:
         """``R -> Hess^{-1} R`` on the support ``E`` for a coupling ``K = k_0 I - k_1 11^T``
-        (the complete graph of equal weights) without group term, else None.
+        (the complete graph of equal weights) without group term and with at most
+        :data:`WOODBURY_FEATURES` features, else None.
 
         The Hessian on ``E`` is ``B - k_1 J J^T``: ``B`` block diagonal over the tasks, the
         blocks ``B_t = H_t + k_0 I + diag(c)`` on the task's support, and ``J^T V = V 1`` (the
@@ -782,10 +788,10 @@ class _Steps:
         every task: its weights' mean is free); its pseudo-inverse keeps the preconditioner
         positive definite and conjugate gradients solve in the Hessian's range."""
         md = self.model
-        if md.complete is None or not self.exact:
+        d, m = E.shape
+        if md.complete is None or d > WOODBURY_FEATURES:
             return None
         k0, k1 = md.complete
-        d, m = E.shape
         inv = np.ascontiguousarray(self._task_inverses(E, beta, np.full(m, k0)))
         S_pinv = pseudo_inverse_psd(np.eye(d) - k1 * inv.sum(axis=0))
 
