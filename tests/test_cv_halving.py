@@ -161,3 +161,30 @@ def test_halving_must_be_a_boolean(long_data):
         MultiTaskCV(L21Regressor(), halving="yes").fit(X, y)
     with pytest.raises(ValueError, match="halving must be True or False"):
         cross_validate_grid(L21Regressor(), X, y, halving=1)
+
+
+def test_widening_stops_where_the_score_has_flattened():
+    """A path whose best value is its weakest is continued (3 more values per fold) unless
+    its mean score beats the neighbour's by less than WIDEN_MIN_GAIN standard errors of the
+    edge's fold scores; without per-fold scores (pooled leave-one-out) it is continued."""
+    from multitask.model_selection._grids import WIDEN_MIN_GAIN, _widen
+
+    def setup(gain):
+        candidates = [{"alpha": a} for a in (1.0, 0.1, 0.01)]
+        paths = [("alpha", [0, 1, 2], [1.0, 0.1, 0.01])]
+        folds = np.array([[-0.60, -0.50, -0.50 + gain],
+                          [-0.70, -0.60, -0.60 + gain],
+                          [-0.65, -0.52, -0.52 + gain]])
+        return candidates, paths, folds
+
+    error = np.std([-0.50, -0.60, -0.52], ddof=1) / np.sqrt(3)
+    for gain, continued in ((0.5 * WIDEN_MIN_GAIN * error, False),
+                            (2.0 * WIDEN_MIN_GAIN * error, True)):
+        candidates, paths, folds = setup(gain)
+        jobs = _widen(candidates, paths, folds.mean(axis=0), True, 3, folds)
+        assert bool(jobs) is continued
+        if continued:
+            assert len(jobs) == 3 and len(candidates) == 6
+            assert paths[0][2][-1] == pytest.approx(1e-5)
+    candidates, paths, folds = setup(0.5 * WIDEN_MIN_GAIN * error)
+    assert len(_widen(candidates, paths, folds.mean(axis=0), True, 3, None)) == 3

@@ -132,7 +132,10 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
         Seed of the default folds.
     widen : int, default=2
         Continue the path up to this many times (3 values each, same log spacing) when the
-        best value lies at the weak end of the grid (either end for an explicit grid).
+        best value lies at the weak end of the grid (either end for an explicit grid), unless
+        the score has flattened there: with k-fold scoring, a best value whose mean score
+        beats its neighbour's by less than a tenth of its standard error over the folds ends
+        the path.
     selection : {"auto", "kfold", "loo"}, default="auto"
         How the candidates are scored and the best one chosen.
 

@@ -260,7 +260,8 @@ def _run_and_widen(runner, chunks, candidates, paths, default: bool, widen: int,
                              + why)
         if n_widened >= widen or not paths:
             break
-        new_jobs = _widen(candidates, paths, mean, default, len(splits))
+        new_jobs = _widen(candidates, paths, mean, default, len(splits),
+                          None if pooled is not None else scores)
         if not new_jobs:
             break
         results = results + runner.run(new_jobs)

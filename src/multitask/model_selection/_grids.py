@@ -14,16 +14,38 @@ from sklearn.base import clone
 from multitask.estimators.base import check_renamed
 from multitask.model_selection._path import PATH_PARAMETERS, default_param_grid
 
+#: A path is not continued past an edge whose mean score beats its neighbour's by less than
+#: this share of the edge's standard error over the folds: the score has flattened there, at
+#: a resolution far finer than the folds'.
+WIDEN_MIN_GAIN = 0.1
+
+
+def _flat_edge(mean: np.ndarray, scores: np.ndarray | None, edge: int, neighbour: int) -> bool:
+    """Whether the score gains less than :data:`WIDEN_MIN_GAIN` standard errors from
+    ``neighbour`` to ``edge``: ``mean[edge] - mean[neighbour] < WIDEN_MIN_GAIN
+    std_k(scores[k, edge]) / sqrt(K)`` over the ``K >= 2`` folds with a finite score
+    (False without per-fold scores: leave-one-out's pooled scores)."""
+    if scores is None:
+        return False
+    per_fold = scores[:, edge]
+    per_fold = per_fold[np.isfinite(per_fold)]
+    if per_fold.size < 2 or not np.isfinite(mean[neighbour]):
+        return False
+    error = float(np.std(per_fold, ddof=1)) / np.sqrt(per_fold.size)
+    return bool(mean[edge] - mean[neighbour] < WIDEN_MIN_GAIN * error)
+
 
 def _widen(candidates: list[dict], paths: list, mean: np.ndarray, default: bool,
-           n_splits: int) -> list:
+           n_splits: int, scores: np.ndarray | None = None) -> list:
     """Jobs continuing the path whose best candidate lies at an edge of its grid.
 
     At the weak end (the last value of the path) the path goes on with 3 more values of the
     same log spacing, warm-started from a refit of the edge value (whose score is kept, not
     recomputed). At the strong end of an explicit grid (a default grid starts where the
     solution is zero) 3 stronger values are fitted as a new path. ``candidates`` and
-    ``paths`` are extended in place. ``mean`` holds the score of each candidate.
+    ``paths`` are extended in place. ``mean`` holds the score of each candidate, ``scores``
+    (optional, ``(n_splits, n_candidates)``) its score on each fold: a path whose score has
+    flattened at the edge (:func:`_flat_edge`) is not continued.
     """
     best = int(np.argmax(np.where(np.isnan(mean), -np.inf, mean)))
     jobs = []
@@ -39,6 +61,8 @@ def _widen(candidates: list[dict], paths: list, mean: np.ndarray, default: bool,
         point = {k: v for k, v in candidates[best].items() if k != name}
         pos = idx.index(best)
         if pos == len(idx) - 1:
+            if _flat_edge(mean, scores, best, idx[-2]):
+                continue
             ratio = nums[-1] / nums[-2]
             new = [float(nums[-1] * ratio ** (j + 1)) for j in range(3)]
             start = len(candidates)
@@ -48,6 +72,8 @@ def _widen(candidates: list[dict], paths: list, mean: np.ndarray, default: bool,
             paths[i] = (name, idx + new_idx, values + new)
             skip = True
         elif pos == 0 and not default:
+            if _flat_edge(mean, scores, best, idx[1]):
+                continue
             ratio = nums[1] / nums[0]
             new = [float(nums[0] / ratio ** (j + 1)) for j in range(3)][::-1]
             start = len(candidates)
