@@ -72,6 +72,7 @@ from collections.abc import Callable
 import numpy as np
 import scipy.linalg
 import scipy.linalg.lapack
+import scipy.sparse
 
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
@@ -142,6 +143,8 @@ class _Model:
         #: whether ``K`` is tridiagonal (a chain of tasks)
         self.tridiagonal = m > 2 and not np.any(np.triu(self.K, 2))
         self._k_main, self._k_off = np.diag(self.K).copy(), np.diag(self.K, 1).copy()
+        #: ``K^T`` as a sparse matrix for a chain's coupling (:meth:`times_K`)
+        self._chain_T = scipy.sparse.csr_array(self.K.T) if self.tridiagonal else None
         #: ``(k_0, k_1)`` of a coupling ``K = k_0 I - k_1 11^T``, else None
         self.complete: tuple[float, float] | None = None
         if m > 1:
@@ -152,16 +155,13 @@ class _Model:
                 self.complete = (k0, k1)
 
     def times_K(self, V: np.ndarray) -> np.ndarray:
-        """``V K``: ``k_0 V - k_1 (V 1) 1^T`` for the complete graph's coupling, three
-        diagonals for a chain's, a product otherwise."""
+        """``V K``: ``k_0 V - k_1 (V 1) 1^T`` for the complete graph's coupling, ``(K^T
+        V^T)^T`` by a sparse product for a chain's, a dense product otherwise."""
         if self.complete is not None:
             k0, k1 = self.complete
             return k0 * V - k1 * V.sum(axis=1, keepdims=True)
-        if self.tridiagonal:
-            out = V * self._k_main
-            out[:, 1:] += V[:, :-1] * self._k_off
-            out[:, :-1] += V[:, 1:] * self._k_off
-            return out
+        if self._chain_T is not None:
+            return (self._chain_T @ V.T).T
         return V @ self.K
 
     def smooth(self, W: np.ndarray) -> tuple[float, np.ndarray]:
