@@ -130,9 +130,10 @@ GERSHGORIN_MAX_ENTRIES = 100_000
 #: The trace norm with the squared loss on at least this many tasks at ``alpha >=``
 #: :data:`TRACE_STRONG_RATIO` ``alpha_max`` is left to accelerated gradient: with
 #: ``benchmarks/bench_auto_choice.py --only TraceNorm --loss squared`` (40 rows per task) it
-#: was the faster at 10 of 13 points of 1,000 and 3,000 tasks of 10 to 40 features at
-#: ``alpha_max`` times 0.5 to 0.9 (up to 4.7 times), on par at 2, ADMM 1.2 times faster at one;
-#: ADMM the faster from ``0.3 alpha_max`` down and on 100 tasks (the figures: docs/scale.md).
+#: was the faster at 16 of 18 points of 1,000 and 3,000 tasks of 10 to 40 features at
+#: ``alpha_max`` times 0.5 to 0.9 (up to 3.6 times), ADMM at two (1.1 and 1.2 times); ADMM the
+#: faster at most points from ``0.3 alpha_max`` down and on 100 tasks (the figures:
+#: docs/scale.md).
 TRACE_STRONG_TASKS = 1000
 #: See :data:`TRACE_STRONG_TASKS`.
 TRACE_STRONG_RATIO = 0.5
