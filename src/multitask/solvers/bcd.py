@@ -809,10 +809,9 @@ class BlockCoordinateDescent(Solver):
     def preference(cls, problem: Problem, **settings) -> float:
         """70 (ahead of the gradient methods and ADMM); 60 (ahead of accelerated gradient,
         behind ADMM on ill-conditioned Gram matrices) for a whole model of group rows (the
-        elastic-net family with an l2 part, no task coupling) on per-task designs, where
-        each row step solves a coupled problem over the tasks: measured faster than
-        accelerated gradient there from 10 to 40 features and 10 to 1,000 tasks
-        (``benchmarks/bench_auto_choice.py``; the figures: docs/tuning_constants.md); 45
+        elastic-net family with an l2 part, no task coupling) on per-task designs, where each
+        row step solves a coupled problem over the tasks: faster than accelerated gradient
+        there from 10 to 40 features, 10 to 1,000 tasks (docs/tuning_constants.md); 45
         (behind accelerated gradient) for a task coupling (the graph model, the temporal group
         lasso) on tasks of fewer rows than features (singular Gram matrices: a shared design
         of ``d / 2 <= n < d`` rows), where each epoch's coupled row solves cost more than an

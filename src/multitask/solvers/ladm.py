@@ -64,11 +64,11 @@ _SCHEDULES = ("exact", "paper")
 #: ``alpha / alpha_max`` at or below which ``solver="auto"`` takes linearized ADMM for the
 #: trace norm with the squared loss on a dense per-task design of fewer rows than features,
 #: from :data:`WIDE_TRACE_MIN_FEATURES` features: with ``benchmarks/bench_auto_choice.py
-#: --only TraceNorm --loss squared`` on 10 tasks of 40 rows it was 1.3 to 2.2 times faster
-#: than accelerated gradient at ``alpha_max`` times 0.02 and 0.01 on 1,000, 3,000 and 10,000
-#: features (and the fastest at 0.005 and 0.002 on 1,000), slower at ``alpha_max / 20`` from
-#: 3,000 features, and on 4 tasks of 300 features (the pinned case ``tasks_wide``, and at
-#: ``alpha_max`` times 0.005 and 0.002) 1.5 times slower (the figures: docs/scale.md).
+#: --only TraceNorm --loss squared`` on 10 tasks of 40 rows it was faster than accelerated
+#: gradient at ``alpha_max`` times 0.02 and 0.01 on 1,000, 3,000 and 10,000 features (and the
+#: fastest at 0.005 and 0.002 on 1,000 and 3,000), slower at ``alpha_max / 20`` from 3,000
+#: features and on 4 tasks of 300 features (the pinned case ``tasks_wide``, and at
+#: ``alpha_max`` times 0.005 and 0.002; the figures: docs/scale.md).
 WIDE_TRACE_RATIO = 0.02
 #: See :data:`WIDE_TRACE_RATIO`.
 WIDE_TRACE_MIN_FEATURES = 1000

@@ -66,10 +66,10 @@ SPLIT_WIDE_ENTRIES = 1e5
 #: The features up to which that rule holds (issue 32's fifth round; it was proximal Newton's
 #: :data:`~multitask.solvers.newton.NEWTON_WIDE_FEATURES`): on 10 tasks of 80 and 100
 #: features at ``alpha_max`` times 0.3, 0.1 and 0.03 Newton-ADMM was the fastest of the
-#: three split classifiers' solvers at 13 of 18 points and within 1.7 times of the fastest at
-#: the others (majorization or accelerated gradient at ``0.3 alpha_max``), where the solvers
-#: taken before were up to 5.3 times slower; on 20 tasks of 100 features (``m d^2 = 2 10^5``)
-#: it was slower (the figures: docs/scale.md).
+#: three split classifiers' solvers at 13 of 18 points and close to the fastest at the others
+#: (majorization or accelerated gradient at ``0.3 alpha_max``), where the solvers taken before
+#: were far behind; on 20 tasks of 100 features (``m d^2 = 2 10^5``) it was slower (the
+#: figures: docs/scale.md).
 SPLIT_WIDE_FEATURES = 100
 #: ``alpha / alpha_max`` at or below which ``solver="auto"`` takes Newton-ADMM ahead of
 #: proximal Newton for the l2,1 norm with the logistic loss: the first on any number of tasks,
