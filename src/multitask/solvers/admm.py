@@ -456,6 +456,9 @@ class _SkiRental:
     charged against it (:meth:`charge`, :meth:`close`); :meth:`iterate` is the compiled
     iteration, ``None`` where its kernel declines."""
 
+    #: The name of the kernel in :mod:`._admm_trace_numba` (imported on first use).
+    _KERNEL = ""
+
     def __init__(self) -> None:
         from multitask.compiled import interpreted_budget
 
@@ -484,6 +487,15 @@ class _SkiRental:
             charge_interpreted(self._spent)
             self._charged = True
 
+    def kernel(self) -> Callable:
+        """The compiled kernel :data:`_KERNEL`, imported once (numba's import cost is paid
+        only by a run that reaches the compiled step)."""
+        if self._kernel is None:
+            import multitask.solvers._admm_trace_numba as kernels
+
+            self._kernel = getattr(kernels, self._KERNEL)
+        return self._kernel
+
     def iterate(self, penalty: Penalty, eig: EigenSystem, V: np.ndarray, AV: np.ndarray,
                 U: np.ndarray, rho: float, r: float):
         """``(W, V, A V, res_pri, res_dual)`` of one compiled iteration (``U`` updated in
@@ -494,6 +506,8 @@ class _SkiRental:
 class CompiledTraceStep(_SkiRental):
     """The compiled ADMM iteration of the trace norm (:mod:`._admm_trace_numba`), under the
     ski-rental rule (:class:`_SkiRental`)."""
+
+    _KERNEL = "trace_admm_step"
 
     @classmethod
     def applies(cls, penalty: Penalty, identity: bool,
@@ -522,11 +536,7 @@ class CompiledTraceStep(_SkiRental):
         """``(W, V, res_pri, res_dual, ||V||_*)`` of one iteration (``U`` updated in place),
         or None where the Gram route cannot resolve a kept singular value or the entries
         lie outside the band where their squares are safe (nothing changed)."""
-        if self._kernel is None:
-            from multitask.solvers._admm_trace_numba import trace_admm_step
-
-            self._kernel = trace_admm_step
-        ok, W, V, res_pri, res_dual, norm = self._kernel(
+        ok, W, V, res_pri, res_dual, norm = self.kernel()(
             eig.Q, eig._QT, eig.lam, eig.QtC, np.ascontiguousarray(AV), U, rho, r, thresh,
             GRAM_RTOL, 2.0**SAFE_EXPONENT, keep)
         if not ok:
@@ -539,6 +549,8 @@ class _CompiledSparseLowRankStep(_SkiRental):
     (:func:`._admm_trace_numba.sparse_low_rank_admm_step`: the W-step and one Gauss-Seidel
     sweep over the l1 part and the trace ball), under the ski-rental rule
     (:class:`_SkiRental`)."""
+
+    _KERNEL = "sparse_low_rank_admm_step"
 
     @classmethod
     def applies_split(cls, penalty: Penalty, eig: EigenSystem,
@@ -555,15 +567,11 @@ class _CompiledSparseLowRankStep(_SkiRental):
 
     def iterate(self, penalty: Penalty, eig: EigenSystem, V: np.ndarray, AV: np.ndarray,
                 U: np.ndarray, rho: float, r: float):
-        if self._kernel is None:
-            from multitask.solvers._admm_trace_numba import sparse_low_rank_admm_step
-
-            self._kernel = sparse_low_rank_admm_step
         radius = float(penalty.radius)  # type: ignore[attr-defined]
         if radius <= 0.0:
             return None
         alpha = float(penalty.alpha)  # type: ignore[attr-defined]
-        ok, W, P, L, res_pri, res_dual = self._kernel(
+        ok, W, P, L, res_pri, res_dual = self.kernel()(
             eig.Q, eig._QT, eig.lam, eig.QtC, np.ascontiguousarray(V[0]),
             np.ascontiguousarray(V[1]), U, rho, r, alpha / rho, radius, GRAM_RTOL,
             2.0**SAFE_EXPONENT)
