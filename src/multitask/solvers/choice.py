@@ -112,9 +112,13 @@ def _declared_needs_met(problem: Problem, name: str) -> bool:
     """Whether the problem's loss and penalty offer the capabilities the registered solver
     ``name`` declares it needs (``datafit_requires``, ``penalty_requires``: the first thing
     its ``missing`` checks), read without building the solver."""
-    cls = REGISTRY[name][0]
-    return (cls.datafit_requires <= problem.datafit.capabilities
-            and cls.penalty_requires <= problem.penalty.capabilities)
+    return _needs_met(REGISTRY[name][0], problem.datafit.capabilities,
+                      problem.penalty.capabilities)
+
+
+def _needs_met(cls: type[Solver], datafit_caps: frozenset, penalty_caps: frozenset) -> bool:
+    """Whether the capabilities offered cover the solver class's declared needs."""
+    return cls.datafit_requires <= datafit_caps and cls.penalty_requires <= penalty_caps
 
 
 def _ranked(problem: Problem, names: list[str]) -> list[tuple[float, int, str]]:
@@ -125,7 +129,7 @@ def _ranked(problem: Problem, names: list[str]) -> list[tuple[float, int, str]]:
     out = []
     for rank, name in enumerate(names):
         cls, fixed = REGISTRY[name]
-        if cls.datafit_requires <= dcaps and cls.penalty_requires <= pcaps:
+        if _needs_met(cls, dcaps, pcaps):
             out.append((-_class_ceiling(cls, fixed, problem), rank, name))
     out.sort()
     return out
