@@ -123,3 +123,44 @@ def test_residual_balancing_fallback():
 def test_bad_settings_are_refused(kw):
     with pytest.raises(ValueError):
         QuadraticADMM(**kw)
+
+
+def _survey_fold() -> tuple[np.ndarray, np.ndarray]:
+    """The generated survey of ``benchmarks/bench_cv_two_param.py`` (one shared design of 8
+    rows and 10 features, 190 tasks) without its fifth row: one leave-one-out fold."""
+    rng = np.random.default_rng(0)
+    d, m = 10, 190
+    X = rng.standard_normal((208, d))
+    B = np.zeros((d, 2))
+    B[:4] = rng.standard_normal((4, 2))
+    W = B @ rng.standard_normal((2, m))
+    W += rng.standard_normal((d, m)) * (rng.random((d, m)) < 0.05)
+    Y = X @ W + rng.standard_normal(m) + 0.5 * rng.standard_normal((X.shape[0], m))
+    keep = np.arange(8) != 4
+    return X[:8][keep], Y[:8][keep]
+
+
+def test_over_relaxation_is_dropped_where_the_split_iteration_circles(monkeypatch):
+    """On this fold over-relaxed ADMM with the Gauss-Seidel V-step circled (the same residuals
+    from iteration 400 to about 5,900); once the residuals stop halving it goes on with
+    ``r = 1`` and converges, to the optimum of a tightly certified run."""
+    from multitask.solvers import admm
+
+    X, Y = _survey_fold()
+    est = SparseLowRankRegressor(alpha=0.0574, radius=7.34)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est.fit(X, Y)
+    assert est.solver_info_["solver"] == "admm" and est.converged_
+    assert est.solver_info_["relaxation"] == 1.0
+    assert est.n_iter_ <= 2000
+    ref = SparseLowRankRegressor(alpha=0.0574, radius=7.34,
+                                 solver=QuadraticADMM(tol=1e-10, max_iter=50000)).fit(X, Y)
+    assert ref.converged_
+    F, F_ref = _objective(est), _objective(ref)
+    assert F_ref <= F <= F_ref * (1 + 1e-4)
+    # without the rule: still circling after 4,000 iterations
+    monkeypatch.setattr(admm, "PLATEAU_SPAN", 10**9)
+    stuck = SparseLowRankRegressor(alpha=0.0574, radius=7.34,
+                                   solver=QuadraticADMM(max_iter=4000, warn=False)).fit(X, Y)
+    assert not stuck.converged_ and stuck.solver_info_["relaxation"] == 1.6

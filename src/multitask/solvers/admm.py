@@ -333,6 +333,15 @@ REBALANCE_EVERY = 100
 #: models and the dirty model's norm).
 BALANCE_RATIO = 10.0
 
+#: The split models' V-step (``split_passes`` Gauss-Seidel sweeps over the parts) is not the
+#: exact prox of the sum, and over-relaxed ADMM with it can circle instead of converging: on
+#: the generated survey of ``benchmarks/bench_cv_two_param.py`` (sparse + low rank, 7-row
+#: tasks) a refit's residuals stayed at the same values from iteration 400 to 5,900 at
+#: ``r = 1.6`` (objective within 1e-6 of the optimum, certificate stuck at 3e-4), where ``r = 1``
+#: converged in 820. There, once the larger relative residual has not halved over this many
+#: iterations at one ``rho``, the run goes on with ``r = 1`` (plain ADMM).
+PLATEAU_SPAN = 200
+
 
 def _accelerated_family(penalty: Penalty) -> bool:
     """Whether ``penalty`` is a split model (``penalty.parts``) or the dirty model's norm
@@ -739,6 +748,10 @@ class QuadraticADMM(Solver):
             ratio = BALANCE_RATIO if _accelerated_family(penalty) else 0.0
         accel = _AndersonADMM(memory, self.anderson_after) if memory else None
         V_out = V  # the last prox output (the iterate reported and certified)
+        relax = self.relaxation
+        # inexact V-steps (module docstring, PLATEAU_SPAN): (iteration, residual level, rho)
+        plateau = ((0, np.inf, rho) if relax > 1.0 and self.split_passes and penalty.parts
+                   and not identity else None)
         for k in range(1, self.max_iter + 1):
             n_iter = k
             adapting = self.adaptive and (anchor is None or k % self.adapt_every == 0)
@@ -749,8 +762,16 @@ class QuadraticADMM(Solver):
             target = AV - U if adapting else None  # for grad f(W) = rho (A V - U - W)
             V_in, U_in = V, U.copy() if accel is not None else U
             W, V, AV_new, res_pri, res_dual = self._iteration(penalty, eig, compiled, V, AV, U,
-                                                              rho, target)
+                                                              rho, target, relax)
             AV = AV_new
+            if plateau is not None:
+                level = max(res_pri, res_dual)
+                if level <= 0.5 * plateau[1] or rho != plateau[2]:
+                    plateau = (k, level, rho)
+                elif k - plateau[0] >= PLATEAU_SPAN:
+                    relax, plateau = 1.0, None
+                    if accel is not None:
+                        accel.reset()
             V_out = V
             check = run.due(k, small=res_pri <= tol and res_dual <= tol)
             if check and run.certify(k, V, None, L=L, target=tol, dual_weights=W) <= tol:
@@ -808,7 +829,7 @@ class QuadraticADMM(Solver):
         return run.finish(V, None, n_iter=n_iter, converged=converged, measure=measure,
                           dual_weights=W, certificate=run.certificate if run.stopped_by == "tol"
                           else None,
-                          info={"rho": rho,
+                          info={"rho": rho, "relaxation": relax,
                                 "best_objective": run.history[-1] if run.history else np.nan,
                                 "stopped_by": run.stopped_by, "primal_residual": res_pri,
                                 "dual_residual": res_dual, "identity_map": identity})
@@ -824,12 +845,13 @@ class QuadraticADMM(Solver):
 
     def _iteration(self, penalty: Penalty, eig: EigenSystem,
                    compiled: _SkiRental | None, V: np.ndarray, AV: np.ndarray,
-                   U: np.ndarray, rho: float, target: np.ndarray | None):
+                   U: np.ndarray, rho: float, target: np.ndarray | None,
+                   relax: float | None = None):
         """One iteration of the module docstring, compiled where it runs
         (:class:`CompiledTraceStep`): ``(W, V, A V, relative primal residual, relative dual
         residual)``, the scaled dual ``U`` updated in place. ``target``: ``A V - U`` when
-        computed already."""
-        r = self.relaxation
+        computed already; ``relax``: the over-relaxation (default ``relaxation``)."""
+        r = self.relaxation if relax is None else relax
         if compiled is not None and compiled.ready():
             # the compiled twin of the steps below (trace norm, sparse + low rank)
             out = compiled.iterate(penalty, eig, V, AV, U, rho, r)
