@@ -302,3 +302,24 @@ def test_auto_solves_the_reduced_norm_to_the_same_optimum(q):
         assert abs(_objective(admm, Xs, ys) - ref) <= 1e-8 * abs(ref)
         np.testing.assert_allclose(auto.group_component_ + auto.sparse_component_,
                                    auto.coef_, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("a", [0.3, 1.0, 2.5])
+def test_projection_with_tied_breakpoints_against_cvxpy(a):
+    """The l1 ball's level is found by merging two sorted sets of breakpoints (``|v_i| - c``
+    and ``|v_i|``): rows where they tie (repeated magnitudes, entries at the cap or at ``c``
+    above another, zeros) give cvxpy's projection too."""
+    c = 0.5
+    rows = [np.array([1.0, -1.0, 1.0, 0.5, -0.5, 0.0, 0.0, 1.5, 1.5, -1.5]),
+            np.array([0.5, 0.5, 0.5, -0.5, 0.5, 0.5, 0.5, 0.5]),
+            np.array([2.0, 1.5, 1.0, 0.5, 0.0, -0.5, -1.0, -1.5, -2.0])]
+    out = np.empty(10)
+    for v in rows:
+        o = out[:v.size]
+        dirty_project_row(v, a, c, True, o)
+        u = cp.Variable(v.size)
+        prob = cp.Problem(cp.Minimize(cp.sum_squares(u - v)),
+                          [cp.norm(u, 1) <= a, cp.norm(u, "inf") <= c])
+        prob.solve(solver=cp.CLARABEL, **PRECISE)
+        np.testing.assert_allclose(o, u.value, rtol=0, atol=1e-6)
+        assert np.abs(o).sum() <= a * (1 + 1e-13) and np.abs(o).max() <= c
