@@ -201,54 +201,6 @@ def _l2_cap_scale(xs, a, c):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _l1_cap_level(v, a, c, inside):  # pragma: no cover - compiled
-    """The ``tau > 0`` with ``f(tau) = sum_i clip(|v_i| - tau, 0, c) = a``, where ``f(0) =
-    inside > a`` (``c > 0``). ``f`` decreases piecewise linearly; its slope changes by -1 at
-    ``|v_i| - c`` (entry ``i`` leaves the cap) and by +1 at ``|v_i|`` (it reaches zero): the
-    two sets of breakpoints are sorted apart and merged, ascending."""
-    m = v.shape[0]
-    leave = np.empty(m)
-    zero = np.empty(m)
-    n_leave = 0
-    n_zero = 0
-    active = 0  # entries strictly inside (0, c): f's slope is -active
-    for i in range(m):
-        x = abs(v[i])
-        if x > c:
-            leave[n_leave] = x - c
-            n_leave += 1
-        elif x > 0.0:
-            active += 1
-        if x > 0.0:
-            zero[n_zero] = x
-            n_zero += 1
-    leave = np.sort(leave[:n_leave])
-    zero = np.sort(zero[:n_zero])
-    f = inside
-    prev = 0.0
-    i = 0
-    j = 0
-    while i < n_leave or j < n_zero:
-        # the next breakpoint; at a tie the cap's leaving comes first (the slope is the same
-        # once both are taken, and f does not move between them)
-        if j >= n_zero or (i < n_leave and leave[i] <= zero[j]):
-            p = leave[i]
-            change = 1
-            i += 1
-        else:
-            p = zero[j]
-            change = -1
-            j += 1
-        fp = f - active * (p - prev)
-        if fp <= a:
-            return prev + (f - a) / active
-        f = fp
-        prev = p
-        active += change
-    return zero[n_zero - 1]  # (reached only through rounding: f vanishes there)
-
-
-@njit(cache=True)
 def dirty_project_row(v, a, c, group_inf, out):  # pragma: no cover - compiled
     """``out = argmin_{u in B} ||u - v||_2`` (module docstring, the dirty norm), ``B`` the
     intersection of the ``s*`` ball of radius ``a`` (``group_inf``: ``s = inf``, ``s* = 1``;
@@ -267,7 +219,37 @@ def dirty_project_row(v, a, c, group_inf, out):  # pragma: no cover - compiled
             out[i] = min(max(v[i], -c), c)
         return
     if group_inf:
-        tau = _l1_cap_level(v, a, c, inside)
+        # f(tau) = sum_i clip(x_i - tau, 0, c) decreases piecewise linearly from f(0) > a;
+        # its slope changes by -1 at x_i - c (the entry leaves the cap) and +1 at x_i
+        pos = np.empty(2 * m)
+        step = np.empty(2 * m)
+        n = 0
+        active = 0
+        for i in range(m):
+            x = abs(v[i])
+            if x > c:
+                pos[n] = x - c
+                step[n] = 1.0
+                n += 1
+            elif x > 0.0:
+                active += 1
+            if x > 0.0:
+                pos[n] = x
+                step[n] = -1.0
+                n += 1
+        order = np.argsort(pos[:n])
+        f = inside
+        prev = 0.0
+        tau = pos[order[n - 1]]  # (reached only through rounding: f vanishes there)
+        for e in range(n):
+            p = pos[order[e]]
+            fp = f - active * (p - prev)
+            if fp <= a:
+                tau = prev + (f - a) / active
+                break
+            f = fp
+            prev = p
+            active += int(step[order[e]])
         for i in range(m):
             x = min(max(abs(v[i]) - tau, 0.0), c)
             out[i] = x if v[i] >= 0.0 else -x
