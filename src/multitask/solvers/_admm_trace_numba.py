@@ -281,3 +281,111 @@ def sparse_low_rank_admm_step(Q, QT, lam, QtC, P, L, U, rho, r, l1_thresh, radiu
             Ln = Z @ M
     res_pri, res_dual = _dual_step(W, Pn + Ln, Wr, AV, U)
     return True, W, Pn, Ln, res_pri, res_dual
+
+
+@njit(cache=True, nogil=True)
+def truncated_admm_run(M, idx, cnt, B, V, U, rho, r, thresh, keep, n_steps, gram_rtol,
+                       safe):  # pragma: no cover - compiled
+    """Up to ``n_steps`` ADMM iterations at a fixed ``rho`` of a non-convex spectral stage
+    (:class:`multitask.solvers.truncated_admm.TruncatedStageADMM`), ``U`` updated in place::
+
+        W   = (H_t + rho I)^{-1} (C_t + rho (V - U)_t) = B_t + rho M_t (V - U)_t   (per task)
+        Wr  = r W + (1 - r) V
+        V   = psvt(Wr + U, thresh, keep)                                    (Gram route)
+        U  += Wr - V
+
+    with ``M_t = (H_t + rho I)^{-1}`` and ``B_t = M_t C_t`` computed once for the stage. The
+    features ``j`` whose row of ``H_t`` is zero (constant within the task's rows: the loss does
+    not see ``w_tj``) decouple, ``W_tj = B_tj + (V - U)_tj``: ``M_t`` is stored on the other
+    features only, ``idx[t, :cnt[t]]``, as a dense ``cnt[t] x cnt[t]`` block. The partial
+    singular value thresholding is that of :func:`trace_admm_step` with ``keep``, and declines
+    where it does: the run then stops before that iteration.
+
+    Parameters
+    ----------
+    M : ndarray of shape (m or 1, d, d)
+        ``M[t, :n, :n]`` (``n = cnt[t]``) is ``(H_t + rho I)^{-1}`` on the features
+        ``idx[t, :n]`` (symmetric); one shared block when the first axis is 1.
+    idx : ndarray of int64, shape (m or 1, d)
+    cnt : ndarray of int64, shape (m or 1,)
+    B : ndarray of shape (d, m)
+        ``(H_t + rho I)^{-1} C_t``.
+    V, U : ndarray of shape (d, m)
+        The current ``V`` and scaled dual; ``U`` is overwritten.
+    rho, r, thresh : float
+        Penalty parameter, over-relaxation, threshold ``alpha / rho``.
+    keep : int
+        Leading singular values left unthresholded.
+    n_steps : int
+    gram_rtol, safe : float
+        As in :func:`trace_admm_step`.
+
+    Returns
+    -------
+    done : int
+        Iterations taken (fewer than ``n_steps`` where the Gram route declined the next one).
+    V : ndarray of shape (d, m)
+        The ``V`` after them (the input where ``done`` is 0).
+    norm : float
+        ``sum_{i > keep} sigma_i(V)`` of the last iteration's output (0 where ``done`` is 0).
+    """
+    d, m = V.shape
+    shared = M.shape[0] == 1
+    wide = d <= m
+    T = np.empty(d)
+    out = np.empty(d)
+    Z = np.empty((d, m))
+    Wr = np.empty((d, m))
+    norm = 0.0
+    for step in range(n_steps):
+        for t in range(m):
+            q = 0 if shared else t
+            n = cnt[q]
+            for j in range(d):
+                T[j] = V[j, t] - U[j, t]
+                out[j] = B[j, t] + T[j]  # the decoupled features
+            for a in range(n):
+                out[idx[q, a]] = B[idx[q, a], t]
+            for b in range(n):
+                tb = rho * T[idx[q, b]]
+                for a in range(n):
+                    out[idx[q, a]] += M[q, b, a] * tb
+            for j in range(d):
+                w = r * out[j] + (1.0 - r) * V[j, t]
+                Wr[j, t] = w
+                Z[j, t] = w + U[j, t]
+        big = 0.0
+        for j in range(d):
+            for t in range(m):
+                a = abs(Z[j, t])
+                if not a <= big:  # NaN included
+                    big = a
+        if not (big == 0.0 or 1.0 / safe <= big <= safe):
+            return step, V, norm
+        ev, E = _small_gram_eigh(Z, wide)
+        k = ev.shape[0]
+        top = np.sqrt(max(ev[k - 1], 0.0))
+        floor = gram_rtol * top
+        smallest = np.sqrt(max(ev[0], 0.0))
+        first_kept = max(k - keep, 0)
+        if smallest < floor:  # a kept singular value may be unresolved
+            if floor > thresh or (keep > 0 and np.sqrt(max(ev[first_kept], 0.0)) < floor):
+                return step, V, norm
+        scale = np.zeros(k)
+        norm = 0.0
+        for i in range(k):
+            s = np.sqrt(max(ev[i], 0.0))
+            if i >= first_kept and s > 0.0:
+                scale[i] = 1.0
+            elif i < first_kept and s > thresh:
+                norm += s - thresh
+                scale[i] = (s - thresh) / s
+        G = _gram_map(E, scale)
+        if wide:
+            V = G @ Z
+        else:
+            V = Z @ G
+        for j in range(d):
+            for t in range(m):
+                U[j, t] += Wr[j, t] - V[j, t]
+    return n_steps, V, norm

@@ -37,7 +37,8 @@ import numpy as np
 
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
-from multitask.solvers.admm import COMPILED_TRACE_MAX_FEATURES, CompiledTraceStep, EigenSystem
+from multitask.penalties.prox import GRAM_RTOL, SAFE_EXPONENT
+from multitask.solvers.admm import COMPILED_TRACE_MAX_FEATURES, EigenSystem, _SkiRental
 from multitask.solvers.base import Solver, check_int, check_tol, kkt_residual, lipschitz_bound
 from multitask.solvers.iteration import IterationRecord
 from multitask.solvers.result import SolverResult
@@ -101,9 +102,7 @@ class TruncatedStageADMM(Solver):
         eig = EigenSystem(None, C, eigen=datafit.quadratic_eigen())
         rho = self.rho_scale * eig.positive_median()
         L = lipschitz_bound(datafit, penalty)
-        step, close = self._stepper(eig, penalty)
-        keep = int(getattr(penalty, "spectral_kept", 0))
-        strength = float(penalty.spectral_strength())
+        steps = _Steps(self.relaxation, eig, H, C, penalty)
 
         def objective(X: np.ndarray) -> float:
             return float(datafit.value(X) + penalty.value(X))
@@ -118,12 +117,15 @@ class TruncatedStageADMM(Solver):
         n_iter = 0
         since = 0  # iterations since the last accepted point (or restart)
         last_measure = np.inf  # the measure at the last accepted window's end
-        for k in range(1, self.max_iter + 1):
-            n_iter = k
-            V = step(V, U, rho, strength / rho, keep)
-            since += 1
+        while n_iter < self.max_iter:
+            # the iterations up to the next residual check, window end or the budget
+            n = min(self.check_every - since % self.check_every,
+                    self.window - since % self.window, self.max_iter - n_iter)
+            V = steps.advance(V, U, rho, n)
+            n_iter += n
+            since += n
             check = since % self.check_every == 0
-            compare = since % self.window == 0 or k == self.max_iter
+            compare = since % self.window == 0 or n_iter == self.max_iter
             if not (check or compare):
                 continue
             F = objective(V)
@@ -149,14 +151,14 @@ class TruncatedStageADMM(Solver):
                 decrease = best_F - F
                 best_V, best_F = V, F
                 run.record(F)
-                if run.notify(k, F, V, None):
+                if run.notify(n_iter, F, V, None):
                     break
                 slow = decrease <= self.stall_tol * max(abs(F), np.finfo(float).tiny)
                 if slow and measure > STALL_MEASURE_RATIO * last_measure:
                     stalled = True
                     break
                 last_measure = measure
-        close()
+        steps.close()
         if not converged:
             measure = kkt_residual(datafit, penalty, best_V, None, L)
             converged = measure <= self.tol
@@ -171,38 +173,99 @@ class TruncatedStageADMM(Solver):
         _, G, _ = datafit.value_and_grad(V)
         return np.ascontiguousarray(-G / rho)
 
-    def _stepper(self, eig: EigenSystem,
-                 penalty: Penalty) -> tuple[Callable, Callable[[], None]]:
-        """``(step, close)``: ``step(V, U, rho, thresh, keep)`` one iteration (``U`` updated in
-        place), compiled for few features by ADMM's compiled trace-norm step
-        (:class:`~multitask.solvers.admm.CompiledTraceStep`: its ski-rental rule of
-        :mod:`multitask.compiled`, the interpreted steps while numba's start-up is not worth
-        paying, their time charged against it), else interpreted; ``close()`` charges the
-        interpreted steps' time at the end of the run."""
-        r = self.relaxation
 
-        def interpreted(V, U, rho, thresh, keep):
-            W = eig.solve(V - U, rho)
-            Wr = r * W + (1.0 - r) * V
-            V_new = penalty.prox(Wr + U, 1.0 / rho)
-            U += Wr - V_new
-            return V_new
+class _Steps:
+    """The iterations of :class:`TruncatedStageADMM` at a fixed ``rho``: compiled
+    (:func:`~multitask.solvers._admm_trace_numba.truncated_admm_run`, several iterations per
+    call, with the per-task inverses ``(H_t + rho I)^{-1}`` formed once per ``rho``) for at
+    most :data:`~multitask.solvers.admm.COMPILED_TRACE_MAX_FEATURES` features and a penalty
+    that remembers a prox output, under the ski-rental rule of ADMM's compiled steps (the
+    interpreted iterations while numba's start-up is not worth paying, their time charged
+    against it), else interpreted."""
 
-        if eig.QtC.shape[0] > COMPILED_TRACE_MAX_FEATURES or not hasattr(penalty,
-                                                                         "remember_prox"):
-            return interpreted, lambda: None
-        compiled = CompiledTraceStep()
+    def __init__(self, relaxation: float, eig: EigenSystem, H: np.ndarray, C: np.ndarray,
+                 penalty: Penalty):
+        self.r = relaxation
+        self.eig = eig
+        self.H = H
+        self.C = np.asarray(C, dtype=np.float64)
+        self.penalty = penalty
+        self.keep = int(getattr(penalty, "spectral_kept", 0))
+        self.strength = float(penalty.spectral_strength())
+        applies = (eig.QtC.shape[0] <= COMPILED_TRACE_MAX_FEATURES
+                   and hasattr(penalty, "remember_prox"))
+        self.compiled = _CompiledRun() if applies else None
+        self._system: tuple | None = None  # (rho, M, idx, cnt, B)
 
-        def step(V, U, rho, thresh, keep):
-            if compiled.ready():
-                out = compiled.step(eig, V, U, rho, r, thresh, keep)
-                if out is None:  # the Gram route cannot resolve it: the interpreted step
-                    return interpreted(V, U, rho, thresh, keep)
-                penalty.remember_prox(out[1], out[4])
-                return out[1]
-            started = time.perf_counter()
-            V_new = interpreted(V, U, rho, thresh, keep)
-            compiled.charge(time.perf_counter() - started)
-            return V_new
+    def interpreted(self, V: np.ndarray, U: np.ndarray, rho: float) -> np.ndarray:
+        """One iteration (module docstring) by the eigendecompositions and the penalty's prox;
+        ``U`` updated in place."""
+        r = self.r
+        W = self.eig.solve(V - U, rho)
+        Wr = r * W + (1.0 - r) * V
+        V_new = self.penalty.prox(Wr + U, 1.0 / rho)
+        U += Wr - V_new
+        return V_new
 
-        return step, compiled.close
+    def advance(self, V: np.ndarray, U: np.ndarray, rho: float, n: int) -> np.ndarray:
+        """``V`` after ``n`` iterations at ``rho`` (``U`` updated in place)."""
+        compiled = self.compiled
+        while n > 0:
+            if compiled is None:
+                V = self.interpreted(V, U, rho)
+                n -= 1
+                continue
+            if not compiled.ready():
+                started = time.perf_counter()
+                V = self.interpreted(V, U, rho)
+                compiled.charge(time.perf_counter() - started)
+                n -= 1
+                continue
+            _, M, idx, cnt, B = self._inverses(rho)
+            done, V_new, norm = compiled.kernel()(
+                M, idx, cnt, B, V, U, rho, self.r, self.strength / rho, self.keep, n,
+                GRAM_RTOL, 2.0**SAFE_EXPONENT)
+            if done:
+                V = V_new
+                self.penalty.remember_prox(V, float(norm))  # type: ignore[attr-defined]
+                n -= int(done)
+            if n > 0 and done < n:  # the Gram route declined: the interpreted iteration
+                V = self.interpreted(V, U, rho)
+                n -= 1
+        return V
+
+    def _inverses(self, rho: float) -> tuple:
+        """``(rho, M, idx, cnt, B)`` of :func:`truncated_admm_run` at ``rho``: per task the
+        features whose row of ``H_t`` is not zero (``idx[t, :cnt[t]]``), ``(H_t + rho I)^{-1}``
+        on them (``M[t]``, from the eigendecompositions) and ``B_t = (H_t + rho I)^{-1} C_t``;
+        computed once per ``rho``."""
+        if self._system is not None and self._system[0] == rho:
+            return self._system
+        eig = self.eig
+        Q, lam = eig.Q, eig.lam
+        inv = np.matmul(Q / (lam + rho)[:, None, :], eig._QT)  # (m or 1, d, d)
+        B = np.ascontiguousarray(np.einsum("tij,jt->it", inv, self.C) if not eig.shared
+                                 else inv[0] @ self.C)
+        seen = np.any(self.H != 0.0, axis=2)  # (m or 1, d)
+        q, d = seen.shape
+        idx = np.zeros((q, d), dtype=np.int64)
+        cnt = seen.sum(axis=1).astype(np.int64)
+        M = np.zeros((q, d, d))
+        for t in range(q):
+            features = np.flatnonzero(seen[t])
+            idx[t, :features.size] = features
+            M[t, :features.size, :features.size] = inv[t][np.ix_(features, features)]
+        self._system = (rho, M, idx, cnt, B)
+        return self._system
+
+    def close(self) -> None:
+        """Charge the interpreted iterations' time (ski-rental rule) at the end of a run."""
+        if self.compiled is not None:
+            self.compiled.close()
+
+
+class _CompiledRun(_SkiRental):
+    """:func:`~multitask.solvers._admm_trace_numba.truncated_admm_run` under the ski-rental
+    rule of ADMM's compiled steps."""
+
+    _KERNEL = "truncated_admm_run"
