@@ -8,6 +8,15 @@ stages are solved by the solver that :func:`multitask.solvers.choose` takes (rol
 itself stays with the solvers' ``missing`` and ``preference``; a model names its candidates
 only. A configured :class:`~multitask.solvers.multistage.Multistage` (given as ``solver``, or
 with its own ``inner``) is kept.
+
+Warm starts: where the first stage's penalty is taken at ``W = 0`` (``first_stage="zero"``,
+the default: the capped l1 model's weighted l1 with every weight ``alpha``, the capped trace
+norm's trace norm), the starting point serves that first stage only, a convex problem whose
+solution does not depend on it; the stages after it start from its solution. A warm-started
+fit (``warm_start=True``, a regularization path, the cross-validation's paths) therefore
+starts its first stage from the previous fit's *first-stage* solution, the nearer point (the
+previous final solution has the rows or directions that the later stages left unpenalized
+far from it), and reaches the same fit.
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ import numpy as np
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
 from multitask.solvers import Multistage, Solver, make_auto_solver
+from multitask.solvers.result import SolverResult
 
 __all__ = ["StageSolverChoice"]
 
@@ -39,3 +49,41 @@ class StageSolverChoice:
         inner = make_auto_solver(datafit, stage, self._inner_solvers, role="inner",
                                  max_iter=int(self.max_iter), tol=float(self.tol))
         return solver.with_params(inner=inner)
+
+    def _warm_start_point(self, data, shape):
+        """The previous fit's first-stage solution (module docstring) where the base would
+        warm-start from its solution and the solver takes the first stage at zero; else the
+        base's point."""
+        coef, intercept = super()._warm_start_point(data, shape)  # type: ignore[misc]
+        first = getattr(self, "_first_stage_point", None)
+        if coef is None or first is None or first[0].shape != coef.shape:
+            return coef, intercept
+        return first
+
+    def _run_solver(self, solver: Solver, datafit: Datafit, penalty: Penalty, coef_init,
+                    intercept_init) -> SolverResult:
+        """Run the solver, keeping the first stage's solution for the next warm start
+        (module docstring)."""
+        if not (isinstance(solver, Multistage) and solver.first_stage == "zero"):
+            self._first_stage_point = None
+            return super()._run_solver(solver, datafit, penalty,  # type: ignore[misc]
+                                       coef_init, intercept_init)
+        kept: list = []
+
+        def keep_first(stage: int, objective: float, W: np.ndarray, b) -> bool:
+            if stage == 1:
+                kept.append((np.array(W, copy=True),
+                             None if b is None else np.array(b, copy=True)))
+            return False
+
+        result = solver.solve(datafit, penalty, coef_init=coef_init,
+                              intercept_init=intercept_init, callback=keep_first)
+        self._first_stage_point = kept[0] if kept else None
+        return result
+
+    def __getstate__(self):
+        """The state without the first stage's solution of the last fit (a warm start's
+        shortcut, not part of the model: a copy or a model file holds the fit only)."""
+        state = super().__getstate__()  # type: ignore[misc]
+        state.pop("_first_stage_point", None)
+        return state
