@@ -26,7 +26,10 @@ Printed per model: the CPU seconds of ``MultiTaskCV.fit`` (one untimed run with 
 the path parameter first, which compiles the kernels; the median of ``--repeats`` timed
 fits), the ratio to ``L21Regressor``'s on the
 same data (target: at most 3), the number of candidates and of candidates scored on every
-fold, the chosen parameters and the pooled nMSE of the refitted model on the held-out rows.
+fold, the chosen parameters, the pooled nMSE of the refitted model on the held-out rows and
+the solver iterations summed over the fits of the last timed run (``iters``: each fit's
+``n_iter_``, for the multi-stage models the inner iterations of all its stages; unlike the
+CPU, it does not move with the machine's load).
 With ``--before`` (a JSON file written by ``--out`` with the code before a change), the CPU
 and test nMSE of that run are printed beside. CPU seconds are those of the whole process
 (``time.process_time``) with one BLAS/OpenMP/numba thread: run on an idle machine and compare
@@ -105,11 +108,28 @@ def _short(params: dict) -> str:
                      for k, v in sorted(params.items()))
 
 
+def _count_iterations(cls) -> list[int]:
+    """Make every fit of ``cls`` add its solver's iterations (``SolverResult.n_iter``: for
+    the multi-stage models the inner iterations of all stages) to the returned counter."""
+    count = [0]
+    run = cls._run_solver
+
+    def counting(self, *args, **kwargs):
+        result = run(self, *args, **kwargs)
+        count[0] += int(result.n_iter)
+        return result
+
+    cls._run_solver = counting
+    return count
+
+
 def run_model(name: str, data, halving: bool | None, repeats: int = 1) -> dict:
-    """CPU seconds (the median of ``repeats`` timed fits), choice and held-out nMSE of the
-    default ``MultiTaskCV`` of ``name``."""
+    """CPU seconds (the median of ``repeats`` timed fits), choice, held-out nMSE and solver
+    iterations (summed over the last timed fit's fits) of the default ``MultiTaskCV`` of
+    ``name``."""
     Xtr, ytr, Xte, yte = data
     model = getattr(multitask, name)()
+    count = _count_iterations(type(model))
     extra = {}
     if halving is not None and "halving" in inspect.signature(multitask.MultiTaskCV).parameters:
         extra["halving"] = halving
@@ -118,6 +138,7 @@ def run_model(name: str, data, halving: bool | None, repeats: int = 1) -> dict:
         multitask.MultiTaskCV(model, n_alphas=3, widen=0, **extra).fit(Xtr, ytr)  # compile
         cpus, walls = [], []
         for _ in range(max(1, repeats)):
+            count[0] = 0
             t0, w0 = time.process_time(), time.perf_counter()
             cv = multitask.MultiTaskCV(model, **extra).fit(Xtr, ytr)
             cpus.append(time.process_time() - t0)
@@ -133,6 +154,7 @@ def run_model(name: str, data, halving: bool | None, repeats: int = 1) -> dict:
                                                  cv.best_params_.items()},
             "test_nmse": float(err), "cv_score": float(cv.best_score_),
             "n_candidates": len(cv.cv_results_["params"]), "n_full": int(scored.sum()),
+            "iterations": int(count[0]),
             "n_splits": int(cv.n_splits_)}
 
 
@@ -158,7 +180,7 @@ def main(argv=None) -> dict:
         data = survey_problem() if data_name == "survey" else school_problem()
         print(f"\n== {data_name}", flush=True)
         head = (f"{'model':34s} {'CPU s':>7s} {'ratio':>6s} {'cand':>5s} {'full':>5s} "
-                f"{'test nMSE':>9s}")
+                f"{'test nMSE':>9s} {'iters':>7s}")
         if before:
             head += f" {'CPU before':>10s} {'nMSE before':>11s}"
         print(head + "  chosen", flush=True)
@@ -168,7 +190,7 @@ def main(argv=None) -> dict:
                                       args.repeats)
             ratio = r["cpu"] / out[BASELINE]["cpu"]
             line = (f"{name:34s} {r['cpu']:7.2f} {ratio:6.2f} {r['n_candidates']:5d} "
-                    f"{r['n_full']:5d} {r['test_nmse']:9.4f}")
+                    f"{r['n_full']:5d} {r['test_nmse']:9.4f} {r['iterations']:7d}")
             old = before.get(data_name, {}).get(name)
             if before:
                 line += (f" {old['cpu']:10.2f} {old['test_nmse']:11.4f}" if old
