@@ -332,37 +332,45 @@ def truncated_admm_run(M, idx, cnt, B, V, U, rho, r, thresh, keep, n_steps, gram
     d, m = V.shape
     shared = M.shape[0] == 1
     wide = d <= m
+    # one row per task: the per-task loops read contiguous memory
+    VT = np.ascontiguousarray(V.T)
+    UT = np.ascontiguousarray(U.T)
+    BT = np.ascontiguousarray(B.T)
     T = np.empty(d)
     out = np.empty(d)
-    Z = np.empty((d, m))
-    Wr = np.empty((d, m))
+    ZT = np.empty((m, d))
+    WrT = np.empty((m, d))
     norm = 0.0
+    done = n_steps
     for step in range(n_steps):
+        big = 0.0
         for t in range(m):
             q = 0 if shared else t
             n = cnt[q]
             for j in range(d):
-                T[j] = V[j, t] - U[j, t]
-                out[j] = B[j, t] + T[j]  # the decoupled features
+                T[j] = VT[t, j] - UT[t, j]
+                out[j] = BT[t, j] + T[j]  # the decoupled features
             for a in range(n):
-                out[idx[q, a]] = B[idx[q, a], t]
+                out[idx[q, a]] = BT[t, idx[q, a]]
             for b in range(n):
                 tb = rho * T[idx[q, b]]
                 for a in range(n):
                     out[idx[q, a]] += M[q, b, a] * tb
             for j in range(d):
-                w = r * out[j] + (1.0 - r) * V[j, t]
-                Wr[j, t] = w
-                Z[j, t] = w + U[j, t]
-        big = 0.0
-        for j in range(d):
-            for t in range(m):
-                a = abs(Z[j, t])
-                if not a <= big:  # NaN included
-                    big = a
+                w = r * out[j] + (1.0 - r) * VT[t, j]
+                WrT[t, j] = w
+                z = w + UT[t, j]
+                ZT[t, j] = z
+                az = abs(z)
+                if not az <= big:  # NaN included
+                    big = az
         if not (big == 0.0 or 1.0 / safe <= big <= safe):
-            return step, V, norm
-        ev, E = _small_gram_eigh(Z, wide)
+            done = step
+            break
+        if wide:
+            ev, E = np.linalg.eigh(ZT.T @ ZT)
+        else:
+            ev, E = np.linalg.eigh(ZT @ ZT.T)
         k = ev.shape[0]
         top = np.sqrt(max(ev[k - 1], 0.0))
         floor = gram_rtol * top
@@ -370,7 +378,8 @@ def truncated_admm_run(M, idx, cnt, B, V, U, rho, r, thresh, keep, n_steps, gram
         first_kept = max(k - keep, 0)
         if smallest < floor:  # a kept singular value may be unresolved
             if floor > thresh or (keep > 0 and np.sqrt(max(ev[first_kept], 0.0)) < floor):
-                return step, V, norm
+                done = step
+                break
         scale = np.zeros(k)
         norm = 0.0
         for i in range(k):
@@ -382,10 +391,13 @@ def truncated_admm_run(M, idx, cnt, B, V, U, rho, r, thresh, keep, n_steps, gram
                 scale[i] = (s - thresh) / s
         G = _gram_map(E, scale)
         if wide:
-            V = G @ Z
+            VT = ZT @ G  # V = G Z, G symmetric
         else:
-            V = Z @ G
-        for j in range(d):
-            for t in range(m):
-                U[j, t] += Wr[j, t] - V[j, t]
-    return n_steps, V, norm
+            VT = G @ ZT  # V = Z G
+        for t in range(m):
+            for j in range(d):
+                UT[t, j] += WrT[t, j] - VT[t, j]
+    U[:, :] = UT.T
+    if done == 0:
+        return 0, V, 0.0
+    return done, np.ascontiguousarray(VT.T), norm

@@ -247,14 +247,11 @@ class _Steps:
         B = np.ascontiguousarray(np.einsum("tij,jt->it", inv, self.C) if not eig.shared
                                  else inv[0] @ self.C)
         seen = np.any(self.H != 0.0, axis=2)  # (m or 1, d)
-        q, d = seen.shape
-        idx = np.zeros((q, d), dtype=np.int64)
+        # per task the seen features first (in order), then the others
+        idx = np.ascontiguousarray(np.argsort(~seen, axis=1, kind="stable"), dtype=np.int64)
         cnt = seen.sum(axis=1).astype(np.int64)
-        M = np.zeros((q, d, d))
-        for t in range(q):
-            features = np.flatnonzero(seen[t])
-            idx[t, :features.size] = features
-            M[t, :features.size, :features.size] = inv[t][np.ix_(features, features)]
+        tasks = np.arange(seen.shape[0])[:, None, None]
+        M = np.ascontiguousarray(inv[tasks, idx[:, :, None], idx[:, None, :]])
         self._system = (rho, M, idx, cnt, B)
         return self._system
 
