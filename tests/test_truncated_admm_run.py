@@ -51,7 +51,13 @@ def _steps(df, alpha, rank, compiled=True):
     return steps, 2.0 * eig.positive_median()
 
 
-@pytest.mark.parametrize("make, rank", [(_per_task, 1), (_per_task, 2), (_shared, 1)])
+def _tall():
+    """More features than tasks: the Gram matrix of the tasks' side."""
+    return _per_task(seed=2, m=5, d=8, n=12)
+
+
+@pytest.mark.parametrize("make, rank", [(_per_task, 1), (_per_task, 2), (_shared, 1),
+                                        (_tall, 1), (_tall, 3)])
 def test_compiled_run_equals_the_interpreted_iterations(make, rank):
     df = make()
     d, m = df.grad_at_zero().shape
