@@ -67,6 +67,7 @@ the line search.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 import numpy as np
@@ -85,14 +86,20 @@ from multitask.solvers.base import (
 )
 from multitask.solvers.bcd import BlockCoordinateDescent, quadratic_row_descent, row_strengths
 from multitask.solvers.iteration import IterationRecord
-from multitask.solvers.masked_inverse import inverse_psd as _inverse_psd
-from multitask.solvers.masked_inverse import masked_inverses, pseudo_inverse_psd
+from multitask.solvers.masked_inverse import (
+    add_feature,
+    drop_feature,
+    inverse_psd,
+    inverse_psd_conditioned,
+    masked_inverses_exact,
+)
 from multitask.solvers.problem import Problem, median
 from multitask.solvers.result import SolverResult
 
 __all__ = ["CERTIFY_EVERY", "COUPLING_RATIO", "CURVATURE_SPREAD", "FALLBACK_EPOCHS",
-           "HEAD_START", "MIN_TASKS", "STALL_STEPS", "SWITCH_CG", "WOODBURY_FEATURES",
-           "ActiveSetNewton", "coupling_ratio", "curvature_spread"]
+           "HEAD_START", "KEEP_INVERSES", "MIN_TASKS", "REFRESH_UPDATES", "STALL_STEPS",
+           "SWITCH_CG", "UPDATE_CHANGES", "WOODBURY_FEATURES", "ActiveSetNewton",
+           "coupling_ratio", "curvature_spread"]
 
 #: Newton steps between two certificates at most (they are also computed after every step
 #: that kept the support and took the full step).
@@ -114,6 +121,17 @@ SWITCH_CG = 30
 #: inverts one ``d x d`` block per task, about ``d`` products by the Hessian, and keeps ``m d^2``
 #: numbers; beyond, the preconditioners by rows or by tasks and their conjugate gradients.
 WOODBURY_FEATURES = 64
+
+_FORCING_START = 0.3
+_FORCING = 0.3
+_TIGHTEN = 1e-2
+
+#: Features by which a task's support may have moved for its block's inverse to follow by
+#: rank-one updates (:meth:`_Steps._task_inverses`) rather than be computed again.
+UPDATE_CHANGES = 4
+
+#: Rank-one updates after which a task's inverse is computed again (the rounding they add).
+REFRESH_UPDATES = 32
 
 #: Halvings of the step of the line search before it gives up.
 _MAX_HALVINGS = 40
@@ -229,7 +247,7 @@ def _solve_psd(A: np.ndarray, b: np.ndarray) -> np.ndarray:
         L = scipy.linalg.cho_factor(A, lower=True, check_finite=False)
         return scipy.linalg.cho_solve(L, b, check_finite=False)
     except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
-        return _inverse_psd(A) @ b
+        return inverse_psd(A) @ b
 
 
 class ActiveSetNewton(Solver):
@@ -356,9 +374,12 @@ class ActiveSetNewton(Solver):
         steps = _Steps(model, self.cg_max_iter)
         L = measure_lipschitz(datafit, penalty)
         F = model.value(W)
+        # F and the objective differ by a constant (the loss's terms without W): the history
+        # records F plus it, and the objective itself at the end
+        offset = datafit.value(W) + penalty.value(W) - F
         converged, k, since, stalled = False, 0, 0, 0
         counts = {"newton": 0, "fallback": 0, "cg": 0, "head_start": head_epochs}
-        eta = 1e-2
+        eta = _FORCING_START
         first = 2 if self.head_start else 1  # the head start counts as one step
         k = first - 1
         for k in range(first, self.max_iter + 1):
@@ -370,8 +391,9 @@ class ActiveSetNewton(Solver):
                 measure = run.certify(k, W, None, L=L, target=self.tol)
                 if measure <= self.tol:
                     converged = True
-                    run.record(datafit.value(W) + penalty.value(W))
+                    run.record(F + offset)
                     break
+                eta = max(_TIGHTEN * eta, 1e-13)  # the direction may have been too rough
                 W_new = np.array(W, order="C")
                 quadratic_row_descent(model.H, model.C, W_new, penalty,
                                       max_epochs=FALLBACK_EPOCHS, tol=1e-16)
@@ -380,8 +402,10 @@ class ActiveSetNewton(Solver):
             else:
                 counts["newton"] += 1
             stalled = stalled + 1 if F_new >= F and not changed else 0
+            if stalled:
+                eta = max(_TIGHTEN * eta, 1e-13)
             W, F = W_new, F_new
-            run.record(datafit.value(W) + penalty.value(W))
+            run.record(F + offset)
             since += 1
             if (full and not changed) or since >= CERTIFY_EVERY or stalled >= STALL_STEPS:
                 since = 0
@@ -389,11 +413,13 @@ class ActiveSetNewton(Solver):
                 if measure <= self.tol:
                     converged = True
                     break
-                eta = max(min(eta, 1e-2 * measure), 1e-13)
+                eta = max(min(eta, _FORCING * measure), 1e-13)
             if stalled >= STALL_STEPS or run.notify(k, run.history[-1], W, None):
                 break
         if run.measure is None or run.certified_at != k:
             converged = run.certify(k, W, None, L=L, target=self.tol) <= self.tol
+        if len(run.history) > (1 if self.head_start else 0):
+            run.history[-1] = datafit.value(W) + penalty.value(W)
         return run.finish(W, None, n_iter=k, converged=converged, measure=run.measure,
                           exhausted=not converged and (k >= self.max_iter
                                                        or stalled >= STALL_STEPS),
@@ -456,6 +482,34 @@ def coupling_ratio(problem: Problem) -> float:
     return top / median(h) if h.size else float("inf")
 
 
+#: Entries ``m d^2`` of the tasks' inverses up to which a thread keeps its last run's
+#: (:func:`_adopt_task_inverses`).
+KEEP_INVERSES = 1 << 22
+
+_recent = threading.local()
+
+
+def _adopt_task_inverses(steps: _Steps) -> None:
+    """Give ``steps`` the tasks' inverses of this thread's last run where its ``H`` is the
+    same (equal entries: the fits of a path, or of a grid, on one fold), and keep ``steps``
+    as the last run. The inverses carry the supports, shifts and ``c + beta`` they were
+    computed for (:meth:`_Steps._task_inverses`), so a task's inverse is reused exactly where
+    its block is the same and computed again otherwise."""
+    H = steps.model.H
+    if H.shape[0] * H.shape[1] ** 2 > KEEP_INVERSES:
+        return
+    last = getattr(_recent, "steps", None)
+    _recent.steps = steps
+    if (last is None or last._task_inv is None or last.model.H.shape != H.shape
+            or last.model.C.shape != steps.model.C.shape
+            or not np.array_equal(last.model.H, H)):
+        return
+    steps._task_inv, steps._task_E = last._task_inv, last._task_E
+    steps._task_extra, steps._task_shift = last._task_extra, last._task_shift
+    steps._task_exact, steps._task_updates = last._task_exact, last._task_updates
+    last._task_inv = None  # one owner at a time: the arrays are updated in place
+
+
 class _Steps:
     """The support updates and the Newton steps of :class:`ActiveSetNewton` on a model."""
 
@@ -470,6 +524,9 @@ class _Steps:
         self._task_E = np.zeros((0, 0), dtype=bool)
         self._task_extra = np.zeros((0, 0))
         self._task_shift = np.zeros(0)
+        self._task_exact = np.zeros(0, dtype=bool)
+        self._task_updates = np.zeros(0, dtype=np.int64)
+        _adopt_task_inverses(self)
         #: precondition by the rows' blocks (the coupling at least the typical feature's
         #: curvature), else by the tasks' (module docstring)
         h = model.diag.mean(axis=1)
@@ -741,9 +798,10 @@ class _Steps:
         """The inverses of the tasks' blocks ``H_t + s_t I + diag(c + beta)`` on the task's
         support, embedded in ``(m, d, d)`` zeros (:func:`~multitask.solvers.masked_inverse.
         masked_inverses`); ``s_t = K_tt`` unless ``shift`` gives them. A task's inverse is
-        kept while its support, its ``s_t`` and the rows' ``c + beta`` on it stay; the others
-        are computed again, all at once. The array is the solver's own and is updated in
-        place by the next call."""
+        kept while its support, its ``s_t`` and the rows' ``c + beta`` on it stay; where only
+        the support moved, by at most :data:`UPDATE_CHANGES` features, it follows by rank-one
+        updates (:meth:`_update_task_inverses`); the others are computed again, all at once.
+        The array is the solver's own and is updated in place by the next call."""
         md = self.model
         d, m = E.shape
         extra = md.c + beta
@@ -753,8 +811,21 @@ class _Steps:
             self._task_E = np.zeros((d, m), dtype=bool)
             self._task_extra = np.full((d, m), np.nan)
             self._task_shift = np.full(m, np.nan)
-        stale = (E != self._task_E).any(axis=0) | (shift != self._task_shift)
+            self._task_exact = np.zeros(m, dtype=bool)
+            self._task_updates = np.zeros(m, dtype=np.int64)
+        moved = (E != self._task_E).sum(axis=0)
+        kept = (shift == self._task_shift)
+        kept &= ~((extra[:, None] != self._task_extra) & E & self._task_E).any(axis=0)
+        stale = (moved > 0) | ~kept
         stale |= ((extra[:, None] != self._task_extra) & E).any(axis=0)
+        update = (stale & kept & self._task_exact & (moved <= UPDATE_CHANGES)
+                  & (self._task_updates + moved <= REFRESH_UPDATES))
+        if update.any():
+            done = self._update_task_inverses(np.flatnonzero(update), E, extra, shift)
+            self._task_E[:, done] = E[:, done]
+            self._task_extra[:, done] = extra[:, None]
+            self._task_updates[done] += moved[done]
+            stale[done] = False
         tasks = np.flatnonzero(stale)
         if tasks.size:  # on the features of their supports
             feats = np.flatnonzero(E[:, tasks].any(axis=1))
@@ -763,12 +834,48 @@ class _Steps:
             diagonal = np.arange(feats.size)
             blocks[:, diagonal, diagonal] += shift[tasks, None] + extra[feats]
             full = np.zeros((tasks.size, d, d))
-            full[:, feats[:, None], feats] = masked_inverses(blocks, E[feats][:, tasks].T)
+            inv, exact = masked_inverses_exact(blocks, E[feats][:, tasks].T)
+            full[:, feats[:, None], feats] = inv
             self._task_inv[tasks] = full
             self._task_E[:, tasks] = E[:, tasks]
             self._task_extra[:, tasks] = extra[:, None]
             self._task_shift[tasks] = shift[tasks]
+            self._task_exact[tasks] = exact
+            self._task_updates[tasks] = 0
         return self._task_inv
+
+    def _update_task_inverses(self, tasks: np.ndarray, E: np.ndarray, extra: np.ndarray,
+                              shift: np.ndarray) -> np.ndarray:
+        """Move the inverses of ``tasks`` (exact, with the same ``s_t`` and ``c + beta`` on
+        the features they keep) to the supports ``E`` by rank-one updates: the features that
+        leave first (:func:`~multitask.solvers.masked_inverse.drop_feature`), then those
+        that enter (:func:`~multitask.solvers.masked_inverse.add_feature`), one feature of
+        every task at a time. Returns the tasks whose updates all went through (the others,
+        at a pivot too small, are computed again by the caller)."""
+        md = self.model
+        inv = self._task_inv
+        shared = md.H.shape[0] == 1
+        old = self._task_E[:, tasks]
+        new = E[:, tasks]
+        failed = np.zeros(tasks.size, dtype=bool)
+        current = old.T.copy()
+        for leaving in (True, False):
+            pos, feat = np.nonzero((old & ~new).T if leaving else (new & ~old).T)
+            rank = np.arange(pos.size) - np.searchsorted(pos, pos)
+            for r in range(int(rank.max()) + 1 if rank.size else 0):
+                sel = (rank == r) & ~failed[pos]
+                p, k = pos[sel], feat[sel]
+                which = tasks[p]
+                h = 0 if shared else which
+                if leaving:
+                    ok = drop_feature(inv, which, k, md.H[h, k, k] + shift[which] + extra[k])
+                else:
+                    cols = np.array(md.H[h, :, k], dtype=np.float64).reshape(p.size, -1)
+                    cols[np.arange(p.size), k] += shift[which] + extra[k]
+                    ok = add_feature(inv, which, k, cols, current[p])
+                current[p[ok], k[ok]] = not leaving
+                failed[p[~ok]] = True
+        return tasks[~failed]
 
     def _complete_inverse(self, E: np.ndarray, beta: np.ndarray) -> Callable | None:
         """``R -> Hess^{-1} R`` on the support ``E`` for a coupling ``K = k_0 I - k_1 11^T``
@@ -786,14 +893,16 @@ class _Steps:
         inverses and one by a ``d x d`` matrix. ``S`` is positive semi-definite, singular
         where the Hessian is (a feature without curvature in any task, on the support of
         every task: its weights' mean is free); its pseudo-inverse keeps the preconditioner
-        positive definite and conjugate gradients solve in the Hessian's range."""
+        positive definite and conjugate gradients solve in the Hessian's range (the Cholesky
+        inverse where ``S`` is well conditioned, :func:`~multitask.solvers.masked_inverse.
+        inverse_psd_conditioned`)."""
         md = self.model
         d, m = E.shape
         if md.complete is None or d > WOODBURY_FEATURES:
             return None
         k0, k1 = md.complete
         inv = np.ascontiguousarray(self._task_inverses(E, beta, np.full(m, k0)))
-        S_pinv = pseudo_inverse_psd(np.eye(d) - k1 * inv.sum(axis=0))
+        S_pinv = inverse_psd_conditioned(np.eye(d) - k1 * inv.sum(axis=0))
 
         def woodbury(R: np.ndarray) -> np.ndarray:
             Z = np.matmul(inv, R.T[:, :, None])[:, :, 0].T
@@ -820,7 +929,7 @@ class _Steps:
             if beta[j] > 0:
                 u = U[j, tasks]
                 A += beta[j] * (np.eye(len(tasks)) - np.outer(u, u))
-            block_inv = _inverse_psd(A)
+            block_inv = inverse_psd(A)
             if beta[j] == 0:
                 self._cache[j] = (key, block_inv)
             inv[r][np.ix_(tasks, tasks)] = block_inv
