@@ -23,6 +23,12 @@ with two differences that the non-convex penalty asks for:
   returned point is the last accepted one, so the stage objective never increases from the
   start.
 
+The iterations between two checks run in one compiled call
+(:func:`~multitask.solvers._admm_trace_numba.truncated_admm_run`) with the per-task inverses
+``(H_t + rho I)^{-1}`` formed once per ``rho``: a feature whose row of ``H_t`` is zero (constant
+within the task's rows: the loss does not see ``w_tj``) decouples, ``W_tj = (V - U)_tj +
+C_tj / rho``, and the inverse is applied on the other features only.
+
 The run converges when the prox-gradient residual of the stage
 (:func:`~multitask.solvers.base.kkt_residual`), computed every ``check_every`` iterations, is
 at most ``tol`` at a point whose objective is at most the accepted one's.
@@ -227,9 +233,9 @@ class _Steps:
                 GRAM_RTOL, 2.0**SAFE_EXPONENT)
             if done:
                 V = V_new
-                self.penalty.remember_prox(V, float(norm))  # type: ignore[attr-defined]
+                self.penalty.remember_prox(V, float(norm))
                 n -= int(done)
-            if n > 0 and done < n:  # the Gram route declined: the interpreted iteration
+            if n > 0:  # the kernel declined the next iteration: the interpreted one
                 V = self.interpreted(V, U, rho)
                 n -= 1
         return V
