@@ -323,3 +323,32 @@ def test_projection_with_tied_breakpoints_against_cvxpy(a):
         prob.solve(solver=cp.CLARABEL, **PRECISE)
         np.testing.assert_allclose(o, u.value, rtol=0, atol=1e-6)
         assert np.abs(o).sum() <= a * (1 + 1e-13) and np.abs(o).max() <= c
+
+
+def test_the_level_search_equals_the_sorted_scan():
+    """The projection's l1 level by the piece search (``_l1_cap_level``, no sorting) equals
+    the scan of the sorted breakpoints (its fallback after too many passes) on random rows
+    with ties, zeros, tiny and extreme ``a``."""
+    from multitask.penalties import row_operators as R
+
+    rng = np.random.default_rng(3)
+    checked = 0
+    for _ in range(3000):
+        m = int(rng.integers(1, 200))
+        v = rng.standard_normal(m) * rng.choice([1e-3, 1.0, 1e3])
+        if rng.random() < 0.3:
+            v = np.round(v, 1)
+        if rng.random() < 0.2:
+            v[rng.random(m) < 0.5] = 0.0
+        c = float(np.abs(v).max()) * rng.choice([0.01, 0.1, 0.5, 1.0, 2.0])
+        inside = float(np.minimum(np.abs(v), c).sum())
+        a = inside * rng.choice([rng.random(), 1 - 1e-12, 1e-9])
+        if not (c > 0 and a > 0):
+            continue
+        t_fast = R._l1_cap_level(v, a, c, inside)
+        t_sort = R._l1_cap_level_sorted(v, a, c, inside)
+        u_fast = np.clip(np.abs(v) - t_fast, 0, c)
+        u_sort = np.clip(np.abs(v) - t_sort, 0, c)
+        np.testing.assert_allclose(u_fast, u_sort, rtol=0, atol=1e-12 * np.abs(v).max())
+        checked += 1
+    assert checked > 2500

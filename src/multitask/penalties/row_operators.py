@@ -23,7 +23,10 @@ The dirty norm. For strengths ``a = alpha_group > 0`` and ``c = alpha_l1 > 0`` (
     B = {u : ||u||_{s*} <= a} cap {u : ||u||_inf <= c}
 
 (the conjugate of an infimal convolution of two norms is the sum of the indicators of their
-dual balls). Everything is exact, by sorting ``|w|`` (``O(m log m)`` per row):
+dual balls). Everything is exact, by sorting ``|w|`` (``O(m log m)`` per row), but for the
+projection's level with ``s* = 1`` (the prox of the default ``s = inf``), found by a search
+over the linear pieces of its equation, ``O(m)`` per pass and a few passes
+(:func:`_l1_cap_level`):
 
 * :func:`dirty_project_row` (the projection onto ``B``): ``u_i = sign(v_i) clip(|v_i| - tau,
   0, c)`` (``s* = 1``) or ``u_i = sign(v_i) min(t |v_i|, c)`` (``s* = 2``, ``t = 1 / (1 +
@@ -200,6 +203,110 @@ def _l2_cap_scale(xs, a, c):  # pragma: no cover - compiled
     return m, t
 
 
+#: Passes of :func:`_l1_cap_level`'s piece search before it sorts the breakpoints instead.
+_LEVEL_PASSES = 64
+
+
+@njit(cache=True)
+def _l1_cap_level(v, a, c, inside):  # pragma: no cover - compiled
+    """The level ``tau > 0`` with ``g(tau) = sum_i clip(|v_i| - tau, 0, c) - a = 0``, where
+    ``g(0) = inside - a > 0`` and ``c > 0``.
+
+    ``g`` decreases piecewise linearly between the breakpoints ``|v_i| - c`` and ``|v_i|``.
+    A pass at a point ``t`` classifies every entry for the piece ``[left, right]`` that
+    starts at ``t`` (zero: ``|v_i| <= t``; capped: ``|v_i| - c > t``, contributing ``c``;
+    active otherwise, contributing ``|v_i| - s``), which gives ``g`` on that piece exactly,
+    ``g(s) = K + S - n s - a``, and its root ``s* = (K + S - a) / n``: returned where it lies
+    in the piece; else the piece leaves the bracket ``[lo, hi]`` of the root and the next
+    pass is at ``s*`` (Newton's step on the piecewise linear ``g``) or, where that leaves the
+    bracket, at its midpoint. Each pass is ``O(m)``, without sorting; after
+    :data:`_LEVEL_PASSES` passes the breakpoints are sorted and scanned instead
+    (:func:`_l1_cap_level_sorted`)."""
+    m = v.shape[0]
+    lo = 0.0
+    hi = 0.0
+    for i in range(m):
+        hi = max(hi, abs(v[i]))
+    t = 0.0
+    for _ in range(_LEVEL_PASSES):
+        K = 0.0
+        S = 0.0
+        n = 0
+        left = lo
+        right = hi
+        for i in range(m):
+            x = abs(v[i])
+            if x <= t:
+                left = max(left, x)
+            elif x - c > t:
+                K += c
+                right = min(right, x - c)
+            else:
+                S += x
+                n += 1
+                left = max(left, x - c)
+                right = min(right, x)
+        if n > 0:
+            root = (K + S - a) / n
+            slack = 1e-13 * max(right, 1e-300)
+            if left - slack <= root <= right + slack:
+                return min(max(root, left), right)
+            if root > right:
+                lo = right
+            else:
+                hi = left
+        elif K - a > 0.0:  # g is the constant K - a on the piece
+            root = np.inf
+            lo = right
+        elif K - a < 0.0:
+            root = np.inf
+            hi = left
+        else:
+            return left  # g vanishes on the whole piece
+        if not lo < hi:
+            return lo
+        t = root if lo < root < hi else 0.5 * (lo + hi)
+    return _l1_cap_level_sorted(v, a, c, inside)
+
+
+@njit(cache=True)
+def _l1_cap_level_sorted(v, a, c, inside):  # pragma: no cover - compiled
+    """:func:`_l1_cap_level` by sorting the ``2 m`` breakpoints and scanning them."""
+    m = v.shape[0]
+    # f(tau) = sum_i clip(x_i - tau, 0, c) decreases piecewise linearly from f(0) > a;
+    # its slope changes by -1 at x_i - c (the entry leaves the cap) and +1 at x_i
+    pos = np.empty(2 * m)
+    step = np.empty(2 * m)
+    n = 0
+    active = 0
+    for i in range(m):
+        x = abs(v[i])
+        if x > c:
+            pos[n] = x - c
+            step[n] = 1.0
+            n += 1
+        elif x > 0.0:
+            active += 1
+        if x > 0.0:
+            pos[n] = x
+            step[n] = -1.0
+            n += 1
+    order = np.argsort(pos[:n])
+    f = inside
+    prev = 0.0
+    tau = pos[order[n - 1]]  # (reached only through rounding: f vanishes there)
+    for e in range(n):
+        p = pos[order[e]]
+        fp = f - active * (p - prev)
+        if fp <= a:
+            tau = prev + (f - a) / active
+            break
+        f = fp
+        prev = p
+        active += int(step[order[e]])
+    return tau
+
+
 @njit(cache=True)
 def dirty_project_row(v, a, c, group_inf, out):  # pragma: no cover - compiled
     """``out = argmin_{u in B} ||u - v||_2`` (module docstring, the dirty norm), ``B`` the
@@ -219,37 +326,7 @@ def dirty_project_row(v, a, c, group_inf, out):  # pragma: no cover - compiled
             out[i] = min(max(v[i], -c), c)
         return
     if group_inf:
-        # f(tau) = sum_i clip(x_i - tau, 0, c) decreases piecewise linearly from f(0) > a;
-        # its slope changes by -1 at x_i - c (the entry leaves the cap) and +1 at x_i
-        pos = np.empty(2 * m)
-        step = np.empty(2 * m)
-        n = 0
-        active = 0
-        for i in range(m):
-            x = abs(v[i])
-            if x > c:
-                pos[n] = x - c
-                step[n] = 1.0
-                n += 1
-            elif x > 0.0:
-                active += 1
-            if x > 0.0:
-                pos[n] = x
-                step[n] = -1.0
-                n += 1
-        order = np.argsort(pos[:n])
-        f = inside
-        prev = 0.0
-        tau = pos[order[n - 1]]  # (reached only through rounding: f vanishes there)
-        for e in range(n):
-            p = pos[order[e]]
-            fp = f - active * (p - prev)
-            if fp <= a:
-                tau = prev + (f - a) / active
-                break
-            f = fp
-            prev = p
-            active += int(step[order[e]])
+        tau = _l1_cap_level(v, a, c, inside)
         for i in range(m):
             x = min(max(abs(v[i]) - tau, 0.0), c)
             out[i] = x if v[i] >= 0.0 else -x
