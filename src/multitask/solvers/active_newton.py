@@ -718,13 +718,14 @@ class _Steps:
         D_j^{-1} r) / (1 - k_1 1^T D_j^{-1} 1)``."""
         md = self.model
         if not self.by_rows:
-            inv = self._task_inverses(E, beta)
-            inv_t = np.ascontiguousarray(inv)
+            inv_t = np.ascontiguousarray(self._task_inverses(E, beta))
 
             def by_tasks(R: np.ndarray) -> np.ndarray:
                 return np.matmul(inv_t, R.T[:, :, None])[:, :, 0].T
 
-            return by_tasks
+            if not any_group:
+                return by_tasks
+            return self._group_corrected(by_tasks, inv_t, E, beta, U)
         if md.complete is not None and not any_group:
             k0, k1 = md.complete
             den = md.diag + k0 + md.c[:, None]
@@ -750,6 +751,34 @@ class _Steps:
             return Z
 
         return by_rows
+
+    @staticmethod
+    def _group_corrected(by_tasks: Callable, inv: np.ndarray, E: np.ndarray,
+                         beta: np.ndarray, U: np.ndarray) -> Callable:
+        """The tasks' preconditioner with the group terms' ``- beta_j u_j u_j^T`` (which couple
+        a group row's tasks) put back by Woodbury's identity: with ``B`` the tasks' blocks
+        (``beta_j`` on their diagonals, ``inv`` their inverses) and ``Ut`` the ``r`` group
+        rows' directions, one column per row (``u_j`` on row ``j``, zero elsewhere),
+
+            (B - Ut diag(beta) Ut^T)^{-1} R = Z + Y C^{-1} Ut^T Z,   Z = B^{-1} R,
+            Y = B^{-1} Ut,   C = diag(1 / beta) - Ut^T Y
+
+        (``C`` is ``r x r``; :func:`~multitask.solvers.masked_inverse.
+        inverse_psd_conditioned`): the exact inverse of the Hessian less the coupling of
+        the tasks off its diagonal, where the tasks' blocks alone leave one eigenvalue per
+        group row far from 1 (``beta_j`` large against the row's curvature: small rows)."""
+        g = np.flatnonzero(beta > 0)
+        Ug = U[g] * E[g]  # (r, m)
+        Y = inv[:, :, g] * Ug.T[:, None, :]  # (m, d, r): B_t^{-1} on the columns of Ut
+        C = np.diag(1.0 / beta[g]) - np.einsum("it,tij,jt->ij", Ug, inv[:, g][:, :, g], Ug)
+        C_inv = inverse_psd_conditioned(0.5 * (C + C.T))
+
+        def corrected(R: np.ndarray) -> np.ndarray:
+            Z = by_tasks(R)
+            w = C_inv @ np.einsum("it,it->i", Ug, Z[g])
+            return Z + np.einsum("tdi,i->dt", Y, w)
+
+        return corrected
 
     def _chain_preconditioner(self, rows: np.ndarray, E: np.ndarray, beta: np.ndarray,
                               U: np.ndarray, any_group: bool) -> Callable | None:
