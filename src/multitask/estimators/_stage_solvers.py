@@ -36,6 +36,9 @@ class StageSolverChoice:
 
     #: The candidates of ``solver="auto"`` for the stages (:func:`multitask.solvers.choose`).
     _inner_solvers: tuple[str, ...] = ("fista",)
+    #: State kept between fits for the next warm start (module docstring), not part of the
+    #: model: left out of copies and model files, and not a fitted attribute.
+    _transient: tuple[str, ...] = ("_first_stage_point",)
 
     def _make_solver(self, datafit: Datafit, penalty: Penalty) -> Solver:
         """The multi-stage solver; with ``solver="auto"``, its stages solved by the solver the
@@ -85,5 +88,6 @@ class StageSolverChoice:
         """The state without the first stage's solution of the last fit (a warm start's
         shortcut, not part of the model: a copy or a model file holds the fit only)."""
         state = super().__getstate__()  # type: ignore[misc]
-        state.pop("_first_stage_point", None)
+        for name in self._transient:
+            state.pop(name, None)
         return state

@@ -404,8 +404,11 @@ def _check_csr(checker: _Checker, name: str, v) -> None:
 
 
 def _unexpected(est, spec: dict[str, Fitted], params: set[str]) -> list[str]:
-    """Attributes that are neither hyper-parameters nor declared fitted attributes."""
-    return [n for n in vars(est) if n not in params and n not in spec]
+    """Attributes that are neither hyper-parameters, declared fitted attributes nor the
+    class's declared transient state (``_transient``: a cache between fits that copies and
+    model files leave out)."""
+    transient = set(getattr(type(est), "_transient", ()))
+    return [n for n in vars(est) if n not in params and n not in spec and n not in transient]
 
 
 def check_fitted_state(est, *, where: str = "") -> None:
