@@ -25,30 +25,74 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+#: Eigenvalues of ``H_t`` at most this times its largest are taken as zero by :func:`_w_step`
+#: (a feature constant within a task's rows, centred away: its direction is unseen by the
+#: loss).
+NULL_EIGEN_RTOL = 1e-13
+
 
 @njit(cache=True, nogil=True)
 def _w_step(Q, QT, lam, QtC, AV, U, rho):  # pragma: no cover - compiled
     """``W_t = Q_t diag(1 / (lambda_t + rho)) (Q_t^T C_t + rho Q_t^T (A V - U)_t)`` for every
-    task: the W-step of both iterations (rows of ``Q^T`` and ``Q`` contiguous)."""
+    task: the W-step of both iterations (rows of ``Q^T`` and ``Q`` contiguous).
+
+    On the null space of ``H_t`` (eigenvalues at most :data:`NULL_EIGEN_RTOL` times the
+    largest) the step is ``T + (Q_z^T C_t) / rho`` with ``T = (A V - U)_t``, so it is computed
+    as ``W_t = T + Q_r (S_r - Q_r^T T) + Q_z Q_z^T C_t / rho`` with ``S_r = (Q_r^T C_t + rho
+    Q_r^T T) / (lambda_r + rho)`` over the ``r`` other eigenvectors, and the last term only
+    for the entries of ``Q_z^T C_t`` above rounding (``1e-14`` times the largest entry of
+    ``Q_t^T C_t``: a loss's ``C_t`` lies in the range of ``H_t``, where they vanish): about
+    ``2 r d`` operations per task instead of ``2 d^2`` (School's tasks have ``r`` of 4 to 14
+    for ``d = 27``)."""
     d, m = AV.shape
     shared = Q.shape[0] == 1
     W = np.empty((d, m))
     S = np.empty(d)
     T = np.empty(d)
+    seen = np.empty(d, dtype=np.int64)
+    n_seen = 0
+    last_q = -1
     for t in range(m):
         q = 0 if shared else t
+        if q != last_q:
+            top = 0.0
+            for i in range(d):
+                top = max(top, lam[q, i])
+            n_seen = 0
+            for i in range(d):
+                if lam[q, i] > NULL_EIGEN_RTOL * top:
+                    seen[n_seen] = i
+                    n_seen += 1
+            last_q = q
         for j in range(d):
             T[j] = AV[j, t] - U[j, t]
-        for i in range(d):
+        for k in range(n_seen):
+            i = seen[k]
             acc = 0.0
             for j in range(d):
                 acc += QT[q, i, j] * T[j]
-            S[i] = (QtC[i, t] + rho * acc) / (lam[q, i] + rho)
+            S[k] = (QtC[i, t] + rho * acc) / (lam[q, i] + rho) - acc
         for j in range(d):
-            acc = 0.0
+            W[j, t] = T[j]
+        for k in range(n_seen):
+            i = seen[k]
+            sk = S[k]
+            for j in range(d):
+                W[j, t] += QT[q, i, j] * sk
+        if n_seen < d:  # the linear term's part in the null space, where it is not rounding
+            cmax = 0.0
             for i in range(d):
-                acc += Q[q, j, i] * S[i]
-            W[j, t] = acc
+                cmax = max(cmax, abs(QtC[i, t]))
+            k = 0
+            for i in range(d):
+                if k < n_seen and seen[k] == i:
+                    k += 1
+                    continue
+                ci = QtC[i, t]
+                if abs(ci) > 1e-14 * cmax:
+                    ci /= rho
+                    for j in range(d):
+                        W[j, t] += QT[q, i, j] * ci
     return W
 
 
