@@ -34,7 +34,7 @@ kernel finishes its call first) and shows as ``>t``; a fit that ends unconverged
 (``converged_`` false) is marked ``*`` and is not a candidate for the fastest; a solver that
 runs out of memory shows ``out_of_memory``. ``"pg"`` and ``"subgradient"`` are timed only with
 ``--fallbacks``. Times are for comparison within one run: on a shared machine their level
-moves, their ratios much less (``docs/_fragments/auto_choice.md``: the figures).
+moves, their ratios much less (docs/scale.md, "The automatic choice ..." sections: the figures).
 """
 
 from __future__ import annotations
