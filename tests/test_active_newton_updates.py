@@ -12,6 +12,8 @@
   run on other data does not, and the fits are those without the carry-over.
 * The tasks' preconditioner with the group terms put back (Woodbury) is the inverse of the
   Hessian less the coupling of the tasks off its diagonal.
+* A row's exact minimizer along a chain meets its optimality condition; rows the Newton
+  direction turns are set to theirs and the fit is the one without.
 * The capacitance's inverse is the Cholesky inverse where well conditioned and the
   pseudo-inverse where singular up to rounding.
 """
@@ -217,3 +219,53 @@ def test_capacitance_inverse_is_cholesky_or_pseudo_inverse():
     S = (Q * np.array([1e-18, 0.5, 1, 2, 3, 4])) @ Q.T  # singular up to rounding
     np.testing.assert_allclose(inverse_psd_conditioned(S), pseudo_inverse_psd(S),
                                atol=1e-8)
+
+
+def test_a_rows_minimizer_along_a_chain_meets_its_optimality_condition(monkeypatch):
+    Xs, ys = _tasks(10, m=9)
+    steps = _steps_of(mt.TemporalGroupLassoRegressor(0.05, 2.0, solver="active_newton"),
+                      Xs, ys, monkeypatch)
+    md = steps.model
+    assert md.tridiagonal
+    rng = np.random.default_rng(11)
+    m = md.C.shape[1]
+    j = 1
+    A = md.block(j, np.arange(m))
+    b = float(md.b[j])
+    for scale, start in ((10.0, 1.0), (3.0, 1e-6), (3.0, 1e6)):
+        p = rng.standard_normal(m)
+        p *= scale * b / np.linalg.norm(p)
+        w = md.row_minimizer(j, p, start)
+        assert w is not None and np.linalg.norm(w) > 0
+        # A w - p + b w / ||w|| = 0
+        np.testing.assert_allclose(A @ w - p + b * w / np.linalg.norm(w), 0.0,
+                                   atol=1e-9 * np.linalg.norm(p))
+    p = rng.standard_normal(m)
+    p *= 0.9 * b / np.linalg.norm(p)  # inside the ball: zero
+    np.testing.assert_array_equal(md.row_minimizer(j, p, 1.0), 0.0)
+
+
+def test_turned_rows_are_set_to_their_minimizers_and_the_optimum_stays(monkeypatch):
+    # a strongly coupled chain (the rows' blocks dominate): small rows turn by the Newton
+    # steps, the corrections take them, and the fit is the one without corrections
+    Xs, ys = _tasks(12, m=60, d=6)
+    make = lambda: mt.TemporalGroupLassoRegressor(  # noqa: E731
+        0.3, 50.0, solver="active_newton", tol=1e-9)
+    calls = []
+    original = active_newton._Steps._row_minimizers
+
+    def spy(self, W, F, G, rows):
+        out = original(self, W, F, G, rows)
+        calls.append(out[2])
+        return out
+
+    monkeypatch.setattr(active_newton._Steps, "_row_minimizers", spy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TaskStructureWarning)
+        corrected = make().fit(Xs, ys)
+        monkeypatch.setattr(active_newton, "ROTATION", np.inf)
+        plain = make().fit(Xs, ys)
+    assert any(calls)
+    assert corrected.converged_ and plain.converged_
+    assert abs(corrected.objective_[-1] - plain.objective_[-1]) <= 1e-8 * abs(
+        plain.objective_[-1])

@@ -20,7 +20,15 @@ of the support, the iterate's nonzero entries (the nonzero rows of the group row
    the falls of ``F`` are computed as differences, :meth:`_Model.change`); a nonzero group row
    leaves when zero is its exact minimizer with the others fixed,
    ``||soft(A_j w_j - G_j., a_j)||_2 <= b_j`` (``A_j = diag_t(H_t[j, j]) + K + c_j I``, the
-   row's block of the Hessian), kept when ``F`` falls.
+   row's block of the Hessian), kept when ``F`` falls. For a chain of tasks whose rows'
+   blocks dominate (the last step preconditioned by rows, step 2, and its conjugate gradients
+   converged within :data:`SWITCH_CG` iterations), the nonzero group rows (without
+   l1 term) that the last Newton direction turned by more than :data:`ROTATION` times their
+   norm are set to their exact minimizers with the others fixed (:meth:`_Model.
+   row_minimizer`, all at once, kept when ``F`` falls): the Newton model prices a turn of a
+   small row at its curvature ``b_j / ||w_j||``, where the norm grows by much less than that
+   once the turn passes the row's norm, and the rows would turn by a fraction of the way per
+   step.
 2. **Newton step on the support** ``E`` (signs ``s`` fixed): the reduced objective
    ``F_E(W) = q(W) + sum a_j s^T W_j. + b_j ||W_j.||_2`` is smooth there (a quadratic for l1
    rows), with gradient ``g = (G + a s + b W_j. / ||W_j.||) on E`` and Hessian ``H + K + c +
@@ -97,7 +105,8 @@ from multitask.solvers.problem import Problem, median
 from multitask.solvers.result import SolverResult
 
 __all__ = ["CERTIFY_EVERY", "COUPLING_RATIO", "CURVATURE_SPREAD", "FALLBACK_EPOCHS",
-           "HEAD_START", "KEEP_INVERSES", "MIN_TASKS", "REFRESH_UPDATES", "STALL_STEPS",
+           "HEAD_START", "KEEP_INVERSES", "MIN_TASKS", "REFRESH_UPDATES", "ROTATION",
+           "STALL_STEPS",
            "SWITCH_CG", "UPDATE_CHANGES", "WOODBURY_FEATURES", "ActiveSetNewton",
            "coupling_ratio", "curvature_spread"]
 
@@ -132,6 +141,14 @@ UPDATE_CHANGES = 4
 
 #: Rank-one updates after which a task's inverse is computed again (the rounding they add).
 REFRESH_UPDATES = 32
+
+#: Turn of a group row by the Newton direction (the part of ``d_j`` orthogonal to ``w_j``,
+#: relative to ``||w_j||``) above which the next support update sets the row to its exact
+#: minimizer with the others fixed (a chain of tasks; module docstring, step 1).
+ROTATION = 0.3
+
+#: Newton iterations on a row's secular equation at most (:meth:`_Model.row_minimizer`).
+_ROW_ITERATIONS = 50
 
 #: Halvings of the step of the line search before it gives up.
 _MAX_HALVINGS = 40
@@ -205,6 +222,37 @@ class _Model:
         return (float(np.vdot(G, step)) + 0.5 * float(np.vdot(step, Hs))
                 + self.rows_value(W + step)
                 - (self.rows_value(W) if rows_W is None else rows_W))
+
+    def row_minimizer(self, j: int, p: np.ndarray, start: float) -> np.ndarray | None:
+        """``argmin_w 0.5 w^T A_j w - p^T w + b_j ||w||_2`` for a chain's coupling (``A_j``
+        tridiagonal, :meth:`block`): zero where ``||p|| <= b_j``, else ``w = (A_j + lam
+        I)^{-1} p`` with ``lam = b_j / ||w||``, the root of the concave ``psi(lam) = 1 / ||w(lam)||
+        - lam / b_j`` by Newton's method safeguarded by bisection, from ``lam = b_j /
+        start``. None where a factorization fails or the root is not reached."""
+        b = float(self.b[j])
+        if not float(np.linalg.norm(p)) > b:
+            return np.zeros_like(p)
+        main = self.diag[j] + self.c[j] + self._k_main
+        lam, low, high = b / start, 0.0, np.inf
+        for _ in range(_ROW_ITERATIONS):
+            dl, ll, info = scipy.linalg.lapack.dpttrf(main + lam, self._k_off)
+            if info != 0:
+                return None
+            w, _ = scipy.linalg.lapack.dpttrs(dl, ll, p)
+            norm = float(np.linalg.norm(w))
+            psi = 1.0 / norm - lam / b
+            if abs(psi) * norm <= 1e-12:
+                return w
+            if psi > 0:
+                low = lam
+            else:
+                high = lam
+            q, _ = scipy.linalg.lapack.dpttrs(dl, ll, w)
+            slope = float(w @ q) / norm ** 3 - 1.0 / b
+            lam = lam - psi / slope if slope < 0 else np.nan
+            if not low < lam < high:
+                lam = 0.5 * (low + high) if np.isfinite(high) else 2.0 * max(low, lam, 1e-300)
+        return None
 
     def row_solve(self, j: int, s: np.ndarray) -> tuple[np.ndarray, float]:
         """``(v, v^T A_j v)`` with ``v = A_j^{-1} s`` (:meth:`block`, all tasks): by a
@@ -535,6 +583,8 @@ class _Steps:
         #: conjugate-gradient iterations of the steps under each preconditioner (by rows:
         #: True, by tasks: False), for :meth:`_choose_preconditioner`
         self._cg_counts: dict[bool, list[int]] = {True: [], False: []}
+        #: the group rows the last Newton direction turned by more than ROTATION (a chain)
+        self._turned = np.zeros(0, dtype=np.int64)
 
     # ------------------------------------------------------------------ support
     def support(self, W: np.ndarray, F: float) -> tuple[np.ndarray, float, bool]:
@@ -573,6 +623,14 @@ class _Steps:
                     W, F, changed = W + step, F + dF, True
                     break
                 step = 0.5 * step
+        turned, self._turned = self._turned, np.zeros(0, dtype=np.int64)
+        if turned.size:
+            W, F, moved = self._row_minimizers(W, F, G if not changed else md.smooth(W)[1],
+                                               turned)
+            if moved:  # the support changed where a row went to zero
+                changed |= bool(np.any(np.linalg.norm(W[turned], axis=1) == 0))
+                if md.l1_rows.any():
+                    _, G = md.smooth(W)
         # signs of the l1 entries: those of W, and -sign(G) where a zero entry enters
         zero = W == 0
         enter_entries = zero & md.l1_rows[:, None] & (np.abs(G) > md.a[:, None])
@@ -582,6 +640,29 @@ class _Steps:
             self.signs[enter_entries] = -np.sign(G[enter_entries])
             changed = True
         return W, F, changed
+
+    def _row_minimizers(self, W: np.ndarray, F: float, G: np.ndarray,
+                        rows: np.ndarray) -> tuple[np.ndarray, float, bool]:
+        """Set the nonzero group rows ``rows`` (of a chain, without l1 term) to their exact
+        minimizers with the others fixed, all at once, where ``F`` falls (``G`` the smooth
+        gradient at ``W``): ``(W, F, whether W moved)``."""
+        md = self.model
+        rows = rows[(md.a[rows] == 0) & (np.linalg.norm(W[rows], axis=1) > 0)]
+        if not rows.size:
+            return W, F, False
+        Wr = W[rows]
+        P = md.diag[rows] * Wr + md.times_K(Wr) + md.c[rows, None] * Wr - G[rows]
+        step = np.zeros_like(W)
+        for r, j in enumerate(rows):
+            w = md.row_minimizer(int(j), P[r], float(np.linalg.norm(Wr[r])))
+            if w is not None:
+                step[j] = w - Wr[r]
+        if not step.any():
+            return W, F, False
+        dF = md.change(W, G, step)
+        if dF < 0:
+            return W + step, F + dF, True
+        return W, F, False
 
     def _entering_row(self, j: int, s: np.ndarray, s_norm: float) -> np.ndarray:
         """The start of a zero group row ``j`` that enters, ``s = soft(G_j., a_j)``: without
@@ -664,6 +745,8 @@ class _Steps:
         else:
             self._choose_preconditioner(n_cg)
         D = run.best_X
+        if any_group and md.tridiagonal and self.by_rows and n_cg <= SWITCH_CG:
+            self._turned = _turned_rows(D, U, nrm, group)
         return self._line_search(W, F, E, G, g, D, group, n_cg)
 
     def _line_search(self, W: np.ndarray, F: float, E: np.ndarray, G: np.ndarray,
@@ -963,6 +1046,15 @@ class _Steps:
                 self._cache[j] = (key, block_inv)
             inv[r][np.ix_(tasks, tasks)] = block_inv
         return inv
+
+
+def _turned_rows(D: np.ndarray, U: np.ndarray, nrm: np.ndarray,
+                 group: np.ndarray) -> np.ndarray:
+    """The nonzero group rows ``j`` whose direction ``d_j`` turns them by more than
+    :data:`ROTATION`: ``||d_j - <d_j, u_j> u_j|| > ROTATION ||w_j||``."""
+    along = np.einsum("jt,jt->j", D, U)
+    across = np.linalg.norm(D - along[:, None] * U, axis=1)
+    return np.flatnonzero(group & (across > ROTATION * nrm))
 
 
 class _CGRun:
