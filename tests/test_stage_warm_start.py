@@ -1,6 +1,7 @@
-"""Warm starts of the multi-stage models (``multitask.estimators._stage_solvers``): a
-warm-started fit starts its first (convex) stage from the previous fit's first-stage solution,
-reaches the fit of a cold start, and the shortcut stays out of copies and pickles."""
+"""Warm starts of the multi-stage models (``multitask.estimators._stage_solvers`` and
+``Multistage.solve(stage_starts=...)``): a warm-started fit starts its convex stages from the
+previous fit's solutions of the same stages, reaches the fit of a cold start, and the kept
+points stay out of copies, pickles and ``solver_info_``."""
 
 from __future__ import annotations
 
@@ -24,38 +25,67 @@ def _problem(seed: int = 0):
     return X, Y
 
 
-@pytest.mark.parametrize("make, second", [
-    (lambda a: CappedL1Regressor(alpha=a, theta=0.8, tol=1e-8, max_iter=20000), 0.25),
-    (lambda a: CappedTraceRegressor(alpha=a, tau=0.5, tol=1e-8, max_iter=20000), 0.25),
+@pytest.mark.parametrize("make", [
+    lambda a: CappedL1Regressor(alpha=a, theta=0.8, tol=1e-8, max_iter=20000),
+    lambda a: CappedTraceRegressor(alpha=a, tau=0.5, tol=1e-8, max_iter=20000),
 ], ids=["capped_l1", "capped_trace"])
-def test_warm_start_takes_the_first_stage_and_equals_a_cold_fit(make, second):
+def test_a_warm_path_keeps_the_convex_stages_and_equals_cold_fits(make):
     X, Y = _problem()
-    warm = make(1.0)
-    warm.set_params(warm_start=True)
+    warm = make(1.0).set_params(warm_start=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        warm.fit(X, Y)
-        first = warm._first_stage_point
-        # the first stage's solution of that fit: the stage problem at W = 0 solved alone
-        alone = make(1.0).set_params(solver=Multistage(n_stages=1, tol=1e-8, max_iter=20000))
-        alone.fit(X, Y)
-        # (two solvers to a relative gap of 1e-8: the weights agree to about its root)
-        np.testing.assert_allclose(first[0], alone.coef_.T, rtol=0, atol=2e-4)
-        start, _ = warm._warm_start_point(warm._convert(X, Y, None, None)[0], first[0].shape)
-        assert start is first[0]
-        warm.set_params(alpha=second).fit(X, Y)
-        cold = make(second).fit(X, Y)
-    np.testing.assert_allclose(warm.coef_, cold.coef_, rtol=0, atol=1e-5)
-    assert float(np.ravel(warm.objective_)[-1]) == pytest.approx(
-        float(np.ravel(cold.objective_)[-1]), rel=1e-7)
+        for alpha in (1.0, 0.5, 0.25):
+            warm.set_params(alpha=alpha).fit(X, Y)
+            cold = make(alpha).fit(X, Y)
+            np.testing.assert_allclose(warm.coef_, cold.coef_, rtol=0, atol=1e-5)
+            assert float(np.ravel(warm.objective_)[-1]) == pytest.approx(
+                float(np.ravel(cold.objective_)[-1]), rel=1e-7)
+            points = warm._stage_points
+            assert points and "stage_points" not in warm.solver_info_
+            # the points kept are the convex stages' solutions: the first stage's alone
+            first = warm.solver_info_["stage_keys"][0]
+            alone = make(alpha).set_params(
+                solver=Multistage(n_stages=1, tol=1e-10, max_iter=50000)).fit(X, Y)
+            np.testing.assert_allclose(points[first][0], alone.coef_.T, rtol=0, atol=2e-4)
 
 
-def test_the_first_stage_point_stays_out_of_copies_and_pickles():
+def test_a_stage_starts_from_the_known_point_of_its_key():
+    """``stage_starts`` gives a convex stage its start: from the solution itself, the stage
+    ends at once; a point of another shape or a non-convex stage is ignored."""
+    from multitask.penalties import L1
+    from multitask.penalties.capped_trace import TruncatedTraceNorm
+    from multitask.solvers.multistage import _known_start
+
+    W, b = np.zeros((3, 4)), np.zeros(4)
+    P = np.ones((3, 4))
+    assert _known_start({(): (P, None)}, (), L1(1.0), W, b)[0] is P
+    assert _known_start({(): (np.ones((2, 4)), None)}, (), L1(1.0), W, b)[0] is W
+    assert _known_start({1: (P, None)}, 1, TruncatedTraceNorm(1.0, 1), W, b)[0] is W
+    assert _known_start(None, (), L1(1.0), W, b)[0] is W
+
+    X, Y = _problem(2)
+    est = CappedL1Regressor(alpha=0.5, theta=0.8, tol=1e-8, max_iter=20000).fit(X, Y)
+    solver = est._make_solver(*_model_of(est, X, Y))
+    datafit, penalty = _model_of(est, X, Y)
+    again = solver.solve(datafit, penalty, coef_init=est.coef_.T.copy(),
+                         stage_starts=est._stage_points)
+    before = sum(est.solver_info_["stage_iters"])
+    assert sum(again.info["stage_iters"]) < before
+    np.testing.assert_allclose(again.coef, est.coef_.T, rtol=0, atol=1e-6)
+
+
+def _model_of(est, X, Y):
+    data = est._convert(X, Y, None, None)[0]
+    datafit = est._make_datafit(data)
+    return datafit, est._make_penalty(datafit)
+
+
+def test_the_kept_points_stay_out_of_copies_and_pickles():
     X, Y = _problem(1)
     est = CappedL1Regressor(alpha=0.5, theta=0.8, warm_start=True).fit(X, Y)
-    assert est._first_stage_point is not None
-    assert not hasattr(pickle.loads(pickle.dumps(est)), "_first_stage_point")
-    assert not hasattr(copy.deepcopy(est), "_first_stage_point")
-    # a cold start of the same estimator afterwards ignores it
+    assert est._stage_points
+    assert not hasattr(pickle.loads(pickle.dumps(est)), "_stage_points")
+    assert not hasattr(copy.deepcopy(est), "_stage_points")
+    # a cold start of another estimator is not affected
     cold = CappedL1Regressor(alpha=0.5, theta=0.8).fit(X, Y)
     np.testing.assert_allclose(est.coef_, cold.coef_, rtol=0, atol=1e-6)

@@ -9,14 +9,15 @@ itself stays with the solvers' ``missing`` and ``preference``; a model names its
 only. A configured :class:`~multitask.solvers.multistage.Multistage` (given as ``solver``, or
 with its own ``inner``) is kept.
 
-Warm starts: where the first stage's penalty is taken at ``W = 0`` (``first_stage="zero"``,
-the default: the capped l1 model's weighted l1 with every weight ``alpha``, the capped trace
-norm's trace norm), the starting point serves that first stage only, a convex problem whose
-solution does not depend on it; the stages after it start from its solution. A warm-started
-fit (``warm_start=True``, a regularization path, the cross-validation's paths) therefore
-starts its first stage from the previous fit's *first-stage* solution, the nearer point (the
-previous final solution has the rows or directions that the later stages left unpenalized
-far from it), and reaches the same fit.
+Warm starts: a warm-started fit (``warm_start=True``, a regularization path, the
+cross-validation's paths) hands the previous fit's solutions of its *convex* stages, by stage
+key, to :meth:`Multistage.solve <multitask.solvers.multistage.Multistage.solve>`
+(``stage_starts``): a convex stage whose key the previous fit met starts from that fit's
+solution of it (the capped l1 model's weighted-l1 stages, the capped trace norm's first
+stage, the trace norm), the nearer point; the previous *final* solution has the rows or
+directions that the later stages left unpenalized far from it. A convex stage's solution does
+not depend on its start, so the fit does not either; the non-convex stages (the truncated
+trace norm) start as before.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ class StageSolverChoice:
     _inner_solvers: tuple[str, ...] = ("fista",)
     #: State kept between fits for the next warm start (module docstring), not part of the
     #: model: left out of copies and model files, and not a fitted attribute.
-    _transient: tuple[str, ...] = ("_first_stage_point",)
+    _transient: tuple[str, ...] = ("_stage_points",)
 
     def _make_solver(self, datafit: Datafit, penalty: Penalty) -> Solver:
         """The multi-stage solver; with ``solver="auto"``, its stages solved by the solver the
@@ -53,35 +54,19 @@ class StageSolverChoice:
                                  max_iter=int(self.max_iter), tol=float(self.tol))
         return solver.with_params(inner=inner)
 
-    def _warm_start_point(self, data, shape):
-        """The previous fit's first-stage solution (module docstring) where the base would
-        warm-start from its solution and the solver takes the first stage at zero; else the
-        base's point."""
-        coef, intercept = super()._warm_start_point(data, shape)  # type: ignore[misc]
-        first = getattr(self, "_first_stage_point", None)
-        if coef is None or first is None or first[0].shape != coef.shape:
-            return coef, intercept
-        return first
-
     def _run_solver(self, solver: Solver, datafit: Datafit, penalty: Penalty, coef_init,
                     intercept_init) -> SolverResult:
-        """Run the solver, keeping the first stage's solution for the next warm start
-        (module docstring)."""
-        if not (isinstance(solver, Multistage) and solver.first_stage == "zero"):
-            self._first_stage_point = None
+        """Run the solver, with the previous fit's convex stage solutions as the starts of
+        a warm-started fit, keeping this fit's for the next (module docstring)."""
+        if not isinstance(solver, Multistage):
+            self._stage_points = None
             return super()._run_solver(solver, datafit, penalty,  # type: ignore[misc]
                                        coef_init, intercept_init)
-        kept: list = []
-
-        def keep_first(stage: int, objective: float, W: np.ndarray, b) -> bool:
-            if stage == 1:
-                kept.append((np.array(W, copy=True),
-                             None if b is None else np.array(b, copy=True)))
-            return False
-
+        starts = getattr(self, "_stage_points", None) if coef_init is not None else None
         result = solver.solve(datafit, penalty, coef_init=coef_init,
-                              intercept_init=intercept_init, callback=keep_first)
-        self._first_stage_point = kept[0] if kept else None
+                              intercept_init=intercept_init, stage_starts=starts)
+        # kept on the estimator for the next warm start, not in its solver_info_
+        self._stage_points = result.info.pop("stage_points", None)
         return result
 
     def __getstate__(self):

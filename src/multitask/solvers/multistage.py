@@ -92,6 +92,31 @@ def _fixed_rho_stage(inner: Solver, stage_pen: Penalty) -> bool:
             and getattr(inner, "rho", 0) is None)
 
 
+def _known_start(starts: dict | None, key, stage_pen: Penalty, W: np.ndarray, b):
+    """``(W, b)`` to start a stage from: the point ``starts`` holds for ``key`` where the
+    stage is convex and the point fits (same shapes), else ``(W, b)``."""
+    if not starts or not stage_pen.is_convex:
+        return W, b
+    try:
+        known = starts.get(key)
+    except TypeError:  # an unhashable key
+        return W, b
+    if known is None or np.shape(known[0]) != W.shape:
+        return W, b
+    kb = known[1]
+    if (kb is None) != (b is None) or (b is not None and np.shape(kb) != np.shape(b)):
+        return known[0], b
+    return known[0], kb
+
+
+def _remember(points: dict, key, W: np.ndarray, b) -> None:
+    """Keep a convex stage's solution by its key (unhashable keys are not kept)."""
+    try:
+        points[key] = (W.copy(), None if b is None else np.array(b, copy=True))
+    except TypeError:
+        pass
+
+
 class Multistage(Solver):
     """Majorization-minimization over stage penalties (module docstring).
 
@@ -242,8 +267,18 @@ class Multistage(Solver):
         return again.solve(datafit, stage_pen, coef_init=W, intercept_init=b), res.n_iter
 
     def solve(self, datafit: Datafit, penalty: Penalty, *, coef_init=None, intercept_init=None,
-              callback: Callable | None = None) -> SolverResult:
-        """Run the stages; ``callback(stage, objective, W, b)`` after each stage."""
+              callback: Callable | None = None,
+              stage_starts: dict | None = None) -> SolverResult:
+        """Run the stages; ``callback(stage, objective, W, b)`` after each stage.
+
+        ``stage_starts``: starting points ``{stage key: (W, b)}`` of the convex stages (a
+        previous fit's ``info["stage_points"]``, on the same data: a path's warm start). A
+        convex stage whose key is there starts from that point instead of the previous
+        stage's solution (the start of stage 1 is ``coef_init`` otherwise); its solution does
+        not depend on the start, so neither does the fit. The non-convex stages always start
+        from the previous stage's solution. ``info["stage_points"]`` holds the solutions of
+        this run's convex stages by key.
+        """
         run = IterationRecord(self, datafit, penalty, callback)
         W, b = run.start(coef_init, intercept_init, project=False)
         ref = np.zeros_like(W) if self.first_stage == "zero" else W
@@ -251,6 +286,7 @@ class Multistage(Solver):
         stage_pen = penalty.stage_penalty(ref)
         keys, iters, stage_times, stage_conv = [], [], [], []
         stage_coefs = []
+        points: dict = {}
         converged = False
         F_prev = np.inf
         res = None
@@ -260,8 +296,11 @@ class Multistage(Solver):
             ts = time.perf_counter()
             moved = ((lambda V, key=key: penalty.stage_key(V) != key) if self.leave_stages
                      else None)
-            res, n_inner, n_dc_stage = self._solve_stage(datafit, stage_pen, W, b, moved)
+            start = _known_start(stage_starts, key, stage_pen, W, b)
+            res, n_inner, n_dc_stage = self._solve_stage(datafit, stage_pen, *start, moved)
             W, b = res.coef, res.intercept_variable
+            if stage_pen.is_convex:
+                _remember(points, key, W, b)
             if self.keep_stages:
                 stage_coefs.append(W.copy())
             F = datafit.value(W, b) + penalty.value(W)
@@ -297,7 +336,7 @@ class Multistage(Solver):
             warnings.warn(f"Solver 'multistage' did not converge: {what}; returning the last "
                           f"stage's solution. Increase n_stages or max_iter, {advice}or loosen "
                           "tol.", ConvergenceWarning, stacklevel=2)
-        info = {"stage_keys": keys, "final_key": penalty.stage_key(W),
+        info = {"stage_keys": keys, "final_key": penalty.stage_key(W), "stage_points": points,
                 "stage_iters": iters, "stage_dc_iters": n_dc, "stage_times": stage_times,
                 "stage_converged": stage_conv, "stage_stalled": stalled,
                 "n_stages": len(keys),
