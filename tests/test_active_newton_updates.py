@@ -14,7 +14,7 @@
   Hessian less the coupling of the tasks off its diagonal.
 * A row's exact minimizer along a chain meets its optimality condition; rows the Newton
   direction turns are set to theirs and the fit is the one without.
-* The capacitance's inverse is the Cholesky inverse where well conditioned and the
+* The capacitance's inverse is the inverse where well conditioned and the
   pseudo-inverse where singular up to rounding.
 """
 
@@ -211,7 +211,7 @@ def test_group_corrected_tasks_preconditioner_is_the_inverse_without_the_chain(m
                                atol=1e-9 * np.abs(V).max())
 
 
-def test_capacitance_inverse_is_cholesky_or_pseudo_inverse():
+def test_capacitance_inverse_is_the_inverse_or_pseudo_inverse():
     rng = np.random.default_rng(9)
     A = _random_psd(rng, 1, 6)[0] + 0.1 * np.eye(6)
     np.testing.assert_allclose(inverse_psd_conditioned(A) @ A, np.eye(6), atol=1e-10)

@@ -1005,8 +1005,8 @@ class _Steps:
         inverses and one by a ``d x d`` matrix. ``S`` is positive semi-definite, singular
         where the Hessian is (a feature without curvature in any task, on the support of
         every task: its weights' mean is free); its pseudo-inverse keeps the preconditioner
-        positive definite and conjugate gradients solve in the Hessian's range (the Cholesky
-        inverse where ``S`` is well conditioned, :func:`~multitask.solvers.masked_inverse.
+        positive definite and conjugate gradients solve in the Hessian's range (its inverse
+        where ``S`` is well conditioned, :func:`~multitask.solvers.masked_inverse.
         inverse_psd_conditioned`)."""
         md = self.model
         d, m = E.shape

@@ -40,19 +40,18 @@ def inverse_psd(A: np.ndarray) -> np.ndarray:
 
 
 #: Bound on ``max|A^{-1}| max|A|`` below which :func:`inverse_psd_conditioned` keeps the
-#: Cholesky inverse: it lies between ``cond(A) / d^2`` and ``cond(A)``.
+#: inverse: it lies between ``cond(A) / d^2`` and ``cond(A)``.
 COND_LIMIT = 1e8
 
 
 def inverse_psd_conditioned(A: np.ndarray) -> np.ndarray:
-    """``A^{-1}`` of a symmetric positive semi-definite ``A`` by Cholesky where it is well
+    """``A^{-1}`` of a symmetric positive semi-definite ``A`` (LU) where it is well
     conditioned (``max|A^{-1}| max|A| < COND_LIMIT``), else :func:`pseudo_inverse_psd`: the
-    eigenvalues at the rounding of zero left out also where rounding kept the Cholesky
-    factorization from failing."""
+    eigenvalues at the rounding of zero left out also where rounding kept the factorization
+    from failing."""
     try:
-        L = scipy.linalg.cho_factor(A, lower=True, check_finite=False)
-        inv = scipy.linalg.cho_solve(L, np.eye(A.shape[0]), check_finite=False)
-    except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
+        inv = np.linalg.inv(A)
+    except np.linalg.LinAlgError:
         return pseudo_inverse_psd(A)
     if np.all(np.isfinite(inv)) and np.abs(inv).max() * np.abs(A).max() < COND_LIMIT:
         return inv
@@ -158,13 +157,15 @@ def drop_feature(M: np.ndarray, which: np.ndarray, k: np.ndarray,
         A_i[k, k])`` fails: the remaining block is nearly singular, or rounding) the block is
         left as it was.
     """
-    col = M[which, :, k]
-    piv = M[which, k, k]
+    p = np.arange(len(which))
+    Mw = M[which]
+    col = Mw[p, :, k]
+    piv = col[p, k]
     ok = (piv > 0) & (piv * diag * MIN_PIVOT < 1.0)
-    w, kk, col, piv = which[ok], k[ok], col[ok], piv[ok]
-    M[w] -= col[:, :, None] * (col / piv[:, None])[:, None, :]
-    M[w, kk, :] = 0.0
-    M[w, :, kk] = 0.0
+    Mw -= col[:, :, None] * (col / np.where(ok, piv, 1.0)[:, None])[:, None, :]
+    Mw[p, k, :] = 0.0
+    Mw[p, :, k] = 0.0
+    M[which[ok]] = Mw[ok]
     return ok
 
 
@@ -198,14 +199,15 @@ def add_feature(M: np.ndarray, which: np.ndarray, k: np.ndarray, cols: np.ndarra
     """
     p = np.arange(len(which))
     b = np.where(mask, cols, 0.0)
-    v = np.matmul(M[which], b[:, :, None])[:, :, 0]
+    Mw = M[which]
+    v = np.matmul(Mw, b[:, :, None])[:, :, 0]
     top = cols[p, k]
     s = top - np.einsum("ij,ij->i", b, v)
     ok = (top > 0) & (s > MIN_PIVOT * top)
-    w, kk, v, s = which[ok], k[ok], v[ok], s[ok]
-    u = v / s[:, None]
-    M[w] += v[:, :, None] * u[:, None, :]
-    M[w, kk, :] = -u
-    M[w, :, kk] = -u
-    M[w, kk, kk] = 1.0 / s
+    u = v / np.where(ok, s, 1.0)[:, None]
+    Mw += v[:, :, None] * u[:, None, :]
+    Mw[p, k, :] = -u
+    Mw[p, :, k] = -u
+    Mw[p, k, k] = 1.0 / np.where(ok, s, 1.0)
+    M[which[ok]] = Mw[ok]
     return ok
