@@ -583,6 +583,8 @@ class _Steps:
         #: conjugate-gradient iterations of the steps under each preconditioner (by rows:
         #: True, by tasks: False), for :meth:`_choose_preconditioner`
         self._cg_counts: dict[bool, list[int]] = {True: [], False: []}
+        #: ``(W, G)``: the smooth gradient the last support update left at its point
+        self._known: tuple[np.ndarray, np.ndarray] | None = None
         #: the group rows the last Newton direction turned by more than ROTATION (a chain)
         self._turned = np.zeros(0, dtype=np.int64)
 
@@ -592,7 +594,7 @@ class _Steps:
         ``(W, F, whether the support changed)``."""
         md = self.model
         _, G = md.smooth(W)
-        changed = False
+        changed, fresh = False, True  # fresh: G is the gradient at W
         nrm = np.linalg.norm(W, axis=1)
         # group rows whose exact row minimizer is zero
         leave = np.flatnonzero(md.group_rows & (nrm > 0))
@@ -620,17 +622,20 @@ class _Steps:
             for _ in range(_MAX_HALVINGS):
                 dF = md.change(W, G, step)
                 if dF < 0:
-                    W, F, changed = W + step, F + dF, True
+                    W, F, changed, fresh = W + step, F + dF, True, False
                     break
                 step = 0.5 * step
         turned, self._turned = self._turned, np.zeros(0, dtype=np.int64)
         if turned.size:
-            W, F, moved = self._row_minimizers(W, F, G if not changed else md.smooth(W)[1],
-                                               turned)
+            if not fresh:
+                _, G = md.smooth(W)
+            W, F, moved = self._row_minimizers(W, F, G, turned)
+            fresh = not moved
             if moved:  # the support changed where a row went to zero
                 changed |= bool(np.any(np.linalg.norm(W[turned], axis=1) == 0))
                 if md.l1_rows.any():
                     _, G = md.smooth(W)
+                    fresh = True
         # signs of the l1 entries: those of W, and -sign(G) where a zero entry enters
         zero = W == 0
         enter_entries = zero & md.l1_rows[:, None] & (np.abs(G) > md.a[:, None])
@@ -639,6 +644,7 @@ class _Steps:
         if enter_entries.any():
             self.signs[enter_entries] = -np.sign(G[enter_entries])
             changed = True
+        self._known = (W, G) if fresh else None
         return W, F, changed
 
     def _row_minimizers(self, W: np.ndarray, F: float, G: np.ndarray,
@@ -704,7 +710,8 @@ class _Steps:
         group = md.group_rows & (nrm > 0)
         beta = np.where(group, md.b / np.where(nrm > 0, nrm, 1.0), 0.0)
         U = np.where(group[:, None], W / np.where(nrm > 0, nrm, 1.0)[:, None], 0.0)
-        _, G = md.smooth(W)
+        known = self._known
+        G = known[1] if known is not None and known[0] is W else md.smooth(W)[1]
         g = (G + md.a[:, None] * self.signs + beta[:, None] * W) * E
 
         any_group = bool(group.any())
