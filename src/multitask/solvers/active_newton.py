@@ -86,7 +86,6 @@ import scipy.sparse
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
 from multitask.solvers.base import (
-    ConjugateGradients,
     Solver,
     apply_per_task,
     check_int,
@@ -1065,34 +1064,53 @@ def _turned_rows(D: np.ndarray, U: np.ndarray, nrm: np.ndarray,
 
 
 class _CGRun:
-    """Preconditioned conjugate gradients (:class:`~multitask.solvers.base.
-    ConjugateGradients`) on ``apply(X) = B`` from ``X = 0``, run by :meth:`go` up to a number
-    of iterations in all (a later call goes on where the last stopped), stopped at a residual
-    of at most ``eta ||B||``. Attributes: ``best_X`` (the iterate of smallest residual),
-    ``best`` (its residual's norm), ``n`` (iterations), ``done`` (converged, or no further
-    iteration possible)."""
+    """Preconditioned conjugate gradients on ``apply(X) = B`` from ``X = 0`` (the iteration of
+    :class:`~multitask.solvers.base.ConjugateGradients`), run by :meth:`go` up to a number of
+    iterations in all (a later call goes on where the last stopped), stopped at a residual of
+    at most ``eta ||B||``; the residual that meets it is not preconditioned (with the exact
+    inverse as preconditioner, one product by the Hessian and one by the inverse per Newton
+    step). Attributes: ``best_X`` (the iterate of smallest residual), ``best`` (its
+    residual's norm), ``n`` (iterations), ``done`` (converged, or no further iteration
+    possible)."""
 
     def __init__(self, apply: Callable, precondition: Callable, B: np.ndarray, eta: float):
-        self.cg = ConjugateGradients(apply, precondition, B)
+        self.apply, self.precondition = apply, precondition
+        self.X = np.zeros_like(B)
+        self.R = B.copy()
         self.target = eta * float(np.linalg.norm(B))
-        self.best, self.best_X = float(np.linalg.norm(self.cg.R)), self.cg.X.copy()
+        self.best, self.best_X = float(np.linalg.norm(self.R)), self.X
+        self.rz = 1.0
+        if self.best > self.target:
+            self.P = precondition(self.R).copy()
+            self.rz = float(np.vdot(self.R, self.P))
         self.n = 0
         self._broken = False
 
     @property
     def done(self) -> bool:
-        return self._broken or self.best <= self.target or not self.cg.rz > 0
+        return self._broken or self.best <= self.target or not self.rz > 0
 
     def go(self, max_iter: int) -> _CGRun:
         """Iterate until ``max_iter`` iterations in all, or :attr:`done`."""
         while self.n < max_iter and not self.done:
-            self.n += 1
-            res = self.cg.step()
-            if res is None:
+            AP = self.apply(self.P)
+            pAp = float(np.vdot(self.P, AP))
+            if not pAp > 0:  # no positive curvature along P: a breakdown
                 self._broken = True
                 break
+            self.n += 1
+            step = self.rz / pAp
+            self.X = self.X + step * self.P
+            self.R = self.R - step * AP
+            res = float(np.linalg.norm(self.R))
             if res < self.best:
-                self.best, self.best_X = res, self.cg.X.copy()
+                self.best, self.best_X = res, self.X
+            if res <= self.target:
+                break
+            Z = self.precondition(self.R)
+            rz = float(np.vdot(self.R, Z))
+            self.P = Z + (rz / self.rz) * self.P
+            self.rz = rz
         return self
 
 
