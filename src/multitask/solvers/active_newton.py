@@ -174,6 +174,7 @@ class _Model:
         self.k_top = _coupling_top(penalty, self.K)
         self.l1_rows = self.a > 0
         self.group_rows = self.b > 0
+        self.any_l1, self.any_group = bool(self.l1_rows.any()), bool(self.group_rows.any())
         #: whether ``K`` is tridiagonal (a chain of tasks)
         self.tridiagonal = m > 2 and not np.any(np.triu(self.K, 2))
         self._k_main, self._k_off = np.diag(self.K).copy(), np.diag(self.K, 1).copy()
@@ -206,7 +207,8 @@ class _Model:
 
     def rows_value(self, W: np.ndarray) -> float:
         """``sum_j a_j ||W_j.||_1 + b_j ||W_j.||_2``."""
-        return float(self.a @ np.abs(W).sum(axis=1) + self.b @ np.linalg.norm(W, axis=1))
+        out = float(self.a @ np.abs(W).sum(axis=1)) if self.any_l1 else 0.0
+        return out + float(self.b @ np.linalg.norm(W, axis=1)) if self.any_group else out
 
     def value(self, W: np.ndarray) -> float:
         return self.smooth(W)[0] + self.rows_value(W)
@@ -611,9 +613,11 @@ class _Steps:
                     _, G = md.smooth(W)
                     nrm = np.linalg.norm(W, axis=1)
         # zero group rows that enter (module docstring, step 1)
-        S = np.sign(G) * np.maximum(np.abs(G) - md.a[:, None], 0.0)
-        snrm = np.linalg.norm(S, axis=1)
-        enter = np.flatnonzero(md.group_rows & (nrm == 0) & (snrm > md.b))
+        enter = np.zeros(0, dtype=np.int64)
+        if md.any_group:
+            S = np.sign(G) * np.maximum(np.abs(G) - md.a[:, None], 0.0)
+            snrm = np.linalg.norm(S, axis=1)
+            enter = np.flatnonzero(md.group_rows & (nrm == 0) & (snrm > md.b))
         if enter.size:
             step = np.zeros_like(W)
             for j in enter:
@@ -764,6 +768,7 @@ class _Steps:
         if not slope < 0:
             return None, F, False, n_cg
         fixed = md.l1_rows[:, None] & E
+        any_group = bool(group.any())
         rows_W = md.rows_value(W)
         # the rounding of the rows' terms in change(): a fall below it cannot be told
         floor = 16 * np.finfo(float).eps * rows_W
@@ -774,7 +779,8 @@ class _Steps:
             W2 = W + s * D
             flip = fixed & (np.sign(W2) != self.signs)
             W2[flip] = 0.0
-            W2[group & (np.einsum("jt,jt->j", W2, W) <= 0)] = 0.0  # rows through zero
+            if any_group:  # rows through zero
+                W2[group & (np.einsum("jt,jt->j", W2, W) <= 0)] = 0.0
             dF = md.change(W, G, W2 - W, rows_W)
             if dF <= 1e-4 * s * slope:
                 return W2, F + dF, s == 1.0, n_cg
