@@ -584,6 +584,10 @@ class _Steps:
         #: conjugate-gradient iterations of the steps under each preconditioner (by rows:
         #: True, by tasks: False), for :meth:`_choose_preconditioner`
         self._cg_counts: dict[bool, list[int]] = {True: [], False: []}
+        #: changes of the tasks' inverses so far, and the Woodbury capacitance's inverse with
+        #: the ``(version, k_1)`` it was computed for (:meth:`_complete_inverse`)
+        self._task_version = 0
+        self._capacitance: tuple[tuple[int, float], np.ndarray] | None = None
         #: ``(W, G)``: the smooth gradient the last support update left at its point
         self._known: tuple[np.ndarray, np.ndarray] | None = None
         #: the group rows the last Newton direction turned by more than ROTATION (a chain)
@@ -944,6 +948,8 @@ class _Steps:
         stale |= ((extra[:, None] != self._task_extra) & E).any(axis=0)
         update = (stale & kept & self._task_exact & (moved <= UPDATE_CHANGES)
                   & (self._task_updates + moved <= REFRESH_UPDATES))
+        if stale.any():
+            self._task_version += 1
         if update.any():
             done = self._update_task_inverses(np.flatnonzero(update), E, extra, shift)
             self._task_E[:, done] = E[:, done]
@@ -1026,7 +1032,10 @@ class _Steps:
             return None
         k0, k1 = md.complete
         inv = np.ascontiguousarray(self._task_inverses(E, beta, np.full(m, k0)))
-        S_pinv = inverse_psd_conditioned(np.eye(d) - k1 * inv.sum(axis=0))
+        if self._capacitance is None or self._capacitance[0] != (self._task_version, k1):
+            S = np.eye(d) - k1 * inv.sum(axis=0)
+            self._capacitance = ((self._task_version, k1), inverse_psd_conditioned(S))
+        S_pinv = self._capacitance[1]
 
         def woodbury(R: np.ndarray) -> np.ndarray:
             Z = np.matmul(inv, R.T[:, :, None])[:, :, 0].T
