@@ -43,7 +43,12 @@ of the support, the iterate's nonzero entries (the nonzero rows of the group row
    blocks are applied in closed form for the complete graph of equal weights (Sherman-Morrison)
    and by one tridiagonal factorization for a chain of tasks (the temporal group lasso); the
    tasks' blocks are inverted all at once (:func:`~multitask.solvers.masked_inverse.
-   masked_inverses`), again only for the tasks whose support changed. Where a step's
+   masked_inverses`), again only for the tasks whose support changed, and by rank-one updates
+   where a task's support moved by at most :data:`UPDATE_CHANGES` features (a thread's next
+   run on the same ``H``, the next fit of a path, starts from them: :data:`KEEP_INVERSES`);
+   the group terms ``-beta_j u_j u_j^T``, which couple a row's tasks, are put back into the
+   tasks' preconditioner by Woodbury's identity (:meth:`_Steps._group_corrected`). Where a
+   step's
    conjugate gradients pass :data:`SWITCH_CG` iterations, the step is solved again with the
    other preconditioner for as many iterations; the run of the smaller residual goes on, and
    the preconditioner of fewer iterations per step is kept. For the complete graph of equal
@@ -51,7 +56,10 @@ of the support, the iterate's nonzero entries (the nonzero rows of the group row
    ``k_0 I - k_1 11^T`` is the tasks' blocks less a term of rank ``d``, and Woodbury's
    identity gives the Hessian's inverse from the tasks' inverses
    (:meth:`_Steps._complete_inverse`; up to :data:`WOODBURY_FEATURES` features): one or two
-   iterations per step.
+   iterations per step. The conjugate gradients stop at a relative residual ``eta``, 0.3 at
+   first, then 0.3 times the last certified gap (inexact Newton: the support and the group
+   rows, not the accuracy of the direction, set the number of steps), a hundred times
+   smaller after a step that could not lower ``F``.
 3. **Line search**: ``W + s D`` with the entries whose sign leaves ``s`` set to zero (the
    orthant projection) and the group rows that turn through zero (``<w_j + s d_j, w_j> <=
    0``) set to zero, ``s`` halved from 1 until ``F`` falls (Armijo), or until the fall the
@@ -130,8 +138,13 @@ SWITCH_CG = 30
 #: numbers; beyond, the preconditioners by rows or by tasks and their conjugate gradients.
 WOODBURY_FEATURES = 64
 
+#: Relative residual of the first Newton steps' conjugate gradients, and the factor of the
+#: certified gap that bounds it after a certificate (inexact Newton's forcing term).
 _FORCING_START = 0.3
 _FORCING = 0.3
+
+#: Factor of the forcing term after a step that could not lower ``F`` (a direction too rough
+#: near the rounding of ``F``).
 _TIGHTEN = 1e-2
 
 #: Features by which a task's support may have moved for its block's inverse to follow by
