@@ -83,8 +83,11 @@ def fit_config(name, kw, m=3, d=4, seed=0):
 
 
 def _fitted_names(est) -> list[str]:
+    """What a fit stored: neither a hyper-parameter nor the class's declared transient state
+    (``_transient``: kept between fits for a warm start, left out of files)."""
     params = set(est.get_params(deep=False))
-    return [n for n in vars(est) if n not in params]
+    transient = set(getattr(type(est), "_transient", ()))
+    return [n for n in vars(est) if n not in params and n not in transient]
 
 
 # ----------------------------------------------------------------------------- tampering

@@ -296,8 +296,8 @@ class Multistage(Solver):
             ts = time.perf_counter()
             moved = ((lambda V, key=key: penalty.stage_key(V) != key) if self.leave_stages
                      else None)
-            start = _known_start(stage_starts, key, stage_pen, W, b)
-            res, n_inner, n_dc_stage = self._solve_stage(datafit, stage_pen, *start, moved)
+            W0, b0 = _known_start(stage_starts, key, stage_pen, W, b)
+            res, n_inner, n_dc_stage = self._solve_stage(datafit, stage_pen, W0, b0, moved)
             W, b = res.coef, res.intercept_variable
             if stage_pen.is_convex:
                 _remember(points, key, W, b)
