@@ -1,0 +1,84 @@
+"""Why the capped trace norm's non-convex stages do not converge on School: the drift.
+
+    OMP_NUM_THREADS=1 python benchmarks/diagnose_capped_trace_drift.py [--alpha 8.65]
+        [--tau 0.979] [--iterations 10000]
+
+On the training rows of School's first official split (``bench_cv_two_param.py``'s School
+problem), ``CappedTraceRegressor(alpha, tau)`` is fitted with its defaults; its last stage
+problem (``f(W) + alpha ||W||_{r-}`` with ``r`` the fit's capped rank) is then run on from the
+fitted point by :class:`multitask.solvers.truncated_admm.TruncatedStageADMM` without the stall
+rule, and the script prints, every 2,000 iterations, the stage objective, ``||W||_F``, the
+penalized tail ``sum_{i > r} sigma_i(W)`` and the share of the change of ``W`` since the start
+that lies in the entries the loss does not see (``w_tj`` with a zero row ``j`` of ``H_t``: a
+feature constant within school ``t``'s rows), with the share of such entries. The defaults
+are a strength in the middle of the default grid's path at the chosen cap.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from bench_cv_two_param import school_problem  # noqa: E402
+
+from multitask import CappedTraceRegressor  # noqa: E402
+from multitask.penalties.capped_trace import TruncatedTraceNorm  # noqa: E402
+from multitask.solvers.truncated_admm import TruncatedStageADMM  # noqa: E402
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--alpha", type=float, default=8.65)
+    parser.add_argument("--tau", type=float, default=0.979)
+    parser.add_argument("--iterations", type=int, default=10_000)
+    args = parser.parse_args(argv)
+    Xtr, ytr, _, _ = school_problem()
+    est = CappedTraceRegressor(alpha=args.alpha, tau=args.tau)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(Xtr, ytr)
+    data = est._convert(Xtr, ytr, None, None)[0]
+    datafit = est._make_datafit(data)
+    W0 = est.coef_.T.copy()
+    r = int(est.rank_)
+    stage = TruncatedTraceNorm(args.alpha, r)
+    H, _ = datafit.quadratic_form()
+    unseen = ~np.any(H != 0.0, axis=2).T  # (d, m): w_tj the loss does not see
+    print(f"School, first split's training rows: W is {W0.shape[0]} x {W0.shape[1]}, "
+          f"{unseen.mean():.0%} of its entries unseen by the loss; alpha={args.alpha:g}, "
+          f"tau={args.tau:g}, capped rank r={r}, the default fit's stages "
+          f"{est.solver_info_['stage_keys']}")
+    print(f"{'iterations':>10s} {'objective':>14s} {'||W||_F':>9s} {'tail':>9s} "
+          f"{'unseen share of the change':>27s}")
+
+    def row(k: int, W: np.ndarray) -> None:
+        F = datafit.value(W) + stage.value(W)
+        s = np.linalg.svd(W, compute_uv=False)
+        dW = W - W0
+        total = float(np.sum(dW * dW))
+        share = float(np.sum(dW[unseen] ** 2)) / total if total > 0 else float("nan")
+        print(f"{k:10d} {F:14.6f} {np.linalg.norm(W):9.2f} {s[r:].sum():9.2e} {share:27.2f}",
+              flush=True)
+
+    row(0, W0)
+    W, done, chunk = W0, 0, 2000
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        while done < args.iterations:
+            res = TruncatedStageADMM(max_iter=chunk, tol=1e-12, stall_tol=0.0,
+                                     warn=False).solve(datafit, stage, coef_init=W)
+            W, done = res.coef, done + chunk
+            row(done, W)
+
+
+if __name__ == "__main__":
+    main()
