@@ -122,7 +122,7 @@ from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
 __all__ = ["COMPILED_TRACE_MAX_FEATURES", "CompiledTraceStep", "DIRTY_MIN_FEATURES",
-           "EigenSystem", "QuadraticADMM", "TRACE_STRONG_RATIO", "TRACE_STRONG_TASKS",
+           "EigenSystem", "QuadraticADMM", "SkiRental", "TRACE_STRONG_RATIO", "TRACE_STRONG_TASKS",
            "condition_number", "curvature_ratio", "ill_conditioned", "prefer_admm",
            "prefer_admm_split"]
 
@@ -459,7 +459,7 @@ COMPILED_CHECK_GAP = 10
 COMPILED_TRACE_MAX_FEATURES = 32
 
 
-class _SkiRental:
+class SkiRental:
     """A compiled ADMM iteration run under the ski-rental rule of :mod:`multitask.compiled`:
     while numba's start-up is not worth paying, the interpreted steps run and their time is
     charged against it (:meth:`charge`, :meth:`close`); :meth:`iterate` is the compiled
@@ -512,9 +512,9 @@ class _SkiRental:
         raise NotImplementedError
 
 
-class CompiledTraceStep(_SkiRental):
+class CompiledTraceStep(SkiRental):
     """The compiled ADMM iteration of the trace norm (:mod:`._admm_trace_numba`), under the
-    ski-rental rule (:class:`_SkiRental`)."""
+    ski-rental rule (:class:`SkiRental`)."""
 
     _KERNEL = "trace_admm_step"
 
@@ -553,11 +553,11 @@ class CompiledTraceStep(_SkiRental):
         return W, V, float(res_pri), float(res_dual), float(norm)
 
 
-class _CompiledSparseLowRankStep(_SkiRental):
+class _CompiledSparseLowRankStep(SkiRental):
     """The compiled ADMM iteration of sparse + low rank
     (:func:`._admm_trace_numba.sparse_low_rank_admm_step`: the W-step and one Gauss-Seidel
     sweep over the l1 part and the trace ball), under the ski-rental rule
-    (:class:`_SkiRental`)."""
+    (:class:`SkiRental`)."""
 
     _KERNEL = "sparse_low_rank_admm_step"
 
@@ -844,7 +844,7 @@ class QuadraticADMM(Solver):
         return EigenSystem(None, C, eigen=datafit.quadratic_eigen())
 
     def _iteration(self, penalty: Penalty, eig: EigenSystem,
-                   compiled: _SkiRental | None, V: np.ndarray, AV: np.ndarray,
+                   compiled: SkiRental | None, V: np.ndarray, AV: np.ndarray,
                    U: np.ndarray, rho: float, target: np.ndarray | None,
                    relax: float | None = None):
         """One iteration of the module docstring, compiled where it runs

@@ -44,7 +44,7 @@ import numpy as np
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
 from multitask.penalties.prox import GRAM_RTOL, SAFE_EXPONENT
-from multitask.solvers.admm import COMPILED_TRACE_MAX_FEATURES, EigenSystem, _SkiRental
+from multitask.solvers.admm import COMPILED_TRACE_MAX_FEATURES, EigenSystem, SkiRental
 from multitask.solvers.base import Solver, check_int, check_tol, kkt_residual, lipschitz_bound
 from multitask.solvers.iteration import IterationRecord
 from multitask.solvers.result import SolverResult
@@ -267,7 +267,7 @@ class _Steps:
             self.compiled.close()
 
 
-class _CompiledRun(_SkiRental):
+class _CompiledRun(SkiRental):
     """:func:`~multitask.solvers._admm_trace_numba.truncated_admm_run` under the ski-rental
     rule of ADMM's compiled steps."""
 
