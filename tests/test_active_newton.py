@@ -332,7 +332,7 @@ def test_the_other_preconditioner_is_tried_when_conjugate_gradients_crawl(monkey
         return _fit(est, Xs, ys)
 
     switching = fit()
-    monkeypatch.setattr("multitask.solvers.active_newton.SWITCH_CG", 10**9)
+    monkeypatch.setattr("multitask.solvers.active_newton_steps.SWITCH_CG", 10**9)
     fixed = fit()
     assert switching.converged_ and fixed.converged_
     assert (switching.solver_result_.info["cg_iterations"]

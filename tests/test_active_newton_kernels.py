@@ -27,7 +27,7 @@ import pytest
 
 import multitask as mt
 from multitask.estimators.estimator import TaskStructureWarning
-from multitask.solvers import active_newton
+from multitask.solvers import active_newton, active_newton_steps
 from multitask.solvers.active_newton import ActiveSetNewton
 from multitask.solvers.masked_inverse import inverse_psd, masked_inverses
 
@@ -238,7 +238,7 @@ def test_a_crawling_switch_still_reaches_the_optimum(monkeypatch):
         choose(self, n_cg)
         failed.append(self.cg_max_iter in self._cg_counts[True] + self._cg_counts[False])
 
-    monkeypatch.setattr(active_newton, "SWITCH_CG", 1)
+    monkeypatch.setattr(active_newton_steps, "SWITCH_CG", 1)
     monkeypatch.setattr(active_newton._Steps, "_choose_preconditioner", spy)
     ours = fit()
     assert any(failed)
@@ -271,7 +271,7 @@ def test_above_the_woodbury_features_the_preconditioners_of_rows_and_tasks(monke
             return est.fit(Xs, ys)
 
     ref = fit()
-    monkeypatch.setattr(active_newton, "WOODBURY_FEATURES", 4)  # 5 features: too many
+    monkeypatch.setattr(active_newton_steps, "WOODBURY_FEATURES", 4)  # 5 features: too many
     ours = fit()
     info, ref_info = ours.solver_result_.info, ref.solver_result_.info
     assert ours.converged_ and info["cg_iterations"] > ref_info["cg_iterations"]

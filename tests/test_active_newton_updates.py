@@ -27,7 +27,7 @@ import pytest
 
 import multitask as mt
 from multitask.estimators.estimator import TaskStructureWarning
-from multitask.solvers import active_newton
+from multitask.solvers import active_newton, active_newton_steps
 from multitask.solvers.masked_inverse import (
     add_feature,
     drop_feature,
@@ -137,14 +137,14 @@ def test_task_inverses_follow_small_moves_by_updates(raw, monkeypatch):
     md = steps.model
     d, m = md.C.shape
     afresh = []
-    full = active_newton.masked_inverses_exact
+    full = active_newton_steps.masked_inverses_exact
 
     def counting(blocks, mask):
         afresh.append(len(blocks))
         return full(blocks, mask)
 
-    monkeypatch.setattr(active_newton, "masked_inverses_exact", counting)
-    monkeypatch.setattr(active_newton, "REFRESH_UPDATES", 6)
+    monkeypatch.setattr(active_newton_steps, "masked_inverses_exact", counting)
+    monkeypatch.setattr(active_newton_steps, "REFRESH_UPDATES", 6)
     rng = np.random.default_rng(3)
     E = rng.random((d, m)) < 0.6
     beta = np.zeros(d)
@@ -176,7 +176,7 @@ def test_a_run_takes_over_the_inverses_of_the_last_run_on_the_same_data(monkeypa
         warnings.simplefilter("ignore", TaskStructureWarning)
         make(3.0, 0.05).fit(Xs, ys)
         carried = make(3.0, 0.03).fit(Xs, ys)
-        monkeypatch.setattr(active_newton, "KEEP_INVERSES", 0)
+        monkeypatch.setattr(active_newton_steps, "KEEP_INVERSES", 0)
         alone = make(3.0, 0.03).fit(Xs, ys)
     assert carried.converged_ and alone.converged_
     assert abs(carried.objective_[-1] - alone.objective_[-1]) <= 1e-9 * abs(
@@ -263,7 +263,7 @@ def test_turned_rows_are_set_to_their_minimizers_and_the_optimum_stays(monkeypat
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TaskStructureWarning)
         corrected = make().fit(Xs, ys)
-        monkeypatch.setattr(active_newton, "ROTATION", np.inf)
+        monkeypatch.setattr(active_newton_steps, "ROTATION", np.inf)
         plain = make().fit(Xs, ys)
     assert any(calls)
     assert corrected.converged_ and plain.converged_
