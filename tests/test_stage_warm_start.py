@@ -89,3 +89,29 @@ def test_the_kept_points_stay_out_of_copies_and_pickles():
     # a cold start of another estimator is not affected
     cold = CappedL1Regressor(alpha=0.5, theta=0.8).fit(X, Y)
     np.testing.assert_allclose(est.coef_, cold.coef_, rtol=0, atol=1e-6)
+
+
+def test_a_known_start_that_ends_higher_is_solved_again_from_the_run_s_own():
+    """A convex stage started from a known point that ends above this run's own start (here
+    a far point and a budget of one iteration) is solved again from that start: the capped
+    objective never increases across the stages."""
+    from multitask.solvers.fista import ProximalGradient
+
+    X, Y = _problem(3)
+    est = CappedL1Regressor(alpha=0.5, theta=0.8, tol=1e-8, max_iter=20000).fit(X, Y)
+    datafit, penalty = _model_of(est, X, Y)
+    far = {key: (np.full_like(est.coef_.T, 50.0), None)
+           for key in est.solver_info_["stage_keys"]}
+    solver = Multistage(inner=ProximalGradient(max_iter=1, tol=1e-8), n_stages=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = solver.solve(datafit, penalty, coef_init=est.coef_.T.copy(), stage_starts=far)
+        plain = solver.solve(datafit, penalty, coef_init=est.coef_.T.copy())
+    F = np.asarray(res.objective)
+    assert np.all(np.diff(F) <= 1e-12 * np.abs(F[:-1]))
+    # every stage solved again from the run's own start: the plain run's fit, and one more
+    # (the far start's) iteration per stage
+    np.testing.assert_allclose(res.coef, plain.coef, rtol=0, atol=1e-12)
+    assert res.info["stage_keys"] == plain.info["stage_keys"]
+    assert sum(res.info["stage_iters"]) == sum(plain.info["stage_iters"]) + len(
+        res.info["stage_keys"])

@@ -70,8 +70,9 @@ class StageSolverChoice:
         return result
 
     def __getstate__(self):
-        """The state without the first stage's solution of the last fit (a warm start's
-        shortcut, not part of the model: a copy or a model file holds the fit only)."""
+        """The state without :attr:`_transient` (the last fit's convex stage solutions, a
+        warm start's shortcut, not part of the model: a copy or a model file holds the fit
+        only)."""
         state = super().__getstate__()  # type: ignore[misc]
         for name in self._transient:
             state.pop(name, None)

@@ -109,6 +109,17 @@ def _known_start(starts: dict | None, key, stage_pen: Penalty, W: np.ndarray, b)
     return known[0], kb
 
 
+def _stage_value(datafit: Datafit, stage_pen: Penalty, res: SolverResult | None,
+                 W: np.ndarray | None = None, b=None, tolerance: bool = False) -> float:
+    """The stage objective ``f(W, b) + h_ref(W)`` at a result's point (or at ``(W, b)``);
+    with ``tolerance``, plus a relative ``1e-12`` (rounding)."""
+    if res is not None:
+        W, b = res.coef, res.intercept_variable
+    assert W is not None
+    value = float(datafit.value(W, b) + stage_pen.value(W))
+    return value + 1e-12 * abs(value) if tolerance else value
+
+
 def _remember(points: dict, key, W: np.ndarray, b) -> None:
     """Keep a convex stage's solution by its key (unhashable keys are not kept)."""
     try:
@@ -275,9 +286,11 @@ class Multistage(Solver):
         previous fit's ``info["stage_points"]``, on the same data: a path's warm start). A
         convex stage whose key is there starts from that point instead of the previous
         stage's solution (the start of stage 1 is ``coef_init`` otherwise); its solution does
-        not depend on the start, so neither does the fit. The non-convex stages always start
-        from the previous stage's solution. ``info["stage_points"]`` holds the solutions of
-        this run's convex stages by key.
+        not depend on the start, so neither does the fit. Where a stage so started ends with a
+        higher stage objective than this run's own start of it (a solve stopped early), it is
+        solved again from that start: ``F`` stays non-increasing across the stages. The
+        non-convex stages always start from the previous stage's solution.
+        ``info["stage_points"]`` holds the solutions of this run's convex stages by key.
         """
         run = IterationRecord(self, datafit, penalty, callback)
         W, b = run.start(coef_init, intercept_init, project=False)
@@ -298,6 +311,12 @@ class Multistage(Solver):
                      else None)
             W0, b0 = _known_start(stage_starts, key, stage_pen, W, b)
             res, n_inner, n_dc_stage = self._solve_stage(datafit, stage_pen, W0, b0, moved)
+            if W0 is not W and _stage_value(datafit, stage_pen, res) > _stage_value(
+                    datafit, stage_pen, None, W, b, tolerance=True):
+                # from the known point the stage ended above this run's own start (a solve
+                # stopped early): solve it from there instead, so that F cannot increase
+                again, n_again, n_dc_again = self._solve_stage(datafit, stage_pen, W, b, moved)
+                res, n_inner, n_dc_stage = again, n_inner + n_again, n_dc_stage + n_dc_again
             W, b = res.coef, res.intercept_variable
             if stage_pen.is_convex:
                 _remember(points, key, W, b)
