@@ -334,12 +334,11 @@ REBALANCE_EVERY = 100
 BALANCE_RATIO = 10.0
 
 #: The split models' V-step (``split_passes`` Gauss-Seidel sweeps over the parts) is not the
-#: exact prox of the sum, and over-relaxed ADMM with it can circle instead of converging: on
-#: the generated survey of ``benchmarks/bench_cv_two_param.py`` (sparse + low rank, 7-row
-#: tasks) a refit's residuals stayed at the same values from iteration 400 to 5,900 at
-#: ``r = 1.6`` (objective within 1e-6 of the optimum, certificate stuck at 3e-4), where ``r = 1``
-#: converged in 820. There, once the larger relative residual has not halved over this many
-#: iterations at one ``rho``, the run goes on with ``r = 1`` (plain ADMM).
+#: exact prox of the sum, and over-relaxed ADMM with it can circle instead of converging (the
+#: same residuals for thousands of iterations: docs/tuning_constants.md,
+#: ``benchmarks/diagnose_admm_plateau.py``). There, once the larger relative residual has not
+#: halved over this many iterations at one ``rho``, the run goes on with ``r = 1`` (plain
+#: ADMM).
 PLATEAU_SPAN = 200
 
 
