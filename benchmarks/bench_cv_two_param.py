@@ -111,6 +111,9 @@ def _short(params: dict) -> str:
 def _count_iterations(cls) -> list[int]:
     """Make every fit of ``cls`` add its solver's iterations (``SolverResult.n_iter``: for
     the multi-stage models the inner iterations of all stages) to the returned counter."""
+    known = cls.__dict__.get("_iteration_count")
+    if known is not None:  # wrapped already (the baseline runs on each problem)
+        return known
     count = [0]
     run = cls._run_solver
 
@@ -120,6 +123,7 @@ def _count_iterations(cls) -> list[int]:
         return result
 
     cls._run_solver = counting
+    cls._iteration_count = count
     return count
 
 

@@ -24,6 +24,8 @@ import warnings
 
 import numpy as np
 import pytest
+from test_active_newton_kernels import _steps_of as _steps_and_fit
+from test_active_newton_kernels import _tasks
 
 import multitask as mt
 from multitask.estimators.estimator import TaskStructureWarning
@@ -87,34 +89,9 @@ def test_a_pivot_at_the_rounding_of_zero_is_declined():
     assert exact.tolist() == [False, True]
 
 
-def _tasks(seed, m=8, d=5, raw=False):
-    rng = np.random.default_rng(seed)
-    W = rng.standard_normal((d, 2)) @ rng.standard_normal((2, m))
-    Xs, ys = [], []
-    for t in range(m):
-        n = int(rng.integers(15, 30))
-        X = rng.standard_normal((n, d)) + 0.3 * rng.standard_normal(d)
-        if raw:  # a column constant within each task: no curvature once centred
-            X[:, 2] = float(t % 3)
-        Xs.append(X)
-        ys.append(X @ W[:, t] + 0.5 * rng.standard_normal(n))
-    return Xs, ys
-
-
 def _steps_of(est, Xs, ys, monkeypatch):
-    seen = []
-    init = active_newton._Steps.__init__
-
-    def spy(self, *args, **kwargs):
-        init(self, *args, **kwargs)
-        seen.append(self)
-
-    monkeypatch.setattr(active_newton._Steps, "__init__", spy)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", TaskStructureWarning)
-        est.fit(Xs, ys)
-    assert seen
-    return seen[-1]
+    """The solver's steps of the fit of ``est`` (after the fit)."""
+    return _steps_and_fit(est, Xs, ys, monkeypatch)[0]
 
 
 def _reference(md, E, shift):

@@ -291,20 +291,28 @@ def _l1_cap_level_sorted(v, a, c, inside):  # pragma: no cover - compiled
             pos[n] = x
             step[n] = -1.0
             n += 1
+    return _scan_breakpoints(pos, step, n, inside, float(active), a)
+
+
+@njit(cache=True)
+def _scan_breakpoints(pos, step, n, f, slope, a):  # pragma: no cover - compiled
+    """The ``t >= 0`` where ``f(t)``, decreasing piecewise linearly from ``f(0) = f > a``
+    with slope ``-slope`` until the first breakpoint, reaches ``a``; at breakpoint
+    ``pos[e]`` (of the first ``n``, in any order) the slope's magnitude changes by
+    ``step[e]``. The breakpoints are sorted and scanned."""
     order = np.argsort(pos[:n])
-    f = inside
     prev = 0.0
-    tau = pos[order[n - 1]]  # (reached only through rounding: f vanishes there)
+    t = pos[order[n - 1]]  # (reached only through rounding: f vanishes there)
     for e in range(n):
         p = pos[order[e]]
-        fp = f - active * (p - prev)
+        fp = f - slope * (p - prev)
         if fp <= a:
-            tau = prev + (f - a) / active
+            t = prev + (f - a) / slope
             break
         f = fp
         prev = p
-        active += int(step[order[e]])
-    return tau
+        slope += step[order[e]]
+    return t
 
 
 @njit(cache=True)
@@ -379,19 +387,7 @@ def dirty_weighted_row_min(z, h, a, c, group_inf, out):  # pragma: no cover - co
                     pos[n] = x / h[i]
                     step[n] = -h[i]
                     n += 1
-            order = np.argsort(pos[:n])
-            f = inside
-            prev = 0.0
-            lam = pos[order[n - 1]]
-            for e in range(n):
-                p = pos[order[e]]
-                fp = f - slope * (p - prev)
-                if fp <= a:
-                    lam = prev + (f - a) / slope
-                    break
-                f = fp
-                prev = p
-                slope += step[order[e]]
+            lam = _scan_breakpoints(pos, step, n, inside, slope, a)
         else:
             lo = 0.0
             hi = 0.0

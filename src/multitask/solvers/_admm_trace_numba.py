@@ -121,6 +121,34 @@ def _gram_map(E, scale):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _psvt_gram_scale(ev, thresh, keep, gram_rtol):  # pragma: no cover - compiled
+    """``(ok, scale, norm)`` of the partial singular value thresholding through the small
+    Gram matrix with eigenvalues ``ev`` (ascending): ``scale[i]`` multiplies the ``i``-th
+    eigenvector's part (1 for the last ``keep``, ``(s_i - thresh)_+ / s_i`` for the others,
+    ``s_i = sqrt(ev_i)``), ``norm = sum`` of the thresholded ``(s_i - thresh)_+``; ``ok`` is
+    False where a kept singular value may lie below ``gram_rtol`` times the largest (the Gram
+    route cannot resolve it)."""
+    k = ev.shape[0]
+    top = np.sqrt(max(ev[k - 1], 0.0))
+    floor = gram_rtol * top
+    smallest = np.sqrt(max(ev[0], 0.0))
+    first_kept = max(k - keep, 0)  # ev is ascending: the last keep values are kept
+    scale = np.zeros(k)
+    if smallest < floor:  # a kept singular value may be unresolved
+        if floor > thresh or (keep > 0 and np.sqrt(max(ev[first_kept], 0.0)) < floor):
+            return False, scale, 0.0
+    norm = 0.0
+    for i in range(k):
+        s = np.sqrt(max(ev[i], 0.0))
+        if i >= first_kept and s > 0.0:
+            scale[i] = 1.0
+        elif i < first_kept and s > thresh:
+            norm += s - thresh
+            scale[i] = (s - thresh) / s
+    return True, scale, norm
+
+
+@njit(cache=True, nogil=True)
 def _dual_step(W, V, Wr, AV, U):  # pragma: no cover - compiled
     """``U += Wr - V`` in place, and the relative residuals ``(||W - V|| / max(||W||, ||V||),
     ||V - A V|| / ||U||)`` of the interpreted loop (the second 0 or infinity where ``U`` is
@@ -210,23 +238,9 @@ def trace_admm_step(Q, QT, lam, QtC, AV, U, rho, r, thresh, gram_rtol,
         return False, W, AV, 0.0, 0.0, 0.0
     wide = d <= m
     ev, E = _small_gram_eigh(Z, wide)
-    k = ev.shape[0]
-    top = np.sqrt(max(ev[k - 1], 0.0))
-    floor = gram_rtol * top
-    smallest = np.sqrt(max(ev[0], 0.0))
-    first_kept = max(k - keep, 0)  # ev is ascending: the last keep values are kept
-    if smallest < floor:  # a kept singular value may be unresolved
-        if floor > thresh or (keep > 0 and np.sqrt(max(ev[first_kept], 0.0)) < floor):
-            return False, W, AV, 0.0, 0.0, 0.0
-    scale = np.zeros(k)
-    norm = 0.0
-    for i in range(k):
-        s = np.sqrt(max(ev[i], 0.0))
-        if i >= first_kept and s > 0.0:
-            scale[i] = 1.0
-        elif i < first_kept and s > thresh:
-            norm += s - thresh
-            scale[i] = (s - thresh) / s
+    ok, scale, norm = _psvt_gram_scale(ev, thresh, keep, gram_rtol)
+    if not ok:
+        return False, W, AV, 0.0, 0.0, 0.0
     M = _gram_map(E, scale)
     if wide:
         V = M @ Z
@@ -415,24 +429,11 @@ def truncated_admm_run(M, idx, cnt, B, V, U, rho, r, thresh, keep, n_steps, gram
             ev, E = np.linalg.eigh(ZT.T @ ZT)
         else:
             ev, E = np.linalg.eigh(ZT @ ZT.T)
-        k = ev.shape[0]
-        top = np.sqrt(max(ev[k - 1], 0.0))
-        floor = gram_rtol * top
-        smallest = np.sqrt(max(ev[0], 0.0))
-        first_kept = max(k - keep, 0)
-        if smallest < floor:  # a kept singular value may be unresolved
-            if floor > thresh or (keep > 0 and np.sqrt(max(ev[first_kept], 0.0)) < floor):
-                done = step
-                break
-        scale = np.zeros(k)
-        norm = 0.0
-        for i in range(k):
-            s = np.sqrt(max(ev[i], 0.0))
-            if i >= first_kept and s > 0.0:
-                scale[i] = 1.0
-            elif i < first_kept and s > thresh:
-                norm += s - thresh
-                scale[i] = (s - thresh) / s
+        ok, scale, step_norm = _psvt_gram_scale(ev, thresh, keep, gram_rtol)
+        if not ok:
+            done = step
+            break
+        norm = step_norm
         G = _gram_map(E, scale)
         if wide:
             VT = ZT @ G  # V = G Z, G symmetric
