@@ -207,6 +207,24 @@ class Squared(Datafit):
         val = float(np.sum(0.5 * (wGw - 2 * wc + yy) / n))
         return val, (GW - c) / n[None, :], None
 
+    @property
+    def hessian_from_grams(self) -> bool:
+        """Whether :meth:`hessian_product` reads the cached Gram matrices (the Gram form,
+        ``use_gram``): the loss's value and gradient at a moved point then follow from one
+        product with the move (the steps of :mod:`multitask.solvers.fista`)."""
+        return self.use_gram
+
+    def hessian_product(self, D: np.ndarray) -> np.ndarray:
+        """``(H_t d_t)_t``: the product of the loss's (constant) Hessian with a direction ``D``
+        of shape ``(d, m)``, ``H_t = X_t^T D_t X_t / W_t + alpha_l2 I`` of
+        :meth:`quadratic_form`, through the cached Gram matrices (so that ``grad F(W + D) =
+        grad F(W) + H D``)."""
+        G = self._grams()[0]
+        n = self.data.task_weight_sums
+        GD = G[0] @ D if G.shape[0] == 1 else np.matmul(G, D.T[:, :, None])[:, :, 0].T
+        out = GD / n[None, :]
+        return out + self.alpha_l2 * D if self.alpha_l2 else out
+
     def _loss_value(self, W, b=None):
         if not self.use_gram:
             return super()._loss_value(W, None)

@@ -212,6 +212,12 @@ class GraphRegularization(Penalty):
         WM = self._times(W, self.laplacian)
         return self.alpha * float(np.vdot(W, WM)), 2.0 * self.alpha * WM
 
+    def smooth_hessian_product(self, D: np.ndarray) -> np.ndarray:
+        """``2 alpha D M``: the product of the smooth part's (constant) Hessian with a
+        direction ``D`` (``2 alpha D (M kron I_K)``; the gradient at ``D``, without the
+        value)."""
+        return 2.0 * self.alpha * self._times(D, self.laplacian)
+
     def smooth_lipschitz(self) -> float:
         return 2.0 * self.alpha * self._lambda_max
 

@@ -19,6 +19,25 @@ patterns from multiple tasks", ACM TKDD 2012) are ``accelerated=False`` and
 ``accelerated=True, restart=False``, with their step search started at a secant estimate
 (``lipschitz_init="secant"``).
 
+Quadratic smooth parts: where ``s(V) = f(A V) + g(V)`` is quadratic with a cheap Hessian
+product (a datafit whose ``hessian_product`` reads cached Gram matrices,
+``hessian_from_grams``, no intercept variables, and a penalty whose smooth part is ``tr(W K
+W^T) / 2``, ``"task_coupling"``), one product with its Hessian ``H`` per iteration gives what
+the two evaluations of ``s`` would: with ``dx = x_{k+1} - y_k`` and ``beta`` the momentum
+weight of ``y_{k+1} = (1 + beta) x_{k+1} - beta x_k``::
+
+    grad s(x_{k+1}) = grad s(y_k) + H dx
+    s(x_{k+1})      = s(y_k) + <grad s(y_k), dx> + <dx, H dx> / 2
+    grad s(y_{k+1}) = (1 + beta) grad s(x_{k+1}) - beta grad s(x_k)
+    s(y_{k+1})      = (1 + beta) s(x_{k+1}) - beta s(x_k)
+                      + beta (1 + beta) <x_{k+1} - x_k, grad s(x_{k+1}) - grad s(x_k)> / 2
+
+The rounding of these updates is bounded by evaluating ``s`` from scratch at ``x_{k+1}`` and
+then at ``y_{k+1}`` (which resets both points the recursion reads) at every certificate, after
+the last iteration and at least every :data:`EXACT_PERIOD` iterations, and at ``x_k`` where
+the momentum restarts. :data:`QUADRATIC_STEPS` switches the updates off (every step then
+evaluates ``s`` twice, as for the other models).
+
 Stopping: the certified relative duality gap (:mod:`multitask.solvers.base`) is computed at
 ``x_{k+1}`` every :data:`CHECK_PERIOD` iterations, and sooner when the prox-gradient residual
 of the step, ``||(L (y_k - x_{k+1}), grad_b f(y_k))||`` (free), falls below ``tol``; the run
@@ -33,7 +52,7 @@ from typing import NamedTuple
 import numpy as np
 
 from multitask.losses import Datafit
-from multitask.penalties.base import Penalty
+from multitask.penalties.base import IdentityMap, Penalty
 from multitask.solvers.base import (
     Solver,
     lipschitz_bound,
@@ -53,6 +72,12 @@ _LIPSCHITZ_INITS = ("bound", "secant")
 #: Iterations between two certificates near the tolerance (each costs about one gradient and
 #: the dual norm), besides the checks that a small prox-gradient residual triggers.
 CHECK_PERIOD = 10
+#: Most iterations between two evaluations of a quadratic smooth part from scratch (module
+#: docstring), besides those at the certificates.
+EXACT_PERIOD = 50
+#: Whether a quadratic smooth part is updated by one Hessian product per iteration (module
+#: docstring); False evaluates it twice per iteration as for every other model.
+QUADRATIC_STEPS = True
 
 
 def certificate_schedule() -> CertificateSchedule:
@@ -161,6 +186,7 @@ class ProximalGradient(Solver):
         run = IterationRecord(self, datafit, penalty, callback, certificate_schedule())
         x, b = run.start(coef_init, intercept_init)
         model = _SmoothPart(datafit, penalty, b is not None)
+        quad = _QuadraticPart.of(model)
         L_measure = measure_lipschitz(datafit, penalty)
         s_b = datafit.measure_constants()[1] if model.use_b else 0.0
         if self.lipschitz_init == "secant" and self.line_search:
@@ -178,6 +204,9 @@ class ProximalGradient(Solver):
         # (f, grad W, grad b) at y and the extrapolated point they belong to, computed by the
         # previous iteration's fused pass (_Step.ahead)
         ahead = None
+        # quadratic smooth part: (s, grad s) at x, and the last iteration evaluated from scratch
+        sx: tuple = (None, None)
+        exact_at = 0
         for k in range(1, self.max_iter + 1):
             n_iter = k
             fy, gy, gby = model.value_and_grad(y, yb) if ahead is None else ahead.grads
@@ -186,15 +215,27 @@ class ProximalGradient(Solver):
                 # range, losses without a curvature bound): restart from x
                 t_k, y, yb = 1.0, x, b
                 fy, gy, gby = model.value_and_grad(y, yb)
-            step = self._step(model, y, yb, fy, gy, gby, L, x, b, t_k)
+            if quad is not None and y is x:
+                sx = (fy, gy)
+            step = self._step(model, y, yb, fy, gy, gby, L, x, b, t_k, quad)
             L, ahead = step.L, step.ahead
             x_new, b_new = step.x, step.b
-            F_new = step.f + penalty.prox_value(x_new)
+            cheap = _step_residual(L, step.dx, s_b, gby if model.use_b else None)
+            due = run.due(k, small=cheap <= tol * scale)
+            if quad is not None:
+                exact = due or k == self.max_iter or k - exact_at >= EXACT_PERIOD
+                if exact:
+                    exact_at = k
+                s_new = (model.value_and_grad(x_new, None)[:2] if exact
+                         else quad.moved(fy, gy, step))
+                f_new = s_new[0]
+            else:
+                assert step.f is not None  # evaluated by every step outside the quadratic part
+                f_new = step.f
+            F_new = f_new + penalty.prox_value(x_new)
             run.record(F_new)
             run.offer(F_new, x_new, b_new)
-            cheap = _step_residual(L, step.dx, s_b, gby if model.use_b else None)
-            if (run.due(k, small=cheap <= tol * scale)
-                    and run.certify(k, x_new, b_new, L=L_measure, target=tol) <= tol):
+            if due and run.certify(k, x_new, b_new, L=L_measure, target=tol) <= tol:
                 run.stopped_by = "tol"
             if run.stopped_by == "tol" or run.notify(k, F_new, x_new, b_new):
                 run.keep(F_new, x_new, b_new)
@@ -206,15 +247,25 @@ class ProximalGradient(Solver):
                 t_k = 1.0
                 y, yb = x, b
                 ahead = None
+                exact_at = k  # s from scratch at x next
                 continue
             if ahead is not None:
                 y, yb, t_k = ahead.point
             else:
+                t_prev = t_k
                 y, yb, t_k = _extrapolate(self.accelerated, x_new, b_new, x, b, t_k)
+                if quad is not None:
+                    if not exact:  # else s from scratch at y next
+                        ahead = _Ahead((y, yb, t_k),
+                                       quad.extrapolated(s_new, sx, x_new, x,
+                                                         _beta(self.accelerated, t_prev, t_k)))
+                    sx = s_new
             x, b, fx = x_new, b_new, F_new
 
         assert run.best is not None
         F_best, x_best, b_best = run.best
+        if quad is not None:  # the returned point's objective from scratch, not updated
+            F_best = model.value(x_best, b_best) + penalty.prox_value(x_best)
         converged = run.stopped_by == "tol"
         measure = run.measure
         if not converged or measure is None:
@@ -226,13 +277,17 @@ class ProximalGradient(Solver):
                                 "accelerated": self.accelerated})
 
     def _step(self, model: _SmoothPart, y: np.ndarray, yb, fy: float, gy: np.ndarray, gby,
-              L: float, x: np.ndarray, b, t_k: float) -> _Step:
+              L: float, x: np.ndarray, b, t_k: float,
+              quad: _QuadraticPart | None = None) -> _Step:
         """``x+ = prox_{h / L}(y - grad f(y) / L)`` (``b+ = b_y - grad_b f(y) / L``), with
         ``L`` doubled (up to the bound) until the descent test of the module docstring holds
         (``line_search``). Where the datafit reads the data once for two points
         (``fuses_value_pairs``) and the step is accepted whatever the objective (no line
         search, or ``L`` at its bound), the loss at ``x+`` and its gradient at the next
-        extrapolated point (from ``x``, ``b`` and ``t_k``) come from one pass."""
+        extrapolated point (from ``x``, ``b`` and ``t_k``) come from one pass. A quadratic
+        smooth part (``quad``) is not evaluated here: the descent test, where it decides
+        (``L`` below the bound), reads ``s(x+) - s(y) - <grad s(y), dx> = <dx, H dx> / 2``;
+        the step's ``f`` is then set (with ``H dx``), else None."""
         penalty, use_b, L_bound = model.penalty, model.use_b, model.L_bound
         while True:
             x_new = penalty.prox(y - gy / L, 1.0 / L)
@@ -243,7 +298,16 @@ class ProximalGradient(Solver):
                 f_new, *grads = smooth_value_pair_and_grad(model.datafit, penalty, x_new, b_new,
                                                            nxt[0], nxt[1])
                 return _Step(x_new, b_new, f_new, dx, L, _Ahead(nxt, tuple(grads)))
-            f_new = model.value(x_new, b_new)
+            hdx = None
+            if quad is not None:
+                # the loss declares its curvature bound (capped): at the bound the test
+                # cannot reject the step
+                if not self.line_search or L >= L_bound:
+                    return _Step(x_new, b_new, None, dx, L, None)
+                hdx = quad.product(dx)
+                f_new = fy + _inner(gy, dx) + 0.5 * _inner(dx, hdx)
+            else:
+                f_new = model.value(x_new, b_new)
             if not self.line_search:
                 break
             quad = _inner(gy, dx) + 0.5 * L * _inner(dx, dx)
@@ -258,7 +322,7 @@ class ProximalGradient(Solver):
             if (L >= L_bound and model.capped) or not np.isfinite(2.0 * L):
                 break
             L = min(2.0 * L, L_bound) if model.capped else 2.0 * L
-        return _Step(x_new, b_new, f_new, dx, L, None)
+        return _Step(x_new, b_new, f_new, dx, L, None, hdx)
 
 
 class _SmoothPart:
@@ -284,6 +348,62 @@ class _SmoothPart:
         return f + self.penalty.smooth_value_and_grad(V)[0] if self.smooth else f
 
 
+class _QuadraticPart:
+    """The Hessian product of a quadratic smooth part ``s(V) = f(A V) + g(V)`` and the updates
+    of its value and gradient along the iterates (module docstring)."""
+
+    def __init__(self, model: _SmoothPart):
+        self.datafit, self.penalty = model.datafit, model.penalty
+        self._linear_map = model.penalty.linear_map
+        self._identity = isinstance(self._linear_map, IdentityMap)
+        self._penalty_product = getattr(model.penalty, "smooth_hessian_product", None)
+
+    @classmethod
+    def of(cls, model: _SmoothPart) -> _QuadraticPart | None:
+        """The quadratic part of ``model``, or None where its smooth part is not a quadratic
+        with a cheap Hessian product: a datafit without ``hessian_from_grams`` (or without its
+        curvature bound), intercept variables, a penalty smooth part that is not a task
+        coupling ``tr(W K W^T) / 2`` (penalties without one are left to the general steps),
+        or :data:`QUADRATIC_STEPS` off."""
+        caps = model.penalty.capabilities
+        if (not QUADRATIC_STEPS or model.use_b or not model.capped or model.fuse
+                or not getattr(model.datafit, "hessian_from_grams", False)
+                or not ("smooth" in caps and "task_coupling" in caps)):
+            return None
+        return cls(model)
+
+    def product(self, D: np.ndarray) -> np.ndarray:
+        """``H D = A^T H_f A D + H_g D``."""
+        if self._identity:
+            HD = self.datafit.hessian_product(D)
+        else:
+            A = self._linear_map
+            HD = A.adjoint(self.datafit.hessian_product(A.forward(D)))
+        if self._penalty_product is not None:
+            return HD + self._penalty_product(D)
+        return HD + self.penalty.smooth_value_and_grad(D)[1]
+
+    def moved(self, fy: float, gy: np.ndarray, step: _Step) -> tuple[float, np.ndarray]:
+        """``(s(x+), grad s(x+))`` from ``(s(y), grad s(y))`` and ``H dx`` (the step's, or one
+        product)."""
+        hdx = step.hdx if step.hdx is not None else self.product(step.dx)
+        return fy + _inner(gy, step.dx) + 0.5 * _inner(step.dx, hdx), gy + hdx
+
+    @staticmethod
+    def extrapolated(s_new: tuple, s_x: tuple, x_new: np.ndarray, x: np.ndarray,
+                     beta: float) -> tuple:
+        """``(s(y), grad s(y), None)`` at ``y = (1 + beta) x+ - beta x`` from ``s`` and its
+        gradient at ``x+`` and ``x``."""
+        f_new, g_new = s_new
+        if beta == 0.0:
+            return f_new, g_new, None
+        f_x, g_x = s_x
+        dg = g_new - g_x
+        f_y = ((1.0 + beta) * f_new - beta * f_x
+               + 0.5 * beta * (1.0 + beta) * _inner(x_new - x, dg))
+        return f_y, g_new + beta * dg, None
+
+
 class _Ahead(NamedTuple):
     """The next extrapolated point ``(y, b_y, t)`` and ``(f, grad W, grad b)`` there."""
 
@@ -297,10 +417,11 @@ class _Step(NamedTuple):
 
     x: np.ndarray
     b: np.ndarray | None
-    f: float
+    f: float | None
     dx: np.ndarray
     L: float
     ahead: _Ahead | None
+    hdx: np.ndarray | None = None
 
 
 def _extrapolate(accelerated: bool, x_new: np.ndarray, b_new, x: np.ndarray, b, t_k: float):
@@ -310,10 +431,16 @@ def _extrapolate(accelerated: bool, x_new: np.ndarray, b_new, x: np.ndarray, b, 
     if not accelerated:
         return x_new, b_new, t_k
     t_next = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t_k * t_k))
-    beta = (t_k - 1.0) / t_next
+    beta = _beta(True, t_k, t_next)
     y = x_new + beta * (x_new - x)
     yb = b_new + beta * (b_new - b) if b_new is not None else None
     return y, yb, t_next
+
+
+def _beta(accelerated: bool, t_k: float, t_next: float) -> float:
+    """The momentum weight ``(t_k - 1) / t_{k+1}`` of :func:`_extrapolate` (0 without
+    momentum)."""
+    return (t_k - 1.0) / t_next if accelerated else 0.0
 
 
 def _step_residual(L: float, dx: np.ndarray, s_b: float, gby) -> float:
