@@ -57,10 +57,12 @@ def test_compiled_step_takes_the_interpreted_step(d, m, shared, ball):
     penalty = SparseLowRank(alpha, radius)
     W0, V0, U0, p0, q0 = _interpreted(penalty, eig, P, L, U, rho, r)
     U1 = U.copy()
-    ok, W1, P1, L1, p1, q1 = sparse_low_rank_admm_step(
+    ok, W1, V1, AV1, p1, q1 = sparse_low_rank_admm_step(
         eig.Q, eig._QT, eig.lam, np.ascontiguousarray(eig.QtC), P, L, U1, rho, r, alpha / rho,
         radius, GRAM_RTOL, SAFE)
     assert ok
+    P1, L1 = V1
+    np.testing.assert_array_equal(AV1, P1 + L1)
     scale = max(np.abs(W0).max(), 1.0)
     np.testing.assert_allclose(W1, W0, rtol=0, atol=1e-10 * scale)
     np.testing.assert_allclose(P1, V0[0], rtol=0, atol=1e-10 * scale)

@@ -287,8 +287,12 @@ def sparse_low_rank_admm_step(Q, QT, lam, QtC, P, L, U, rho, r, l1_thresh, radiu
     Returns
     -------
     ok : bool
-    W, P, L : ndarray of shape (d, m)
-        The W-step iterate and the new parts.
+    W : ndarray of shape (d, m)
+        The W-step iterate.
+    V : ndarray of shape (2, d, m)
+        The new parts ``(P, L)``.
+    AV : ndarray of shape (d, m)
+        Their sum ``P + L``.
     res_pri, res_dual : float
         ``||W - (P + L)|| / max(||W||, ||P + L||)`` and ``||(P + L) - A V|| / ||U||`` (the new
         ``U``).
@@ -298,7 +302,8 @@ def sparse_low_rank_admm_step(Q, QT, lam, QtC, P, L, U, rho, r, l1_thresh, radiu
     W = _w_step(Q, QT, lam, QtC, AV, U, rho)
     Wr = r * W + (1.0 - r) * AV
     Zc = Wr + U
-    Pn = np.empty((d, m))
+    Vn = np.empty((2, d, m))
+    Pn = Vn[0]
     Z = np.empty((d, m))
     big = 0.0
     for j in range(d):
@@ -312,7 +317,7 @@ def sparse_low_rank_admm_step(Q, QT, lam, QtC, P, L, U, rho, r, l1_thresh, radiu
             if not az <= big:  # NaN included
                 big = az
     if not (big == 0.0 or 1.0 / safe <= big <= safe):
-        return False, W, P, L, 0.0, 0.0
+        return False, W, Vn, AV, 0.0, 0.0
     wide = d <= m
     ev, E = _small_gram_eigh(Z, wide)
     k = ev.shape[0]
@@ -322,23 +327,24 @@ def sparse_low_rank_admm_step(Q, QT, lam, QtC, P, L, U, rho, r, l1_thresh, radiu
         s[i] = np.sqrt(max(ev[i], 0.0))
         total += s[i]
     if total <= radius:
-        Ln = Z.copy()
+        Vn[1] = Z
     else:
         theta = _l1_ball_threshold(s, radius)
         floor = gram_rtol * s[k - 1]
         if s[0] < floor and floor > theta:  # a kept singular value may be unresolved
-            return False, W, P, L, 0.0, 0.0
+            return False, W, Vn, AV, 0.0, 0.0
         scale = np.zeros(k)
         for i in range(k):
             if s[i] > theta and s[i] > 0.0:
                 scale[i] = (s[i] - theta) / s[i]
         M = _gram_map(E, scale)
         if wide:
-            Ln = M @ Z
+            Vn[1] = M @ Z
         else:
-            Ln = Z @ M
-    res_pri, res_dual = _dual_step(W, Pn + Ln, Wr, AV, U)
-    return True, W, Pn, Ln, res_pri, res_dual
+            Vn[1] = Z @ M
+    AVn = Pn + Vn[1]
+    res_pri, res_dual = _dual_step(W, AVn, Wr, AV, U)
+    return True, W, Vn, AVn, res_pri, res_dual
 
 
 @njit(cache=True, nogil=True)

@@ -254,6 +254,11 @@ def _norm(a: np.ndarray) -> float:
     return math.sqrt(float(v @ v))
 
 
+def _flat(a: np.ndarray) -> np.ndarray:
+    """``a`` as a contiguous 1-d array (a view where ``a`` is C-contiguous)."""
+    return np.ascontiguousarray(a).reshape(-1)
+
+
 def _bb_curvature(dx: np.ndarray, dy: np.ndarray) -> tuple[float, float]:
     """Hybrid Barzilai-Borwein curvature of ``dy`` against ``dx`` and their correlation
     (Xu, Figueiredo & Goldstein, 2017, eqs. (26)-(27)); ``(nan, 0)`` when undefined."""
@@ -373,12 +378,16 @@ class _AndersonADMM:
     parameter stays fixed from iteration ``after`` on, where the extrapolation starts.
     """
 
-    def __init__(self, memory: int, after: int):
+    def __init__(self, memory: int, after: int, compiled: bool | None = None):
         self.memory = int(memory)
         self.after = int(after)
         self._outputs: np.ndarray | None = None
         self._residuals: np.ndarray | None = None
         self._gram = np.zeros((self.memory, self.memory))
+        # the compiled twin (:mod:`._anderson_numba`) once numba is set up in this process
+        # (None: decided at each step, as :func:`multitask.compiled.is_set_up` says)
+        self._compiled = compiled
+        self._kernels: tuple[Callable, Callable] | None = None
         self.reset()
 
     def reset(self) -> None:
@@ -387,6 +396,21 @@ class _AndersonADMM:
         self._next = 0  # the slot the next pair overwrites
         self._fallback: tuple[np.ndarray, np.ndarray] | None = None
         self._last = np.inf
+
+    def _kernels_now(self) -> tuple[Callable, Callable] | None:
+        """The compiled record and mix steps where they run now, else None."""
+        if self._kernels is None:
+            if self._compiled is None:
+                from multitask.compiled import is_set_up
+
+                if not is_set_up():
+                    return None
+            elif not self._compiled:
+                return None
+            from multitask.solvers._anderson_numba import anderson_mix, anderson_record
+
+            self._kernels = (anderson_record, anderson_mix)
+        return self._kernels
 
     def frozen(self, k: int) -> bool:
         """Whether the penalty parameter stays fixed at iteration ``k`` (extrapolating)."""
@@ -405,11 +429,15 @@ class _AndersonADMM:
         out, res = self._outputs, self._residuals
         assert res is not None
         i = self._next
-        out[i, :n] = V.ravel()
-        out[i, n:] = U.ravel()
-        res[i, :n] = out[i, :n] - V_in.ravel()
-        res[i, n:] = out[i, n:] - U_in.ravel()
-        size = _norm(res[i])
+        kernels = self._kernels_now()
+        if kernels is not None:
+            size = kernels[0](out, res, i, _flat(V), _flat(U), _flat(V_in), _flat(U_in))
+        else:
+            out[i, :n] = V.ravel()
+            out[i, n:] = U.ravel()
+            res[i, :n] = out[i, :n] - V_in.ravel()
+            res[i, n:] = out[i, n:] - U_in.ravel()
+            size = _norm(res[i])
         if self._fallback is not None and size > self._last:
             back = self._fallback  # the extrapolation did worse than T of its predecessor
             self.reset()
@@ -418,6 +446,16 @@ class _AndersonADMM:
         self._count = min(self._count + 1, self.memory)
         self._next = (i + 1) % self.memory
         c = self._count
+        if kernels is not None:
+            status, point = kernels[1](out, res, self._gram, i, c)
+            if c < 2:
+                self._fallback = None
+            if status:
+                if status == 2:
+                    self.reset()
+                return None
+            self._fallback = (V.copy(), U.copy())
+            return point[:n].reshape(V.shape), point[n:].reshape(U.shape)
         row = res[:c] @ res[i]
         self._gram[i, :c] = row
         self._gram[:c, i] = row
@@ -579,14 +617,13 @@ class _CompiledSparseLowRankStep(SkiRental):
         if radius <= 0.0:
             return None
         alpha = float(penalty.alpha)  # type: ignore[attr-defined]
-        ok, W, P, L, res_pri, res_dual = self.kernel()(
+        ok, W, V_new, AV_new, res_pri, res_dual = self.kernel()(
             eig.Q, eig._QT, eig.lam, eig.QtC, np.ascontiguousarray(V[0]),
             np.ascontiguousarray(V[1]), U, rho, r, alpha / rho, radius, GRAM_RTOL,
             2.0**SAFE_EXPONENT)
         if not ok:
             return None
-        V_new = np.stack((P, L))
-        return W, V_new, P + L, float(res_pri), float(res_dual)
+        return W, V_new, AV_new, float(res_pri), float(res_dual)
 
 
 class QuadraticADMM(Solver):
