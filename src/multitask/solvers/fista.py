@@ -186,7 +186,7 @@ class ProximalGradient(Solver):
         run = IterationRecord(self, datafit, penalty, callback, certificate_schedule())
         x, b = run.start(coef_init, intercept_init)
         model = _SmoothPart(datafit, penalty, b is not None)
-        quad = _QuadraticPart.of(model)
+        quadratic = _QuadraticPart.of(model)
         L_measure = measure_lipschitz(datafit, penalty)
         s_b = datafit.measure_constants()[1] if model.use_b else 0.0
         if self.lipschitz_init == "secant" and self.line_search:
@@ -215,19 +215,19 @@ class ProximalGradient(Solver):
                 # range, losses without a curvature bound): restart from x
                 t_k, y, yb = 1.0, x, b
                 fy, gy, gby = model.value_and_grad(y, yb)
-            if quad is not None and y is x:
+            if quadratic is not None and y is x:
                 sx = (fy, gy)
-            step = self._step(model, y, yb, fy, gy, gby, L, x, b, t_k, quad)
+            step = self._step(model, y, yb, fy, gy, gby, L, x, b, t_k, quadratic)
             L, ahead = step.L, step.ahead
             x_new, b_new = step.x, step.b
             cheap = _step_residual(L, step.dx, s_b, gby if model.use_b else None)
             due = run.due(k, small=cheap <= tol * scale)
-            if quad is not None:
+            if quadratic is not None:
                 exact = due or k == self.max_iter or k - exact_at >= EXACT_PERIOD
                 if exact:
                     exact_at = k
                 s_new = (model.value_and_grad(x_new, None)[:2] if exact
-                         else quad.moved(fy, gy, step))
+                         else quadratic.moved(fy, gy, step))
                 f_new = s_new[0]
             else:
                 assert step.f is not None  # evaluated by every step outside the quadratic part
@@ -254,17 +254,17 @@ class ProximalGradient(Solver):
             else:
                 t_prev = t_k
                 y, yb, t_k = _extrapolate(self.accelerated, x_new, b_new, x, b, t_k)
-                if quad is not None:
+                if quadratic is not None:
                     if not exact:  # else s from scratch at y next
                         ahead = _Ahead((y, yb, t_k),
-                                       quad.extrapolated(s_new, sx, x_new, x,
+                                       quadratic.extrapolated(s_new, sx, x_new, x,
                                                          _beta(self.accelerated, t_prev, t_k)))
                     sx = s_new
             x, b, fx = x_new, b_new, F_new
 
         assert run.best is not None
         F_best, x_best, b_best = run.best
-        if quad is not None:  # the returned point's objective from scratch, not updated
+        if quadratic is not None:  # the returned point's objective from scratch, not updated
             F_best = model.value(x_best, b_best) + penalty.prox_value(x_best)
         converged = run.stopped_by == "tol"
         measure = run.measure
@@ -278,14 +278,14 @@ class ProximalGradient(Solver):
 
     def _step(self, model: _SmoothPart, y: np.ndarray, yb, fy: float, gy: np.ndarray, gby,
               L: float, x: np.ndarray, b, t_k: float,
-              quad: _QuadraticPart | None = None) -> _Step:
+              quadratic: _QuadraticPart | None = None) -> _Step:
         """``x+ = prox_{h / L}(y - grad f(y) / L)`` (``b+ = b_y - grad_b f(y) / L``), with
         ``L`` doubled (up to the bound) until the descent test of the module docstring holds
         (``line_search``). Where the datafit reads the data once for two points
         (``fuses_value_pairs``) and the step is accepted whatever the objective (no line
         search, or ``L`` at its bound), the loss at ``x+`` and its gradient at the next
         extrapolated point (from ``x``, ``b`` and ``t_k``) come from one pass. A quadratic
-        smooth part (``quad``) is not evaluated here: the descent test, where it decides
+        smooth part (``quadratic``) is not evaluated here: the descent test, where it decides
         (``L`` below the bound), reads ``s(x+) - s(y) - <grad s(y), dx> = <dx, H dx> / 2``;
         the step's ``f`` is then set (with ``H dx``), else None."""
         penalty, use_b, L_bound = model.penalty, model.use_b, model.L_bound
@@ -299,12 +299,12 @@ class ProximalGradient(Solver):
                                                            nxt[0], nxt[1])
                 return _Step(x_new, b_new, f_new, dx, L, _Ahead(nxt, tuple(grads)))
             hdx = None
-            if quad is not None:
+            if quadratic is not None:
                 # the loss declares its curvature bound (capped): at the bound the test
                 # cannot reject the step
                 if not self.line_search or L >= L_bound:
                     return _Step(x_new, b_new, None, dx, L, None)
-                hdx = quad.product(dx)
+                hdx = quadratic.product(dx)
                 f_new = fy + _inner(gy, dx) + 0.5 * _inner(dx, hdx)
             else:
                 f_new = model.value(x_new, b_new)
@@ -354,8 +354,6 @@ class _QuadraticPart:
 
     def __init__(self, model: _SmoothPart):
         self.datafit, self.penalty = model.datafit, model.penalty
-        self._linear_map = model.penalty.linear_map
-        self._identity = isinstance(self._linear_map, IdentityMap)
         self._penalty_product = getattr(model.penalty, "smooth_hessian_product", None)
 
     @classmethod
@@ -364,21 +362,20 @@ class _QuadraticPart:
         with a cheap Hessian product: a datafit without ``hessian_from_grams`` (or without its
         curvature bound), intercept variables, a penalty smooth part that is not a task
         coupling ``tr(W K W^T) / 2`` (penalties without one are left to the general steps),
-        or :data:`QUADRATIC_STEPS` off."""
+        a variable other than the weights (``linear_map``), or :data:`QUADRATIC_STEPS`
+        off."""
         caps = model.penalty.capabilities
         if (not QUADRATIC_STEPS or model.use_b or not model.capped or model.fuse
+                or not isinstance(model.penalty.linear_map, IdentityMap)
                 or not getattr(model.datafit, "hessian_from_grams", False)
                 or not ("smooth" in caps and "task_coupling" in caps)):
             return None
         return cls(model)
 
     def product(self, D: np.ndarray) -> np.ndarray:
-        """``H D = A^T H_f A D + H_g D``."""
-        if self._identity:
-            HD = self.datafit.hessian_product(D)
-        else:
-            A = self._linear_map
-            HD = A.adjoint(self.datafit.hessian_product(A.forward(D)))
+        """``H D = H_f D + H_g D`` (the penalty's ``smooth_hessian_product``, or its smooth
+        gradient at ``D``: ``D K`` for ``g = tr(W K W^T) / 2``)."""
+        HD = self.datafit.hessian_product(D)
         if self._penalty_product is not None:
             return HD + self._penalty_product(D)
         return HD + self.penalty.smooth_value_and_grad(D)[1]
