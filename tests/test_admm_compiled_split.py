@@ -57,7 +57,7 @@ def test_compiled_step_takes_the_interpreted_step(d, m, shared, ball):
     penalty = SparseLowRank(alpha, radius)
     W0, V0, U0, p0, q0 = _interpreted(penalty, eig, P, L, U, rho, r)
     U1 = U.copy()
-    ok, W1, V1, AV1, p1, q1 = sparse_low_rank_admm_step(
+    ok, W1, V1, AV1, p1, q1, nuclear1 = sparse_low_rank_admm_step(
         eig.Q, eig._QT, eig.lam, np.ascontiguousarray(eig.QtC), P, L, U1, rho, r, alpha / rho,
         radius, GRAM_RTOL, SAFE)
     assert ok
@@ -74,6 +74,7 @@ def test_compiled_step_takes_the_interpreted_step(d, m, shared, ball):
     else:
         assert _norm(U1) < 1e-12 * scale and _norm(U0) < 1e-12 * scale
     nuclear = np.linalg.svd(L1, compute_uv=False).sum()
+    assert nuclear1 == pytest.approx(nuclear, rel=1e-9)
     if ball == "binding":
         assert nuclear == pytest.approx(radius, rel=1e-9)
     else:

@@ -104,3 +104,21 @@ def test_admm_fits_agree_with_either_anderson():
         finally:
             _AndersonADMM.__init__ = original
     np.testing.assert_allclose(coefs[0], coefs[1], atol=1e-6 * np.abs(coefs[0]).max())
+
+
+def test_trace_ball_norm_recalls_a_remembered_projection():
+    """The nuclear norm a compiled step hands over is the ball's norm at that very array, and
+    only there (a changed array takes the SVD)."""
+    from multitask.penalties.balls import TraceBall
+
+    rng = np.random.default_rng(0)
+    L = rng.standard_normal((4, 6))
+    ball = TraceBall(3.0)
+    exact = np.linalg.svd(L, compute_uv=False).sum()
+    ball.remember_prox(L, 123.0)
+    assert ball.norm(L.copy()) == 123.0
+    assert ball.norm(L + 1e-3) == pytest.approx(np.linalg.svd(L + 1e-3,
+                                                              compute_uv=False).sum())
+    ball.remember_prox(L, exact)
+    L[0, 0] += 1.0  # the remembered array was copied: an in-place change is not recalled
+    assert ball.norm(L) == pytest.approx(np.linalg.svd(L, compute_uv=False).sum())

@@ -10,7 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from multitask.penalties._l1ball_numba import column_l1ball_thresholds
-from multitask.penalties.base import Constraint
+from multitask.penalties.base import Constraint, RemembersProx, recalled
 from multitask.penalties.prox import (
     _rescaling,
     project_l1_ball,
@@ -48,8 +48,12 @@ class L1Ball(Constraint):
         return project_l1_ball(V, self.radius)
 
 
-class TraceBall(Constraint):
-    """``{W : ||W||_* <= radius}``: SVD, then the singular values onto the l1 ball."""
+class TraceBall(RemembersProx, Constraint):
+    """``{W : ||W||_* <= radius}``: SVD, then the singular values onto the l1 ball.
+
+    A projection computed elsewhere (the compiled ADMM step of sparse + low rank) can record
+    its output's nuclear norm (:meth:`remember_prox`), so that :meth:`norm` there costs no SVD.
+    """
 
     name = "trace_ball"
     capabilities = frozenset({"low_rank"})
@@ -58,7 +62,15 @@ class TraceBall(Constraint):
         super().__init__(_check_scalar_radius(radius))
 
     def norm(self, W):
-        return float(np.linalg.svd(W, compute_uv=False).sum()) if W.size else 0.0
+        if not W.size:
+            return 0.0
+        cached = recalled(self._last, W)
+        return float(np.linalg.svd(W, compute_uv=False).sum()) if cached is None else cached
+
+    def remember_prox(self, out: np.ndarray, value: float) -> None:
+        """Record that ``out`` (a projection computed outside the ball) has nuclear norm
+        ``value``."""
+        self._last = (np.array(out, dtype=np.float64, copy=True), float(value))
 
     def support(self, G):
         """``radius ||G||_2`` (the spectral norm)."""

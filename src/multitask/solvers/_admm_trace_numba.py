@@ -296,6 +296,8 @@ def sparse_low_rank_admm_step(Q, QT, lam, QtC, P, L, U, rho, r, l1_thresh, radiu
     res_pri, res_dual : float
         ``||W - (P + L)|| / max(||W||, ||P + L||)`` and ``||(P + L) - A V|| / ||U||`` (the new
         ``U``).
+    nuclear : float
+        ``||L||_*`` of the new ``L`` (from the singular values the projection computed).
     """
     d, m = P.shape
     AV = P + L
@@ -317,7 +319,7 @@ def sparse_low_rank_admm_step(Q, QT, lam, QtC, P, L, U, rho, r, l1_thresh, radiu
             if not az <= big:  # NaN included
                 big = az
     if not (big == 0.0 or 1.0 / safe <= big <= safe):
-        return False, W, Vn, AV, 0.0, 0.0
+        return False, W, Vn, AV, 0.0, 0.0, 0.0
     wide = d <= m
     ev, E = _small_gram_eigh(Z, wide)
     k = ev.shape[0]
@@ -326,17 +328,20 @@ def sparse_low_rank_admm_step(Q, QT, lam, QtC, P, L, U, rho, r, l1_thresh, radiu
     for i in range(k):
         s[i] = np.sqrt(max(ev[i], 0.0))
         total += s[i]
+    nuclear = total
     if total <= radius:
         Vn[1] = Z
     else:
         theta = _l1_ball_threshold(s, radius)
         floor = gram_rtol * s[k - 1]
         if s[0] < floor and floor > theta:  # a kept singular value may be unresolved
-            return False, W, Vn, AV, 0.0, 0.0
+            return False, W, Vn, AV, 0.0, 0.0, 0.0
         scale = np.zeros(k)
+        nuclear = 0.0
         for i in range(k):
             if s[i] > theta and s[i] > 0.0:
                 scale[i] = (s[i] - theta) / s[i]
+                nuclear += s[i] - theta
         M = _gram_map(E, scale)
         if wide:
             Vn[1] = M @ Z
@@ -344,7 +349,7 @@ def sparse_low_rank_admm_step(Q, QT, lam, QtC, P, L, U, rho, r, l1_thresh, radiu
             Vn[1] = Z @ M
     AVn = Pn + Vn[1]
     res_pri, res_dual = _dual_step(W, AVn, Wr, AV, U)
-    return True, W, Vn, AVn, res_pri, res_dual
+    return True, W, Vn, AVn, res_pri, res_dual, nuclear
 
 
 @njit(cache=True, nogil=True)

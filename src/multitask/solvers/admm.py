@@ -548,6 +548,11 @@ class SkiRental:
         place), or None where the kernel declines (nothing changed)."""
         raise NotImplementedError
 
+    def remember(self, penalty: Penalty, V: np.ndarray) -> None:
+        """Before a certificate at ``V``: hand the penalty what the kernel knows of its
+        value there (nothing by default)."""
+        return None
+
 
 class CompiledTraceStep(SkiRental):
     """The compiled ADMM iteration of the trace norm (:mod:`._admm_trace_numba`), under the
@@ -617,13 +622,21 @@ class _CompiledSparseLowRankStep(SkiRental):
         if radius <= 0.0:
             return None
         alpha = float(penalty.alpha)  # type: ignore[attr-defined]
-        ok, W, V_new, AV_new, res_pri, res_dual = self.kernel()(
+        ok, W, V_new, AV_new, res_pri, res_dual, nuclear = self.kernel()(
             eig.Q, eig._QT, eig.lam, eig.QtC, np.ascontiguousarray(V[0]),
             np.ascontiguousarray(V[1]), U, rho, r, alpha / rho, radius, GRAM_RTOL,
             2.0**SAFE_EXPONENT)
         if not ok:
             return None
+        self._last = (V_new, float(nuclear))
         return W, V_new, AV_new, float(res_pri), float(res_dual)
+
+    def remember(self, penalty: Penalty, V: np.ndarray) -> None:
+        """Hand the trace ball the nuclear norm of ``V``'s low-rank part where ``V`` is the
+        kernel's last output (its value then costs no SVD)."""
+        last = getattr(self, "_last", None)
+        if last is not None and last[0] is V:
+            penalty.parts[1].remember_prox(V[1], last[1])
 
 
 class QuadraticADMM(Solver):
@@ -810,6 +823,8 @@ class QuadraticADMM(Solver):
                         accel.reset()
             V_out = V
             check = run.due(k, small=res_pri <= tol and res_dual <= tol)
+            if check and compiled is not None:
+                compiled.remember(penalty, V)
             if check and run.certify(k, V, None, L=L, target=tol, dual_weights=W) <= tol:
                 run.stopped_by = "tol"
             F = float("nan")
