@@ -32,9 +32,10 @@ that runs past ``--cap`` CPU seconds, or past 1.2 times the fastest converged fi
 the point (its time no longer changes the ratio), is stopped (a ``SIGPROF`` timer; a compiled
 kernel finishes its call first) and shows as ``>t``; a fit that ends unconverged
 (``converged_`` false) is marked ``*`` and is not a candidate for the fastest; a solver that
-runs out of memory shows ``out_of_memory``. ``"pg"`` and ``"subgradient"`` are timed only with
-``--fallbacks``. Times are for comparison within one run: on a shared machine their level
-moves, their ratios much less (docs/scale.md, "The automatic choice ..." sections: the figures).
+runs out of memory (past ``--memory-gb`` of address space, default 16) shows
+``out_of_memory``. ``"pg"`` and ``"subgradient"`` are timed only with ``--fallbacks``. Times
+are for comparison within one run: on a shared machine their level moves, their ratios much
+less (docs/scale.md, "The automatic choice ..." sections: the figures).
 """
 
 from __future__ import annotations
@@ -259,6 +260,22 @@ def run_point(fam, kind, m, d, sparse, frac, cap, fallbacks=False) -> dict:
     return row
 
 
+def limit_memory(gigabytes: float) -> None:
+    """Cap the process's address space (``RLIMIT_AS``) at ``gigabytes``: an allocation past it
+    raises ``MemoryError`` (shown as ``out_of_memory``) where the system would otherwise kill
+    the whole run (a solver's ``d x d`` matrices per task on ``10^4`` features). POSIX only;
+    elsewhere nothing is capped."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not POSIX
+        return
+    cap = int(gigabytes * 2**30)
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        cap = min(cap, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--grid", choices=("main", "others", "all"), default="main")
@@ -277,7 +294,12 @@ def main(argv=None) -> None:
     p.add_argument("--cap", type=float, default=30.0, help="CPU seconds per fit")
     p.add_argument("--fallbacks", action="store_true", help="time 'pg' and 'subgradient' too")
     p.add_argument("--json", help="write the rows to this file")
+    p.add_argument("--memory-gb", type=float, default=16.0,
+                   help="address space of the process (a solver past it shows out_of_memory "
+                        "instead of the system killing the run); 0: no limit")
     a = p.parse_args(argv)
+    if a.memory_gb > 0:
+        limit_memory(a.memory_gb)
     shapes = [parse_shape(t) for t in a.shapes] if a.shapes else None
     points = [pt for pt in grid(a.grid, a.only, a.fractions, shapes)
               if (not a.only or pt[0] in a.only)
