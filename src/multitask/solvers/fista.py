@@ -354,6 +354,9 @@ class _QuadraticPart:
 
     def __init__(self, model: _SmoothPart):
         self.datafit, self.penalty = model.datafit, model.penalty
+        # declared by the datafits with "hessian_from_grams" (not part of every Datafit)
+        self._loss_product: Callable[[np.ndarray], np.ndarray] = (
+            model.datafit.hessian_product)  # type: ignore[attr-defined]
         self._penalty_product = getattr(model.penalty, "smooth_hessian_product", None)
 
     @classmethod
@@ -375,7 +378,7 @@ class _QuadraticPart:
     def product(self, D: np.ndarray) -> np.ndarray:
         """``H D = H_f D + H_g D`` (the penalty's ``smooth_hessian_product``, or its smooth
         gradient at ``D``: ``D K`` for ``g = tr(W K W^T) / 2``)."""
-        HD = self.datafit.hessian_product(D)
+        HD = self._loss_product(D)
         if self._penalty_product is not None:
             return HD + self._penalty_product(D)
         return HD + self.penalty.smooth_value_and_grad(D)[1]
