@@ -19,12 +19,13 @@ patterns from multiple tasks", ACM TKDD 2012) are ``accelerated=False`` and
 ``accelerated=True, restart=False``, with their step search started at a secant estimate
 (``lipschitz_init="secant"``).
 
-Quadratic smooth parts: where ``s(V) = f(A V) + g(V)`` is quadratic with a cheap Hessian
+Quadratic smooth parts: where ``s(W) = f(W) + g(W)`` is quadratic with a cheap Hessian
 product (a datafit whose ``hessian_product`` reads cached Gram matrices,
-``hessian_from_grams``, no intercept variables, and a penalty whose smooth part is ``tr(W K
-W^T) / 2``, ``"task_coupling"``), one product with its Hessian ``H`` per iteration gives what
-the two evaluations of ``s`` would: with ``dx = x_{k+1} - y_k`` and ``beta`` the momentum
-weight of ``y_{k+1} = (1 + beta) x_{k+1} - beta x_k``::
+``hessian_from_grams``, no intercept variables, the weights as the variable, and a penalty
+whose smooth part is ``tr(W K W^T) / 2``, ``"task_coupling"``), one product with its
+Hessian ``H`` per iteration gives what the two evaluations of ``s`` would: with ``dx =
+x_{k+1} - y_k`` and ``beta`` the momentum weight of ``y_{k+1} = (1 + beta) x_{k+1} - beta
+x_k``::
 
     grad s(x_{k+1}) = grad s(y_k) + H dx
     s(x_{k+1})      = s(y_k) + <grad s(y_k), dx> + <dx, H dx> / 2
@@ -256,9 +257,9 @@ class ProximalGradient(Solver):
                 y, yb, t_k = _extrapolate(self.accelerated, x_new, b_new, x, b, t_k)
                 if quadratic is not None:
                     if not exact:  # else s from scratch at y next
+                        beta = _beta(self.accelerated, t_prev, t_k)
                         ahead = _Ahead((y, yb, t_k),
-                                       quadratic.extrapolated(s_new, sx, x_new, x,
-                                                         _beta(self.accelerated, t_prev, t_k)))
+                                       quadratic.extrapolated(s_new, sx, x_new, x, beta))
                     sx = s_new
             x, b, fx = x_new, b_new, F_new
 
