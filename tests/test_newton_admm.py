@@ -94,11 +94,13 @@ def test_newton_hands_over_to_majorization_short_of_the_certificate(monkeypatch)
     classes are (nearly) separable, the Newton steps reach the objective but not the
     certificate, and majorization-minimization finishes to ``tol`` from there. (With the
     compiled inner ADMM iteration the Newton steps end at another point, which certifies by
-    itself here: the interpreted inner steps keep the hand-over's case.)"""
+    itself here: the interpreted inner steps, with Anderson's interpreted extrapolation, keep
+    the hand-over's case.)"""
     from multitask.solvers import admm
 
     monkeypatch.setattr(admm._CompiledSparseLowRankStep, "applies_split",
                         classmethod(lambda *args: None))
+    monkeypatch.setattr(admm._AndersonADMM, "_kernels_now", lambda self: None)
     Xs, ys = _lists(seed=2, positives=3)
     data = as_multitask_data(Xs, ys, classification=True)[0]
     df = Logistic(data, fit_intercept=True)
