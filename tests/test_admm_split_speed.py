@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from multitask import DirtyModelRegressor, SparseLowRankRegressor
-from multitask.solvers.admm import QuadraticADMM, _AndersonADMM, _balanced_rho
+from multitask.solvers.admm import QuadraticADMM, _balanced_rho
+from multitask.solvers.admm_anderson import AndersonADMM
 
 TOL = 1e-8
 
@@ -85,7 +86,7 @@ def test_anderson_extrapolation_speeds_up_a_linear_fixed_point_map():
     M = Qm @ np.diag(np.linspace(0.2, 0.99, 12)) @ Qm.T
     b = rng.standard_normal(12)
     fixed = np.linalg.solve(np.eye(12) - M, b)
-    accel = _AndersonADMM(memory=6, after=0)
+    accel = AndersonADMM(memory=6, after=0)
     V, U = np.zeros((2, 3)), np.zeros((2, 3))
     for k in range(1, 400):
         z = np.concatenate([V.ravel(), U.ravel()])
@@ -100,7 +101,7 @@ def test_anderson_extrapolation_speeds_up_a_linear_fixed_point_map():
 
 
 def test_a_worse_extrapolation_is_dropped_for_the_kept_iterate():
-    accel = _AndersonADMM(memory=3, after=0)
+    accel = AndersonADMM(memory=3, after=0)
     z0, z1, z2 = np.zeros((1, 2)), np.ones((1, 2)), np.full((1, 2), 1.5)
     assert accel.step(1, z0, z0, z1, z1) is None  # one pair: nothing to combine
     moved = accel.step(2, z1, z1, z2, z2)

@@ -1,5 +1,5 @@
 """The compiled Anderson step (:mod:`multitask.solvers._anderson_numba`) against its
-interpreted twin (:class:`multitask.solvers.admm._AndersonADMM` with ``compiled=False``)."""
+interpreted twin (:class:`multitask.solvers.admm.AndersonADMM` with ``compiled=False``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from multitask.solvers._anderson_numba import _solve_ones
-from multitask.solvers.admm import QuadraticADMM, _AndersonADMM
+from multitask.solvers.admm import QuadraticADMM
+from multitask.solvers.admm_anderson import AndersonADMM
 
 
 def _linear_map(seed: int, n: int = 24):
@@ -26,7 +27,7 @@ def test_compiled_steps_match_the_interpreted_ones(seed, memory):
     M, b = _linear_map(seed)
     runs = {}
     for compiled in (False, True):
-        accel = _AndersonADMM(memory=memory, after=0, compiled=compiled)
+        accel = AndersonADMM(memory=memory, after=0, compiled=compiled)
         V, U = np.zeros((2, 2, 3)), np.zeros((2, 6))
         points = []
         for k in range(1, 120):
@@ -49,7 +50,7 @@ def test_compiled_steps_match_the_interpreted_ones(seed, memory):
 
 
 def test_compiled_safeguard_returns_the_kept_iterate():
-    accel = _AndersonADMM(memory=3, after=0, compiled=True)
+    accel = AndersonADMM(memory=3, after=0, compiled=True)
     z0, z1, z2 = np.zeros((1, 2)), np.ones((1, 2)), np.full((1, 2), 1.5)
     assert accel.step(1, z0, z0, z1, z1) is None
     moved = accel.step(2, z1, z1, z2, z2)
@@ -75,7 +76,7 @@ def test_gaussian_elimination_solves_and_reports_singular_systems():
 
 def test_zero_residuals_skip_the_extrapolation():
     """A fixed point reached exactly (zero residuals, no positive trace): no extrapolation."""
-    accel = _AndersonADMM(memory=4, after=0, compiled=True)
+    accel = AndersonADMM(memory=4, after=0, compiled=True)
     z = np.ones((2, 2))
     assert accel.step(1, z, z, z, z) is None
     assert accel.step(2, z, z, z, z) is None
@@ -91,18 +92,18 @@ def test_admm_fits_agree_with_either_anderson():
     y = [x @ rng.standard_normal(6) + 0.1 * rng.standard_normal(30) for x in X]
     coefs = []
     for compiled in (False, True):
-        original = _AndersonADMM.__init__
+        original = AndersonADMM.__init__
 
         def init(self, memory, after, compiled=compiled, _orig=original):
             _orig(self, memory, after, compiled)
 
-        _AndersonADMM.__init__ = init
+        AndersonADMM.__init__ = init
         try:
             m = SparseLowRankRegressor(alpha=0.05, radius=1.0, solver=QuadraticADMM(tol=1e-9))
             coefs.append(m.fit(X, y).coef_)
             assert m.converged_
         finally:
-            _AndersonADMM.__init__ = original
+            AndersonADMM.__init__ = original
     np.testing.assert_allclose(coefs[0], coefs[1], atol=1e-6 * np.abs(coefs[0]).max())
 
 

@@ -100,7 +100,7 @@ def test_newton_hands_over_to_majorization_short_of_the_certificate(monkeypatch)
 
     monkeypatch.setattr(admm._CompiledSparseLowRankStep, "applies_split",
                         classmethod(lambda *args: None))
-    monkeypatch.setattr(admm._AndersonADMM, "_kernels_now", lambda self: None)
+    monkeypatch.setattr(admm.AndersonADMM, "_kernels_now", lambda self: None)
     Xs, ys = _lists(seed=2, positives=3)
     data = as_multitask_data(Xs, ys, classification=True)[0]
     df = Logistic(data, fit_intercept=True)

@@ -1,6 +1,6 @@
 """The compiled twin of one step of Anderson's extrapolation of ADMM's fixed-point map
-(:class:`multitask.solvers.admm._AndersonADMM`), in two calls so that the safeguard stays in
-the interpreted class.
+(:class:`multitask.solvers.admm_anderson.AndersonADMM`), in two calls so that the safeguard
+stays in the interpreted class.
 
 With ``z_k = (V_k, U_k)`` flattened, ``T`` the map and the ring buffers ``out[j] = T(z_j)``,
 ``res[j] = T(z_j) - z_j`` (``c`` pairs kept, the newest in slot ``i``) and their Gram matrix

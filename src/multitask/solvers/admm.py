@@ -62,17 +62,17 @@ doubled or halved when one relative residual exceeds ``balance`` times the other
 starts at
 ``U = -grad f(A V_0) / rho``, the fixed point's dual when the start is optimal (warm starts).
 
-Anderson acceleration (``anderson``): for the split models and the dirty model's norm on ``W``
-(by default; :data:`ANDERSON_MEMORY` pairs), ``rho`` stays fixed from iteration
-``anderson_after`` on and the iterates ``(V, U)`` of the fixed-point map are extrapolated
-(:class:`_AndersonADMM`, safeguarded: an extrapolation that raises the fixed-point residual is
-dropped; the balancing fallback still runs every :data:`REBALANCE_EVERY` iterations). These
-problems end in a long linear tail (the parts' degenerate direction, the
-polyhedral norms' faces) that extrapolation shortens: the iterations to a certified gap of
-1e-8 fell from 12,460 to 1,260 for the dirty model (q = inf) at z-scored ``(0.00473,
-0.00473)`` and from 6,370 to 440 (q = 2) at MALSAR's example raw, and a School path of
-sparse + low rank took a fifth of the iterations (``benchmarks/bench_certified.py --sweep``,
-``benchmarks/bench_dirty_solvers.py --plain``, ``benchmarks/bench_cv_two_param.py``).
+Anderson acceleration (``anderson``): for the split models and the dirty model's norm on ``W`` (by
+default; :data:`ANDERSON_MEMORY` pairs), ``rho`` stays fixed from iteration ``anderson_after`` on
+and the iterates ``(V, U)`` of the fixed-point map are extrapolated
+(:class:`~multitask.solvers.admm_anderson.AndersonADMM`, safeguarded: an extrapolation that raises
+the fixed-point residual is dropped; the balancing fallback still runs every :data:`REBALANCE_EVERY`
+iterations). These problems end in a long linear tail (the parts' degenerate direction, the
+polyhedral norms' faces) that extrapolation shortens: the iterations to a certified gap of 1e-8 fell
+from 12,460 to 1,260 for the dirty model (q = inf) at z-scored ``(0.00473, 0.00473)`` and from 6,370
+to 440 (q = 2) at MALSAR's example raw, and a School path of sparse + low rank took a fifth of the
+iterations (``benchmarks/bench_certified.py --sweep``, ``benchmarks/bench_dirty_solvers.py
+--plain``, ``benchmarks/bench_cv_two_param.py``).
 
 The objective is recorded at each check of the measure and at the last iterate (at every
 iteration when a ``callback`` is given, which receives it).
@@ -104,6 +104,7 @@ import numpy as np
 from multitask.losses import Datafit
 from multitask.penalties.base import IdentityMap, Penalty
 from multitask.penalties.prox import GRAM_RTOL, SAFE_EXPONENT
+from multitask.solvers.admm_anderson import AndersonADMM
 from multitask.solvers.base import (
     Solver,
     check_int,
@@ -254,11 +255,6 @@ def _norm(a: np.ndarray) -> float:
     return math.sqrt(float(v @ v))
 
 
-def _flat(a: np.ndarray) -> np.ndarray:
-    """``a`` as a contiguous 1-d array (a view where ``a`` is C-contiguous)."""
-    return np.ascontiguousarray(a).reshape(-1)
-
-
 def _bb_curvature(dx: np.ndarray, dy: np.ndarray) -> tuple[float, float]:
     """Hybrid Barzilai-Borwein curvature of ``dy`` against ``dx`` and their correlation
     (Xu, Figueiredo & Goldstein, 2017, eqs. (26)-(27)); ``(nan, 0)`` when undefined."""
@@ -324,8 +320,9 @@ def _balanced_rho(rho: float, res_pri: float, res_dual: float, ratio: float,
     return rho
 
 
-#: Pairs kept by Anderson's extrapolation (:class:`_AndersonADMM`) where ``anderson=None``
-#: takes it: the split models and the dirty model's norm on ``W``.
+#: Pairs kept by Anderson's extrapolation
+#: (:class:`~multitask.solvers.admm_anderson.AndersonADMM`) where ``anderson=None`` takes it:
+#: the split models and the dirty model's norm on ``W``.
 ANDERSON_MEMORY = 20
 #: While ``rho`` is fixed for the extrapolation, the balancing fallback still runs every this
 #: many iterations (the memory restarts where ``rho`` changes): a run can otherwise drift for
@@ -359,127 +356,6 @@ def _anderson_memory(penalty: Penalty) -> int:
     """The memory ``anderson=None`` gives: :data:`ANDERSON_MEMORY` for
     :func:`_accelerated_family`, 0 (no extrapolation) otherwise."""
     return ANDERSON_MEMORY if _accelerated_family(penalty) else 0
-
-
-class _AndersonADMM:
-    """Anderson's extrapolation (type II, safeguarded) of ADMM's fixed-point map ``z = (V, U)
-    -> T(z)`` at a fixed penalty parameter (Anderson, "Iterative procedures for nonlinear
-    integral equations", 1965; for ADMM and Douglas-Rachford splitting: Fu, Zhang & Boyd,
-    "Anderson accelerated Douglas-Rachford splitting", 2020).
-
-    After each iteration from ``z_k`` to ``T(z_k)`` the residual ``g_k = T(z_k) - z_k`` and
-    ``T(z_k)`` join a memory of at most ``memory`` pairs; the next iterate is
-    ``sum_i c_i T(z_i)`` with ``c`` minimizing ``||sum_i c_i g_i||`` subject to ``sum_i c_i =
-    1``: ``c = z / sum(z)``, ``(R R^T + 1e-10 tr(R R^T) I) z = 1`` with ``R`` the residuals
-    as rows (as :func:`~multitask.solvers.anderson.anderson_point`). Safeguard: an
-    extrapolated point whose residual is larger than that of the point it replaced is dropped,
-    the iteration resumes from ``T`` of that point (kept), and the memory restarts. The memory
-    also restarts when the penalty parameter changes (the map changes with it); the penalty
-    parameter stays fixed from iteration ``after`` on, where the extrapolation starts.
-    """
-
-    def __init__(self, memory: int, after: int, compiled: bool | None = None):
-        self.memory = int(memory)
-        self.after = int(after)
-        self._outputs: np.ndarray | None = None
-        self._residuals: np.ndarray | None = None
-        self._gram = np.zeros((self.memory, self.memory))
-        # the compiled twin (:mod:`._anderson_numba`) once numba is set up in this process
-        # (None: decided at each step, as :func:`multitask.compiled.is_set_up` says)
-        self._compiled = compiled
-        self._kernels: tuple[Callable, Callable] | None = None
-        self.reset()
-
-    def reset(self) -> None:
-        """Forget the pairs (the map changed, or an extrapolation failed)."""
-        self._count = 0  # pairs stored (at most memory), in slots 0..count-1
-        self._next = 0  # the slot the next pair overwrites
-        self._fallback: tuple[np.ndarray, np.ndarray] | None = None
-        self._last = np.inf
-
-    def _kernels_now(self) -> tuple[Callable, Callable] | None:
-        """The compiled record and mix steps where they run now, else None."""
-        if self._kernels is None:
-            if self._compiled is None:
-                from multitask.compiled import is_set_up
-
-                if not is_set_up():
-                    return None
-            elif not self._compiled:
-                return None
-            from multitask.solvers._anderson_numba import anderson_mix, anderson_record
-
-            self._kernels = (anderson_record, anderson_mix)
-        return self._kernels
-
-    def frozen(self, k: int) -> bool:
-        """Whether the penalty parameter stays fixed at iteration ``k`` (extrapolating)."""
-        return k > self.after
-
-    def step(self, k: int, V_in: np.ndarray, U_in: np.ndarray, V: np.ndarray,
-             U: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-        """The next iterate ``(V, U)`` after ``(V_in, U_in) -> (V, U)``, or None to go on
-        from ``(V, U)``."""
-        if k <= self.after:
-            return None
-        n = V.size
-        if self._outputs is None or self._outputs.shape[1] != n + U.size:
-            self._outputs = np.empty((self.memory, n + U.size))
-            self._residuals = np.empty((self.memory, n + U.size))
-        out, res = self._outputs, self._residuals
-        assert res is not None
-        i = self._next
-        kernels = self._kernels_now()
-        if kernels is not None:
-            size = kernels[0](out, res, i, _flat(V), _flat(U), _flat(V_in), _flat(U_in))
-        else:
-            out[i, :n] = V.ravel()
-            out[i, n:] = U.ravel()
-            res[i, :n] = out[i, :n] - V_in.ravel()
-            res[i, n:] = out[i, n:] - U_in.ravel()
-            size = _norm(res[i])
-        if self._fallback is not None and size > self._last:
-            back = self._fallback  # the extrapolation did worse than T of its predecessor
-            self.reset()
-            return back
-        self._last = size
-        self._count = min(self._count + 1, self.memory)
-        self._next = (i + 1) % self.memory
-        c = self._count
-        if kernels is not None:
-            status, point = kernels[1](out, res, self._gram, i, c)
-            if c < 2:
-                self._fallback = None
-            if status:
-                if status == 2:
-                    self.reset()
-                return None
-            self._fallback = (V.copy(), U.copy())
-            return point[:n].reshape(V.shape), point[n:].reshape(U.shape)
-        row = res[:c] @ res[i]
-        self._gram[i, :c] = row
-        self._gram[:c, i] = row
-        if c < 2:
-            self._fallback = None
-            return None
-        G = self._gram[:c, :c].copy()
-        diagonal = G.reshape(-1)[::c + 1]  # a view: G's diagonal
-        trace = float(diagonal.sum())
-        if not trace > 0.0:
-            return None
-        diagonal += 1e-10 * trace
-        try:
-            z = np.linalg.solve(G, np.ones(c))
-        except np.linalg.LinAlgError:
-            self.reset()
-            return None
-        total = float(z.sum())
-        if not (np.isfinite(total) and total != 0.0):
-            self.reset()
-            return None
-        point = (z / total) @ out[:c]
-        self._fallback = (V.copy(), U.copy())
-        return point[:n].reshape(V.shape), point[n:].reshape(U.shape)
 
 
 #: Least iterations between two certificates while the compiled iteration runs: a
@@ -795,7 +671,7 @@ class QuadraticADMM(Solver):
         ratio = self.balance
         if ratio is None:
             ratio = BALANCE_RATIO if _accelerated_family(penalty) else 0.0
-        accel = _AndersonADMM(memory, self.anderson_after) if memory else None
+        accel = AndersonADMM(memory, self.anderson_after) if memory else None
         V_out = V  # the last prox output (the iterate reported and certified)
         relax = self.relaxation
         # inexact V-steps (module docstring, PLATEAU_SPAN): (iteration, residual level, rho)
