@@ -2,7 +2,7 @@
 
     OMP_NUM_THREADS=1 python benchmarks/bench_cv_two_param.py [--data survey school]
         [--models DirtyModelRegressor ...] [--before benchmarks/cv_two_param_before.json]
-        [--out results.json] [--no-halving] [--repeats 3]
+        [--out results.json] [--no-halving] [--repeats 3] [--anderson-memory 20]
 
 Every regressor whose default grid searches a second parameter (its ``_grid_tops``:
 capped l1, capped trace, clustered MTL, convex ASO, dirty model, fused sparse group lasso,
@@ -172,7 +172,14 @@ def main(argv=None) -> dict:
     parser.add_argument("--no-halving", action="store_true")
     parser.add_argument("--repeats", type=int, default=1,
                         help="timed fits per model (the median CPU is printed)")
+    parser.add_argument("--anderson-memory", type=int, default=None,
+                        help="pairs kept by ADMM's Anderson extrapolation where the model "
+                             "takes it (multitask.solvers.admm.ANDERSON_MEMORY)")
     args = parser.parse_args(argv)
+    if args.anderson_memory is not None:
+        from multitask.solvers import admm
+
+        admm.ANDERSON_MEMORY = args.anderson_memory
     models = args.models or two_parameter_models()
     before = {}
     if args.before:
