@@ -100,8 +100,11 @@ def test_anderson_extrapolation_speeds_up_a_linear_fixed_point_map():
     np.testing.assert_allclose(out, fixed, rtol=1e-7)
 
 
-def test_a_worse_extrapolation_is_dropped_for_the_kept_iterate():
-    accel = AndersonADMM(memory=3, after=0)
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_worse_extrapolation_is_dropped_for_the_kept_iterate(compiled):
+    """The safeguard, in the interpreted steps and in the compiled ones
+    (:mod:`multitask.solvers._anderson_numba`)."""
+    accel = AndersonADMM(memory=3, after=0, compiled=compiled)
     z0, z1, z2 = np.zeros((1, 2)), np.ones((1, 2)), np.full((1, 2), 1.5)
     assert accel.step(1, z0, z0, z1, z1) is None  # one pair: nothing to combine
     moved = accel.step(2, z1, z1, z2, z2)

@@ -49,18 +49,6 @@ def test_compiled_steps_match_the_interpreted_ones(seed, memory):
     assert sum(p is not None for p in runs[True]) > 10
 
 
-def test_compiled_safeguard_returns_the_kept_iterate():
-    accel = AndersonADMM(memory=3, after=0, compiled=True)
-    z0, z1, z2 = np.zeros((1, 2)), np.ones((1, 2)), np.full((1, 2), 1.5)
-    assert accel.step(1, z0, z0, z1, z1) is None
-    moved = accel.step(2, z1, z1, z2, z2)
-    assert moved is not None
-    far = moved[0] + 10.0
-    back = accel.step(3, moved[0], moved[1], far, far)
-    np.testing.assert_array_equal(back[0], z2)
-    np.testing.assert_array_equal(back[1], z2)
-
-
 def test_gaussian_elimination_solves_and_reports_singular_systems():
     rng = np.random.default_rng(3)
     A = rng.standard_normal((7, 7))
