@@ -38,7 +38,8 @@ from multitask.penalties.row_operators import dirty_weighted_row_min
 from multitask.solvers import BlockCoordinateDescent, QuadraticExact
 from multitask.solvers import exact as exact_module
 from multitask.solvers.base import apply_per_task
-from multitask.solvers.bcd import _bcd_epochs, _bcd_epochs_numpy, _run_epochs, row_strengths
+from multitask.solvers.bcd import _bcd_epochs, _run_epochs, row_strengths
+from multitask.solvers.bcd_twin import bcd_epochs_numpy
 
 cp = pytest.importorskip("cvxpy")
 
@@ -288,7 +289,7 @@ def test_twin_takes_the_kernels_steps(shared, coupled, strengths):
     for max_epochs, tol in ((7, 1e-14), (300, 1e-10)):
         k1, done1 = _bcd_epochs(H, C, W1, P1, K, R1, 0, params, k_top, h1, n1, max_epochs,
                                 tol)
-        k2, done2, _ = _bcd_epochs_numpy(H, C, W2, P2, K, R2, 0, params, k_top, h2, n2,
+        k2, done2, _ = bcd_epochs_numpy(H, C, W2, P2, K, R2, 0, params, k_top, h2, n2,
                                          max_epochs, tol, 60.0)
         assert (int(k1), bool(done1)) == (k2, done2)
         scale = max(1.0, float(np.abs(W1).max()))
@@ -315,13 +316,13 @@ def test_twin_extrapolates_like_the_kernel(shared, coupled, strengths):
     k_top = float(np.linalg.eigvalsh(K)[-1]) if K.size else 0.0
     for max_epochs in (7, 6):  # an extrapolation every 4 epochs, across the two calls
         k1, _ = _bcd_epochs(H, C, W1, P1, K, R1, 0, params, k_top, h1, n1, max_epochs, 0.0)
-        k2, _, _ = _bcd_epochs_numpy(H, C, W2, P2, K, R2, 0, params, k_top, h2, n2,
+        k2, _, _ = bcd_epochs_numpy(H, C, W2, P2, K, R2, 0, params, k_top, h2, n2,
                                      max_epochs, 0.0, 60.0)
         assert int(k1) == k2 == max_epochs and int(n1[0]) == int(n2[0])
         np.testing.assert_allclose(W2, W1, rtol=0, atol=1e-8 * max(1.0, np.abs(W1).max()))
     for tol in (1e-13,):
         _bcd_epochs(H, C, W1, P1, K, R1, 0, params, k_top, h1, n1, 100_000, tol)
-        _bcd_epochs_numpy(H, C, W2, P2, K, R2, 0, params, k_top, h2, n2, 100_000, tol, 60.0)
+        bcd_epochs_numpy(H, C, W2, P2, K, R2, 0, params, k_top, h2, n2, 100_000, tol, 60.0)
     np.testing.assert_allclose(W2, W1, rtol=0, atol=1e-8 * max(1.0, np.abs(W1).max()))
     # the state is what it claims: P = H W and R = W K
     np.testing.assert_allclose(P1, apply_per_task(H, W1), atol=1e-9 * np.abs(P1).max())
@@ -332,7 +333,7 @@ def test_twin_extrapolates_like_the_kernel(shared, coupled, strengths):
 def test_the_twin_refuses_other_families():
     H, C, W, P, K, R, hist, n = _kernel_state(0, True, False, 0)
     with pytest.raises(ValueError, match="elastic-net"):
-        _bcd_epochs_numpy(H, C, W, P, K, R, 1, np.zeros((W.shape[0], 3)), 0.0, hist, n, 3,
+        bcd_epochs_numpy(H, C, W, P, K, R, 1, np.zeros((W.shape[0], 3)), 0.0, hist, n, 3,
                           1e-8, 1.0)
 
 
@@ -345,7 +346,7 @@ def test_the_twin_refuses_group_rows_under_a_coupling():
     group = np.column_stack([np.zeros(d), np.linspace(0.05, 0.4, d), np.zeros(d)])
     k_top = float(np.linalg.eigvalsh(K)[-1])
     with pytest.raises(ValueError, match="coupling"):
-        _bcd_epochs_numpy(H, C, W, P, K, R, 0, group, k_top, hist, n, 3, 1e-8, 60.0)
+        bcd_epochs_numpy(H, C, W, P, K, R, 0, group, k_top, hist, n, 3, 1e-8, 60.0)
     done, converged = _run_epochs(H, C, W, P, K, R, 0, group, k_top, hist, n, 100_000, 1e-13)
     assert converged
     H2, C2, W2, P2, K2, R2, h2, n2 = _kernel_state(3, False, True, 0)

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from multitask import compiled
-from multitask.solvers.bcd import _bcd_epochs, _bcd_epochs_numpy, _run_epochs
+from multitask.solvers.bcd import _bcd_epochs, _run_epochs
+from multitask.solvers.bcd_twin import bcd_epochs_numpy
 
 ROW_PARAMS = [(0.1, 0.0, 0.0), (0.0, 0.2, 0.0), (0.05, 0.1, 0.3), (0.0, 0.0, 0.5)]
 NO_COUPLING = np.zeros((0, 0))
@@ -33,7 +34,7 @@ def _kernel(H, C, W, P, a, b, c, max_epochs, tol):
 
 
 def _twin(H, C, W, P, a, b, c, max_epochs, tol, budget):
-    return _bcd_epochs_numpy(H, C, W, P, NO_COUPLING, NO_COUPLING, 0,
+    return bcd_epochs_numpy(H, C, W, P, NO_COUPLING, NO_COUPLING, 0,
                              _rows(W.shape[0], a, b, c), 0.0, *_no_extrapolation(W),
                              max_epochs, tol, budget)
 

@@ -87,10 +87,11 @@ times the largest coefficient; then the certified relative duality gap of
 the inner criterion is tightened tenfold and the epochs go on).
 
 The epochs are one compiled kernel (:func:`_bcd_epochs`) with an interpreted twin
-(:func:`_bcd_epochs_numpy`, the same updates, vectorized over the tasks where the rows allow
-it) that runs while numba's start-up is not worth paying (:mod:`multitask.compiled`); the twin
-covers the elastic-net family (with or without coupling) except group rows under a coupling;
-those exact row minimizations and the fused and dirty row operators are compiled only.
+(:func:`~multitask.solvers.bcd_twin.bcd_epochs_numpy`, the same updates, vectorized over the tasks
+where the rows allow it) that runs while numba's start-up is not worth paying
+(:mod:`multitask.compiled`); the twin covers the elastic-net family (with or without coupling)
+except group rows under a coupling; those exact row minimizations and the fused and dirty row
+operators are compiled only.
 
 Structure for what builds on it (screening, working sets): the kernel visits the rows in
 ``range(d)`` and touches nothing but ``W``, ``P``, ``R``, the extrapolation state and the
@@ -102,7 +103,6 @@ declaration into the kernel's ``(family code, (d, 3) strengths)``.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 
 import numpy as np
@@ -117,8 +117,8 @@ from multitask.penalties.row_operators import (
     row_penalty,
     row_prox,
 )
-from multitask.solvers.anderson import anderson_point
 from multitask.solvers.base import Solver, apply_per_task, check_int, measure_lipschitz
+from multitask.solvers.bcd_twin import TWIN_ROW_SECONDS, bcd_epochs_numpy, twin_covers
 from multitask.solvers.certificate import has_dual
 from multitask.solvers.fused_newton import fused_newton_point
 from multitask.solvers.iteration import IterationRecord, inner_tolerances
@@ -440,176 +440,53 @@ def _bcd_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epoch
     return n_epochs, False
 
 
-def _objective_numpy(C, W, P, R, params):
-    """:func:`_objective` of the elastic-net family, in numpy."""
-    total = float(np.sum(W * (0.5 * P - C)))
-    if R.shape[0]:
-        total += 0.5 * float(np.sum(W * R))
-    sq = np.einsum("jt,jt->j", W, W)
-    return total + float(params[:, 0] @ np.abs(W).sum(axis=1) + params[:, 1] @ np.sqrt(sq)
-                         + 0.5 * params[:, 2] @ sq)
-
-
-def _extrapolate_numpy(H, C, W, P, K, R, params, hist):
-    """:func:`_extrapolate` in numpy (elastic-net family)."""
-    We = anderson_point(hist)
-    if We is None:
-        return False
-    Pe = apply_per_task(H, We)
-    Re = We @ K if K.shape[0] else R
-    before = _objective_numpy(C, W, P, R, params)
-    after = _objective_numpy(C, We, Pe, Re, params)
-    if not after < before - 1e-15 * abs(before):
-        return False
-    W[:] = We
-    P[:] = Pe
-    if K.shape[0]:
-        R[:] = Re
-    return True
-
-
-def _twin_covers(family: int, params: np.ndarray, coupled: bool) -> bool:
-    """Whether :func:`_bcd_epochs_numpy` takes the kernel's steps on these rows: the
-    elastic-net family, without a group row (``a_j = 0 < b_j``) under a task coupling."""
-    if family != _ELASTIC_NET:
-        return False
-    return not (coupled and bool(np.any((params[:, 0] == 0.0) & (params[:, 1] > 0.0))))
-
-
-def _bcd_epochs_numpy(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epochs, tol,
-                      budget):
-    """The epochs of :func:`_bcd_epochs` in numpy for the elastic-net family without group
-    rows under a task coupling (:func:`_twin_covers`; the same updates and extrapolations,
-    vectorized over the tasks where a row's entries are independent), for at most ``budget``
-    seconds.
-
-    Returns ``(epochs done, converged, seconds spent)``; when the budget runs out the epochs
-    stop after the current one, unconverged, and :func:`_bcd_epochs` continues from ``W``,
-    ``P``, ``R`` and the extrapolation state ``hist``, ``n_hist``.
-    """
-    if family != _ELASTIC_NET:
-        raise ValueError("The interpreted twin covers the elastic-net row family only.")
-    if not _twin_covers(family, params, K.shape[0] > 0):
-        raise ValueError("The interpreted twin does not cover group rows under a task "
-                         "coupling (the kernel minimizes them exactly).")
-    t0 = time.perf_counter()
-    d, m = W.shape
-    shared = H.shape[0] == 1
-    coupled = K.shape[0] > 0
-    A = hist.shape[0] - 1
-    if A > 0 and n_hist[0] == 0:
-        hist[0] = W
-        n_hist[0] = 1
-    diag = np.diagonal(H, axis1=1, axis2=2)  # (m or 1, d)
-    n_epochs = 0
-    for epoch in range(max_epochs):
-        n_epochs = epoch + 1
-        max_change = 0.0
-        max_coef = 0.0
-        for j in range(d):
-            a, b, c = params[j]
-            old = W[j].copy()
-            if b == 0.0 and coupled:  # exact entries in task order (R couples them)
-                for t in range(m):
-                    gt = 0 if shared else t
-                    h = H[gt, j, j] + K[t, t]
-                    if h + c <= 0.0:
-                        continue
-                    u = h * W[j, t] - (P[j, t] - C[j, t] + R[j, t])
-                    nw = 0.0
-                    if u > a:
-                        nw = (u - a) / (h + c)
-                    elif u < -a:
-                        nw = (u + a) / (h + c)
-                    delta = nw - W[j, t]
-                    if delta != 0.0:
-                        W[j, t] = nw
-                        P[:, t] += H[gt, :, j] * delta
-                        R[j] += delta * K[t]
-                        max_change = max(max_change, abs(delta))
-                    max_coef = max(max_coef, abs(nw))
-                continue
-            if b == 0.0:  # exact entries, independent (entries with H_t[j,j] + c <= 0 kept)
-                hjj = diag[:, j]
-                denom = hjj + c
-                u = hjj * old - (P[j] - C[j])
-                new = np.sign(u) * np.maximum(np.abs(u) - a, 0.0)
-                if (denom > 0.0).all():
-                    new /= denom
-                    updated = new
-                else:
-                    keep = np.broadcast_to(denom <= 0.0, new.shape)
-                    new = np.where(keep, old, new / np.where(keep, 1.0, denom))
-                    updated = new[~keep]  # the kernel skips the kept entries altogether
-            else:  # proximal step on the row with the curvature bound L_j
-                Lj = float(diag[:, j].max()) + k_top
-                if Lj <= 0.0 and not c > 0.0:
-                    continue
-                if Lj > 0.0:
-                    g = P[j] - C[j]
-                    if coupled:
-                        g = g + R[j]
-                    v = old - g / Lj
-                    step = 1.0 / Lj
-                    den = 1.0 + step * c
-                    u = v / den
-                    u = np.sign(u) * np.maximum(np.abs(u) - step * a / den, 0.0)
-                    nrm = float(np.sqrt(u @ u))
-                    tb = step * b / den
-                    new = u * (1.0 - tb / nrm) if nrm > tb else np.zeros(m)
-                else:
-                    new = np.zeros(m)
-                updated = new
-            delta = new - old
-            if delta.any():
-                W[j] = new
-                if shared:
-                    P += np.outer(H[0, :, j], delta)
-                else:
-                    P += H[:, :, j].T * delta
-                if coupled:
-                    for t in np.flatnonzero(delta):
-                        R[j] += delta[t] * K[t]
-                max_change = max(max_change, float(np.abs(delta).max()))
-            if updated.size:
-                max_coef = max(max_coef, float(np.abs(updated).max()))
-        if max_change <= tol * max(max_coef, 1e-300):
-            return n_epochs, True, time.perf_counter() - t0
-        if A > 0:
-            hist[n_hist[0]] = W
-            n_hist[0] += 1
-            if n_hist[0] == A + 1:
-                _extrapolate_numpy(H, C, W, P, K, R, params, hist)
-                hist[0] = W
-                n_hist[0] = 1
-        if time.perf_counter() - t0 >= budget:
-            break
-    return n_epochs, False, time.perf_counter() - t0
-
-
-#: Seconds the numpy twin takes per row update, beyond ``1e-9`` per entry of ``W`` it
-#: touches (the figure it comes from: docs/tuning_constants.md).
-_TWIN_ROW_SECONDS = 1e-5
 
 
 def _run_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epochs, tol):
     """:func:`_bcd_epochs`, or its numpy twin while numba's start-up is not worth paying
-    (:mod:`multitask.compiled`; the rows :func:`_twin_covers` only, and not when one epoch of
-    the twin would already cost more than the start-up left): ``(epochs done, converged)``."""
+    (:mod:`multitask.compiled`; the rows :func:`~multitask.solvers.bcd_twin.twin_covers` only, and
+    not when one epoch of the twin would already cost more than the start-up left): ``(epochs done,
+    converged)``."""
     done = 0
     budget = interpreted_budget()
     d, m = W.shape
-    per_row = _TWIN_ROW_SECONDS * (m if K.shape[0] and params[:, 1].min() == 0.0 else 1)
-    twin = _twin_covers(family, params, K.shape[0] > 0)
+    per_row = TWIN_ROW_SECONDS * (m if K.shape[0] and params[:, 1].min() == 0.0 else 1)
+    twin = twin_covers(family, params, K.shape[0] > 0)
     if twin and budget > d * (per_row + 1e-9 * d * m):
-        done, converged, spent = _bcd_epochs_numpy(H, C, W, P, K, R, family, params, k_top,
+        done, converged, spent = bcd_epochs_numpy(H, C, W, P, K, R, family, params, k_top,
                                                    hist, n_hist, max_epochs, tol, budget)
         charge_interpreted(spent)
         if converged or done >= max_epochs:
             return done, converged
-    more, converged = _bcd_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist,
-                                  max_epochs - done, tol)
-    return done + int(more), bool(converged)
+    # the compiled epochs in calls of bounded work: Python handles its signals between two
+    # calls (Ctrl-C, a profiling timer), never inside one
+    chunk = _epochs_per_call(W, K)
+    converged = False
+    while done < max_epochs:
+        n = min(chunk, max_epochs - done)
+        more, converged = _bcd_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist,
+                                      n, tol)
+        done += int(more)
+        if converged or int(more) < n:
+            break
+    return done, bool(converged)
+
+
+#: Most multiply-adds (about) of one compiled call of :func:`_bcd_epochs` made by
+#: :func:`_run_epochs`: a longer run is split into calls of fewer epochs, so that an
+#: interrupt or a timer's signal waits at most about a second.
+EPOCH_CALL_WORK = 1e9
+
+
+def _epochs_per_call(W: np.ndarray, K: np.ndarray) -> int:
+    """Epochs per compiled call: :data:`EPOCH_CALL_WORK` over an epoch's ``d m d``
+    multiply-adds (a row's move updates ``P`` in every task), at least one; unbounded with a
+    task coupling, whose call first decomposes each row's ``m x m`` block (a cost per
+    call)."""
+    d, m = W.shape
+    if K.shape[0]:
+        return 2**62
+    return max(1, int(EPOCH_CALL_WORK // max(d * m * d, 1)))
 
 
 #: Epochs between two looks at the structure of an iterate (:func:`_structured_epochs`).
