@@ -32,6 +32,18 @@ class AndersonADMM:
     the iteration resumes from ``T`` of that point (kept), and the memory restarts. The memory
     also restarts when the penalty parameter changes (the map changes with it); the penalty
     parameter stays fixed from iteration ``after`` on, where the extrapolation starts.
+
+    Parameters
+    ----------
+    memory : int
+        Pairs kept.
+    after : int
+        The iteration after which the extrapolation starts.
+    compiled : bool, optional
+        Take the compiled steps (:mod:`multitask.solvers._anderson_numba`, the same updates)
+        or the interpreted ones; None (default): the compiled ones once numba's target is
+        set up in the process (:func:`multitask.compiled.is_set_up`), so that a process
+        fitting only small problems does not pay numba's start-up for them.
     """
 
     def __init__(self, memory: int, after: int, compiled: bool | None = None):
@@ -40,8 +52,6 @@ class AndersonADMM:
         self._outputs: np.ndarray | None = None
         self._residuals: np.ndarray | None = None
         self._gram = np.zeros((self.memory, self.memory))
-        # the compiled twin (:mod:`._anderson_numba`) once numba is set up in this process
-        # (None: decided at each step, as :func:`multitask.compiled.is_set_up` says)
         self._compiled = compiled
         self._kernels: tuple[Callable, Callable] | None = None
         self.reset()
