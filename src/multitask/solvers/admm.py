@@ -478,6 +478,8 @@ class _CompiledSparseLowRankStep(SkiRental):
     (:class:`SkiRental`)."""
 
     _KERNEL = "sparse_low_rank_admm_step"
+    #: The kernel's last output ``V`` and the nuclear norm of its low-rank part.
+    _last: tuple[np.ndarray, float] | None = None
 
     @classmethod
     def applies_split(cls, penalty: Penalty, eig: EigenSystem,
@@ -510,7 +512,7 @@ class _CompiledSparseLowRankStep(SkiRental):
     def remember(self, penalty: Penalty, V: np.ndarray) -> None:
         """Hand the trace ball the nuclear norm of ``V``'s low-rank part where ``V`` is the
         kernel's last output (its value then costs no SVD)."""
-        last = getattr(self, "_last", None)
+        last = self._last
         if last is not None and last[0] is V:
             penalty.parts[1].remember_prox(V[1], last[1])
 
