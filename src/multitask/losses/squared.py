@@ -40,6 +40,12 @@ GRAM_NONZEROS_PER_ENTRY = 1.0
 SHARED_GRAM_ROWS_PER_FEATURE = 0.5
 
 
+def _gram_times(G: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """``(G_t w_t)_t`` of shape ``(d, m)`` for Gram matrices ``G`` of shape ``(m, d, d)``, or
+    ``G_0 W`` for one shared matrix ``(1, d, d)``."""
+    return G[0] @ W if G.shape[0] == 1 else np.matmul(G, W.T[:, :, None])[:, :, 0].T
+
+
 class Squared(Datafit):
     """Squared loss ``sum_t (1 / (2 n_t)) ||X_t w_t + b_t - y_t||^2`` (+ ridge term).
 
@@ -201,7 +207,7 @@ class Squared(Datafit):
             return val, G, None
         G, c, yy = self._grams()
         n = self.data.task_weight_sums
-        GW = G[0] @ W if G.shape[0] == 1 else np.matmul(G, W.T[:, :, None])[:, :, 0].T
+        GW = _gram_times(G, W)
         wGw = np.einsum("jt,jt->t", W, GW)
         wc = np.einsum("jt,jt->t", W, c)
         val = float(np.sum(0.5 * (wGw - 2 * wc + yy) / n))
@@ -221,8 +227,7 @@ class Squared(Datafit):
         grad F(W) + H D``)."""
         G = self._grams()[0]
         n = self.data.task_weight_sums
-        GD = G[0] @ D if G.shape[0] == 1 else np.matmul(G, D.T[:, :, None])[:, :, 0].T
-        out = GD / n[None, :]
+        out = _gram_times(G, D) / n[None, :]
         return out + self.alpha_l2 * D if self.alpha_l2 else out
 
     def _loss_value(self, W, b=None):
