@@ -380,6 +380,8 @@ class SkiRental:
 
     #: The name of the kernel in :mod:`._admm_trace_numba` (imported on first use).
     _KERNEL = ""
+    #: The kernel's last output ``V`` and the nuclear norm it computed there.
+    _last: tuple[np.ndarray, float] | None = None
 
     def __init__(self) -> None:
         from multitask.compiled import interpreted_budget
@@ -425,9 +427,17 @@ class SkiRental:
         raise NotImplementedError
 
     def remember(self, penalty: Penalty, V: np.ndarray) -> None:
-        """Before a certificate at ``V``: hand the penalty what the kernel knows of its
-        value there (nothing by default)."""
-        return None
+        """Before the penalty is evaluated at ``V`` (a certificate, a recorded objective):
+        where ``V`` is the kernel's last output, hand the penalty the nuclear norm the kernel
+        computed there (:meth:`_hand_over`), so that its value costs no SVD."""
+        last = self._last
+        if last is not None and last[0] is V:
+            self._hand_over(penalty, V, last[1])
+
+    def _hand_over(self, penalty: Penalty, V: np.ndarray, nuclear: float) -> None:
+        """Record ``nuclear``, the nuclear norm the kernel computed for its output ``V``,
+        in the penalty."""
+        raise NotImplementedError
 
 
 class CompiledTraceStep(SkiRental):
@@ -455,8 +465,11 @@ class CompiledTraceStep(SkiRental):
         if step is None:
             return None
         W, V_new, res_pri, res_dual, norm = step
-        penalty.remember_prox(V_new, norm)
+        self._last = (V_new, norm)
         return W, V_new, V_new, res_pri, res_dual
+
+    def _hand_over(self, penalty: Penalty, V: np.ndarray, nuclear: float) -> None:
+        penalty.remember_prox(V, nuclear)
 
     def step(self, eig: EigenSystem, AV: np.ndarray, U: np.ndarray, rho: float, r: float,
              thresh: float, keep: int = 0):
@@ -478,8 +491,6 @@ class _CompiledSparseLowRankStep(SkiRental):
     (:class:`SkiRental`)."""
 
     _KERNEL = "sparse_low_rank_admm_step"
-    #: The kernel's last output ``V`` and the nuclear norm of its low-rank part.
-    _last: tuple[np.ndarray, float] | None = None
 
     @classmethod
     def applies_split(cls, penalty: Penalty, eig: EigenSystem,
@@ -509,12 +520,8 @@ class _CompiledSparseLowRankStep(SkiRental):
         self._last = (V_new, float(nuclear))
         return W, V_new, AV_new, float(res_pri), float(res_dual)
 
-    def remember(self, penalty: Penalty, V: np.ndarray) -> None:
-        """Hand the trace ball the nuclear norm of ``V``'s low-rank part where ``V`` is the
-        kernel's last output (its value then costs no SVD)."""
-        last = self._last
-        if last is not None and last[0] is V:
-            penalty.parts[1].remember_prox(V[1], last[1])
+    def _hand_over(self, penalty: Penalty, V: np.ndarray, nuclear: float) -> None:
+        penalty.parts[1].remember_prox(V[1], nuclear)  # the trace ball's part
 
 
 class QuadraticADMM(Solver):
@@ -701,7 +708,7 @@ class QuadraticADMM(Solver):
                         accel.reset()
             V_out = V
             check = run.due(k, small=res_pri <= tol and res_dual <= tol)
-            if check and compiled is not None:
+            if compiled is not None and (check or callback is not None):
                 compiled.remember(penalty, V)
             if check and run.certify(k, V, None, L=L, target=tol, dual_weights=W) <= tol:
                 run.stopped_by = "tol"
@@ -747,6 +754,7 @@ class QuadraticADMM(Solver):
 
         if compiled is not None:
             compiled.close()
+            compiled.remember(penalty, V_out)
         V = V_out
         converged = run.stopped_by == "tol"
         measure = run.measure

@@ -354,35 +354,34 @@ class _QuadraticPart:
     of its value and gradient along the iterates (module docstring)."""
 
     def __init__(self, model: _SmoothPart):
-        self.datafit, self.penalty = model.datafit, model.penalty
         # declared by the datafits with "hessian_from_grams" (not part of every Datafit)
         self._loss_product: Callable[[np.ndarray], np.ndarray] = (
             model.datafit.hessian_product)  # type: ignore[attr-defined]
-        self._penalty_product = getattr(model.penalty, "smooth_hessian_product", None)
+        # declared by the task-coupling penalties (GraphRegularization and its subclasses)
+        self._penalty_product: Callable[[np.ndarray], np.ndarray] = (
+            model.penalty.smooth_hessian_product)  # type: ignore[attr-defined]
 
     @classmethod
     def of(cls, model: _SmoothPart) -> _QuadraticPart | None:
         """The quadratic part of ``model``, or None where its smooth part is not a quadratic
         with a cheap Hessian product: a datafit without ``hessian_from_grams`` (or without its
         curvature bound), intercept variables, a penalty smooth part that is not a task
-        coupling ``tr(W K W^T) / 2`` (penalties without one are left to the general steps),
-        a variable other than the weights (``linear_map``), or :data:`QUADRATIC_STEPS`
-        off."""
+        coupling ``tr(W K W^T) / 2`` with its ``smooth_hessian_product`` (penalties without
+        one are left to the general steps), a variable other than the weights
+        (``linear_map``), or :data:`QUADRATIC_STEPS` off."""
         caps = model.penalty.capabilities
         if (not QUADRATIC_STEPS or model.use_b or not model.capped or model.fuse
                 or not isinstance(model.penalty.linear_map, IdentityMap)
                 or not getattr(model.datafit, "hessian_from_grams", False)
-                or not ("smooth" in caps and "task_coupling" in caps)):
+                or not ("smooth" in caps and "task_coupling" in caps)
+                or not hasattr(model.penalty, "smooth_hessian_product")):
             return None
         return cls(model)
 
     def product(self, D: np.ndarray) -> np.ndarray:
-        """``H D = H_f D + H_g D`` (the penalty's ``smooth_hessian_product``, or its smooth
-        gradient at ``D``: ``D K`` for ``g = tr(W K W^T) / 2``)."""
-        HD = self._loss_product(D)
-        if self._penalty_product is not None:
-            return HD + self._penalty_product(D)
-        return HD + self.penalty.smooth_value_and_grad(D)[1]
+        """``H D = H_f D + H_g D`` (the datafit's ``hessian_product`` and the penalty's
+        ``smooth_hessian_product``, ``D K`` for ``g = tr(W K W^T) / 2``)."""
+        return self._loss_product(D) + self._penalty_product(D)
 
     def moved(self, fy: float, gy: np.ndarray, step: _Step) -> tuple[float, np.ndarray]:
         """``(s(x+), grad s(x+))`` from ``(s(y), grad s(y))`` and ``H dx`` (the step's, or one
