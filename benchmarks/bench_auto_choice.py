@@ -15,8 +15,9 @@ drawn positions, about 50 per row); the regression targets ``y_t = X_t W*_t + no
 ``W*`` supported on ``min(d, 10)`` feature rows (normal entries) and noise of half the
 signal's standard deviation; the classifiers take ``y > median``. The strength is a fraction
 of the estimator's ``alpha_max`` (``--fractions``, default 0.5, 0.1, 0.01: from few active
-feature rows to nearly all); the share of nonzero feature rows of the fastest fit is printed
-(``active``). Shapes (``m x d``, dense or sparse): the main grid crosses tasks {10, 1000}
+feature rows to nearly all; for the dirty model both strengths, each that fraction of its top
+in the default grid: :data:`SCALE_BOTH`); the share of nonzero feature rows of the fastest fit
+is printed (``active``). Shapes (``m x d``, dense or sparse): the main grid crosses tasks {10, 1000}
 with 10 features, tasks {10, 100, 1000} with 300, ``10 x 10^4`` dense, ``100 x 10^4`` sparse
 and ``10 x 10^5`` sparse, for l2,1, the independent lasso, the trace norm and the dirty model,
 squared and logistic losses (``--shapes`` picks others: ``100x300``, ``10x100000s``);
@@ -65,6 +66,11 @@ OTHERS = ("CappedL1", "CappedTrace", "ClusteredMTL", "ConvexASO", "FusedSparseGr
           "Pooled", "RobustFeatureLearning", "RobustMTL", "SparseLowRank", "TaskRelationship",
           "TemporalGroupLasso")
 ROWS = 40
+#: The families whose strengths all scale with the point's fraction (:func:`strengths`): the
+#: dirty model's ``alpha_max`` in ``alpha_group`` is infinite where the default ``alpha_l1``
+#: lies below the largest entry of the loss gradient at zero (no ``alpha_group`` then makes
+#: zero optimal), and a fraction of it meant nothing there.
+SCALE_BOTH = ("DirtyModel",)
 #: ``(tasks, features, sparse)`` of the main grid.
 MAIN_SHAPES = ((10, 10, False), (1000, 10, False),
                (10, 300, False), (100, 300, False), (1000, 300, False),
@@ -115,10 +121,10 @@ def make_data(m: int, d: int, sparse: bool, classify: bool, seed: int = 0):
     return X, y, task
 
 
-def applicable(cls, X, y, task, alpha=None) -> tuple[str, list[str]]:
-    """``(auto's choice, the accepted solvers that apply)`` for ``cls()`` on the data, at
-    ``alpha`` (the path parameter; default: the estimator's)."""
-    est = cls() if alpha is None else cls(**{cls._path_param or "alpha": alpha})
+def applicable(cls, X, y, task, params=None) -> tuple[str, list[str]]:
+    """``(auto's choice, the accepted solvers that apply)`` for ``cls(**params)`` on the data
+    (default: the estimator's strengths)."""
+    est = cls(**(params or {}))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est._validate_params()
@@ -154,13 +160,13 @@ def timed_fit(est, X, y, task, cap: float) -> tuple[float, object]:
     return time.process_time() - t0, est
 
 
-def measure(cls, X, y, task, alpha: float, solver: str, cap: float) -> dict:
-    """The fit of ``cls(solver=solver)`` at ``alpha`` (its path parameter): CPU time (a fit under
+def measure(cls, X, y, task, params: dict, solver: str, cap: float) -> dict:
+    """The fit of ``cls(**params, solver=solver)``: CPU time (a fit under
     :data:`BATCH` seconds is repeated until the repeats take that long, and their mean is
     kept), convergence, support; ``time`` is ``inf`` past ``cap``."""
     total, reps, fitted = 0.0, 0, None
     while True:
-        est = cls(**{cls._path_param or "alpha": alpha}, solver=solver)
+        est = cls(**params, solver=solver)
         t, est = timed_fit(est, X, y, task, cap)
         if est is None:
             if np.isnan(t):
@@ -226,27 +232,44 @@ def _fmt(r: dict) -> str:
     return f"{r['time']:.3g}" + ("" if r["converged"] else "*")
 
 
+def strengths(cls, X, y, task, frac: float, fam: str) -> dict:
+    """The strengths of a point: for a family of :data:`SCALE_BOTH`, each of them ``frac``
+    times its top in the default grid (the estimator's ``_grid_tops``: a strength at or above
+    it zeroes its part at ``W = 0``); for the others the path parameter ``frac`` times the
+    estimator's ``alpha_max`` (the other strengths at their defaults), or ``frac`` itself where
+    that is not finite."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if fam in SCALE_BOTH:
+            est = cls()
+            est._validate_params()
+            data, _, _ = est._convert(X, y, task)
+            datafit = est._make_datafit(data)
+            tops = est._grid_tops(datafit, est._make_penalty(datafit))
+            return {name: frac * float(top[0]) for name, top in tops.items()}
+        top = cls().alpha_max(X, y, task=task)
+    alpha = frac * top if np.isfinite(top) and top > 0 else frac
+    return {cls._path_param or "alpha": alpha}
+
+
 def run_point(fam, kind, m, d, sparse, frac, cap, fallbacks=False) -> dict:
     cls = getattr(est_mod, fam + kind)
     X, y, task = make_data(m, d, sparse, kind == "Classifier")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        top = cls().alpha_max(X, y, task=task)
-    alpha = frac * top if np.isfinite(top) and top > 0 else frac
-    chosen, names = applicable(cls, X, y, task, alpha)
+    params = strengths(cls, X, y, task, frac, fam)
+    chosen, names = applicable(cls, X, y, task, params)
     # one untimed fit: the first fit on new data pays one-off costs (memory first touched)
-    timed_fit(cls(**{cls._path_param or "alpha": alpha}), X, y, task, cap)
+    timed_fit(cls(**params), X, y, task, cap)
     row = {"family": fam, "loss": "squared" if kind == "Regressor" else "logistic",
            "tasks": m, "features": d, "sparse": sparse, "fraction": frac, "auto": chosen,
-           "solvers": {}}
-    row["auto_fit"] = measure(cls, X, y, task, alpha, "auto", cap)
+           "params": params, "solvers": {}}
+    row["auto_fit"] = measure(cls, X, y, task, params, "auto", cap)
     best = row["auto_fit"]["time"] if row["auto_fit"]["converged"] else cap
     for s in names:
         if s in FALLBACKS and not fallbacks:
             continue
         # a solver slower than 1.2 times the fastest converged fit so far is stopped: its
         # time no longer matters to the ratio
-        r = measure(cls, X, y, task, alpha, s, min(cap, max(0.5, 1.2 * best)))
+        r = measure(cls, X, y, task, params, s, min(cap, max(0.5, 1.2 * best)))
         row["solvers"][s] = r
         if r["converged"]:
             best = min(best, r["time"])

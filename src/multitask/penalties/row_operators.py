@@ -26,7 +26,10 @@ The dirty norm. For strengths ``a = alpha_group > 0`` and ``c = alpha_l1 > 0`` (
 dual balls). Everything is exact, by sorting ``|w|`` (``O(m log m)`` per row), but for the
 projection's level with ``s* = 1`` (the prox of the default ``s = inf``), found by a search
 over the linear pieces of its equation, ``O(m)`` per pass and a few passes
-(:func:`_l1_cap_level`):
+(:func:`_l1_cap_level`; block coordinate descent's exact row minimization with each task's
+curvature, :func:`dirty_weighted_row_min`, finds its level the same way for ``s* = 1``,
+:func:`_weighted_l1_cap_level`, and by Newton's steps for ``s* = 2``,
+:func:`_weighted_l2_cap_level`, from the row's previous level):
 
 * :func:`dirty_project_row` (the projection onto ``B``): ``u_i = sign(v_i) clip(|v_i| - tau,
   0, c)`` (``s* = 1``) or ``u_i = sign(v_i) min(t |v_i|, c)`` (``s* = 2``, ``t = 1 / (1 +
@@ -347,18 +350,181 @@ def dirty_project_row(v, a, c, group_inf, out):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def dirty_weighted_row_min(z, h, a, c, group_inf, out):  # pragma: no cover - compiled
+def _weighted_l1_cap_level(z, h, a, c, inside, guess):  # pragma: no cover - compiled
+    """The ``lam > 0`` with ``g(lam) = sum_{h_i > 0} clip(|z_i| - lam h_i, 0, c) - a = 0``,
+    where ``g(0) = inside - a > 0`` and ``c > 0``: the weighted twin of :func:`_l1_cap_level`.
+
+    ``g`` decreases piecewise linearly between the breakpoints ``(|z_i| - c) / h_i`` and
+    ``|z_i| / h_i``. A pass at ``t`` classifies every entry for the piece ``[left, right]``
+    that holds ``t`` (zero: ``|z_i| <= t h_i``; capped: ``|z_i| - c > t h_i``, contributing
+    ``c``; active otherwise, contributing ``|z_i| - lam h_i``), which gives ``g`` on that piece
+    exactly, ``g(lam) = K + S - lam T - a``, and its root ``(K + S - a) / T``: returned where
+    it lies in the piece; else the next pass is at it (Newton's step on the piecewise linear
+    ``g``) or, where it leaves the bracket of the root, at the bracket's midpoint. The first
+    pass is at ``guess`` where it lies inside the bracket (a previous root: block coordinate
+    descent's last one for the row), else at 0. Each pass is ``O(m)``; after
+    :data:`_LEVEL_PASSES` passes the breakpoints are sorted and scanned instead."""
+    m = z.shape[0]
+    lo = 0.0
+    hi = 0.0
+    for i in range(m):
+        if h[i] > 0.0:
+            hi = max(hi, abs(z[i]) / h[i])
+    t = guess if lo < guess < hi else 0.0
+    for _ in range(_LEVEL_PASSES):
+        K = 0.0
+        S = 0.0
+        T = 0.0
+        left = lo
+        right = hi
+        for i in range(m):
+            hi_ = h[i]
+            if hi_ <= 0.0:
+                continue
+            x = abs(z[i])
+            if x <= t * hi_:
+                left = max(left, x / hi_)
+            elif x - c > t * hi_:
+                K += c
+                right = min(right, (x - c) / hi_)
+            else:
+                S += x
+                T += hi_
+                left = max(left, (x - c) / hi_)
+                right = min(right, x / hi_)
+        if T > 0.0:
+            root = (K + S - a) / T
+            slack = 1e-13 * max(right, 1e-300)
+            if left - slack <= root <= right + slack:
+                return min(max(root, left), right)
+            if root > right:
+                lo = right
+            else:
+                hi = left
+        elif K - a > 0.0:  # g is the constant K - a on the piece
+            root = np.inf
+            lo = right
+        elif K - a < 0.0:
+            root = np.inf
+            hi = left
+        else:
+            return left  # g vanishes on the whole piece
+        if not lo < hi:
+            return lo
+        t = root if lo < root < hi else 0.5 * (lo + hi)
+    return _weighted_l1_cap_level_sorted(z, h, a, c, inside)
+
+
+@njit(cache=True)
+def _weighted_l1_cap_level_sorted(z, h, a, c, inside):  # pragma: no cover - compiled
+    """:func:`_weighted_l1_cap_level` by sorting the ``2 m`` breakpoints and scanning them."""
+    m = z.shape[0]
+    # f(lam) = sum_i clip(x_i - lam h_i, 0, c): slope changes by -h_i at (x_i - c) / h_i
+    # (the entry leaves the cap) and by +h_i at x_i / h_i (it reaches 0)
+    pos = np.empty(2 * m)
+    step = np.empty(2 * m)
+    n = 0
+    slope = 0.0
+    for i in range(m):
+        if h[i] <= 0.0:
+            continue
+        x = abs(z[i])
+        if x > c:
+            pos[n] = (x - c) / h[i]
+            step[n] = h[i]
+            n += 1
+        elif x > 0.0:
+            slope += h[i]
+        if x > 0.0:
+            pos[n] = x / h[i]
+            step[n] = -h[i]
+            n += 1
+    return _scan_breakpoints(pos, step, n, inside, slope, a)
+
+
+#: Newton passes of :func:`_weighted_l2_cap_level` before it bisects to the end instead.
+_L2_NEWTON_PASSES = 60
+
+
+@njit(cache=True)
+def _weighted_l2_cap_level(z, h, a, c, guess):  # pragma: no cover - compiled
+    """The ``lam > 0`` with ``g(lam) = sum_{h_i > 0} min(|z_i| / (1 + lam h_i), c)^2 - a^2 =
+    0`` (``g(0) > 0``, ``c > 0``), to a relative ``1e-15``, on its feasible side (``g <= 0``
+    up to rounding).
+
+    ``g`` decreases, convex between the points where an entry leaves the cap. Newton's steps
+    from ``guess`` (where it lies in the bracket ``(0, sqrt(sum (z_i / h_i)^2) / a]`` of the
+    root, else from 0), each ``O(m)``, inside the bracket that every pass narrows (a step
+    that leaves it goes to the bracket's midpoint), until a step moves ``lam`` by at most a
+    relative ``1e-15`` or the bracket is that narrow; after :data:`_L2_NEWTON_PASSES` passes
+    the bracket is bisected to the end."""
+    m = z.shape[0]
+    lo = 0.0
+    hi = 0.0
+    for i in range(m):
+        if h[i] > 0.0:
+            hi += (z[i] / h[i]) ** 2
+    hi = np.sqrt(hi) / a
+    a2 = a * a
+    t = guess if lo < guess < hi else 0.0
+    for _ in range(_L2_NEWTON_PASSES):
+        g = -a2
+        dg = 0.0
+        for i in range(m):
+            if h[i] <= 0.0:
+                continue
+            q = 1.0 / (1.0 + t * h[i])
+            x = abs(z[i]) * q
+            if x < c:
+                g += x * x
+                dg -= 2.0 * x * x * h[i] * q
+            else:
+                g += c * c
+        if g > 0.0:
+            lo = t
+        else:
+            hi = t
+            if g == 0.0:
+                return t
+        if hi - lo <= 1e-15 * hi:
+            return hi
+        nxt = t - g / dg if dg < 0.0 else -1.0
+        if not lo < nxt < hi:
+            nxt = 0.5 * (lo + hi)
+        if abs(nxt - t) <= 1e-15 * nxt:
+            return t if g <= 0.0 else nxt
+        t = nxt
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        tot = 0.0
+        for i in range(m):
+            if h[i] > 0.0:
+                x = min(abs(z[i]) / (1.0 + mid * h[i]), c)
+                tot += x * x
+        if tot > a2:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-15 * hi:
+            break
+    return hi
+
+
+@njit(cache=True)
+def dirty_weighted_row_min(z, h, a, c, group_inf, out, guess=0.0):  # pragma: no cover
     """``out = argmin_w sum_t (h_t / 2) (w_t - z_t / h_t)^2 + N(w)``: the exact minimizer of
     a separable quadratic with curvatures ``h_t >= 0`` plus the dirty norm (strengths ``a``,
     ``c``). By duality ``w_t = (z_t - u_t) / h_t`` with ``u`` the projection of ``z`` onto
     ``B`` in the metric ``diag(1 / h)``: ``u_t = sign(z_t) clip(|z_t| - lam h_t, 0, c)``
-    (``s* = 1``) or ``u_t = clip(z_t / (1 + lam h_t), -c, c)`` (``s* = 2``) with ``lam >= 0``
-    the smallest that makes ``u`` feasible. An entry with ``h_t = 0`` is 0."""
+    (``s* = 1``, :func:`_weighted_l1_cap_level`) or ``u_t = clip(z_t / (1 + lam h_t), -c, c)``
+    (``s* = 2``, :func:`_weighted_l2_cap_level`) with ``lam >= 0`` the smallest that makes
+    ``u`` feasible, searched from ``guess`` (a previous ``lam`` of the row). An entry with
+    ``h_t = 0`` is 0. Returns ``lam``."""
     m = z.shape[0]
     if a <= 0.0 or c <= 0.0:
         for i in range(m):
             out[i] = z[i] / h[i] if h[i] > 0.0 else 0.0
-        return
+        return 0.0
     inside = 0.0
     for i in range(m):
         if h[i] > 0.0:
@@ -367,48 +533,9 @@ def dirty_weighted_row_min(z, h, a, c, group_inf, out):  # pragma: no cover - co
     lam = 0.0
     if inside > (a if group_inf else a * a):
         if group_inf:
-            # f(lam) = sum_i clip(x_i - lam h_i, 0, c): slope changes by -h_i at (x_i - c) / h_i
-            # (the entry leaves the cap) and by +h_i at x_i / h_i (it reaches 0)
-            pos = np.empty(2 * m)
-            step = np.empty(2 * m)
-            n = 0
-            slope = 0.0
-            for i in range(m):
-                if h[i] <= 0.0:
-                    continue
-                x = abs(z[i])
-                if x > c:
-                    pos[n] = (x - c) / h[i]
-                    step[n] = h[i]
-                    n += 1
-                elif x > 0.0:
-                    slope += h[i]
-                if x > 0.0:
-                    pos[n] = x / h[i]
-                    step[n] = -h[i]
-                    n += 1
-            lam = _scan_breakpoints(pos, step, n, inside, slope, a)
+            lam = _weighted_l1_cap_level(z, h, a, c, inside, guess)
         else:
-            lo = 0.0
-            hi = 0.0
-            for i in range(m):
-                if h[i] > 0.0:
-                    hi += (z[i] / h[i]) ** 2
-            hi = np.sqrt(hi) / a
-            for _ in range(200):
-                mid = 0.5 * (lo + hi)
-                tot = 0.0
-                for i in range(m):
-                    if h[i] > 0.0:
-                        x = min(abs(z[i]) / (1.0 + mid * h[i]), c)
-                        tot += x * x
-                if tot > a * a:
-                    lo = mid
-                else:
-                    hi = mid
-                if hi - lo <= 1e-15 * hi:
-                    break
-            lam = hi
+            lam = _weighted_l2_cap_level(z, h, a, c, guess)
     for i in range(m):
         if h[i] <= 0.0:
             out[i] = 0.0
@@ -419,6 +546,7 @@ def dirty_weighted_row_min(z, h, a, c, group_inf, out):  # pragma: no cover - co
             x = min(abs(z[i]) / (1.0 + lam * h[i]), c)
         u = x if z[i] >= 0.0 else -x
         out[i] = (z[i] - u) / h[i]
+    return lam
 
 
 @njit(cache=True)

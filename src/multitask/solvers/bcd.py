@@ -40,7 +40,10 @@ One epoch visits the rows ``j = 0 .. d - 1`` in order:
 * dirty rows without coupling: the row is minimized exactly with each task's own curvature
   ``h_t = H_t[j, j]``, ``W_j. <- argmin_w sum_t (h_t / 2) (w_t - z_t / h_t)^2 + r_j(w)``
   with ``z_t = h_t W_jt - g_t``
-  (:func:`~multitask.penalties.row_operators.dirty_weighted_row_min`);
+  (:func:`~multitask.penalties.row_operators.dirty_weighted_row_min`: its dual-ball level
+  searched from the row's level of the previous epoch, ``O(m)`` per pass and, warm, one or two
+  passes, instead of sorting ``2 m`` breakpoints per row: on 1,000 tasks sorting took most of
+  an epoch);
 * fused rows (never coupled) with an l2 part (``b_j > 0``) or whose curvatures ``h_t =
   H_t[j, j]`` are all positive: the row is minimized exactly with each task's own
   curvature, ``W_j. <- argmin_w sum_t (h_t / 2) (w_t - z_t / h_t)^2 + r_j(w)``, ``z_t =
@@ -327,7 +330,9 @@ def _bcd_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epoch
     rr = np.empty(m)
     new = np.empty(m)
     exact_rows = family == 0 and coupled
-    mu_rows = np.zeros(d if family == 1 else 0)  # the fused rows' last l2 multipliers
+    # the rows' last multipliers (the fused rows' l2 one, the dirty rows' dual-ball level):
+    # the next epoch's row minimization starts its search there
+    mu_rows = np.zeros(d if family >= 1 else 0)
     lam_rows = np.zeros((d if exact_rows else 0, m))
     Q_rows = np.zeros((d if exact_rows else 0, m, m))
     if exact_rows:  # the eigendecompositions of the rows' Hessian blocks diag(H_t[j, j]) + K
@@ -377,7 +382,7 @@ def _bcd_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epoch
                     gt = 0 if shared else t
                     hv[t] = H[gt, j, j]
                     v[t] = hv[t] * W[j, t] - (P[j, t] - C[j, t])
-                dirty_weighted_row_min(v, hv, a, b, family == 2, new)
+                mu_rows[j] = dirty_weighted_row_min(v, hv, a, b, family == 2, new, mu_rows[j])
                 max_change, max_coef = _move_row(W, P, R, H, K, j, new, coupled, max_change,
                                                  max_coef)
                 continue
