@@ -41,7 +41,7 @@ PINNED = {
         'L1InfRegressor': 'F F F F F F F F',
         'SparseLowRankRegressor': 'A F A A A F F F',
         'RobustMTLRegressor': 'A F A A A F F F',
-        'DirtyModelRegressor': 'N F N N N N F N',  # F -> N: Newton wide
+        'DirtyModelRegressor': 'N W N N N N W N',  # F -> W: working sets (the dirty norm)
         'RobustFeatureLearningRegressor': 'A F A A A F F F',
         'GraphRegularizedRegressor': 'N F N N N N F N',  # F -> N: Newton wide
         'MeanRegularizedRegressor': 'N F N N N N F N',  # F -> N: Newton wide
@@ -61,7 +61,7 @@ PINNED = {
         'L1InfRegressor': 'F F F F F F F F',
         'SparseLowRankRegressor': 'A F A A A F F F',
         'RobustMTLRegressor': 'A F A A A F F F',
-        'DirtyModelRegressor': 'N F N N N N F N',  # F -> N: Newton wide
+        'DirtyModelRegressor': 'N W N N N N W N',  # F -> W: working sets (the dirty norm)
         'RobustFeatureLearningRegressor': 'A F A A A F F F',
         'GraphRegularizedRegressor': 'N F N N N N F N',  # F -> N: Newton wide
         'MeanRegularizedRegressor': 'N F N N N N F N',  # F -> N: Newton wide
@@ -81,7 +81,7 @@ PINNED = {
         'L1InfRegressor': 'F F F F F F F F',
         'SparseLowRankRegressor': 'A F A A A F F F',
         'RobustMTLRegressor': 'A F A A A F F F',
-        'DirtyModelRegressor': 'N F N N N N F N',  # F -> N: Newton wide
+        'DirtyModelRegressor': 'N W N N N N W N',  # F -> W: working sets (the dirty norm)
         'RobustFeatureLearningRegressor': 'A F A A A F F F',
         'GraphRegularizedRegressor': 'N F N N N N F N',  # F -> N: Newton wide
         'MeanRegularizedRegressor': 'N F N N N N F N',  # F -> N: Newton wide
@@ -101,7 +101,7 @@ PINNED = {
         'L1InfRegressor': 'F F F F F F F F',
         'SparseLowRankRegressor': 'A F A A A F F F',
         'RobustMTLRegressor': 'A F A A A F F F',
-        'DirtyModelRegressor': 'N F N N N F F F',
+        'DirtyModelRegressor': 'N W N N N F F F',  # F -> W: working sets (the dirty norm)
         'RobustFeatureLearningRegressor': 'A F A A A F F F',
         'GraphRegularizedRegressor': 'N F N N N F F F',
         'MeanRegularizedRegressor': 'N F N N N F F F',

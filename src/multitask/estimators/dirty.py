@@ -98,7 +98,7 @@ class _Dirty:
         "alpha_l1": Param(0.1, [nonnegative], keyword_only=False, classifier_default=0.01),
         "q": Param(np.inf, [Real], finite=False),
     }
-    _solvers = ("bcd", "fista", "admm", "pg", "mm", "newton")
+    _solvers = ("bcd", "working_set", "fista", "admm", "pg", "mm", "newton")
     _max_iter = 10000
     _path_param = "alpha_group"
 
