@@ -130,7 +130,9 @@ PINNED = {
     'DirtyModelRegressor|tasks_small': 'bcd',
     'DirtyModelRegressor|tasks_wide': 'fista',
     'FusedSparseGroupLassoClassifier|shared_small': 'newton(hand_over=50)',
-    'FusedSparseGroupLassoClassifier|shared_wide': 'fista',
+    # was 'fista': working sets added to the model's solvers (bench_auto_choice --grid others
+    # --shapes 10x300 100x300 10x10000: taken at 0.5 alpha_max, 3 to 15 times ahead)
+    'FusedSparseGroupLassoClassifier|shared_wide': 'working_set[auto]->fista,gram=True',
     'FusedSparseGroupLassoClassifier|sparse_long': 'newton(hand_over=50)',  # was fista
     'FusedSparseGroupLassoClassifier|tasks_d40': 'newton(hand_over=50)',  # was fista
     'FusedSparseGroupLassoClassifier|tasks_raw': 'newton(hand_over=50)',
@@ -138,7 +140,9 @@ PINNED = {
     'FusedSparseGroupLassoClassifier|tasks_small': 'newton(hand_over=50)',
     'FusedSparseGroupLassoClassifier|tasks_wide': 'fista',
     'FusedSparseGroupLassoRegressor|shared_small': 'bcd',
-    'FusedSparseGroupLassoRegressor|shared_wide': 'fista',
+    # was 'fista': working sets added to the model's solvers (bench_auto_choice --grid others
+    # --shapes 10x300 100x300 10x10000: taken at 0.5 alpha_max, 3 to 15 times ahead)
+    'FusedSparseGroupLassoRegressor|shared_wide': 'working_set[auto]->fista,gram=True',
     'FusedSparseGroupLassoRegressor|sparse_long': 'fista',
     'FusedSparseGroupLassoRegressor|tasks_d40': 'bcd',
     'FusedSparseGroupLassoRegressor|tasks_raw': 'bcd',
@@ -146,7 +150,9 @@ PINNED = {
     'FusedSparseGroupLassoRegressor|tasks_small': 'bcd',
     'FusedSparseGroupLassoRegressor|tasks_wide': 'fista',
     'GraphRegularizedClassifier|shared_small': 'newton(hand_over=50)',
-    'GraphRegularizedClassifier|shared_wide': 'fista',
+    # was 'fista': working sets added to the model's solvers (bench_auto_choice --grid others
+    # --shapes 10x300 100x300 10x10000: taken at 0.5 alpha_max, 3 to 15 times ahead)
+    'GraphRegularizedClassifier|shared_wide': 'working_set[auto]->fista,gram=True',
     'GraphRegularizedClassifier|sparse_long': 'newton(hand_over=50)',  # was fista
     'GraphRegularizedClassifier|tasks_d40': 'newton(hand_over=50)',  # was fista
     'GraphRegularizedClassifier|tasks_raw': 'newton(hand_over=50)',
@@ -154,7 +160,9 @@ PINNED = {
     'GraphRegularizedClassifier|tasks_small': 'newton(hand_over=50)',
     'GraphRegularizedClassifier|tasks_wide': 'fista',
     'GraphRegularizedRegressor|shared_small': 'bcd',
-    'GraphRegularizedRegressor|shared_wide': 'fista',
+    # was 'fista': working sets added to the model's solvers (bench_auto_choice --grid others
+    # --shapes 10x300 100x300 10x10000: taken at 0.5 alpha_max, 3 to 15 times ahead)
+    'GraphRegularizedRegressor|shared_wide': 'working_set[auto]->fista,gram=True',
     'GraphRegularizedRegressor|sparse_long': 'fista',
     'GraphRegularizedRegressor|tasks_d40': 'bcd',
     # was bcd: active_newton for features of spread curvatures, after a head start of bcd
@@ -477,7 +485,9 @@ PINNED = {
     'TaskRelationshipRegressor|tasks_small': 'admm',  # was fista: "spectral" penalty, issue 32
     'TaskRelationshipRegressor|tasks_wide': 'fista',
     'TemporalGroupLassoClassifier|shared_small': 'newton(hand_over=50)',
-    'TemporalGroupLassoClassifier|shared_wide': 'fista',
+    # was 'fista': working sets added to the model's solvers (bench_auto_choice --grid others
+    # --shapes 10x300 100x300 10x10000: taken at 0.5 alpha_max, 3 to 15 times ahead)
+    'TemporalGroupLassoClassifier|shared_wide': 'working_set[auto]->fista,gram=True',
     'TemporalGroupLassoClassifier|sparse_long': 'newton(hand_over=50)',  # was fista
     'TemporalGroupLassoClassifier|tasks_d40': 'newton(hand_over=50)',  # was fista
     'TemporalGroupLassoClassifier|tasks_raw': 'newton(hand_over=50)',
@@ -485,7 +495,9 @@ PINNED = {
     'TemporalGroupLassoClassifier|tasks_small': 'newton(hand_over=50)',
     'TemporalGroupLassoClassifier|tasks_wide': 'fista',
     'TemporalGroupLassoRegressor|shared_small': 'bcd',
-    'TemporalGroupLassoRegressor|shared_wide': 'fista',
+    # was 'fista': working sets added to the model's solvers (bench_auto_choice --grid others
+    # --shapes 10x300 100x300 10x10000: taken at 0.5 alpha_max, 3 to 15 times ahead)
+    'TemporalGroupLassoRegressor|shared_wide': 'working_set[auto]->fista,gram=True',
     'TemporalGroupLassoRegressor|sparse_long': 'fista',
     'TemporalGroupLassoRegressor|tasks_d40': 'bcd',
     'TemporalGroupLassoRegressor|tasks_raw': 'active_newton',  # was bcd (as above)

@@ -184,7 +184,7 @@ class _Graph:
                           classifier_default=0.001),
         "graph_type": Param("auto", [StrOptions(set(GRAPH_TYPES))]),
     }
-    _solvers = ("exact", "bcd", "fista", "pg", "newton", "active_newton")
+    _solvers = ("exact", "bcd", "working_set", "fista", "pg", "newton", "active_newton")
     _max_iter = 10000
     _path_param = "alpha_l1"
 

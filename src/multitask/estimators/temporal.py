@@ -56,7 +56,8 @@ __all__ = [
 
 
 class _Temporal:
-    _solvers: tuple[str, ...] = ("exact", "bcd", "fista", "pg", "newton", "active_newton")
+    _solvers: tuple[str, ...] = ("exact", "bcd", "working_set", "fista", "pg", "newton",
+                                 "active_newton")
     _max_iter = 10000
     _path_param = "alpha_group"
 
@@ -101,7 +102,7 @@ class _TGL(_Temporal):
 
 
 class _FSGL(_Temporal):
-    _solvers = ("bcd", "fista", "pg", "admm", "mm", "newton")
+    _solvers = ("bcd", "working_set", "fista", "pg", "admm", "mm", "newton")
     _params = {
         "alpha_group": Param(0.1, [nonnegative], keyword_only=False,
                              classifier_default=0.01),

@@ -698,10 +698,13 @@ class BlockCoordinateDescent(Solver):
         lasso) on tasks of fewer rows than features (singular Gram matrices: a shared design
         of ``d / 2 <= n < d`` rows), where each epoch's coupled row solves cost more than an
         accelerated-gradient step and take as many epochs as it takes steps (the survey
-        problem of ``benchmarks/bench_cv_two_param.py``)."""
+        problem of ``benchmarks/bench_cv_two_param.py``); a working set's subproblem keeps 70
+        there: inside working sets this solver was ahead of accelerated gradient on the graph
+        model and the temporal group lasso at every measured strength (docs/tuning_constants.md,
+        "Working sets for the coupled models")."""
         family, (_, b, _) = problem.row_prox or ("elastic_net", (0, 0, 0))
         coupled = problem.penalty_has("task_coupling")
-        if coupled and problem.fewer_rows_than_features:
+        if coupled and problem.fewer_rows_than_features and problem.role == "model":
             return 45.0
         group_rows = family == "elastic_net" and bool(np.any(np.asarray(b))) and not coupled
         if problem.role == "model" and group_rows and not problem.shared:

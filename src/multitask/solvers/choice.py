@@ -21,13 +21,15 @@ score   solver and condition
 100     ``exact``: a quadratic model solved by one linear system
 90      ``working_set``: many feature rows, separable, not all free, a sparse solution
         expected (``Problem.active_share`` at most one half, or ``alpha >= alpha_max / 20``
-        on data with at most twice as many rows as features)
+        on data with at most twice as many rows as features); also free rows with a task
+        coupling on least squares, up to 50 tasks of fewer rows than features (the mean model)
 85      ``newton_cg``: a pure ridge with the logistic loss on features whose variances spread
         by at most 100; 75 with the logistic loss on spread features or the multinomial loss
 82      ``newton_admm``: the l2,1 norm with the logistic loss at ``alpha <= alpha_max / 200``
         (``/ 50`` on at least 100 tasks), features of one scale, with Newton's data conditions
 80      ``newton``: a smooth non-quadratic loss, few features, feature scale its Hessians hold
-70      ``bcd``: a quadratic loss with row operators (60 on group rows of per-task designs)
+70      ``bcd``: a quadratic loss with row operators (60 on group rows of per-task designs;
+        45 for a whole model with a task coupling on tasks of fewer rows than features)
 65      ``newton_admm``: a split model with the logistic or squared hinge loss, or the trace
         norm with the logistic loss, with Newton's data conditions (for a split model with a
         classification loss also up to 100 features while ``m d^2 <= 10^5``)

@@ -192,9 +192,13 @@ class Problem:
     def _norm_ratio(self) -> float | None:
         """``min(1, alpha / alpha_max)`` of a penalty ``alpha Omega`` (the l1, l2,1 and trace
         norms: ``alpha_max = Omega^*(G_0)``, the penalty's ``alpha_max``); ``None``
-        where the penalty has no single strength or no finite ``alpha_max``."""
+        where the penalty has no single strength or no finite ``alpha_max``, and for a
+        penalty with a smooth part (the graph model, the temporal group lasso: its ``alpha``
+        weighs the smooth task coupling, not the norm whose ``alpha_max`` it reports; the
+        ratio then comes from the rows' zero tests)."""
         alpha = getattr(self.penalty, "alpha", None)
-        if not isinstance(alpha, (int, float)) or self.split or self.n_features == 0:
+        if (not isinstance(alpha, (int, float)) or self.split or self.n_features == 0
+                or self.penalty_has("smooth")):
             return None
         top = float(self.penalty.alpha_max(self._grad_at_zero))
         if not (np.isfinite(top) and top > 0):

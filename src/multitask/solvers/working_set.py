@@ -73,8 +73,8 @@ from multitask.solvers.iteration import IterationRecord
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
-__all__ = ["WORKING_SET_MIN_FEATURES", "WorkingSet", "column_norms", "dual_strong_concavity",
-           "gap_safe_rows", "prefer_working_set"]
+__all__ = ["COUPLED_FREE_MAX_TASKS", "WORKING_SET_MIN_FEATURES", "WorkingSet", "column_norms",
+           "coupled_free_rows", "dual_strong_concavity", "gap_safe_rows", "prefer_working_set"]
 
 _TINY = np.finfo(float).tiny
 #: Inner tolerance: this fraction of the square of the outer relative gap (and of ``tol``).
@@ -97,6 +97,33 @@ WHOLE_GRAM_ENTRIES = 5e7
 #: the rows), and stay close to it at ``alpha = 10^-3 alpha_max`` (every row active); below
 #: ``d = 200`` the whole Gram matrix is cheap and coordinate descent on it wins.
 WORKING_SET_MIN_FEATURES = 200
+
+
+#: A penalty whose rows are all free with a task coupling (the mean-regularized model, the
+#: graph model without its l1 part) on least squares whose loss did not take the Gram form
+#: (tasks of fewer rows than features), with at most this many tasks: working sets take it,
+#: their one subproblem the whole problem in Gram form, solved by block coordinate descent:
+#: ahead of accelerated gradient up to 50 tasks, behind it on 100, where each coupled row solve
+#: costs ``m^2`` (docs/tuning_constants.md, "Working sets for the coupled models").
+COUPLED_FREE_MAX_TASKS = 50
+
+
+def coupled_free_rows(problem: Problem) -> bool:
+    """Whether ``problem`` is one of :data:`COUPLED_FREE_MAX_TASKS`'s: a whole model on at
+    least :data:`WORKING_SET_MIN_FEATURES` features and at least as many rows in all (with
+    fewer, the free directions leave no computable certificate, and the working sets fall back
+    to the inner solver on the whole problem), least squares without the Gram form, a task
+    coupling, every row free, at most that many tasks, and the solver applies."""
+    d = problem.n_features
+    if (problem.role != "model" or d < WORKING_SET_MIN_FEATURES or problem.n_rows < d
+            or problem.n_tasks > COUPLED_FREE_MAX_TASKS
+            or not problem.penalty_has("task_coupling")
+            or not problem.loss_has("least_squares") or problem.loss_has("quadratic")):
+        return False
+    blocks = row_blocks(problem.penalty, d)
+    if blocks is None or not bool(np.all(blocks.free())):
+        return False
+    return WorkingSet().supports(problem.datafit, problem.penalty)
 
 
 def prefer_working_set(datafit: Datafit, penalty: Penalty) -> bool:
@@ -351,9 +378,13 @@ class WorkingSet(Solver):
         20`` (:attr:`~multitask.solvers.problem.Problem.strength_ratio`). Where most rows
         end up active the screening drops none and the working sets cost more than a solver
         on the whole problem (``benchmarks/bench_auto_choice.py``: 1,000 tasks x 300
-        features x 40 rows at ``alpha_max / 10``)."""
+        features x 40 rows at ``alpha_max / 10``). 90 also for a penalty of free rows with a
+        task coupling on least squares over at most :data:`COUPLED_FREE_MAX_TASKS` tasks
+        (:func:`coupled_free_rows`)."""
         if problem.role != "model":
             return None
+        if problem.fact("coupled_free_rows", lambda: coupled_free_rows(problem)):
+            return 90.0
         wanted = problem.fact("working_set", lambda: prefer_working_set(problem.datafit,
                                                                         problem.penalty))
         if not wanted:
@@ -474,8 +505,12 @@ class WorkingSet(Solver):
             at_zero = False
             cert, G, s = _certificate(datafit, penalty, pen_ws, W[ws], ws, b, z, ridge,
                                       design)
-            if cert is None:  # no certificate here (cannot happen after missing())
-                break
+            if cert is None:
+                # no certificate at this point (a penalty whose free rows the dual cannot
+                # re-optimize under this loss: the mean model's logistic fit): the whole
+                # problem by the inner solver, judged by its own optimality measure
+                return self._without_certificate(run, datafit, penalty, W, b, n_inner,
+                                                 n_outer, gaps)
             if whole and cert.relative_gap > self.tol:
                 # the whole problem was solved: its own certificate may correct the dual
                 # point where the ray above scales it down
@@ -522,6 +557,21 @@ class WorkingSet(Solver):
         # the last certificate was computed at the returned point: finish reuses it
         return run.finish(W, b, n_iter=n_inner, converged=converged, info=info,
                           exhausted=not (converged or run.stop_requested), certificate=cert)
+
+    def _without_certificate(self, run: IterationRecord, datafit: Datafit, penalty: Penalty,
+                             W: np.ndarray, b, n_inner: int, n_outer: int,
+                             gaps: list[float]) -> SolverResult:
+        """The whole problem solved by the inner solver from ``(W, b)``, where the working
+        sets' certificate cannot be computed: the result and convergence are the inner
+        solver's (its optimality measure), ``info["fallback"]`` True."""
+        inner = self._inner_solver(datafit, penalty, self.tol, max(self.max_iter - n_inner, 1))
+        res = inner.solve(datafit, penalty, coef_init=W, intercept_init=b)
+        info = {"inner": inner.label, "n_outer": n_outer, "screened": 0,
+                "working_set": int(W.shape[0]), "gaps": np.asarray(gaps), "fallback": True,
+                "best_objective": res.info.get("best_objective", np.nan)}
+        return run.finish(res.W, res.intercept_variable, n_iter=n_inner + int(res.n_iter),
+                          converged=bool(res.converged), measure=res.optimality, info=info,
+                          exhausted=not res.converged)
 
     def _next_working_set(self, W: np.ndarray, ws: np.ndarray, violation: np.ndarray,
                           norms: np.ndarray, keep: np.ndarray, free: np.ndarray,
