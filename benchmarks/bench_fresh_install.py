@@ -118,6 +118,13 @@ EXTRA_CASES = [
     ("L21Classifier", "sparse", {}),
     ("TraceNormRegressor", "shared", {}),
     ("IndependentLassoRegressor", "sparse", {}),
+    # the working sets of the composite models (issue 32's eighth round): wide designs
+    ("DirtyModelRegressor", "wide", {"n": 100, "d": 5000}),
+    ("DirtyModelClassifier", "wide", {"n": 100, "d": 5000}),
+    ("FusedSparseGroupLassoRegressor", "wide", {"n": 100, "d": 5000}),
+    ("GraphRegularizedRegressor", "wide", {"n": 100, "d": 5000}),
+    ("TemporalGroupLassoRegressor", "wide", {"n": 100, "d": 5000}),
+    ("MeanRegularizedRegressor", "wide", {"n": 40, "d": 300}),
 ]
 
 
