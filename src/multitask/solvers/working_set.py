@@ -73,8 +73,9 @@ from multitask.solvers.iteration import IterationRecord
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
-__all__ = ["COUPLED_FREE_MAX_TASKS", "WORKING_SET_MIN_FEATURES", "WorkingSet", "column_norms",
-           "coupled_free_rows", "dual_strong_concavity", "gap_safe_rows", "prefer_working_set"]
+__all__ = ["COUPLED_FREE_MAX_TASKS", "GRAM_FEATURES_PER_ROW", "WORKING_SET_MIN_FEATURES",
+           "WorkingSet", "column_norms", "coupled_free_rows", "dual_strong_concavity",
+           "gap_safe_rows", "prefer_working_set"]
 
 _TINY = np.finfo(float).tiny
 #: Inner tolerance: this fraction of the square of the outer relative gap (and of ``tol``).
@@ -98,6 +99,17 @@ WHOLE_GRAM_ENTRIES = 5e7
 #: ``d = 200`` the whole Gram matrix is cheap and coordinate descent on it wins.
 WORKING_SET_MIN_FEATURES = 200
 
+
+#: Most feature rows of a working set per row of its tasks (on average) for which a subproblem
+#: whose inner solver is not coordinate descent on the residuals takes the Gram form: beyond,
+#: the Gram matrices are far from full rank, a product with them costs more than one with the
+#: design, and block coordinate descent on them crawls. The dirty model on 8 tasks of 100 rows
+#: and 1,000 or 5,000 features (working sets of 1,000 and about 1,200 rows, 10 and 12 per row)
+#: had its working sets' subproblems solved in Gram form many times slower than accelerated
+#: gradient on the whole problem; the composite models' working sets at up to 7.5 rows per row
+#: (10 tasks of 40 rows, 300 features) gained by it (docs/tuning_constants.md, "Working sets for
+#: the coupled models").
+GRAM_FEATURES_PER_ROW = 8.0
 
 #: A penalty whose rows are all free with a task coupling (the mean-regularized model, the
 #: graph model without its l1 part) on least squares whose loss did not take the Gram form
@@ -441,7 +453,11 @@ class WorkingSet(Solver):
         per epoch for ``k`` rows, on the residuals (:mod:`multitask.solvers.cd`: least squares
         and elastic-net rows without a task coupling) the stored entries of the ``k`` columns
         (``m`` times for a shared design): the Gram matrices where they are the smaller, and
-        at most :data:`WHOLE_GRAM_ENTRIES` numbers in any case."""
+        at most :data:`WHOLE_GRAM_ENTRIES` numbers in any case. Where coordinate descent on
+        the residuals does not apply (the dirty, fused and coupled rows), the Gram matrices
+        also need a working set of at most :data:`GRAM_FEATURES_PER_ROW` rows per row of a
+        task: beyond, their products cost more than the design's and block coordinate descent
+        crawls on them (module constant)."""
         k, m = data.n_features, data.n_tasks
         n_mats = 1 if data.shares_gram else m
         affordable = n_mats * float(k) ** 2 <= WHOLE_GRAM_ENTRIES
@@ -449,7 +465,7 @@ class WorkingSet(Solver):
             name = self.inner if isinstance(self.inner, str) else self.inner.name
             return affordable and name != "cd"
         if not make_solver("cd").supports(datafit, penalty):
-            return affordable
+            return affordable and k <= GRAM_FEATURES_PER_ROW * data.n_rows / max(m, 1)
         X = data.X
         stored = float(getattr(X, "nnz", X.shape[0] * X.shape[1]))
         per_epoch = stored if data.shared else stored / max(m, 1)
