@@ -9,9 +9,9 @@ accepts that applies to the problem (``missing`` empty: the names ``solver=`` wo
 and the ratio of ``"auto"``'s time over the fastest converged solver's. The acceptance is
 ``auto / fastest <= 1.5`` at every point.
 
-Data (fixed seed): ``m`` tasks of ``n = 40`` rows each, per-task designs stacked with a task
-column; dense standard normal features, or sparse ones (standard normal entries at uniformly
-drawn positions, about 50 per row); the regression targets ``y_t = X_t W*_t + noise`` with
+Data (fixed seed): ``m`` tasks of ``n = 40`` rows each (``--rows``), per-task designs stacked
+with a task column; dense standard normal features, or sparse ones (standard normal entries at
+uniformly drawn positions, about 50 per row); the regression targets ``y_t = X_t W*_t + noise`` with
 ``W*`` supported on ``min(d, 10)`` feature rows (normal entries) and noise of half the
 signal's standard deviation; the classifiers take ``y > median``. The strength is a fraction
 of the estimator's ``alpha_max`` (``--fractions``, default 0.5, 0.1, 0.01: from few active
@@ -99,9 +99,12 @@ def _on_cap(signum, frame):
     raise OverCap
 
 
-def make_data(m: int, d: int, sparse: bool, classify: bool, seed: int = 0):
-    """``(X, y, task)``: ``m`` tasks of :data:`ROWS` rows stacked (module docstring)."""
+def make_data(m: int, d: int, sparse: bool, classify: bool, seed: int = 0,
+              rows: int | None = None):
+    """``(X, y, task)``: ``m`` tasks of ``rows`` (default :data:`ROWS`) rows stacked (module
+    docstring)."""
     rng = np.random.default_rng(seed)
+    ROWS = rows or globals()["ROWS"]  # noqa: N806 - the module constant, or the option
     n = m * ROWS
     if sparse:
         density = min(1.0, NNZ_PER_ROW / d)
@@ -253,9 +256,9 @@ def strengths(cls, X, y, task, frac: float, fam: str) -> dict:
     return {cls._path_param or "alpha": alpha}
 
 
-def run_point(fam, kind, m, d, sparse, frac, cap, fallbacks=False) -> dict:
+def run_point(fam, kind, m, d, sparse, frac, cap, fallbacks=False, rows=None) -> dict:
     cls = getattr(est_mod, fam + kind)
-    X, y, task = make_data(m, d, sparse, kind == "Classifier")
+    X, y, task = make_data(m, d, sparse, kind == "Classifier", rows=rows)
     params = strengths(cls, X, y, task, frac, fam)
     chosen, names = applicable(cls, X, y, task, params)
     # one untimed fit: the first fit on new data pays one-off costs (memory first touched)
@@ -320,6 +323,8 @@ def main(argv=None) -> None:
     p.add_argument("--cap", type=float, default=30.0, help="CPU seconds per fit")
     p.add_argument("--fallbacks", action="store_true", help="time 'pg' and 'subgradient' too")
     p.add_argument("--json", help="write the rows to this file")
+    p.add_argument("--rows", type=int, default=None,
+                   help=f"rows per task (default {ROWS})")
     p.add_argument("--memory-gb", type=float, default=16.0,
                    help="address space of the process (a solver past it shows out_of_memory "
                         "instead of the system killing the run); 0: no limit")
@@ -338,7 +343,7 @@ def main(argv=None) -> None:
     warm_up(sorted({pt[0] for pt in points}))
     rows, worst = [], (0.0, None)
     for pt in points:
-        row = run_point(*pt, a.cap, a.fallbacks)
+        row = run_point(*pt, a.cap, a.fallbacks, a.rows)
         rows.append(row)
         cells = " ".join(f"{s}={_fmt(r)}"
                          for s, r in row["solvers"].items())
