@@ -42,8 +42,7 @@ One epoch visits the rows ``j = 0 .. d - 1`` in order:
   with ``z_t = h_t W_jt - g_t``
   (:func:`~multitask.penalties.row_operators.dirty_weighted_row_min`: its dual-ball level
   searched from the row's level of the previous epoch, ``O(m)`` per pass and, warm, one or two
-  passes, instead of sorting ``2 m`` breakpoints per row: on 1,000 tasks sorting took most of
-  an epoch);
+  passes, instead of sorting ``2 m`` breakpoints per row: docs/tuning_constants.md);
 * fused rows (never coupled) with an l2 part (``b_j > 0``) or whose curvatures ``h_t =
   H_t[j, j]`` are all positive: the row is minimized exactly with each task's own
   curvature, ``W_j. <- argmin_w sum_t (h_t / 2) (w_t - z_t / h_t)^2 + r_j(w)``, ``z_t =
