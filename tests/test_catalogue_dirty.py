@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from wide_cases import wide_tasks
 
 import multitask as mt
 from multitask.penalties import DirtyModel, L1InfNorm, RobustFeatureLearning
@@ -181,14 +182,8 @@ def test_working_sets_reach_cvxpys_optimum_on_many_features(q, classification):
     W = np.zeros((d, len(sizes)))
     W[:4] = rng.standard_normal((4, len(sizes))) + 1.0
     W[9, 1] = 2.0  # one task-specific feature
-    Xs = [rng.standard_normal((n, d)) for n in sizes]
-    ys = [X @ W[:, t] + 0.3 * rng.standard_normal(n) for t, (X, n) in
-          enumerate(zip(Xs, sizes, strict=True))]
-    if classification:
-        ys = [np.where(y > np.median(y), 1, 0) for y in ys]
+    Xs, ys, G = wide_tasks(rng, W, sizes, classification)
     cls = mt.DirtyModelClassifier if classification else mt.DirtyModelRegressor
-    # the loss gradient at W = 0 with the best intercepts (labels 0/1 for the logistic loss)
-    G = np.column_stack([-X.T @ (y - np.mean(y)) / len(y) for X, y in zip(Xs, ys, strict=True)])
     top_group = np.abs(G).sum(axis=1).max() if q == np.inf else np.linalg.norm(G, axis=1).max()
     share = 0.5 if classification else 0.3  # of each strength's top: some 12 active rows
     params = {"alpha_group": share * float(top_group),

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from wide_cases import wide_tasks
 
 import multitask as mt
 from multitask.estimators.graph import task_graph_laplacian
@@ -252,12 +253,7 @@ def test_working_sets_reach_cvxpys_optimum_on_many_features(classification):
     d, sizes = 40, (30, 26, 34, 28)
     W = np.zeros((d, len(sizes)))
     W[:4] = rng.standard_normal((4, 1)) + 0.3 * rng.standard_normal((4, len(sizes)))
-    Xs = [rng.standard_normal((n, d)) for n in sizes]
-    ys = [X @ W[:, t] + 0.3 * rng.standard_normal(n) for t, (X, n) in
-          enumerate(zip(Xs, sizes, strict=True))]
-    if classification:
-        ys = [np.where(y > np.median(y), 1, 0) for y in ys]
-    G = np.column_stack([-X.T @ (y - np.mean(y)) / len(y) for X, y in zip(Xs, ys, strict=True)])
+    Xs, ys, G = wide_tasks(rng, W, sizes, classification)
     alpha, alpha_l1 = 0.05, 0.5 * float(np.abs(G).max())  # (the graph term vanishes at 0)
     cls = mt.GraphRegularizedClassifier if classification else mt.GraphRegularizedRegressor
     est = cls(EDGES, alpha, alpha_l1, solver=WorkingSet(p0=8, tol=TOL, max_iter=100_000),

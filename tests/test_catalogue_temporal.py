@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from wide_cases import wide_tasks
 
 import multitask as mt
 from multitask.penalties import (
@@ -240,13 +241,7 @@ def _wide_problem(classification, d=40, sizes=(30, 26, 34, 28)):
     rng = np.random.default_rng(9)
     W = np.zeros((d, len(sizes)))
     W[:4] = 1.0 + np.cumsum(0.3 * rng.standard_normal((4, len(sizes))), axis=1)
-    Xs = [rng.standard_normal((n, d)) for n in sizes]
-    ys = [X @ W[:, t] + 0.3 * rng.standard_normal(n) for t, (X, n) in
-          enumerate(zip(Xs, sizes, strict=True))]
-    if classification:
-        ys = [np.where(y > np.median(y), 1, 0) for y in ys]
-    G = np.column_stack([-X.T @ (y - np.mean(y)) / len(y) for X, y in zip(Xs, ys, strict=True)])
-    return Xs, ys, G
+    return wide_tasks(rng, W, sizes, classification)
 
 
 @pytest.mark.parametrize("model", ["tgl", "fsgl"])

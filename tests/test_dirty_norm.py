@@ -346,7 +346,7 @@ def test_the_level_search_equals_the_sorted_scan():
         if not (c > 0 and a > 0):
             continue
         t_fast = R._l1_cap_level(v, a, c, inside)
-        t_sort = R._l1_cap_level_sorted(v, a, c, inside)
+        t_sort = R._weighted_l1_cap_level_sorted(v, np.ones(m), a, c, inside)
         u_fast = np.clip(np.abs(v) - t_fast, 0, c)
         u_sort = np.clip(np.abs(v) - t_sort, 0, c)
         np.testing.assert_allclose(u_fast, u_sort, rtol=0, atol=1e-12 * np.abs(v).max())

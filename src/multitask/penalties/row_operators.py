@@ -206,95 +206,17 @@ def _l2_cap_scale(xs, a, c):  # pragma: no cover - compiled
     return m, t
 
 
-#: Passes of :func:`_l1_cap_level`'s piece search before it sorts the breakpoints instead.
+#: Passes of the piece search (:func:`_weighted_l1_cap_level`) before it sorts the breakpoints.
 _LEVEL_PASSES = 64
 
 
 @njit(cache=True)
 def _l1_cap_level(v, a, c, inside):  # pragma: no cover - compiled
     """The level ``tau > 0`` with ``g(tau) = sum_i clip(|v_i| - tau, 0, c) - a = 0``, where
-    ``g(0) = inside - a > 0`` and ``c > 0``.
-
-    ``g`` decreases piecewise linearly between the breakpoints ``|v_i| - c`` and ``|v_i|``.
-    A pass at a point ``t`` classifies every entry for the piece ``[left, right]`` that
-    starts at ``t`` (zero: ``|v_i| <= t``; capped: ``|v_i| - c > t``, contributing ``c``;
-    active otherwise, contributing ``|v_i| - s``), which gives ``g`` on that piece exactly,
-    ``g(s) = K + S - n s - a``, and its root ``s* = (K + S - a) / n``: returned where it lies
-    in the piece; else the piece leaves the bracket ``[lo, hi]`` of the root and the next
-    pass is at ``s*`` (Newton's step on the piecewise linear ``g``) or, where that leaves the
-    bracket, at its midpoint. Each pass is ``O(m)``, without sorting; after
-    :data:`_LEVEL_PASSES` passes the breakpoints are sorted and scanned instead
-    (:func:`_l1_cap_level_sorted`)."""
-    m = v.shape[0]
-    lo = 0.0
-    hi = 0.0
-    for i in range(m):
-        hi = max(hi, abs(v[i]))
-    t = 0.0
-    for _ in range(_LEVEL_PASSES):
-        K = 0.0
-        S = 0.0
-        n = 0
-        left = lo
-        right = hi
-        for i in range(m):
-            x = abs(v[i])
-            if x <= t:
-                left = max(left, x)
-            elif x - c > t:
-                K += c
-                right = min(right, x - c)
-            else:
-                S += x
-                n += 1
-                left = max(left, x - c)
-                right = min(right, x)
-        if n > 0:
-            root = (K + S - a) / n
-            slack = 1e-13 * max(right, 1e-300)
-            if left - slack <= root <= right + slack:
-                return min(max(root, left), right)
-            if root > right:
-                lo = right
-            else:
-                hi = left
-        elif K - a > 0.0:  # g is the constant K - a on the piece
-            root = np.inf
-            lo = right
-        elif K - a < 0.0:
-            root = np.inf
-            hi = left
-        else:
-            return left  # g vanishes on the whole piece
-        if not lo < hi:
-            return lo
-        t = root if lo < root < hi else 0.5 * (lo + hi)
-    return _l1_cap_level_sorted(v, a, c, inside)
-
-
-@njit(cache=True)
-def _l1_cap_level_sorted(v, a, c, inside):  # pragma: no cover - compiled
-    """:func:`_l1_cap_level` by sorting the ``2 m`` breakpoints and scanning them."""
-    m = v.shape[0]
-    # f(tau) = sum_i clip(x_i - tau, 0, c) decreases piecewise linearly from f(0) > a;
-    # its slope changes by -1 at x_i - c (the entry leaves the cap) and +1 at x_i
-    pos = np.empty(2 * m)
-    step = np.empty(2 * m)
-    n = 0
-    active = 0
-    for i in range(m):
-        x = abs(v[i])
-        if x > c:
-            pos[n] = x - c
-            step[n] = 1.0
-            n += 1
-        elif x > 0.0:
-            active += 1
-        if x > 0.0:
-            pos[n] = x
-            step[n] = -1.0
-            n += 1
-    return _scan_breakpoints(pos, step, n, inside, float(active), a)
+    ``g(0) = inside - a > 0`` and ``c > 0``: :func:`_weighted_l1_cap_level` with unit
+    curvatures (its search over the linear pieces between the breakpoints ``|v_i| - c`` and
+    ``|v_i|``, ``O(m)`` per pass, sorting after :data:`_LEVEL_PASSES` passes), from 0."""
+    return _weighted_l1_cap_level(v, np.ones(v.shape[0]), a, c, inside, 0.0)
 
 
 @njit(cache=True)
