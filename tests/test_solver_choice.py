@@ -101,7 +101,7 @@ PINNED = {
     'ConvexASORegressor|tasks_wide': 'fista',
     "DirtyModelClassifier(loss='squared_hinge')|shared_small": 'newton(hand_over=50)',
     # was 'fista': working sets added to the dirty model's solvers (bench_auto_choice
-    # "DirtyModel m=10 d=300": 3.8 to 27 times ahead of fista at 0.1 and 0.5 of the tops)
+    # "DirtyModel m=10 d=300": 3 to 30 times ahead of fista at 0.1 and 0.5 of the tops)
     "DirtyModelClassifier(loss='squared_hinge')|shared_wide": 'working_set[auto]->fista,gram=True',
     "DirtyModelClassifier(loss='squared_hinge')|sparse_long": 'newton(hand_over=50)',  # was fista
     "DirtyModelClassifier(loss='squared_hinge')|tasks_d40": 'newton(hand_over=50)',  # was fista
@@ -111,7 +111,7 @@ PINNED = {
     "DirtyModelClassifier(loss='squared_hinge')|tasks_wide": 'fista',
     'DirtyModelClassifier|shared_small': 'newton(hand_over=50)',
     # was 'fista': working sets added to the dirty model's solvers (bench_auto_choice
-    # "DirtyModel m=10 d=300": 3.8 to 27 times ahead of fista at 0.1 and 0.5 of the tops)
+    # "DirtyModel m=10 d=300": 3 to 30 times ahead of fista at 0.1 and 0.5 of the tops)
     'DirtyModelClassifier|shared_wide': 'working_set[auto]->fista,gram=True',
     'DirtyModelClassifier|sparse_long': 'newton(hand_over=50)',  # was fista
     'DirtyModelClassifier|tasks_d40': 'newton(hand_over=50)',  # was fista
@@ -121,7 +121,7 @@ PINNED = {
     'DirtyModelClassifier|tasks_wide': 'fista',
     'DirtyModelRegressor|shared_small': 'bcd',
     # was 'fista': working sets added to the dirty model's solvers (bench_auto_choice
-    # "DirtyModel m=10 d=300": 3.8 to 27 times ahead of fista at 0.1 and 0.5 of the tops)
+    # "DirtyModel m=10 d=300": 3 to 30 times ahead of fista at 0.1 and 0.5 of the tops)
     'DirtyModelRegressor|shared_wide': 'working_set[auto]->fista,gram=True',
     'DirtyModelRegressor|sparse_long': 'fista',
     'DirtyModelRegressor|tasks_d40': 'admm',  # was bcd: DIRTY_MIN_FEATURES
@@ -131,7 +131,7 @@ PINNED = {
     'DirtyModelRegressor|tasks_wide': 'fista',
     'FusedSparseGroupLassoClassifier|shared_small': 'newton(hand_over=50)',
     # was 'fista': working sets added to the model's solvers (bench_auto_choice --grid others
-    # --shapes 10x300 100x300 10x10000: taken at 0.5 alpha_max, 3 to 15 times ahead)
+    # --shapes 10x300 100x300 10x10000: taken at 0.5 alpha_max, even to 20 times ahead)
     'FusedSparseGroupLassoClassifier|shared_wide': 'working_set[auto]->fista,gram=True',
     'FusedSparseGroupLassoClassifier|sparse_long': 'newton(hand_over=50)',  # was fista
     'FusedSparseGroupLassoClassifier|tasks_d40': 'newton(hand_over=50)',  # was fista
@@ -141,7 +141,7 @@ PINNED = {
     'FusedSparseGroupLassoClassifier|tasks_wide': 'fista',
     'FusedSparseGroupLassoRegressor|shared_small': 'bcd',
     # was 'fista': working sets added to the model's solvers (bench_auto_choice --grid others
-    # --shapes 10x300 100x300 10x10000: taken at 0.5 alpha_max, 3 to 15 times ahead)
+    # --shapes 10x300 100x300 10x10000: taken at 0.5 alpha_max, even to 20 times ahead)
     'FusedSparseGroupLassoRegressor|shared_wide': 'working_set[auto]->fista,gram=True',
     'FusedSparseGroupLassoRegressor|sparse_long': 'fista',
     'FusedSparseGroupLassoRegressor|tasks_d40': 'bcd',
@@ -151,7 +151,7 @@ PINNED = {
     'FusedSparseGroupLassoRegressor|tasks_wide': 'fista',
     'GraphRegularizedClassifier|shared_small': 'newton(hand_over=50)',
     # was 'fista': working sets added to the model's solvers (bench_auto_choice --grid others
-    # --shapes 10x300 100x300 10x10000: taken at 0.5 alpha_max, 3 to 15 times ahead)
+    # --shapes 10x300 100x300 10x10000: taken at 0.5 alpha_max, even to 20 times ahead)
     'GraphRegularizedClassifier|shared_wide': 'working_set[auto]->fista,gram=True',
     'GraphRegularizedClassifier|sparse_long': 'newton(hand_over=50)',  # was fista
     'GraphRegularizedClassifier|tasks_d40': 'newton(hand_over=50)',  # was fista
@@ -161,7 +161,7 @@ PINNED = {
     'GraphRegularizedClassifier|tasks_wide': 'fista',
     'GraphRegularizedRegressor|shared_small': 'bcd',
     # was 'fista': working sets added to the model's solvers (bench_auto_choice --grid others
-    # --shapes 10x300 100x300 10x10000: taken at 0.5 alpha_max, 3 to 15 times ahead)
+    # --shapes 10x300 100x300 10x10000: taken at 0.5 alpha_max, even to 20 times ahead)
     'GraphRegularizedRegressor|shared_wide': 'working_set[auto]->fista,gram=True',
     'GraphRegularizedRegressor|sparse_long': 'fista',
     'GraphRegularizedRegressor|tasks_d40': 'bcd',
@@ -486,7 +486,7 @@ PINNED = {
     'TaskRelationshipRegressor|tasks_wide': 'fista',
     'TemporalGroupLassoClassifier|shared_small': 'newton(hand_over=50)',
     # was 'fista': working sets added to the model's solvers (bench_auto_choice --grid others
-    # --shapes 10x300 100x300 10x10000: taken at 0.5 alpha_max, 3 to 15 times ahead)
+    # --shapes 10x300 100x300 10x10000: taken at 0.5 alpha_max, even to 20 times ahead)
     'TemporalGroupLassoClassifier|shared_wide': 'working_set[auto]->fista,gram=True',
     'TemporalGroupLassoClassifier|sparse_long': 'newton(hand_over=50)',  # was fista
     'TemporalGroupLassoClassifier|tasks_d40': 'newton(hand_over=50)',  # was fista
@@ -496,7 +496,7 @@ PINNED = {
     'TemporalGroupLassoClassifier|tasks_wide': 'fista',
     'TemporalGroupLassoRegressor|shared_small': 'bcd',
     # was 'fista': working sets added to the model's solvers (bench_auto_choice --grid others
-    # --shapes 10x300 100x300 10x10000: taken at 0.5 alpha_max, 3 to 15 times ahead)
+    # --shapes 10x300 100x300 10x10000: taken at 0.5 alpha_max, even to 20 times ahead)
     'TemporalGroupLassoRegressor|shared_wide': 'working_set[auto]->fista,gram=True',
     'TemporalGroupLassoRegressor|sparse_long': 'fista',
     'TemporalGroupLassoRegressor|tasks_d40': 'bcd',
