@@ -104,8 +104,8 @@ def make_data(m: int, d: int, sparse: bool, classify: bool, seed: int = 0,
     """``(X, y, task)``: ``m`` tasks of ``rows`` (default :data:`ROWS`) rows stacked (module
     docstring)."""
     rng = np.random.default_rng(seed)
-    ROWS = rows or globals()["ROWS"]  # noqa: N806 - the module constant, or the option
-    n = m * ROWS
+    per_task = rows or ROWS
+    n = m * per_task
     if sparse:
         density = min(1.0, NNZ_PER_ROW / d)
         X = sp.random(n, d, density=density, format="csr", random_state=seed,
@@ -113,11 +113,11 @@ def make_data(m: int, d: int, sparse: bool, classify: bool, seed: int = 0,
     else:
         X = rng.standard_normal((n, d))
     k = min(d, 10)
-    rows = rng.choice(d, k, replace=False)
+    support = rng.choice(d, k, replace=False)
     W = np.zeros((d, m))
-    W[rows] = rng.standard_normal((k, m)) + rng.standard_normal((k, 1))
-    task = np.repeat(np.arange(m), ROWS)
-    signal_ = np.concatenate([np.asarray(X[t * ROWS:(t + 1) * ROWS] @ W[:, t]).ravel()
+    W[support] = rng.standard_normal((k, m)) + rng.standard_normal((k, 1))
+    task = np.repeat(np.arange(m), per_task)
+    signal_ = np.concatenate([np.asarray(X[t * per_task:(t + 1) * per_task] @ W[:, t]).ravel()
                               for t in range(m)])
     y = signal_ + 0.5 * (np.std(signal_) + 1e-12) * rng.standard_normal(n)
     if classify:

@@ -444,8 +444,6 @@ def _bcd_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epoch
     return n_epochs, False
 
 
-
-
 def _run_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epochs, tol):
     """:func:`_bcd_epochs`, or its numpy twin while numba's start-up is not worth paying
     (:mod:`multitask.compiled`; the rows :func:`~multitask.solvers.bcd_twin.twin_covers` only, and
