@@ -173,7 +173,8 @@ PINNED = {
     'GraphRegularizedRegressor|tasks_small': 'bcd',
     'GraphRegularizedRegressor|tasks_wide': 'fista',
     'IndependentLassoClassifier|shared_small': 'newton(hand_over=50)',
-    'IndependentLassoClassifier|shared_wide': 'working_set[auto]->fista,gram=True',
+    # was working_set[auto]->fista,gram=True (on par)
+    'IndependentLassoClassifier|shared_wide': 'fista',
     'IndependentLassoClassifier|sparse_long': 'newton(hand_over=50)',  # was fista
     'IndependentLassoClassifier|tasks_d40': 'newton(hand_over=50)',  # was fista
     'IndependentLassoClassifier|tasks_raw': 'newton(hand_over=50)',
@@ -182,7 +183,8 @@ PINNED = {
     # was working sets: bench_auto_choice "IndependentLasso m=10 d=300 a=0.01"
     'IndependentLassoClassifier|tasks_wide': 'fista',
     'IndependentLassoRegressor|shared_small': 'bcd',
-    'IndependentLassoRegressor|shared_wide': 'working_set[auto]->cd,gram=False',
+    # was working_set[auto]->cd,gram=False (on par)
+    'IndependentLassoRegressor|shared_wide': 'fista',
     'IndependentLassoRegressor|sparse_long': 'fista',
     'IndependentLassoRegressor|tasks_d40': 'bcd',
     'IndependentLassoRegressor|tasks_raw': 'bcd',
@@ -287,7 +289,8 @@ PINNED = {
     'MeanRegularizedRegressor|tasks_small': 'exact',
     'MeanRegularizedRegressor|tasks_wide': 'fista',
     "MultiTaskClassifier(penalty='l1')|shared_small": 'newton(hand_over=50)',
-    "MultiTaskClassifier(penalty='l1')|shared_wide": 'working_set[auto]->fista,gram=True',
+    # was working_set[auto]->fista,gram=True (on par)
+    "MultiTaskClassifier(penalty='l1')|shared_wide": 'fista',
     "MultiTaskClassifier(penalty='l1')|sparse_long": 'newton(hand_over=50)',  # was fista
     "MultiTaskClassifier(penalty='l1')|tasks_d40": 'newton(hand_over=50)',  # was fista
     "MultiTaskClassifier(penalty='l1')|tasks_raw": 'newton(hand_over=50)',
@@ -325,7 +328,8 @@ PINNED = {
     "MultiTaskRegressor(penalty='column_l2')|tasks_small": 'fista',
     "MultiTaskRegressor(penalty='column_l2')|tasks_wide": 'fista',
     "MultiTaskRegressor(penalty='l1')|shared_small": 'bcd',
-    "MultiTaskRegressor(penalty='l1')|shared_wide": 'working_set[auto]->cd,gram=False',
+    # was working_set[auto]->cd,gram=False (on par)
+    "MultiTaskRegressor(penalty='l1')|shared_wide": 'fista',
     "MultiTaskRegressor(penalty='l1')|sparse_long": 'fista',
     "MultiTaskRegressor(penalty='l1')|tasks_d40": 'bcd',
     "MultiTaskRegressor(penalty='l1')|tasks_raw": 'bcd',

@@ -98,7 +98,9 @@ PINNED = {
     },
     'huber': {
         'L21Regressor': 'N W N N N F W F',
-        'IndependentLassoRegressor': 'N W N N N F W F',
+        # was N W ...: shared_wide is just below the lasso family's strength floor (neither
+        # solver converges there within max_iter: the Huber loss on wide data)
+        'IndependentLassoRegressor': 'N F N N N F W F',
         'TraceNormRegressor': 'F F F F F F F F',
         'IndependentRidgeRegressor': 'N F N N N F F F',
         'L1InfRegressor': 'F F F F F F F F',

@@ -45,6 +45,7 @@ import numpy as np
 
 from multitask.losses import Datafit, DualPoint
 from multitask.penalties.base import DualBound, IdentityMap, Penalty
+from multitask.solvers.thin_dual import thin_correction
 
 __all__ = ["Certificate", "duality_gap", "has_dual", "ray_certificate"]
 
@@ -428,7 +429,9 @@ def _projected_dual(datafit: Datafit, penalty: Penalty, W: np.ndarray, b, dp: Du
     design: ``theta' = theta + w (X c_t - mu_t^T c_t)`` per task with ``H_t c_t = G'_t - G_t``,
     ``H_t`` the row-weighted (centred, when the intercepts are variables: the correction then
     keeps every task's sum zero) Gram matrix of the loss's quadratic bound
-    (:meth:`Datafit.bound_hessian`, divided by its curvature), solved by least squares. Where
+    (:meth:`Datafit.bound_hessian`, divided by its curvature), solved by least squares (for
+    least squares on tasks of fewer rows than features, on the tasks' rows instead:
+    :mod:`multitask.solvers.thin_dual`). Where
     ``theta'`` leaves the domain of the loss's conjugate the step is shortened, and the ray
     scales what remains. Returns ``(dual point, Q, bound)`` or ``None`` where it does not
     apply (split models, constraint sets, large problems, losses without a bound Hessian, a
@@ -448,17 +451,18 @@ def _projected_dual(datafit: Datafit, penalty: Penalty, W: np.ndarray, b, dp: Du
         step = -np.asarray(penalty.prox(G, 1.0), dtype=np.float64)  # G + step = proj(G)
         if not np.any(step):
             return None
-        eig = _bound_eigen(datafit, d, m)
-        if eig is None:
+        delta = thin_correction(datafit, step)  # wide tasks: least squares on their rows
+        eig = _bound_eigen(datafit, d, m) if delta is None else None
+        if delta is None and eig is None:
             return None
-        lam_inv, Qe, mu = eig
-        # per task (or one shared matrix): c_t = H_t^+ step_t; H_t c_t is the part of step_t
-        # in the range of H_t, which the correction reaches exactly
-        coef = _apply_pinv(lam_inv, Qe, step)
-        reached = _apply_pinv((lam_inv > 0).astype(np.float64), Qe, step)
-        delta = datafit.data.matvec(coef)
-        if mu is not None:
-            delta = delta - datafit.data.expand(np.einsum("jt,jt->t", mu, coef))
+        if delta is None:
+            lam_inv, Qe, mu = eig
+            # per task (or one shared matrix): c_t = H_t^+ step_t; H_t c_t is the part of
+            # step_t in the range of H_t, which the correction reaches exactly
+            coef = _apply_pinv(lam_inv, Qe, step)
+            delta = datafit.data.matvec(coef)
+            if mu is not None:
+                delta = delta - datafit.data.expand(np.einsum("jt,jt->t", mu, coef))
     except (NotImplementedError, ValueError, np.linalg.LinAlgError):
         return None
     t = _domain_step(datafit, a, delta)
@@ -470,7 +474,6 @@ def _projected_dual(datafit: Datafit, penalty: Penalty, W: np.ndarray, b, dp: Du
         a2 = datafit.balance_dual(a2)
     # the gradient of the corrected point, exactly (not the Gram matrices' prediction)
     grad2 = datafit.data.rmatvec(a2 * w)
-    del reached
     quad = None
     if dp.quadratic is not None:  # the squared loss: F^*(s theta) = A s^2 + B s
         A2 = 0.5 * float(w @ (a2 * a2))

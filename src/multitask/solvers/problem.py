@@ -66,6 +66,9 @@ class Problem:
         For a penalty whose feature rows are blocks: an estimate of the share of nonzero
         rows at the solution, and ``alpha / alpha_max`` (also for a norm without row blocks,
         the trace norm); one gradient at zero.
+    entrywise_share : float or None
+        :attr:`active_share` of an entrywise l1 penalty (the lasso family), read from its
+        columns; ``None`` for the other penalties.
     """
 
     def __init__(self, datafit: Datafit, penalty: Penalty, role: str = "model"):
@@ -152,11 +155,49 @@ class Problem:
         blocks = row_blocks(self.penalty, d)
         if blocks is None or d == 0 or bool(np.all(blocks.free())):
             return None
+        if self.entrywise_share is not None:
+            return self.entrywise_share
         violated = blocks.violation(self._grad_at_zero) > 0
         share = float(np.mean(violated | blocks.free()))
         X = getattr(self.datafit.data, "X", None)
         rows = int(X.shape[0]) if X is not None and self.shared else self.n_rows
         return min(share, rows / d)
+
+    @cached_property
+    def entrywise_share(self) -> float | None:
+        """:attr:`active_share` of an entrywise l1 penalty without a task coupling (the
+        independent lasso: elastic-net rows without a group part), ``None`` for the other
+        penalties.
+
+        The entries of a column ``t`` that fail their zero test at ``W = 0`` (``|G_0jt| >
+        a_j``, or a free row), a share ``e_t`` of the ``d`` features, estimate the column's
+        nonzero entries as ``p_t = e_t min(1, n_t / d)`` (``n_t`` rows of the column's task: a
+        lasso keeps at most about as many entries as it has rows, and fewer the weaker the
+        correlations); the columns are read as independent, so a row is zero with
+        probability ``prod_t (1 - p_t)``, and the estimate is ``1 - prod_t (1 - p_t)``. A row
+        that one column's test fails in is not nonzero in every column: the rows' share of
+        failed tests overstates the nonzero rows when tasks are many and their rows few."""
+        if self.penalty_has("smooth"):  # a task coupling: the columns are not independent
+            return None
+        blocks = row_blocks(self.penalty, self.n_features)
+        if (blocks is None or blocks.kind != "elastic_net" or bool(np.any(blocks.b > 0))
+                or bool(np.all(blocks.free()))):
+            return None
+        G = self._grad_at_zero
+        d, cols = G.shape
+        m = self.n_tasks
+        if cols == 0 or m == 0 or cols % m:
+            return None
+        data = self.datafit.data
+        X = getattr(data, "X", None)
+        if self.shared and X is not None:
+            sizes = np.full(m, float(X.shape[0]))
+        else:
+            sizes = np.asarray(data.task_sizes, dtype=np.float64)
+        sizes = np.repeat(sizes, cols // m)  # the class columns of a task share its rows
+        failed = (np.abs(G) > blocks.a[:, None]) | blocks.free()[:, None]
+        p = np.mean(failed, axis=0) * np.minimum(1.0, sizes / d)
+        return float(1.0 - np.exp(np.sum(np.log1p(-np.minimum(p, 1.0 - 1e-12)))))
 
     @cached_property
     def strength_ratio(self) -> float | None:

@@ -73,7 +73,8 @@ from multitask.solvers.iteration import IterationRecord
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
-__all__ = ["COUPLED_FREE_MAX_TASKS", "GRAM_FEATURES_PER_ROW", "WORKING_SET_MIN_FEATURES",
+__all__ = ["COUPLED_FREE_MAX_TASKS", "ENTRYWISE_MIN_RATIO", "ENTRYWISE_SHARE_MAX",
+           "ENTRYWISE_SPARSE", "GRAM_FEATURES_PER_ROW", "WORKING_SET_MIN_FEATURES",
            "WorkingSet", "column_norms", "coupled_free_rows", "dual_strong_concavity",
            "gap_safe_rows", "prefer_working_set"]
 
@@ -118,6 +119,23 @@ GRAM_FEATURES_PER_ROW = 8.0
 #: ahead of accelerated gradient up to 50 tasks, behind it on 100, where each coupled row solve
 #: costs ``m^2`` (docs/tuning_constants.md, "Working sets for the coupled models").
 COUPLED_FREE_MAX_TASKS = 50
+
+#: ``solver="auto"`` and an entrywise l1 penalty (the independent lasso): the working sets
+#: where the estimated share of nonzero rows
+#: (:attr:`~multitask.solvers.problem.Problem.entrywise_share`) is at most
+#: ``ENTRYWISE_SPARSE``, or at most ``ENTRYWISE_SHARE_MAX`` with ``alpha`` at least
+#: ``ENTRYWISE_MIN_RATIO`` times ``alpha_max``. A working set's rows hold mostly zero entries,
+#: which coordinate descent on the subproblem passes over; but at weak strengths on tasks of
+#: fewer rows than features the rows' tests keep failing, the set grows to most rows and
+#: coordinate descent crawls on the nearly interpolating lasso. Measured with least squares
+#: (``benchmarks/bench_auto_choice.py`` data, 4 to 30 tasks of 40 rows, 300 and 1,000 features;
+#: docs/tuning_constants.md, "Working sets for the lasso family"): the working sets were the
+#: faster up to an estimate of 0.55 at ``alpha_max / 10`` and above, slower from ``alpha_max /
+#: 20`` down wherever the estimate exceeded 0.2, and the faster by far at 10^4 features
+#: (estimates up to 0.04).
+ENTRYWISE_SPARSE = 0.1
+ENTRYWISE_SHARE_MAX = 0.6
+ENTRYWISE_MIN_RATIO = 0.07
 
 
 def coupled_free_rows(problem: Problem) -> bool:
@@ -387,7 +405,11 @@ class WorkingSet(Solver):
         solution is expected sparse: an estimated share of nonzero rows
         (:attr:`~multitask.solvers.problem.Problem.active_share`) of at most one half, or, on
         data with at most twice as many rows as features, ``alpha`` at least ``alpha_max /
-        20`` (:attr:`~multitask.solvers.problem.Problem.strength_ratio`). Where most rows
+        20`` (:attr:`~multitask.solvers.problem.Problem.strength_ratio`); for an entrywise l1
+        penalty, the estimate from its columns
+        (:attr:`~multitask.solvers.problem.Problem.entrywise_share`) of at most
+        :data:`ENTRYWISE_SPARSE`, or of at most :data:`ENTRYWISE_SHARE_MAX` with ``alpha`` at
+        least :data:`ENTRYWISE_MIN_RATIO` times ``alpha_max``. Where most rows
         end up active the screening drops none and the working sets cost more than a solver
         on the whole problem (``benchmarks/bench_auto_choice.py``: 1,000 tasks x 300
         features x 40 rows at ``alpha_max / 10``). 90 also for a penalty of free rows with a
@@ -402,6 +424,11 @@ class WorkingSet(Solver):
         if not wanted:
             return None
         share = problem.active_share
+        if problem.entrywise_share is not None:  # the lasso family: its own estimate
+            sparse = share <= ENTRYWISE_SPARSE or (
+                share <= ENTRYWISE_SHARE_MAX
+                and (problem.strength_ratio or 0.0) >= ENTRYWISE_MIN_RATIO)
+            return 90.0 if sparse else None
         sparse = (share is None or share <= 0.5
                   or (problem.n_rows <= 2 * problem.n_features
                       and (problem.strength_ratio or 0.0) >= 0.05))
