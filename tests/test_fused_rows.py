@@ -4,7 +4,7 @@
   on the exact prox (``gauge_by_prox``, what the penalty used before) and against cvxpy's
   ``max <g, w> s.t. r(w) <= 1``;
 * the weighted row minimization (:func:`fsgl_weighted_row_min`) against cvxpy and, with equal
-  curvatures, against the exact prox;
+  curvatures, against the exact prox; from any guess of its multiplier; strongly fused rows;
 * block coordinate descent with the exact fused rows against accelerated gradient (another
   solver, the exact prox) at ``tol=1e-10``.
 """
@@ -144,6 +144,53 @@ def test_weighted_row_min_meets_its_optimality_conditions():
         for _ in range(20):
             step = rng.standard_normal(m) * 10 ** rng.uniform(-6, -2)
             assert _row_objective(out + step, z, h, a, b, c) >= f0 - 1e-12 * max(1, abs(f0))
+
+
+def test_weighted_row_min_does_not_depend_on_the_guess():
+    """The multiplier of a previous epoch (``mu0``) starts the search (one evaluation there,
+    the root on its pattern, one evaluation to check it): the minimizer is the cold start's
+    from any guess, weak and strong fusion alike, and meets the optimality test."""
+    rng = np.random.default_rng(11)
+    for _ in range(60):
+        m = int(rng.integers(2, 150))
+        z = rng.standard_normal(m) * 3 + rng.standard_normal()
+        h = 10 ** rng.uniform(-1, 1, m)
+        a, b = (float(10 ** rng.uniform(-2, 0)) for _ in range(2))
+        c = float(10 ** rng.uniform(-2, 2))
+        ref = np.empty(m)
+        mu = fsgl_weighted_row_min(z, h, a, b, c, ref)
+        f0 = _row_objective(ref, z, h, a, b, c)
+        for _ in range(10):
+            step = rng.standard_normal(m) * 10 ** rng.uniform(-6, -3)
+            assert _row_objective(ref + step, z, h, a, b, c) >= f0 - 1e-12 * max(1, abs(f0))
+        for factor in (1.0, 0.3, 3.0, 1e-3, 1e3):
+            out = np.empty(m)
+            got = fsgl_weighted_row_min(z, h, a, b, c, out, mu * factor)
+            np.testing.assert_allclose(out, ref, rtol=1e-9,
+                                       atol=1e-12 * max(1.0, np.abs(ref).max()))
+            assert got == pytest.approx(mu, rel=1e-8, abs=1e-300)
+
+
+def test_strongly_fused_rows_are_the_fused_minimizer():
+    """A fusion strong enough to make every entry equal: the row is ``s 1`` with ``s =
+    soft(sum z, a m + b sqrt(m)) / sum h``, its multiplier ``b / ||w||``; the same from cvxpy."""
+    cp = pytest.importorskip("cvxpy")
+    rng = np.random.default_rng(12)
+    for _ in range(10):
+        m = int(rng.integers(2, 12))
+        z = rng.standard_normal(m) + 3.0
+        h = 10 ** rng.uniform(-1, 1, m)
+        a, b, c = 0.1, 0.2, 100.0
+        out = np.empty(m)
+        mu = fsgl_weighted_row_min(z, h, a, b, c, out)
+        s = max(abs(z.sum()) - (a * m + b * np.sqrt(m)), 0.0) * np.sign(z.sum()) / h.sum()
+        np.testing.assert_allclose(out, np.full(m, s), rtol=1e-12)
+        assert mu == pytest.approx(b / (abs(s) * np.sqrt(m)), rel=1e-12)
+        w = cp.Variable(m)
+        expr = (0.5 * cp.sum(cp.multiply(h, cp.square(w))) - z @ w + a * cp.norm1(w)
+                + b * cp.norm2(w) + c * cp.norm1(cp.diff(w)))
+        cp.Problem(cp.Minimize(expr)).solve(solver=cp.CLARABEL)
+        np.testing.assert_allclose(out, w.value, atol=1e-5 * max(1.0, abs(s)))
 
 
 @pytest.mark.parametrize("shared", [False, True])
