@@ -20,11 +20,11 @@ from multitask.solvers.thin_dual import thin_correction
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
 
-def _problem(loss: str, intercept: bool, weighted: bool, sparse: bool = False, seed: int = 0):
-    """The datafit of an independent lasso on 3 tasks of 7, 9 and 5 rows and 20 features
-    (dense, or CSR blocks with a feature constant in the first task)."""
+def _problem(loss: str, intercept: bool, weighted: bool, sparse: bool = False, seed: int = 0,
+             sizes=(7, 9, 5)):
+    """The datafit of an independent lasso on 3 tasks of 7, 9 and 5 rows (``sizes``) and 20
+    features (dense, or CSR blocks with a feature constant in the first task)."""
     rng = np.random.default_rng(seed)
-    sizes = (7, 9, 5)
     X = [rng.standard_normal((n, 20)) + 2.0 for n in sizes]
     y = [x[:, :3] @ rng.standard_normal(3) + 0.1 * rng.standard_normal(len(x)) for x in X]
     if sparse:
@@ -82,15 +82,23 @@ def _definition(datafit, step):
     return np.concatenate(out), np.stack(reach, axis=1)
 
 
-@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("sparse", [False, True, "equal"])
 @pytest.mark.parametrize("loss", ["squared", "logistic"])
 @pytest.mark.parametrize("intercept", [True, False])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_the_correction_is_its_definition(loss, intercept, weighted, sparse):
-    datafit = _problem(loss, intercept, weighted, sparse)
+    """Tasks of unequal sizes (one task at a time), dense or sparse, and tasks of equal
+    sizes in a dense design (all tasks at once)."""
+    equal = sparse == "equal"
+    sparse = sparse is True
+    datafit = _problem(loss, intercept, weighted, sparse, sizes=(8, 8, 8) if equal else (7, 9, 5))
     step = np.random.default_rng(1).standard_normal((20, 3))
     thin = thin_correction(datafit, step)
     assert thin is not None
+    centre = bool(getattr(datafit, "has_intercept_variable", False))
+    assert datafit.data.cached(("_thin_dual_factors", centre), None)[0] == (
+        "batched" if equal else "tasks")
+    assert np.array_equal(thin_correction(datafit, step), thin)  # from the cached factors
     want, reach = _definition(datafit, step)
     np.testing.assert_allclose(thin, want, rtol=1e-7, atol=1e-9)
     # it moves the gradient by the part of the step in the range of the design

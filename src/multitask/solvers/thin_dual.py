@@ -17,7 +17,11 @@ products with a sparse design's rows, kept sparse), far cheaper where a task has
 ``n_t`` than features (:func:`thin_correction`). The dual point after the correction is
 evaluated exactly (its gradient from the design, its conjugate value), so the certificate
 stays valid whatever the correction; the route only decides how close to the projection it
-lands.
+lands. The ``n_t x n_t`` eigendecompositions are computed once per data set (cached on it,
+shared by the fits of a path); each correction then costs about one product with the
+design. Tasks of equal size in a
+dense stacked design without features constant within a task are handled together
+(batched products on a view of the design: no copy of it).
 """
 
 from __future__ import annotations
@@ -29,16 +33,18 @@ from multitask.losses import Datafit
 
 __all__ = ["THIN_RCOND", "thin_correction"]
 
+_KEY = "_thin_dual_factors"
+
 #: Eigenvalues of ``B_t B_t^T`` at most this fraction of the largest are read as zero (the cut
 #: of the Gram route).
 THIN_RCOND = 1e-12
 
 
 def thin_correction(datafit: Datafit, step: np.ndarray) -> np.ndarray | None:
-    """``delta`` of the module docstring, stacked like the data's rows, by least squares on
-    each task's rows; ``None`` where the route does not apply: a shared design, one column of
-    ``W`` per task-class pair (the multinomial loss), or a task with at least as many rows as
-    features (the Gram route is then the cheaper).
+    """``delta`` of the module docstring, stacked like the data's rows; ``None`` where the
+    route does not apply: a shared design, one column of ``W`` per task-class pair (the
+    multinomial loss), or a task with at least as many rows as features (the Gram route is
+    then the cheaper).
 
     Parameters
     ----------
@@ -48,53 +54,110 @@ def thin_correction(datafit: Datafit, step: np.ndarray) -> np.ndarray | None:
         The target change of the gradient.
     """
     data = datafit.data
-    if getattr(data, "shared", True):
+    if getattr(data, "shared", True) or step.shape[1] != int(data.n_tasks):
         return None
-    d, m = step.shape
-    sizes = np.asarray(data.task_sizes)
-    if m != int(data.n_tasks) or sizes.size != m or int(sizes.max(initial=0)) >= d:
-        return None
-    weights = data.row_weights
-    offsets = data.offsets
     centre = bool(getattr(datafit, "has_intercept_variable", False))
+    cached = getattr(data, "cached", None)
+    if cached is not None:  # shared by the fits of a path on the same data
+        factors = cached((_KEY, centre), lambda: _factors(datafit))
+    else:
+        factors = _factors(datafit)
+    if factors is False:
+        return None
+    if factors[0] == "batched":
+        _, X3, c, root, Q, inv = factors
+        b = root * (np.einsum("tnd,dt->tn", X3, step) - np.einsum("dt,dt->t", c, step)[:, None])
+        u = np.einsum("tij,tj->ti", Q, inv * np.einsum("tji,tj->ti", Q, b))
+        return (u / root).ravel()
     delta = np.zeros(int(data.n_rows))
+    for t, (rows, seen, X, c, keep, root, Q, inv) in enumerate(factors[1]):
+        if Q is None or not np.any(step[:, t]):
+            continue
+        sk = step[:, t] * keep
+        b = root * (np.asarray(X @ sk).ravel() - float(c @ sk))
+        part = np.zeros(seen.shape[0])
+        part[seen] = (Q @ (inv * (Q.T @ b))) / root
+        delta[rows] = part
+    return delta
+
+
+def _pinv_parts(K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(Q, 1 / lambda or 0)`` of the symmetric ``K`` (one matrix or a stack): eigenvalues
+    at most :data:`THIN_RCOND` times the largest read as zero."""
+    lam, Q = np.linalg.eigh(K)
+    top = np.max(lam, axis=-1, keepdims=True) if lam.size else lam
+    live = lam > THIN_RCOND * np.maximum(top, np.finfo(float).tiny)
+    return Q, np.where(live, 1.0 / np.where(live, lam, 1.0), 0.0)
+
+
+def _factors(datafit: Datafit):
+    """The per-task pieces of :func:`thin_correction` (``False`` where it does not apply):
+    ``("batched", X3, c, root, Q, inv)`` for equal tasks of a dense design, else
+    ``("tasks", [(rows, seen, X, c, keep, root, Q, inv) per task])``; ``c`` the rows' centre
+    (their weighted means when the intercepts are variables, else the data's centring),
+    ``root`` the square roots of the row weights, ``(Q, inv)`` the pseudo-inverse of ``B
+    B^T``."""
+    data = datafit.data
+    m, d = int(data.n_tasks), int(data.n_features)
+    sizes = np.asarray(data.task_sizes)
+    if sizes.size != m or m == 0 or int(sizes.max(initial=0)) >= d:
+        return False
+    weights = data.row_weights
+    centre = bool(getattr(datafit, "has_intercept_variable", False))
+    X = data.X
+    n = int(sizes[0])
+    if (not sp.issparse(X) and isinstance(X, np.ndarray) and np.all(sizes == n) and n > 0
+            and np.all(weights > 0) and X.flags.c_contiguous
+            and (data.x_constant is None or not np.any(data.x_constant))):
+        X3 = X.reshape(m, n, d)
+        root = np.sqrt(weights).reshape(m, n)
+        if centre:
+            c = np.einsum("tn,tnd->dt", root * root, X3) / np.sum(root * root, axis=1)
+        elif data.x_offset is not None:
+            c = np.asarray(data.x_offset, dtype=np.float64)
+        else:
+            c = np.zeros((d, m))
+        Xc = np.einsum("tnd,dt->tn", X3, c)
+        K = X3 @ X3.transpose(0, 2, 1) - Xc[:, :, None] - Xc[:, None, :]
+        K += np.einsum("dt,dt->t", c, c)[:, None, None]
+        K *= root[:, :, None] * root[:, None, :]
+        Q, inv = _pinv_parts(K)
+        return ("batched", X3, c, root, Q, inv)
+    tasks = []
+    offsets = data.offsets
     for t in range(m):
         rows = slice(int(offsets[t]), int(offsets[t + 1]))
         w = weights[rows]
         seen = w > 0
-        if np.any(step[:, t]) and np.any(seen):
-            part = np.zeros(w.shape[0])
-            part[seen] = _task_correction(data, t, w[seen], seen, step[:, t], centre)
-            delta[rows] = part
-    return delta
-
-
-def _task_correction(data, t: int, w: np.ndarray, seen: np.ndarray, step: np.ndarray,
-                     centre: bool) -> np.ndarray:
-    """``D^(-1/2) (B B^T)^+ B step`` (module docstring) on the rows ``seen`` of task ``t``,
-    weights ``w``: ``B = D^(1/2) (X - 1 c^T)`` over the features not constant in the task,
-    ``c`` the rows' weighted means with ``centre``, else the data's centring (or zero)."""
-    X = data.task_X(t)[seen]
-    d = X.shape[1]
-    keep = np.ones(d)
-    if data.x_constant is not None:
-        keep[data.x_constant[:, t]] = 0.0
-    X = X @ sp.diags(keep) if sp.issparse(X) else np.asarray(X, dtype=np.float64) * keep
-    if centre:
-        c = np.asarray(X.T @ w).ravel() / np.sum(w)
-    elif data.x_offset is not None:
-        c = data.x_offset[:, t] * keep
-    else:
-        c = np.zeros(d)
-    Xc = np.asarray(X @ c).ravel()
-    XX = X @ X.T
-    K = (XX.toarray() if sp.issparse(XX) else np.asarray(XX)) - Xc[:, None] - Xc[None, :]
-    K += float(c @ c)
-    root = np.sqrt(w)
-    K *= root[:, None] * root[None, :]
-    b = root * (np.asarray(X @ (step * keep)).ravel() - float(c @ (step * keep)))
-    lam, Q = np.linalg.eigh(K)
-    top = float(lam[-1]) if lam.size else 0.0
-    inv = np.where(lam > THIN_RCOND * max(top, np.finfo(float).tiny), 1.0 / np.where(
-        lam > 0, lam, 1.0), 0.0)
-    return (Q @ (inv * (Q.T @ b))) / root
+        if not np.any(seen):
+            tasks.append((rows, seen, None, None, None, None, None, None))
+            continue
+        Xt = data.task_X(t)
+        if not np.all(seen):
+            Xt = Xt[seen]
+        if not sp.issparse(Xt):
+            Xt = np.asarray(Xt, dtype=np.float64)  # a view of a dense design
+        keep = np.ones(d)
+        if data.x_constant is not None:
+            keep[data.x_constant[:, t]] = 0.0
+        ws = w[seen]
+        if centre:
+            c = np.asarray(Xt.T @ ws).ravel() * keep / np.sum(ws)
+        elif data.x_offset is not None:
+            c = data.x_offset[:, t] * keep
+        else:
+            c = np.zeros(d)
+        Xc = np.asarray(Xt @ c).ravel()
+        XX = Xt @ Xt.T
+        K = (XX.toarray() if sp.issparse(XX) else np.asarray(XX)) - Xc[:, None] - Xc[None, :]
+        dropped = np.flatnonzero(keep == 0.0)
+        if dropped.size:  # the features constant within the task leave the Gram matrix
+            Xd = Xt[:, dropped]
+            DD = Xd @ Xd.T
+            K -= DD.toarray() if sp.issparse(DD) else np.asarray(DD)
+        K += float(c @ c)
+        root = np.sqrt(ws)
+        K *= root[:, None] * root[None, :]
+        Q, inv = _pinv_parts(K)
+        tasks.append((rows, seen, Xt, c, keep, root, Q, inv))
+    return ("tasks", tasks)
