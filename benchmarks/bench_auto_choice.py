@@ -13,16 +13,18 @@ Data (fixed seed): ``m`` tasks of ``n = 40`` rows each (``--rows``), per-task de
 with a task column; dense standard normal features, or sparse ones (standard normal entries at
 uniformly drawn positions, about 50 per row); the regression targets ``y_t = X_t W*_t + noise`` with
 ``W*`` supported on ``min(d, 10)`` feature rows (normal entries) and noise of half the
-signal's standard deviation; the classifiers take ``y > median``. The strength is a fraction
-of the estimator's ``alpha_max`` (``--fractions``, default 0.5, 0.1, 0.01: from few active
-feature rows to nearly all; for the dirty model both strengths, each that fraction of its top
-in the default grid: :data:`SCALE_BOTH`); the share of nonzero feature rows of the fastest fit
-is printed (``active``). Shapes (``m x d``, dense or sparse): the main grid crosses tasks {10, 1000}
-with 10 features, tasks {10, 100, 1000} with 300, ``10 x 10^4`` dense, ``100 x 10^4`` sparse
-and ``10 x 10^5`` sparse, for l2,1, the independent lasso, the trace norm and the dirty model,
-squared and logistic losses (``--shapes`` picks others: ``100x300``, ``10x100000s``);
-``--grid others`` runs every other model family (both losses) on ``10 x 10`` and ``10 x 300``
-dense at ``0.1 alpha_max`` (``--shapes`` and ``--fractions`` pick others there too).
+signal's standard deviation; the classifiers take ``y > median``. The strength is a fraction of
+the estimator's ``alpha_max`` (``--fractions``, default 0.5, 0.1, 0.01: from few active feature
+rows to nearly all; for the dirty model both strengths, each that fraction of its top in the
+default grid: :data:`SCALE_BOTH`); the share of nonzero feature rows of the fastest fit is
+printed (``active``), beside the chooser's estimate of it (``est``: ``Problem.active_share``,
+NaN for a penalty without one). Shapes (``m x d``, dense or sparse): the main grid crosses
+tasks {10, 1000} with 10 features, tasks {10, 100, 1000} with 300, ``10 x 10^4`` dense, ``100 x
+10^4`` sparse and ``10 x 10^5`` sparse, for l2,1, the independent lasso, the trace norm and the
+dirty model, squared and logistic losses (``--shapes`` picks others: ``100x300``,
+``10x100000s``); ``--grid others`` runs every other model family (both losses) on ``10 x 10``
+and ``10 x 300`` dense at ``0.1 alpha_max`` (``--shapes`` and ``--fractions`` pick others there
+too).
 Skipped, and said so in the output: :data:`SKIPPED`.
 
 Protocol: one BLAS thread, CPU time of the process (``time.process_time``); every solver is
@@ -58,6 +60,7 @@ import scipy.sparse as sp  # noqa: E402
 
 import multitask.estimators as est_mod  # noqa: E402
 from multitask.solvers.base import make_solver  # noqa: E402
+from multitask.solvers.problem import Problem  # noqa: E402
 
 #: The families of the main grid (name -> regressor and classifier class names).
 MAIN = ("L21", "IndependentLasso", "TraceNorm", "DirtyModel")
@@ -139,6 +142,19 @@ def applicable(cls, X, y, task, params=None) -> tuple[str, list[str]]:
         names = [s for s in est._accepted_solvers()
                  if not make_solver(s).missing(datafit, penalty)]
     return chosen, names
+
+
+def estimate(cls, X, y, task, params) -> float:
+    """The chooser's estimate of the share of nonzero feature rows
+    (:attr:`~multitask.solvers.problem.Problem.active_share`; NaN where it has none)."""
+    est = cls(**params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est._validate_params()
+        data, _, _ = est._convert(X, y, task)
+        datafit = est._make_datafit(data)
+        share = Problem(datafit, est._make_penalty(datafit)).active_share
+    return float("nan") if share is None else float(share)
 
 
 def timed_fit(est, X, y, task, cap: float) -> tuple[float, object]:
@@ -265,7 +281,7 @@ def run_point(fam, kind, m, d, sparse, frac, cap, fallbacks=False, rows=None) ->
     timed_fit(cls(**params), X, y, task, cap)
     row = {"family": fam, "loss": "squared" if kind == "Regressor" else "logistic",
            "tasks": m, "features": d, "sparse": sparse, "fraction": frac, "auto": chosen,
-           "params": params, "solvers": {}}
+           "params": params, "estimate": estimate(cls, X, y, task, params), "solvers": {}}
     row["auto_fit"] = measure(cls, X, y, task, params, "auto", cap)
     best = row["auto_fit"]["time"] if row["auto_fit"]["converged"] else cap
     for s in names:
@@ -349,7 +365,7 @@ def main(argv=None) -> None:
                          for s, r in row["solvers"].items())
         print(f"{row['family']:22s} {row['loss']:8s} m={row['tasks']:<5d} d={row['features']:<6d}"
               f" {'sparse' if row['sparse'] else 'dense ':6s} a={row['fraction']:<5g}"
-              f" active={row['active']:.2f} auto={row['auto']}:"
+              f" est={row['estimate']:.2f} active={row['active']:.2f} auto={row['auto']}:"
               f"{_fmt(row['auto_fit'])} fastest={row['fastest']}"
               f" ratio={row['ratio']:.2f} | {cells}", flush=True)
         if np.isfinite(row["ratio"]) and row["ratio"] > worst[0]:
@@ -361,7 +377,9 @@ def main(argv=None) -> None:
         print(f"worst auto/fastest: {worst[0]:.2f} ({w['family']} {w['loss']} m={w['tasks']} "
               f"d={w['features']} a={w['fraction']} auto={w['auto']} fastest={w['fastest']})")
     over = [r for r in rows if not (r["ratio"] <= 1.5)]
-    print(f"points over 1.5: {len(over)} of {len(rows)}")
+    blind = [r for r in over if not np.isfinite(r["ratio"])]
+    print(f"points over 1.5: {len(over)} of {len(rows)} ({len(blind)} of them without a "
+          "converged solver to compare with)")
     if a.json:
         with open(a.json, "w") as fh:
             json.dump(rows, fh, indent=1, default=float)
