@@ -15,13 +15,20 @@ S_k`` it is the block's inverse embedded in zeros.
 
 Where a support changes by a feature, the inverse follows by a rank-one update instead
 (:func:`drop_feature`, :func:`add_feature`): the Schur complement of the feature's pivot,
-``d^2`` operations per block instead of ``d^3``.
+``d^2`` operations per block instead of ``d^3``; in place by compiled kernels
+(:mod:`multitask.solvers._masked_inverse_numba`) once numba is set up in the process, by their
+numpy twins before (:mod:`multitask.compiled`).
 """
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import scipy.linalg
+
+from multitask.compiled import charge_interpreted, interpreted_budget
+from multitask.solvers._masked_inverse_numba import add_feature_kernel, drop_feature_kernel
 
 __all__ = ["COND_LIMIT", "MIN_PIVOT", "add_feature", "drop_feature", "inverse_psd",
            "inverse_psd_conditioned", "masked_inverses", "masked_inverses_exact",
@@ -127,6 +134,14 @@ def masked_inverses_exact(A: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, 
     return out, exact
 
 
+def _compiled(M: np.ndarray) -> bool:
+    """Whether the rank-one updates run compiled (:mod:`multitask.compiled`: once numba is
+    set up in the process, or the interpreted twins have spent its start-up cost; ``M`` a
+    C-contiguous float64 stack, updated in place)."""
+    return (interpreted_budget() == 0.0 and M.dtype == np.float64
+            and M.flags.c_contiguous and M.flags.writeable)
+
+
 #: Smallest pivot of a rank-one update, relative to the feature's diagonal entry, below which
 #: :func:`drop_feature` and :func:`add_feature` decline (the block nearly singular on the new
 #: support: its inverse is computed again instead).
@@ -157,6 +172,19 @@ def drop_feature(M: np.ndarray, which: np.ndarray, k: np.ndarray,
         A_i[k, k])`` fails: the remaining block is nearly singular, or rounding) the block is
         left as it was.
     """
+    if _compiled(M):
+        return drop_feature_kernel(M, np.asarray(which, dtype=np.int64),
+                                   np.asarray(k, dtype=np.int64),
+                                   np.asarray(diag, dtype=np.float64), MIN_PIVOT)
+    started = time.perf_counter()
+    ok = _drop_feature_numpy(M, which, k, diag)
+    charge_interpreted(time.perf_counter() - started)
+    return ok
+
+
+def _drop_feature_numpy(M: np.ndarray, which: np.ndarray, k: np.ndarray,
+                        diag: np.ndarray) -> np.ndarray:
+    """:func:`drop_feature` by numpy (the interpreted twin)."""
     p = np.arange(len(which))
     Mw = M[which]
     col = Mw[p, :, k]
@@ -197,6 +225,20 @@ def add_feature(M: np.ndarray, which: np.ndarray, k: np.ndarray, cols: np.ndarra
         Where the update was made; elsewhere (a pivot ``s <= MIN_PIVOT A_i[k, k]``: the block
         nearly singular on the new support) the block is left as it was.
     """
+    if _compiled(M):
+        return add_feature_kernel(M, np.asarray(which, dtype=np.int64),
+                                  np.asarray(k, dtype=np.int64),
+                                  np.asarray(cols, dtype=np.float64),
+                                  np.asarray(mask, dtype=np.bool_), MIN_PIVOT)
+    started = time.perf_counter()
+    ok = _add_feature_numpy(M, which, k, cols, mask)
+    charge_interpreted(time.perf_counter() - started)
+    return ok
+
+
+def _add_feature_numpy(M: np.ndarray, which: np.ndarray, k: np.ndarray, cols: np.ndarray,
+                       mask: np.ndarray) -> np.ndarray:
+    """:func:`add_feature` by numpy (the interpreted twin)."""
     p = np.arange(len(which))
     b = np.where(mask, cols, 0.0)
     Mw = M[which]
