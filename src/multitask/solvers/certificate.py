@@ -429,9 +429,9 @@ def _projected_dual(datafit: Datafit, penalty: Penalty, W: np.ndarray, b, dp: Du
     design: ``theta' = theta + w (X c_t - mu_t^T c_t)`` per task with ``H_t c_t = G'_t - G_t``,
     ``H_t`` the row-weighted (centred, when the intercepts are variables: the correction then
     keeps every task's sum zero) Gram matrix of the loss's quadratic bound
-    (:meth:`Datafit.bound_hessian`, divided by its curvature), solved by least squares (for
-    least squares on tasks of fewer rows than features, on the tasks' rows instead:
-    :mod:`multitask.solvers.thin_dual`). Where
+    (:meth:`Datafit.bound_hessian`, divided by its curvature), solved by least squares (on
+    per-task designs whose tasks have fewer rows than features, through each task's rows
+    instead: :mod:`multitask.solvers.thin_dual`). Where
     ``theta'`` leaves the domain of the loss's conjugate the step is shortened, and the ray
     scales what remains. Returns ``(dual point, Q, bound)`` or ``None`` where it does not
     apply (split models, constraint sets, large problems, losses without a bound Hessian, a
@@ -451,11 +451,11 @@ def _projected_dual(datafit: Datafit, penalty: Penalty, W: np.ndarray, b, dp: Du
         step = -np.asarray(penalty.prox(G, 1.0), dtype=np.float64)  # G + step = proj(G)
         if not np.any(step):
             return None
-        delta = thin_correction(datafit, step)  # wide tasks: least squares on their rows
-        eig = _bound_eigen(datafit, d, m) if delta is None else None
-        if delta is None and eig is None:
-            return None
+        delta = thin_correction(datafit, step)  # wide tasks: through their rows
         if delta is None:
+            eig = _bound_eigen(datafit, d, m)
+            if eig is None:
+                return None
             lam_inv, Qe, mu = eig
             # per task (or one shared matrix): c_t = H_t^+ step_t; H_t c_t is the part of
             # step_t in the range of H_t, which the correction reaches exactly

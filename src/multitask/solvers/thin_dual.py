@@ -90,7 +90,7 @@ def _pinv_parts(K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return Q, np.where(live, 1.0 / np.where(live, lam, 1.0), 0.0)
 
 
-def _factors(datafit: Datafit):
+def _factors(datafit: Datafit) -> tuple | bool:
     """The per-task pieces of :func:`thin_correction` (``False`` where it does not apply):
     ``("batched", X3, c, root, Q, inv)`` for equal tasks of a dense design, else
     ``("tasks", [(rows, seen, X, c, keep, root, Q, inv) per task])``; ``c`` the rows' centre
@@ -106,7 +106,8 @@ def _factors(datafit: Datafit):
     centre = bool(getattr(datafit, "has_intercept_variable", False))
     X = data.X
     n = int(sizes[0])
-    if (not sp.issparse(X) and isinstance(X, np.ndarray) and np.all(sizes == n) and n > 0
+    if (not sp.issparse(X) and isinstance(X, np.ndarray) and X.dtype == np.float64
+            and np.all(sizes == n) and n > 0
             and np.all(weights > 0) and X.flags.c_contiguous
             and (data.x_constant is None or not np.any(data.x_constant))):
         X3 = X.reshape(m, n, d)
@@ -123,7 +124,7 @@ def _factors(datafit: Datafit):
         K *= root[:, :, None] * root[:, None, :]
         Q, inv = _pinv_parts(K)
         return ("batched", X3, c, root, Q, inv)
-    tasks = []
+    tasks: list[tuple] = []
     offsets = data.offsets
     for t in range(m):
         rows = slice(int(offsets[t]), int(offsets[t + 1]))

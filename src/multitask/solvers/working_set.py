@@ -130,9 +130,9 @@ COUPLED_FREE_MAX_TASKS = 50
 #: coordinate descent crawls on the nearly interpolating lasso. Measured with least squares
 #: (``benchmarks/bench_auto_choice.py`` data, 4 to 30 tasks of 40 rows, 300 and 1,000 features;
 #: docs/tuning_constants.md, "Working sets for the lasso family"): the working sets were the
-#: faster up to an estimate of 0.55 at ``alpha_max / 10`` and above, slower from ``alpha_max /
-#: 20`` down wherever the estimate exceeded 0.2, and the faster by far at 10^4 features
-#: (estimates up to 0.04).
+#: fastest or within 1.4 of it up to an estimate of 0.55 at ``alpha_max / 10`` and above,
+#: slower from ``alpha_max / 20`` down wherever the estimate exceeded 0.25, and the fastest by
+#: far at 10^4 features (estimates up to 0.04).
 ENTRYWISE_SPARSE = 0.1
 ENTRYWISE_SHARE_MAX = 0.6
 ENTRYWISE_MIN_RATIO = 0.07
@@ -424,9 +424,10 @@ class WorkingSet(Solver):
         if not wanted:
             return None
         share = problem.active_share
-        if problem.entrywise_share is not None:  # the lasso family: its own estimate
-            sparse = share <= ENTRYWISE_SPARSE or (
-                share <= ENTRYWISE_SHARE_MAX
+        entrywise = problem.entrywise_share
+        if entrywise is not None:  # the lasso family: its own estimate (the active share)
+            sparse = entrywise <= ENTRYWISE_SPARSE or (
+                entrywise <= ENTRYWISE_SHARE_MAX
                 and (problem.strength_ratio or 0.0) >= ENTRYWISE_MIN_RATIO)
             return 90.0 if sparse else None
         sparse = (share is None or share <= 0.5
