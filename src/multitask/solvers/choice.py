@@ -21,8 +21,10 @@ score   solver and condition
 100     ``exact``: a quadratic model solved by one linear system
 90      ``working_set``: many feature rows, separable, not all free, a sparse solution
         expected (``Problem.active_share`` at most one half, or ``alpha >= alpha_max / 20``
-        on data with at most twice as many rows as features); also free rows with a task
-        coupling on least squares, up to 50 tasks of fewer rows than features (the mean model)
+        on data with at most twice as many rows as features; for the independent lasso its
+        columns' estimate at most 0.1, or at most 0.6 with ``alpha >= 0.07 alpha_max``); also
+        free rows with a task coupling on least squares, up to 50 tasks of fewer rows than
+        features (the mean model)
 85      ``newton_cg``: a pure ridge with the logistic loss on features whose variances spread
         by at most 100; 75 with the logistic loss on spread features or the multinomial loss
 82      ``newton_admm``: the l2,1 norm with the logistic loss at ``alpha <= alpha_max / 200``
