@@ -588,11 +588,11 @@ def fsgl_weighted_row_min(z, h, a, b, c, out, mu0=0.0):  # pragma: no cover - co
     # curvature), the root on its pattern, one evaluation there: done where the pattern held
     guess = mu0 if mu0 > 0.0 else b * 0.5 * (hmin + hmax) / (big - b)
     f_g = psi(guess)
-    if abs(f_g) <= 4e-15 * guess / b:
+    if abs(f_g) <= 1e-15 * guess / b:
         return guess
     root = _pattern_root(h, out, guess, b) if f_g < np.inf else -1.0
     if root > 0.0:
-        if abs(psi(root)) <= 4e-15 * root / b:
+        if abs(psi(root)) <= 1e-15 * root / b:
             return root
         mu0 = root
     if mu0 > 0.0:  # a bracket around the caller's guess (the row's last multiplier)
