@@ -125,3 +125,29 @@ def test_a_degenerate_step_is_passed_over_not_raised():
 
         seg, beta = fused_structure(W)
         assert _newton_step(H, C, W, 0.1, 0.5, 0.1, seg, beta) is None
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_the_segment_hessian_is_e_transpose_h_e(shared):
+    """The quadratic part's Hessian on the segment values (all tasks at once) equals ``E^T
+    blockdiag(H_t) E`` built from the one-hot map of entries to segments."""
+    from multitask.solvers.fused_newton import _segment_hessian
+
+    rng = np.random.default_rng(3)
+    d, m = 6, 5
+    W = np.round(rng.standard_normal((d, m)))  # runs of equal entries and zeros
+    W[2] = 0.0
+    A = rng.standard_normal((1 if shared else m, d, d))
+    H = A @ A.transpose(0, 2, 1)
+    seg, beta = fused_structure(W)
+    p = beta.size
+    E = np.zeros((d * m, p))  # entry (t, j) -> its segment
+    for t in range(m):
+        for j in range(d):
+            if seg[j, t] >= 0:
+                E[t * d + j, seg[j, t]] = 1.0
+    blocks = np.zeros((d * m, d * m))
+    for t in range(m):
+        blocks[t * d:(t + 1) * d, t * d:(t + 1) * d] = H[0 if shared else t]
+    np.testing.assert_allclose(_segment_hessian(H, seg, p), E.T @ blocks @ E, rtol=1e-12,
+                               atol=1e-12)

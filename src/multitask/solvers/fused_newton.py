@@ -48,6 +48,20 @@ def fused_structure(W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return seg, W[starts]
 
 
+def _segment_hessian(H: np.ndarray, seg: np.ndarray, p: int) -> np.ndarray:
+    """``E^T H E``: the quadratic part's Hessian on the segment values, ``E`` the map from
+    segment values to ``W`` (``seg``, :func:`fused_structure`); every task's pairs of
+    entries in nonzero segments added at once (one ``bincount`` over the task-row-row grid).
+    """
+    m = seg.shape[1]
+    S = seg.T  # (m, d): the segment of each task's entries
+    inner = (S[:, :, None] >= 0) & (S[:, None, :] >= 0)
+    I1 = np.broadcast_to(S[:, :, None], inner.shape)[inner]
+    I2 = np.broadcast_to(S[:, None, :], inner.shape)[inner]
+    values = np.broadcast_to(H, (m,) + H.shape[1:])[inner]
+    return np.bincount(I1 * p + I2, weights=values, minlength=p * p).reshape(p, p)
+
+
 def _newton_step(H, C, W, a, b, c, seg, beta):
     """``(step, boundary)``: the Newton step on ``beta`` for the structure ``seg`` of ``W``
     (module docstring) and the jumps ``(tau, left segment, right segment)`` of the rows;
@@ -60,14 +74,7 @@ def _newton_step(H, C, W, a, b, c, seg, beta):
     active = seg >= 0
     flat_seg = seg[active]
     grad = np.bincount(flat_seg, weights=grad_full[active], minlength=p)
-    hess = np.zeros((p, p))
-    for t in range(m):
-        rows = np.nonzero(active[:, t])[0]
-        if not rows.size:
-            continue
-        idx = seg[rows, t]
-        Ht = H[0] if shared else H[t]
-        hess[np.ix_(idx, idx)] += Ht[np.ix_(rows, rows)]
+    hess = _segment_hessian(H, seg, p)
     sizes = np.bincount(flat_seg, minlength=p).astype(np.float64)
     grad += a * sizes * np.sign(beta)
     jump = W[:, 1:] != W[:, :-1]
@@ -80,13 +87,23 @@ def _newton_step(H, C, W, a, b, c, seg, beta):
         grad += np.bincount(s_right[has_r], weights=c * tau[has_r], minlength=p)
         grad -= np.bincount(s_left[has_l], weights=c * tau[has_l], minlength=p)
     if b > 0.0:
-        for j in np.nonzero(active.any(axis=1))[0]:
-            idx = np.unique(seg[j][seg[j] >= 0])
-            n = sizes[idx]
-            nb = n * beta[idx]
-            norm = float(np.sqrt(nb @ beta[idx]))
-            grad[idx] += b * nb / norm
-            hess[np.ix_(idx, idx)] += b * (np.diag(n) / norm - np.outer(nb, nb) / norm ** 3)
+        # a row's nonzero segments are consecutive in the numbering (fused_structure): its
+        # l2 term adds a block on their range
+        first = np.full(d, p, dtype=np.int64)
+        last = np.full(d, -1, dtype=np.int64)
+        rows_of, cols_of = np.nonzero(active)
+        np.minimum.at(first, rows_of, seg[rows_of, cols_of])
+        np.maximum.at(last, rows_of, seg[rows_of, cols_of])
+        with np.errstate(divide="ignore", invalid="ignore"):  # a zero norm: no step
+            for j in np.flatnonzero(last >= 0):
+                lo, hi = int(first[j]), int(last[j]) + 1
+                n = sizes[lo:hi]
+                nb = n * beta[lo:hi]
+                norm = np.sqrt(np.float64(nb @ beta[lo:hi]))
+                grad[lo:hi] += b * nb / norm
+                block = hess[lo:hi, lo:hi]
+                block -= (b / norm ** 3) * np.outer(nb, nb)
+                block[np.diag_indices(hi - lo)] += b * n / norm
     if not (np.all(np.isfinite(hess)) and np.all(np.isfinite(grad))):
         return None  # a zero group norm or an overflow: no step (the epochs go on)
     try:
