@@ -51,14 +51,17 @@ def fused_structure(W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _segment_hessian(H: np.ndarray, seg: np.ndarray, p: int) -> np.ndarray:
     """``E^T H E``: the quadratic part's Hessian on the segment values, ``E`` the map from
     segment values to ``W`` (``seg``, :func:`fused_structure`); every task's pairs of
-    entries in nonzero segments added at once (one ``bincount`` over the task-row-row grid).
+    entries in nonzero segments added at once (one ``bincount`` over the task-row-row grid of
+    the rows with a nonzero entry: at most ``p`` rows).
     """
     m = seg.shape[1]
-    S = seg.T  # (m, d): the segment of each task's entries
+    rows = np.flatnonzero((seg >= 0).any(axis=1))  # at most p of them
+    S = seg[rows].T  # (m, r): the segment of each task's entries on those rows
+    HR = H[:, rows][:, :, rows]
     inner = (S[:, :, None] >= 0) & (S[:, None, :] >= 0)
     I1 = np.broadcast_to(S[:, :, None], inner.shape)[inner]
     I2 = np.broadcast_to(S[:, None, :], inner.shape)[inner]
-    values = np.broadcast_to(H, (m,) + H.shape[1:])[inner]
+    values = np.broadcast_to(HR, (m,) + HR.shape[1:])[inner]
     return np.bincount(I1 * p + I2, weights=values, minlength=p * p).reshape(p, p)
 
 
