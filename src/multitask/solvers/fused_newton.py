@@ -26,8 +26,8 @@ import numpy as np
 
 __all__ = ["fused_newton_point", "fused_structure"]
 
-#: The interpreted work of one Newton step (building the reduced Hessian task by task), in
-#: the units of a dense factorization's multiply-adds.
+#: The interpreted work of one Newton step (the numpy calls that build the reduced Hessian
+#: and the l2 blocks row by row), in the units of a dense factorization's multiply-adds.
 _STEP_WORK = 2e5
 
 
