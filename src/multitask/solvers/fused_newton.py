@@ -92,11 +92,8 @@ def _newton_step(H, C, W, a, b, c, seg, beta):
     if b > 0.0:
         # a row's nonzero segments are consecutive in the numbering (fused_structure): its
         # l2 term adds a block on their range
-        first = np.full(d, p, dtype=np.int64)
-        last = np.full(d, -1, dtype=np.int64)
-        rows_of, cols_of = np.nonzero(active)
-        np.minimum.at(first, rows_of, seg[rows_of, cols_of])
-        np.maximum.at(last, rows_of, seg[rows_of, cols_of])
+        first = np.where(active, seg, p).min(axis=1)
+        last = seg.max(axis=1)  # -1 on a zero row
         with np.errstate(divide="ignore", invalid="ignore"):  # a zero norm: no step
             for j in np.flatnonzero(last >= 0):
                 lo, hi = int(first[j]), int(last[j]) + 1

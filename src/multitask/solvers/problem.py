@@ -152,7 +152,7 @@ class Problem:
         design has rows at most). One gradient, computed when first read.
         """
         d = self.n_features
-        blocks = row_blocks(self.penalty, d)
+        blocks = self._row_blocks
         if blocks is None or d == 0 or bool(np.all(blocks.free())):
             return None
         if self.entrywise_share is not None:
@@ -179,7 +179,7 @@ class Problem:
         failed tests overstates the nonzero rows when tasks are many and their rows few."""
         if self.penalty_has("smooth"):  # a task coupling: the columns are not independent
             return None
-        blocks = row_blocks(self.penalty, self.n_features)
+        blocks = self._row_blocks
         if (blocks is None or blocks.kind != "elastic_net" or bool(np.any(blocks.b > 0))
                 or bool(np.all(blocks.free()))):
             return None
@@ -209,7 +209,7 @@ class Problem:
         ``log s`` (the violations grow with the scale of ``G``); 1 where zero is optimal, 0
         below ``10^-6``."""
         d = self.n_features
-        blocks = row_blocks(self.penalty, d)
+        blocks = self._row_blocks
         if blocks is None or d == 0 or bool(np.all(blocks.free())):
             return self._norm_ratio()
         direct = self._norm_ratio()  # a norm with one strength: its own alpha_max
@@ -245,6 +245,12 @@ class Problem:
         if not (np.isfinite(top) and top > 0):
             return None
         return min(1.0, float(alpha) / top)
+
+    @cached_property
+    def _row_blocks(self):
+        """The penalty's row blocks (:func:`~multitask.penalties.row_blocks.row_blocks`;
+        ``None`` for a penalty without), read by the estimates above."""
+        return row_blocks(self.penalty, self.n_features)
 
     @cached_property
     def _grad_at_zero(self) -> np.ndarray:

@@ -90,6 +90,14 @@ def _pinv_parts(K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return Q, np.where(live, 1.0 / np.where(live, lam, 1.0), 0.0)
 
 
+def _weighted_centred_gram(XX: np.ndarray, Xc: np.ndarray, cc, root: np.ndarray) -> np.ndarray:
+    """``B B^T`` for ``B = diag(root) (X - 1 c^T)`` from ``XX = X X^T``, ``Xc = X c`` and ``cc
+    = c^T c`` (one task, or a stack of tasks along the first axis)."""
+    K = XX - Xc[..., :, None] - Xc[..., None, :] + np.asarray(cc)[..., None, None]
+    K *= root[..., :, None] * root[..., None, :]
+    return K
+
+
 def _factors(datafit: Datafit) -> tuple | bool:
     """The per-task pieces of :func:`thin_correction` (``False`` where it does not apply):
     ``("batched", X3, c, root, Q, inv)`` for equal tasks of a dense design, else
@@ -111,17 +119,16 @@ def _factors(datafit: Datafit) -> tuple | bool:
             and np.all(weights > 0) and X.flags.c_contiguous
             and (data.x_constant is None or not np.any(data.x_constant))):
         X3 = X.reshape(m, n, d)
-        root = np.sqrt(weights).reshape(m, n)
+        w2 = weights.reshape(m, n)
+        root = np.sqrt(w2)
         if centre:
-            c = np.einsum("tn,tnd->dt", root * root, X3) / np.sum(root * root, axis=1)
+            c = np.einsum("tn,tnd->dt", w2, X3) / np.sum(w2, axis=1)
         elif data.x_offset is not None:
             c = np.asarray(data.x_offset, dtype=np.float64)
         else:
             c = np.zeros((d, m))
-        Xc = np.einsum("tnd,dt->tn", X3, c)
-        K = X3 @ X3.transpose(0, 2, 1) - Xc[:, :, None] - Xc[:, None, :]
-        K += np.einsum("dt,dt->t", c, c)[:, None, None]
-        K *= root[:, :, None] * root[:, None, :]
+        K = _weighted_centred_gram(X3 @ X3.transpose(0, 2, 1), np.einsum("tnd,dt->tn", X3, c),
+                                   np.einsum("dt,dt->t", c, c), root)
         Q, inv = _pinv_parts(K)
         return ("batched", X3, c, root, Q, inv)
     tasks: list[tuple] = []
@@ -148,17 +155,15 @@ def _factors(datafit: Datafit) -> tuple | bool:
             c = data.x_offset[:, t] * keep
         else:
             c = np.zeros(d)
-        Xc = np.asarray(Xt @ c).ravel()
         XX = Xt @ Xt.T
-        K = (XX.toarray() if sp.issparse(XX) else np.asarray(XX)) - Xc[:, None] - Xc[None, :]
+        XX = XX.toarray() if sp.issparse(XX) else np.array(XX)
         dropped = np.flatnonzero(keep == 0.0)
         if dropped.size:  # the features constant within the task leave the Gram matrix
             Xd = Xt[:, dropped]
             DD = Xd @ Xd.T
-            K -= DD.toarray() if sp.issparse(DD) else np.asarray(DD)
-        K += float(c @ c)
+            XX -= DD.toarray() if sp.issparse(DD) else np.asarray(DD)
         root = np.sqrt(ws)
-        K *= root[:, None] * root[None, :]
+        K = _weighted_centred_gram(XX, np.asarray(Xt @ c).ravel(), np.float64(c @ c), root)
         Q, inv = _pinv_parts(K)
         tasks.append((rows, seen, Xt, c, keep, root, Q, inv))
     return ("tasks", tasks)
