@@ -3,6 +3,7 @@
     OMP_NUM_THREADS=1 python benchmarks/bench_cv_two_param.py [--data survey school]
         [--models DirtyModelRegressor ...] [--before benchmarks/cv_two_param_before.json]
         [--out results.json] [--no-halving] [--repeats 3] [--anderson-memory 20]
+        [--tol 1e-3]
 
 Every regressor whose default grid searches a second parameter (its ``_grid_tops``:
 capped l1, capped trace, clustered MTL, convex ASO, dirty model, fused sparse group lasso,
@@ -34,7 +35,9 @@ With ``--before`` (a JSON file written by ``--out`` with the code before a chang
 and test nMSE of that run are printed beside. CPU seconds are those of the whole process
 (``time.process_time``) with one BLAS/OpenMP/numba thread: run on an idle machine and compare
 ratios from one run. ``--no-halving`` runs ``MultiTaskCV(..., halving=False)`` (every
-candidate on every fold), where that option exists.
+candidate on every fold), where that option exists. ``--tol`` sets the ``tol`` of every model,
+``L21Regressor`` included, for every fit of the run (the fits on the folds and the refit):
+what a uniformly looser stopping rule buys each model against the baseline's own gain.
 """
 
 from __future__ import annotations
@@ -127,12 +130,15 @@ def _count_iterations(cls) -> list[int]:
     return count
 
 
-def run_model(name: str, data, halving: bool | None, repeats: int = 1) -> dict:
+def run_model(name: str, data, halving: bool | None, repeats: int = 1,
+              tol: float | None = None) -> dict:
     """CPU seconds (the median of ``repeats`` timed fits), choice, held-out nMSE and solver
     iterations (summed over the last timed fit's fits) of the default ``MultiTaskCV`` of
     ``name``."""
     Xtr, ytr, Xte, yte = data
     model = getattr(multitask, name)()
+    if tol is not None:
+        model.set_params(tol=tol)
     count = _count_iterations(type(model))
     extra = {}
     if halving is not None and "halving" in inspect.signature(multitask.MultiTaskCV).parameters:
@@ -175,6 +181,9 @@ def main(argv=None) -> dict:
     parser.add_argument("--anderson-memory", type=int, default=None,
                         help="pairs kept by ADMM's Anderson extrapolation where the model "
                              "takes it (multitask.solvers.admm.ANDERSON_MEMORY)")
+    parser.add_argument("--tol", type=float, default=None,
+                        help="the tol of every model, the baseline's included (default: each "
+                             "model's own)")
     args = parser.parse_args(argv)
     if args.anderson_memory is not None:
         from multitask.solvers import admm
@@ -198,7 +207,7 @@ def main(argv=None) -> dict:
         out = results[data_name] = {}
         for name in [BASELINE, *[m for m in models if m != BASELINE]]:
             r = out[name] = run_model(name, data, None if not args.no_halving else False,
-                                      args.repeats)
+                                      args.repeats, args.tol)
             ratio = r["cpu"] / out[BASELINE]["cpu"]
             line = (f"{name:34s} {r['cpu']:7.2f} {ratio:6.2f} {r['n_candidates']:5d} "
                     f"{r['n_full']:5d} {r['test_nmse']:9.4f} {r['iterations']:7d}")

@@ -55,6 +55,17 @@ class SumOfParts(Penalty):
     def _repr_params(self) -> dict:
         return {"parts": list(self.parts)}
 
+    @property
+    def dual_ball_part(self) -> Penalty | None:
+        """The one part that is not a constraint set, where every other part is one (sparse +
+        low rank: the l1 norm beside the trace-norm ball), else ``None``. A constraint part's
+        conjugate (its support function) is finite everywhere: it adds a cost to a dual point
+        but no condition on it, so the dual ball of the model is that of this part (the
+        certificate projects onto it). Several norm parts have the intersection of their dual
+        balls, which has no projection in closed form."""
+        norms = [p for p in self.parts if not p.is_constraint]
+        return norms[0] if len(norms) == 1 and not norms[0].parts else None
+
     def value(self, V):
         return float(sum(p.value(V[i]) for i, p in enumerate(self.parts)))
 

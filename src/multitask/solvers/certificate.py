@@ -309,7 +309,7 @@ def _certify_at(datafit: Datafit, penalty: Penalty, W: np.ndarray, b, primal: fl
     if (refine and bound.s_max < 1.0 and cert.relative_gap > (target or 0.0)
             and (not lazy or (bound.s_max >= REFINE_FROM and (
                 refine_within is None or cert.relative_gap <= refine_within * (target or 0.0))))
-            and bound.c1 == 0.0 and bound.c2 == 0.0):
+            and bound.c2 == 0.0 and (bound.c1 == 0.0 or bool(penalty.parts))):
         better = _projected_dual(datafit, penalty, W, b, dp, G, Q)
         if better is not None:
             dp2, Q2, bound2 = better
@@ -433,12 +433,16 @@ def _projected_dual(datafit: Datafit, penalty: Penalty, W: np.ndarray, b, dp: Du
     per-task designs whose tasks have fewer rows than features, through each task's rows
     instead: :mod:`multitask.solvers.thin_dual`). Where
     ``theta'`` leaves the domain of the loss's conjugate the step is shortened, and the ray
-    scales what remains. Returns ``(dual point, Q, bound)`` or ``None`` where it does not
-    apply (split models, constraint sets, large problems, losses without a bound Hessian, a
-    datafit whose ``projects_dual`` is False).
+    scales what remains. A split model projects onto the dual ball of its one norm part
+    (:attr:`~multitask.penalties.composite.SumOfParts.dual_ball_part`). Returns ``(dual
+    point, Q, bound)`` or ``None`` where it does not apply (split models with several norm
+    parts, constraint sets, large problems, losses without a bound Hessian, a datafit whose
+    ``projects_dual`` is False).
     """
-    if penalty.parts or penalty.is_constraint or not isinstance(penalty.linear_map,
-                                                                    IdentityMap):
+    if penalty.is_constraint:
+        return None
+    ball = getattr(penalty, "dual_ball_part", None) if penalty.parts else penalty
+    if ball is None or not isinstance(ball.linear_map, IdentityMap):
         return None
     if not getattr(datafit, "projects_dual", True):  # the loss declines it (its docstring)
         return None
@@ -448,7 +452,7 @@ def _projected_dual(datafit: Datafit, penalty: Penalty, W: np.ndarray, b, dp: Du
         if a is None:  # the Gram route of the squared loss: the score derivatives, one pass
             z = datafit.scores(W, b)
             a = datafit._dloss(z)[1]
-        step = -np.asarray(penalty.prox(G, 1.0), dtype=np.float64)  # G + step = proj(G)
+        step = -np.asarray(ball.prox(G, 1.0), dtype=np.float64)  # G + step = proj(G)
         if not np.any(step):
             return None
         delta = thin_correction(datafit, step)  # wide tasks: through their rows
