@@ -309,7 +309,8 @@ def _certify_at(datafit: Datafit, penalty: Penalty, W: np.ndarray, b, primal: fl
     if (refine and bound.s_max < 1.0 and cert.relative_gap > (target or 0.0)
             and (not lazy or (bound.s_max >= REFINE_FROM and (
                 refine_within is None or cert.relative_gap <= refine_within * (target or 0.0))))
-            and bound.c2 == 0.0 and (bound.c1 == 0.0 or bool(penalty.parts))):
+            and bound.c2 == 0.0 and (bound.c1 == 0.0 or (bool(penalty.parts)
+                                                         and dp.quadratic is not None))):
         better = _projected_dual(datafit, penalty, W, b, dp, G, Q)
         if better is not None:
             dp2, Q2, bound2 = better
@@ -434,7 +435,8 @@ def _projected_dual(datafit: Datafit, penalty: Penalty, W: np.ndarray, b, dp: Du
     instead: :mod:`multitask.solvers.thin_dual`). Where
     ``theta'`` leaves the domain of the loss's conjugate the step is shortened, and the ray
     scales what remains. A split model projects onto the dual ball of its one norm part
-    (:attr:`~multitask.penalties.composite.SumOfParts.dual_ball_part`). Returns ``(dual
+    (:attr:`~multitask.penalties.composite.SumOfParts.dual_ball_part`; the squared loss only,
+    whose dual needs no domain step: :func:`_certify_at`). Returns ``(dual
     point, Q, bound)`` or ``None`` where it does not apply (split models with several norm
     parts, constraint sets, large problems, losses without a bound Hessian, a datafit whose
     ``projects_dual`` is False).
@@ -541,11 +543,9 @@ def _apply_pinv(lam_inv: np.ndarray, Qe: np.ndarray, R: np.ndarray) -> np.ndarra
 def _domain_step(datafit: Datafit, a: np.ndarray, delta: np.ndarray) -> float:
     """The largest ``t`` in ``[0, 1]`` (by halving, from 1) with ``a + t delta`` in the domain
     of the loss's conjugate on every row of positive weight."""
-    t = 1.0
-    for _ in range(30):
-        if np.isfinite(datafit.conjugate_sum(a + t * delta)):
-            return t
-        t *= 0.5
+    for k in range(30):
+        if np.isfinite(datafit.conjugate_sum(a + 0.5**k * delta)):
+            return 0.5**k
     return 0.0
 
 
