@@ -436,10 +436,10 @@ def _projected_dual(datafit: Datafit, penalty: Penalty, W: np.ndarray, b, dp: Du
     ``theta'`` leaves the domain of the loss's conjugate the step is shortened, and the ray
     scales what remains. A split model projects onto the dual ball of its one norm part
     (:attr:`~multitask.penalties.composite.SumOfParts.dual_ball_part`; the squared loss only,
-    whose dual needs no domain step: :func:`_certify_at`). Returns ``(dual
-    point, Q, bound)`` or ``None`` where it does not apply (split models with several norm
-    parts, constraint sets, large problems, losses without a bound Hessian, a datafit whose
-    ``projects_dual`` is False).
+    whose dual needs no domain step: :func:`_certify_at`). Returns ``(dual point, Q, bound)``
+    or ``None`` where it does not apply (split models with several norm parts, constraint
+    sets, large problems, losses without a bound Hessian, a datafit whose ``projects_dual``
+    is False).
     """
     if penalty.is_constraint:
         return None
