@@ -354,6 +354,8 @@ def test_projected_dual_point_of_sparse_plus_low_rank():
     df = get_datafit("squared", data, True)
     pen = SparseLowRank(0.05, 2.0)
     assert pen.dual_ball_part is pen.parts[0]
+    # two norm parts: the intersection of their dual balls, no projection
+    assert LowRankOutlier(0.1, 0.2).dual_ball_part is None
     res = QuadraticADMM(tol=1e-12, max_iter=30, warn=False).solve(df, pen)
     ray = duality_gap(df, pen, res.coef, None, refine=False)
     projected = duality_gap(df, pen, res.coef, None)
