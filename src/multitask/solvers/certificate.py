@@ -308,10 +308,8 @@ def _certify_at(datafit: Datafit, penalty: Penalty, W: np.ndarray, b, primal: fl
     cert = _finish(primal, dp, Q, bound, s, corrected)
     if (refine and bound.s_max < 1.0 and cert.relative_gap > (target or 0.0)
             and (not lazy or (bound.s_max >= REFINE_FROM and (
-                refine_within is None or cert.relative_gap <= refine_within * (target or 0.0))))
-            and bound.c2 == 0.0 and (bound.c1 == 0.0 or (bool(penalty.parts)
-                                                         and dp.quadratic is not None))):
-        better = _projected_dual(datafit, penalty, W, b, dp, G, Q)
+                refine_within is None or cert.relative_gap <= refine_within * (target or 0.0))))):
+        better = _projected_dual(datafit, penalty, W, b, dp, G, Q, bound)
         if better is not None:
             dp2, Q2, bound2 = better
             cert2 = _finish(primal, dp2, Q2, bound2, _best_scale(dp2, Q2, bound2), corrected)
@@ -418,7 +416,7 @@ PROJECTION_MAX_WORK = 2e9
 
 
 def _projected_dual(datafit: Datafit, penalty: Penalty, W: np.ndarray, b, dp: DualPoint,
-                    G: np.ndarray, Q: float):
+                    G: np.ndarray, Q: float, bound: DualBound):
     """A dual point whose gradient is projected onto the dual ball instead of scaled to it.
 
     For a positively homogeneous prox part ``r`` (a norm, with the identity map) the dual needs
@@ -436,14 +434,16 @@ def _projected_dual(datafit: Datafit, penalty: Penalty, W: np.ndarray, b, dp: Du
     ``theta'`` leaves the domain of the loss's conjugate the step is shortened, and the ray
     scales what remains. A split model projects onto the dual ball of its one norm part
     (:attr:`~multitask.penalties.composite.SumOfParts.dual_ball_part`; the squared loss only,
-    whose dual needs no domain step: :func:`_certify_at`). Returns ``(dual point, Q, bound)``
-    or ``None`` where it does not apply (split models with several norm parts, constraint
-    sets, large problems, losses without a bound Hessian, a datafit whose ``projects_dual``
-    is False).
+    whose dual needs no domain step). ``(dual point, Q, bound)``, or ``None`` where it does not
+    apply (the ray's ``bound`` not that of a norm or of such a split model, several norm parts,
+    large problems, losses without a bound Hessian, ``projects_dual`` False).
     """
-    if penalty.is_constraint:
+    if penalty.is_constraint or bound.c2 != 0.0:
         return None
-    ball = getattr(penalty, "dual_ball_part", None) if penalty.parts else penalty
+    if penalty.parts:  # the constraint parts' support functions make c1
+        ball = getattr(penalty, "dual_ball_part", None) if dp.quadratic is not None else None
+    else:
+        ball = penalty if bound.c1 == 0.0 else None
     if ball is None or not isinstance(ball.linear_map, IdentityMap):
         return None
     if not getattr(datafit, "projects_dual", True):  # the loss declines it (its docstring)
