@@ -145,3 +145,51 @@ def test_newton_admm_takes_the_weak_l21_logistic_model(n_tasks, fraction, expect
 
 def test_proximal_newton_keeps_the_weak_l21_model_on_raw_scales():
     assert _l21_choice(100, 0.01, scales=np.logspace(-2, 2, 10)) == "newton"
+
+
+def _lasso_choice(cls_name: str, fraction: float, sparse: bool = False) -> str:
+    """The solver ``"auto"`` takes for the independent lasso at ``fraction`` of its
+    ``alpha_max`` on 60 tasks of 40 rows and 300 features (regression targets from 10 rows)."""
+    import multitask
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60 * 40, 300))
+    task = np.repeat(np.arange(60), 40)
+    W = np.zeros((300, 60))
+    W[:10] = rng.standard_normal((10, 60))
+    y = np.einsum("ij,ji->i", X, W[:, task]) + 0.5 * rng.standard_normal(X.shape[0])
+    if cls_name.endswith("Classifier"):
+        y = (y > np.median(y)).astype(float)
+    if sparse:
+        X = sp.csr_matrix(X)
+    cls = getattr(multitask, cls_name)
+    est = cls(alpha=fraction * cls().alpha_max(X, y, task=task))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est._validate_params()
+        data, _, _ = est._convert(X, y, task)
+        datafit = est._make_datafit(data)
+        return est._make_solver(datafit, est._make_penalty(datafit)).label
+
+
+@pytest.mark.parametrize("cls_name, fraction, sparse, expected", [
+    ("IndependentLassoRegressor", 0.1, False, "working_set"),
+    ("IndependentLassoRegressor", 0.05, False, "fista"),  # weaker than ENTRYWISE_MIN_RATIO
+    ("IndependentLassoRegressor", 0.1, True, "fista"),  # a sparse design: not measured
+    ("IndependentLassoClassifier", 0.1, False, "fista"),  # least squares only
+])
+def test_working_sets_take_the_lasso_on_many_tasks_of_a_large_dense_design(
+        monkeypatch, cls_name, fraction, sparse, expected):
+    """With many tasks every row is nonzero in some task (the rows' estimate saturates), and
+    the working sets take the independent lasso on least squares at ``alpha >=
+    ENTRYWISE_MIN_RATIO alpha_max`` where the design is dense, the tasks at least
+    ``ENTRYWISE_MANY_TASKS`` and its entries at least ``ENTRYWISE_LARGE_DESIGN`` (lowered here
+    to this problem's 60 tasks and 720,000 entries)."""
+    import multitask.solvers.working_set as ws
+
+    assert _lasso_choice(cls_name, fraction, sparse) != "working_set"  # the sizes not reached
+    monkeypatch.setattr(ws, "ENTRYWISE_MANY_TASKS", 60)
+    monkeypatch.setattr(ws, "ENTRYWISE_LARGE_DESIGN", 60 * 40 * 300)
+    assert _lasso_choice(cls_name, fraction, sparse) == expected
+    monkeypatch.setattr(ws, "ENTRYWISE_MANY_TASKS", 61)  # one task short
+    assert _lasso_choice(cls_name, fraction, sparse) != "working_set"
