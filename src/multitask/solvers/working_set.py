@@ -140,16 +140,14 @@ ENTRYWISE_MIN_RATIO = 0.07
 #: ``solver="auto"``, the independent lasso with least squares on a dense design of at least
 #: ``ENTRYWISE_MANY_TASKS`` tasks and ``ENTRYWISE_LARGE_DESIGN`` stored entries: the working
 #: sets at ``alpha >= ENTRYWISE_MIN_RATIO alpha_max`` whatever the estimate of the nonzero
-#: rows. With that many tasks every row is nonzero in some task (the estimate saturates at 1),
-#: but few of each task's entries are, and coordinate descent on the working sets passes over
-#: them cheaply; accelerated gradient's iterations grow with the number of tasks (the slowest
-#: task sets them: 267 at 300 tasks of 40 rows and 300 features, 367 at 1,000, ``alpha_max /
-#: 10``) and each reads the whole design. Measured with ``benchmarks/bench_auto_choice.py``'s
-#: data (docs/tuning_constants.md, "Working sets for the lasso family"): the working sets
-#: the faster from 600 tasks of 40 rows and 300 features at ``alpha_max / 10`` and ``/ 14``,
-#: accelerated gradient the faster on 300 and 450 tasks (the working sets 1.4 to 1.6 times
-#: slower), on 1,000 tasks of 100 features (1.3 and 1.6 times) and at ``alpha_max / 20`` (1.5
-#: to 2 times).
+#: rows. With that many tasks every row is nonzero in some task (the estimate saturates at 1)
+#: while few of each task's entries are, which coordinate descent on the working sets passes
+#: over; accelerated gradient reads the whole design at every iteration. Measured with
+#: ``benchmarks/bench_auto_choice.py`` (docs/tuning_constants.md, "Working sets for the lasso
+#: family"): at 1,000 tasks of 40 rows and 300 features, ``alpha_max / 10``, accelerated
+#: gradient had been 1.8 times the fastest; from 600 tasks the working sets were within 1.3
+#: of the fastest at ``alpha_max / 10`` and ``/ 14``, and on 450 tasks, on 1,000 tasks of 100
+#: features and at ``alpha_max / 20`` accelerated gradient (which keeps them) was within 1.4.
 ENTRYWISE_MANY_TASKS = 500
 ENTRYWISE_LARGE_DESIGN = 6_000_000
 
