@@ -22,6 +22,7 @@ from multitask.model_selection._halving import (
     fold_rounds,
     round_jobs,
     survivors,
+    warm_start_settings,
 )
 
 ALPHAS = [1.0, 0.3, 0.1, 0.03, 0.01]
@@ -82,6 +83,65 @@ def test_round_jobs_fit_each_path_down_to_its_last_survivor():
     jobs = round_jobs(chunks, alive, [2, 3], cands)
     assert [(k, c) for k, c, _, _ in jobs] == [(2, [0, 1]), (3, [0, 1])]
     assert jobs[0][2] == [{"a": 0}, {"a": 1}]
+
+
+def test_round_jobs_fit_the_candidates_left_behind_with_the_warm_start_settings():
+    chunks = [[0, 1, 2, 3]]
+    alive = np.array([False, True, False, True])
+    cands = [{"a": i} for i in range(4)]
+    jobs = round_jobs(chunks, alive, [1], cands, ({"n_stages": 1}, {"n_stages": 20}))
+    assert len(jobs) == 1
+    k, part, points, left = jobs[0]
+    assert (k, part, left) == (1, [0, 1, 2, 3], (0, 2))
+    assert points == [{"a": 0, "n_stages": 1}, {"n_stages": 20, "a": 1},
+                      {"a": 2, "n_stages": 1}, {"n_stages": 20, "a": 3}]
+    # a candidate's own value of a setting wins over the estimator's
+    cands[1]["n_stages"] = 5
+    assert round_jobs(chunks, alive, [1], cands, ({"n_stages": 1}, {"n_stages": 20}))[0][2][1] \
+        == {"n_stages": 5, "a": 1}
+    # without settings every candidate is fitted as it is, and scored
+    assert round_jobs(chunks, alive, [1], cands)[0][3] == ()
+
+
+def test_warm_start_settings_are_the_class_declaration_with_the_estimator_values():
+    from multitask import CappedTraceRegressor
+
+    assert warm_start_settings(CappedTraceRegressor(n_stages=7)) == ({"n_stages": 1},
+                                                                     {"n_stages": 7})
+    assert warm_start_settings(L21Regressor()) is None
+
+
+def test_capped_trace_cv_fits_the_candidates_left_behind_for_the_warm_starts_only(
+        datagen, monkeypatch):
+    """The capped trace norm's candidates that halving left behind are fitted with one stage
+    (the warm start of the next fit): the candidates still in the running get the same scores
+    as when every candidate of a path is fitted whole, and the same choice."""
+    from multitask import CappedTraceRegressor
+    from multitask.estimators.capped_trace import _CappedTrace
+
+    Xs, ys = datagen.regression_lists(sizes=(30,) * 8, d=6, seed=3)
+    grid = {"alpha": np.geomspace(3.0, 0.003, 8), "tau": [0.3, 1.0, 3.0]}
+
+    def run():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return MultiTaskCV(CappedTraceRegressor(), param_grid=grid, widen=0).fit(Xs, ys)
+
+    new = run()
+    monkeypatch.setattr(_CappedTrace, "_warm_start_settings", None)
+    old = run()
+    k = new.n_splits_
+    fitted_new = new.cv_results_["n_splits_fitted"]
+    fitted_old = old.cv_results_["n_splits_fitted"]
+    assert np.all(fitted_new <= fitted_old) and np.any(fitted_new < fitted_old)
+    # every fit of a candidate in the running is the same: its scores and the choice
+    ran = ~np.isnan(new.scores_)
+    np.testing.assert_array_equal(new.scores_[ran], old.scores_[ran])
+    assert np.all(np.isnan(new.scores_[~ran & ~np.isnan(old.scores_)]))
+    complete = fitted_new == k
+    np.testing.assert_array_equal(new.cv_results_["mean_test_score"][complete],
+                                  old.cv_results_["mean_test_score"][complete])
+    assert new.best_params_ == old.best_params_
 
 
 @pytest.mark.parametrize("layout", ["lists", "shared"])

@@ -72,7 +72,12 @@ from multitask.model_selection._grids import (
     _validate_candidates,
     _widen,
 )
-from multitask.model_selection._halving import fold_rounds, round_jobs, survivors
+from multitask.model_selection._halving import (
+    fold_rounds,
+    round_jobs,
+    survivors,
+    warm_start_settings,
+)
 from multitask.model_selection._path import fit_path
 from multitask.model_selection._scoring import (
     get_scorer,
@@ -145,7 +150,8 @@ def cross_validate_grid(estimator, X, y, task=None, *, param_grid=None, cv=None,
     n_outer = int(outer.max()) + 1
     rounds = fold_rounds(len(splits), n_outer) if halving else [len(splits)]
     run = _run_and_widen(runner, chunks, candidates, paths, default, widen, pooled,
-                         (splits, groups, layout), error_score, rounds, outer)
+                         (splits, groups, layout), error_score, rounds, outer,
+                         warm_start_settings(est_cv) if warm else None)
     _warn_unconverged(estimator, run.results, candidates)
     return Bunch(candidates=candidates, scores=run.scores, mean_scores=run.mean,
                  fit_times=run.fit_times, not_converged=run.not_converged,
@@ -230,20 +236,23 @@ def _plan_jobs(grids: list[dict], warm: bool):
 
 
 def _run_and_widen(runner, chunks, candidates, paths, default: bool, widen: int, pooled,
-                   folds, error_score, rounds: list[int], outer: np.ndarray) -> Bunch:
+                   folds, error_score, rounds: list[int], outer: np.ndarray,
+                   warm_only: tuple[dict, dict] | None = None) -> Bunch:
     """Run the chunks on the folds in ``rounds`` (:func:`~._halving.fold_rounds`: after each
     round but the last only the best share of the outer points and candidates goes on
     (``outer``: each candidate's outer grid point), see
     :mod:`~multitask.model_selection._halving`), score the candidates (per fold, or pooled
     for leave-one-out; NaN for a candidate not fitted on every fold), and continue a path
     whose best value lies at an edge of its grid, up to ``widen`` times. ``folds`` is
-    ``(splits, groups, layout)``."""
+    ``(splits, groups, layout)``; ``warm_only``: the estimator's warm-start settings for the
+    candidates a path fits after they left the running (:func:`~._halving.round_jobs`)."""
     splits, groups, layout = folds
     alive = np.ones(len(candidates), dtype=bool)
     results: list = []
     start = 0
     for end in rounds:
-        results += runner.run(round_jobs(chunks, alive, range(start, end), candidates))
+        results += runner.run(round_jobs(chunks, alive, range(start, end), candidates,
+                                         warm_only))
         start = end
         if end < len(splits):
             partial = _scores(results, folds, len(candidates), pooled, error_score)[1]
@@ -318,8 +327,8 @@ class _Runner:
             blas = None if n_jobs == 1 else max(1, (os.cpu_count() or 1) // n_jobs)
             par = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
             tasks = (delayed(_job)(k, cand, est, X, y, splits[k], points, scorer, warm,
-                                   error_score, blas, skip, self.weights)
-                     for k, cand, points, skip in jobs)
+                                   error_score, blas, left, self.weights)
+                     for k, cand, points, left in jobs)
             gen = par(tasks)
             ctx = None
         else:
@@ -329,8 +338,8 @@ class _Runner:
             par = Parallel(n_jobs=-1 if self.n_jobs is None else self.n_jobs,
                            return_as="generator_unordered")
             gen = par(delayed(_job)(k, cand, est, X, y, splits[k], points, scorer, warm,
-                                    error_score, blas, skip, self.weights)
-                      for k, cand, points, skip in jobs)
+                                    error_score, blas, left, self.weights)
+                      for k, cand, points, left in jobs)
         out = []
         try:
             for item in gen:
@@ -361,12 +370,12 @@ class _Runner:
         out: list = [None] * len(jobs)
         held = -1 if self.fold is None else self.fold.k  # kept from the last run: first
         for i in sorted(range(len(jobs)), key=lambda i: (jobs[i][0] != held, jobs[i][0])):
-            k, cand, points, skip = jobs[i]
+            k, cand, points, left = jobs[i]
             if shared and (self.fold is None or self.fold.k != k):
                 self.fold = None  # the previous fold's arrays go before the next are made
                 self.fold = _Fold(k, X, y, self.weights, splits[k])
             out[i] = _job(k, cand, est, X, y, splits[k], points, scorer, warm, error_score,
-                          None, skip, self.weights, fold=self.fold if shared else None)
+                          None, left, self.weights, fold=self.fold if shared else None)
             self._record(out[i], total)
         return out
 
@@ -488,15 +497,16 @@ def _client_blas_threads(client) -> int:
     return max(1, cores // max(workers, 1))
 
 
-def _job(k, cand, est, X, y, split, points, scorer, warm, error_score, blas, skip_first,
-         w=None, fold: _Fold | None = None):
+def _job(k, cand, est, X, y, split, points, scorer, warm, error_score, blas,
+         left_out: tuple[int, ...] = (), w=None, fold: _Fold | None = None):
     """One job: the path of fold ``k`` over the candidates ``cand``; returns them tagged.
 
-    With ``skip_first`` the first candidate (a widening anchor, already scored) is refitted
-    only to warm-start the others and left out of the result. ``w``: the row weights of the
-    engine's view of the data (None without), split with the rows. ``fold``: the fold's
-    arrays and conversions shared with other jobs on it (:class:`_Fold`); made here when
-    None.
+    The candidates at the positions ``left_out`` are fitted only to warm-start the others (a
+    widening anchor, already scored; a candidate no longer in the running, fitted with the
+    estimator's warm-start settings: :func:`~._halving.round_jobs`): they are not scored and
+    are left out of the result. ``w``: the row weights of the engine's view of the data (None
+    without), split with the rows. ``fold``: the fold's arrays and conversions shared with
+    other jobs on it (:class:`_Fold`); made here when None.
     """
     from threadpoolctl import threadpool_limits
 
@@ -507,7 +517,11 @@ def _job(k, cand, est, X, y, split, points, scorer, warm, error_score, blas, ski
     Xte, yte = _rows(X, test), y[test]
     wte = None if w is None else w[test]
 
+    unscored = {id(points[i]) for i in left_out}
+
     def score(fitted, point):
+        if id(point) in unscored:
+            return np.nan
         if isinstance(scorer, _Pooled):
             return scorer.values(fitted, Xte, yte, wte)
         known = _known_mask(fitted, Xte)
@@ -535,8 +549,9 @@ def _job(k, cand, est, X, y, split, points, scorer, warm, error_score, blas, ski
             out.append((float(error_score), ft, False, err))
         else:
             out.append((sc, ft, conv, None))
-    if skip_first:
-        return k, cand[1:], out[1:]
+    if left_out:
+        kept = [i for i in range(len(cand)) if i not in set(left_out)]
+        return k, [cand[i] for i in kept], [out[i] for i in kept]
     return k, cand, out
 
 

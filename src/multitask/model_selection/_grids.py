@@ -70,7 +70,7 @@ def _widen(candidates: list[dict], paths: list, mean: np.ndarray, default: bool,
             new_idx = list(range(start, len(candidates)))
             chunk = [idx[-1], *new_idx]
             paths[i] = (name, idx + new_idx, values + new)
-            skip = True
+            left: tuple[int, ...] = (0,)  # the anchor, already scored
         elif pos == 0 and not default:
             if _flat_edge(mean, scores, best, idx[1]):
                 continue
@@ -81,11 +81,11 @@ def _widen(candidates: list[dict], paths: list, mean: np.ndarray, default: bool,
             new_idx = list(range(start, len(candidates)))
             chunk = new_idx
             paths[i] = (name, new_idx + idx, new + values)
-            skip = False
+            left = ()
         else:
             continue
         for k in range(n_splits):
-            jobs.append((k, chunk, [candidates[c] for c in chunk], skip))
+            jobs.append((k, chunk, [candidates[c] for c in chunk], left))
     return jobs
 
 

@@ -34,7 +34,8 @@ import math
 
 import numpy as np
 
-__all__ = ["HALVING_AFTER", "HALVING_FACTOR", "fold_rounds", "round_jobs", "survivors"]
+__all__ = ["HALVING_AFTER", "HALVING_FACTOR", "fold_rounds", "round_jobs", "survivors",
+           "warm_start_settings"]
 
 #: The candidates still in the running are cut to ``1 / HALVING_FACTOR`` of them after each
 #: round.
@@ -86,16 +87,44 @@ def survivors(partial: np.ndarray, alive: np.ndarray, factor: int = HALVING_FACT
     return keep & np.isin(outer, kept_points)
 
 
-def round_jobs(chunks: list[list[int]], alive: np.ndarray, folds, candidates: list[dict]
-               ) -> list[tuple[int, list[int], list[dict], bool]]:
-    """Jobs ``(fold, candidate indices, points, skip_first=False)`` fitting, on each of
-    ``folds``, every chunk (a warm-started path, or one candidate) from its start down to its
-    last ``alive`` candidate."""
+def round_jobs(chunks: list[list[int]], alive: np.ndarray, folds, candidates: list[dict],
+               warm_only: tuple[dict, dict] | None = None
+               ) -> list[tuple[int, list[int], list[dict], tuple[int, ...]]]:
+    """Jobs ``(fold, candidate indices, points, left out)`` fitting, on each of ``folds``,
+    every chunk (a warm-started path, or one candidate) from its start down to its last
+    ``alive`` candidate.
+
+    The candidates before it that are no longer in the running are fitted for the warm start
+    of the next ones only. With ``warm_only = (settings, base)`` (the estimator's
+    ``_warm_start_settings`` and its own values of them: :func:`warm_start_settings`) they are
+    fitted with ``settings`` instead, left out of the job's results (``left out``: their
+    positions in the chunk) and not scored, and the candidates in the running get ``base``
+    under their own values; without it they are fitted and scored as the others."""
     jobs = []
     for chunk in chunks:
         last = max((p for p, c in enumerate(chunk) if alive[c]), default=None)
         if last is None:
             continue
         part = chunk[:last + 1]
-        jobs.extend((k, part, [candidates[c] for c in part], False) for k in folds)
+        if warm_only is None:
+            points = [candidates[c] for c in part]
+            left: tuple[int, ...] = ()
+        else:
+            settings, base = warm_only
+            points = [{**base, **candidates[c]} if alive[c] else {**candidates[c], **settings}
+                      for c in part]
+            left = tuple(p for p, c in enumerate(part) if not alive[c])
+        jobs.extend((k, part, points, left) for k in folds)
     return jobs
+
+
+def warm_start_settings(estimator) -> tuple[dict, dict] | None:
+    """``(settings, base)``: the settings under which a fit of ``estimator`` in a path serves
+    only as the next fit's warm start (its class's ``_warm_start_settings``: the next fit
+    then starts as it would after the full fit) and the estimator's own values of them;
+    ``None`` where the class declares none."""
+    settings = getattr(type(estimator), "_warm_start_settings", None)
+    if not settings:
+        return None
+    params = estimator.get_params(deep=False)
+    return dict(settings), {name: params[name] for name in settings}
