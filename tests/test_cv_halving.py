@@ -103,11 +103,16 @@ def test_round_jobs_fit_the_candidates_left_behind_with_the_warm_start_settings(
     assert round_jobs(chunks, alive, [1], cands)[0][3] == ()
 
 
-def test_warm_start_settings_are_the_class_declaration_with_the_estimator_values():
-    from multitask import CappedTraceRegressor
+def test_warm_start_settings_are_the_estimator_declaration_with_its_own_values():
+    from multitask import CappedTraceRegressor, SparseLowRankRegressor
 
     assert warm_start_settings(CappedTraceRegressor(n_stages=7)) == ({"n_stages": 1},
                                                                      {"n_stages": 7})
+    # a looser tolerance, never a tighter one than the model's
+    assert warm_start_settings(SparseLowRankRegressor(tol=1e-6)) == ({"tol": 1e-2},
+                                                                     {"tol": 1e-6})
+    assert warm_start_settings(SparseLowRankRegressor(tol=0.1)) == ({"tol": 0.1},
+                                                                    {"tol": 0.1})
     assert warm_start_settings(L21Regressor()) is None
 
 
@@ -128,7 +133,7 @@ def test_capped_trace_cv_fits_the_candidates_left_behind_for_the_warm_starts_onl
             return MultiTaskCV(CappedTraceRegressor(), param_grid=grid, widen=0).fit(Xs, ys)
 
     new = run()
-    monkeypatch.setattr(_CappedTrace, "_warm_start_settings", None)
+    monkeypatch.setattr(_CappedTrace, "_warm_start_settings", lambda self: None)
     old = run()
     k = new.n_splits_
     fitted_new = new.cv_results_["n_splits_fitted"]
@@ -248,3 +253,28 @@ def test_widening_stops_where_the_score_has_flattened():
             assert paths[0][2][-1] == pytest.approx(1e-5)
     candidates, paths, folds = setup(0.5 * WIDEN_MIN_GAIN * error)
     assert len(_widen(candidates, paths, folds.mean(axis=0), True, 3, None)) == 3
+
+
+def test_sparse_low_rank_cv_warm_starts_the_candidates_in_the_running_from_looser_fits(
+        datagen, monkeypatch):
+    """Sparse + low rank fits the candidates halving left behind to a looser tolerance (the
+    warm starts of the next fits only): the candidates in the running are scored on the same
+    folds, within the fits' tolerance of the scores the whole paths give, and chosen the
+    same."""
+    from multitask import SparseLowRankRegressor
+    from multitask.estimators.sparse_low_rank import _SparseLowRank
+
+    Xs, ys = datagen.regression_lists(sizes=(30,) * 8, d=6, seed=3)
+
+    def run():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return MultiTaskCV(SparseLowRankRegressor(), widen=0).fit(Xs, ys)
+
+    new = run()
+    monkeypatch.setattr(_SparseLowRank, "_warm_start_settings", lambda self: None)
+    old = run()
+    ran = ~np.isnan(new.scores_)
+    assert np.any(ran != ~np.isnan(old.scores_))  # candidates left behind were not scored
+    np.testing.assert_allclose(new.scores_[ran], old.scores_[ran], rtol=1e-3)
+    assert new.best_params_ == old.best_params_

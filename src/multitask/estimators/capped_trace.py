@@ -59,14 +59,17 @@ class _CappedTrace(StageSolverChoice):
     #: accelerated proximal gradient.
     _inner_solvers = ("admm", "fista")
     _max_iter = 2000
-    #: A warm-started fit hands the next one its first stage's solution only (the trace-norm
-    #: stage, the one convex stage: :mod:`._stage_solvers`), from which that fit starts its
-    #: first stage, and the first stage does not depend on ``n_stages``: one stage serves the
-    #: next fit as the whole fit would, without the non-convex stages (most of a fit's cost).
-    _warm_start_settings = {"n_stages": 1}
 
     def _make_penalty(self, datafit):
         return CappedTraceNorm(float(self.alpha), float(self.tau))
+
+    def _warm_start_settings(self) -> dict:
+        """One stage: a warm-started fit hands the next one its first stage's solution only
+        (the trace-norm stage, the one convex stage: :mod:`._stage_solvers`), from which that
+        fit starts its first stage; the first stage does not depend on ``n_stages``, so one
+        stage serves the next fit as the whole fit would, without the non-convex stages (most
+        of a fit's cost)."""
+        return {"n_stages": 1}
 
     def _grid_tops(self, datafit, penalty):
         """``alpha`` (the path, from ``||G||_2``: the first stage is then zero) and ``tau``

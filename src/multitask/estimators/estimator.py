@@ -12,7 +12,7 @@ solver, the fitted attributes, and the scores of new rows in the layout of the i
 from __future__ import annotations
 
 import warnings
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -128,16 +128,17 @@ class MultiTaskEstimator(NewTaskMethods, RegularizationGrid, BaseEstimator):
     def _accepted_solvers(cls) -> tuple[str, ...]:
         """The names ``solver=`` accepts (``_solvers``, or every registered solver)."""
         return tuple(SOLVERS) if cls._solvers is None else cls._solvers
+
+    def _warm_start_settings(self) -> dict | None:
+        """Settings under which a fit in a warm-started path serves only as the next fit's
+        warm start (None: none; the cross-validation's paths fit the candidates that
+        successive halving left behind with them, unscored:
+        :func:`multitask.model_selection._halving.round_jobs`)."""
+        return None
     #: Default ``max_iter`` of the model.
     _max_iter: ClassVar[int] = 5000
     #: The path parameter of the default grid (strongest regularization first).
     _path_param: ClassVar[str | None] = "alpha"
-    #: Settings under which a fit in a warm-started path serves only as the next fit's warm
-    #: start: the next fit starts as it would after the fit at the model's own settings. The
-    #: cross-validation's paths fit the candidates that successive halving left behind with
-    #: them (:func:`multitask.model_selection._halving.round_jobs`); None: fitted as the
-    #: others.
-    _warm_start_settings: ClassVar[dict[str, Any] | None] = None
     #: What the fitted state must look like; merged with the bases' along the MRO
     #: (:func:`~multitask.estimators.fitted_state.fitted_declaration`).
     _fitted_state: ClassVar[dict[str, Fitted | None]] = FITTED_STATE

@@ -54,6 +54,12 @@ def numerical_rank(Q: np.ndarray) -> int:
     return int(np.sum(s > max(Q.shape) * np.finfo(float).eps * s[0]))
 
 
+#: The tolerance (at least; the model's own where looser) of a fit in a cross-validation path
+#: that serves only as the next fit's warm start (a candidate successive halving left behind:
+#: :meth:`_SparseLowRank._warm_start_settings`).
+WARM_START_TOL = 1e-2
+
+
 class _SparseLowRank:
     _params = {
         "alpha": Param(0.01, [nonnegative], keyword_only=False),
@@ -73,6 +79,13 @@ class _SparseLowRank:
 
     def _make_penalty(self, datafit: Datafit):
         return SparseLowRank(float(self.alpha), float(self.radius))
+
+    def _warm_start_settings(self) -> dict:
+        """``tol`` at least :data:`WARM_START_TOL`: a fit that only starts the next one
+        needs no certificate at the model's tolerance (the next fit is certified at it from
+        wherever it starts); the candidates of School's and the survey's two-parameter search
+        are chosen the same (``benchmarks/bench_cv_two_param.py``)."""
+        return {"tol": max(float(self.tol), WARM_START_TOL)}
 
     def _grid_tops(self, datafit, penalty):
         """``alpha`` (the path, from ``||G||_inf``, ``G`` the loss gradient at zero) and

@@ -96,7 +96,7 @@ def round_jobs(chunks: list[list[int]], alive: np.ndarray, folds, candidates: li
 
     The candidates before it that are no longer in the running are fitted for the warm start
     of the next ones only. With ``warm_only = (settings, base)`` (the estimator's
-    ``_warm_start_settings`` and its own values of them: :func:`warm_start_settings`) they are
+    ``_warm_start_settings()`` and its own values of them: :func:`warm_start_settings`) they are
     fitted with ``settings`` instead, left out of the job's results (``left out``: their
     positions in the chunk) and not scored, and the candidates in the running get ``base``
     under their own values; without it they are fitted and scored as the others."""
@@ -120,10 +120,10 @@ def round_jobs(chunks: list[list[int]], alive: np.ndarray, folds, candidates: li
 
 def warm_start_settings(estimator) -> tuple[dict, dict] | None:
     """``(settings, base)``: the settings under which a fit of ``estimator`` in a path serves
-    only as the next fit's warm start (its class's ``_warm_start_settings``: the next fit
-    then starts as it would after the full fit) and the estimator's own values of them;
-    ``None`` where the class declares none."""
-    settings = getattr(type(estimator), "_warm_start_settings", None)
+    only as the next fit's warm start (its ``_warm_start_settings()``) and the estimator's own
+    values of them; ``None`` where it has none."""
+    method = getattr(estimator, "_warm_start_settings", None)
+    settings = method() if callable(method) else None
     if not settings:
         return None
     params = estimator.get_params(deep=False)
