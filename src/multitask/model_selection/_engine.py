@@ -517,7 +517,8 @@ def _job(k, cand, est, X, y, split, points, scorer, warm, error_score, blas,
     Xte, yte = _rows(X, test), y[test]
     wte = None if w is None else w[test]
 
-    unscored = {id(points[i]) for i in left_out}
+    unscored_at = set(left_out)
+    unscored = {id(points[i]) for i in unscored_at}
 
     def score(fitted, point):
         if id(point) in unscored:
@@ -550,7 +551,7 @@ def _job(k, cand, est, X, y, split, points, scorer, warm, error_score, blas,
         else:
             out.append((sc, ft, conv, None))
     if left_out:
-        kept = [i for i in range(len(cand)) if i not in set(left_out)]
+        kept = [i for i in range(len(cand)) if i not in unscored_at]
         return k, [cand[i] for i in kept], [out[i] for i in kept]
     return k, cand, out
 
