@@ -135,6 +135,7 @@ class MultiTaskEstimator(NewTaskMethods, RegularizationGrid, BaseEstimator):
         successive halving left behind with them, unscored:
         :func:`multitask.model_selection._halving.round_jobs`)."""
         return None
+
     #: Default ``max_iter`` of the model.
     _max_iter: ClassVar[int] = 5000
     #: The path parameter of the default grid (strongest regularization first).

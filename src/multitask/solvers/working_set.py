@@ -435,8 +435,9 @@ class WorkingSet(Solver):
         least squares with many tasks on a large dense design:
         :data:`ENTRYWISE_MANY_TASKS`). Where most rows
         end up active the screening drops none and the working sets cost more than a solver
-        on the whole problem (``benchmarks/bench_auto_choice.py``: 1,000 tasks x 300
-        features x 40 rows at ``alpha_max / 10``). 90 also for a penalty of free rows with a
+        on the whole problem (``benchmarks/bench_auto_choice.py``: 450 tasks x 300 features x
+        40 rows at ``alpha_max / 10``, where they were stopped past the fastest solver,
+        linearized ADMM). 90 also for a penalty of free rows with a
         task coupling on least squares over at most :data:`COUPLED_FREE_MAX_TASKS` tasks
         (:func:`coupled_free_rows`)."""
         if problem.role != "model":
