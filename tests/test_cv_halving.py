@@ -116,21 +116,27 @@ def test_warm_start_settings_are_the_estimator_declaration_with_its_own_values()
     assert warm_start_settings(L21Regressor()) is None
 
 
+@pytest.mark.parametrize("kind", ["Regressor", "Classifier"])
 def test_capped_trace_cv_fits_the_candidates_left_behind_for_the_warm_starts_only(
-        datagen, monkeypatch):
+        datagen, monkeypatch, kind):
     """The capped trace norm's candidates that halving left behind are fitted with one stage
     (the warm start of the next fit): the candidates still in the running get the same scores
     as when every candidate of a path is fitted whole, and the same choice."""
-    from multitask import CappedTraceRegressor
+    import multitask
     from multitask.estimators.capped_trace import _CappedTrace
 
-    Xs, ys = datagen.regression_lists(sizes=(30,) * 8, d=6, seed=3)
-    grid = {"alpha": np.geomspace(3.0, 0.003, 8), "tau": [0.3, 1.0, 3.0]}
+    if kind == "Regressor":
+        Xs, ys = datagen.regression_lists(sizes=(30,) * 8, d=6, seed=3)
+        grid = {"alpha": np.geomspace(3.0, 0.003, 8), "tau": [0.3, 1.0, 3.0]}
+    else:  # a problem whose survivors after the second fold lie apart on a path
+        Xs, ys = datagen.classification_lists(sizes=(30,) * 8, d=6, seed=2)
+        grid = {"alpha": np.geomspace(30.0, 0.003, 8), "tau": [0.3, 1.0, 3.0]}
+    model = getattr(multitask, "CappedTrace" + kind)()
 
     def run():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return MultiTaskCV(CappedTraceRegressor(), param_grid=grid, widen=0).fit(Xs, ys)
+            return MultiTaskCV(model, param_grid=grid, widen=0).fit(Xs, ys)
 
     new = run()
     monkeypatch.setattr(_CappedTrace, "_warm_start_settings", lambda self: None)
