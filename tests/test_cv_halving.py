@@ -261,24 +261,25 @@ def test_widening_stops_where_the_score_has_flattened():
     assert len(_widen(candidates, paths, folds.mean(axis=0), True, 3, None)) == 3
 
 
-def test_sparse_low_rank_cv_warm_starts_the_candidates_in_the_running_from_looser_fits(
-        datagen, monkeypatch):
-    """Sparse + low rank fits the candidates halving left behind to a looser tolerance (the
-    warm starts of the next fits only): the candidates in the running are scored on the same
-    folds, within the fits' tolerance of the scores the whole paths give, and chosen the
-    same."""
-    from multitask import SparseLowRankRegressor
-    from multitask.estimators.sparse_low_rank import _SparseLowRank
+@pytest.mark.parametrize("model", ["SparseLowRankRegressor", "CappedL1Regressor"])
+def test_cv_warm_starts_the_candidates_in_the_running_from_cheaper_fits(datagen, monkeypatch,
+                                                                        model):
+    """Sparse + low rank fits the candidates halving left behind to a looser tolerance, the
+    capped l1 model with one stage (the warm starts of the next fits only): the candidates in
+    the running are scored on the same folds, within the fits' tolerance of the scores the
+    whole paths give, and chosen the same."""
+    import multitask
 
+    cls = getattr(multitask, model)
     Xs, ys = datagen.regression_lists(sizes=(30,) * 8, d=6, seed=3)
 
     def run():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return MultiTaskCV(SparseLowRankRegressor(), widen=0).fit(Xs, ys)
+            return MultiTaskCV(cls(), widen=0).fit(Xs, ys)
 
     new = run()
-    monkeypatch.setattr(_SparseLowRank, "_warm_start_settings", lambda self: None)
+    monkeypatch.setattr(cls, "_warm_start_settings", lambda self: None)
     old = run()
     ran = ~np.isnan(new.scores_)
     assert np.any(ran != ~np.isnan(old.scores_))  # candidates left behind were not scored

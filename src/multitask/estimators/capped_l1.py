@@ -67,6 +67,15 @@ class _CappedL1(StageSolverChoice):
     def _make_penalty(self, datafit: Datafit):
         return CappedL1(float(self.alpha), float(self.theta))
 
+    def _warm_start_settings(self) -> dict:
+        """One stage: the next fit starts its first stage (the lasso) from this fit's first
+        stage's solution either way, and its later stages (convex, weighted l1) from the
+        stage before them where this fit did not reach their key: the same stage solutions
+        within the tolerance, without this fit's later stages. The candidates of School's and
+        the survey's two-parameter search are chosen the same
+        (``benchmarks/bench_cv_two_param.py``)."""
+        return {"n_stages": 1}
+
     def _grid_tops(self, datafit, penalty):
         """``alpha`` (the path, from ``max |G|``: the first stage, the lasso, is then zero)
         and ``theta`` inside the two decades below the largest l1 norm of a feature row of the

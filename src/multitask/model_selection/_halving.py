@@ -14,8 +14,8 @@ out-of-fold values pooled (``"loo"``). On each new fold a path is fitted from it
 value down to its last candidate still in the running (the values before it are fitted
 anyway, for the warm starts, and scored too; where the estimator declares settings that
 serve a warm start as well, ``_warm_start_settings()``, the values no longer in the running
-are fitted with them instead and not scored: the capped trace norm's first stage alone, the
-one its next fit starts from, and sparse + low rank's fits to a tolerance of ``1e-2``).
+are fitted with them instead and not scored: the capped models' first stage alone, the one
+their next fit starts from, and sparse + low rank's fits to a tolerance of ``1e-2``).
 Cutting the outer points, not only the
 candidates, is what saves fits: the candidates kept by their own rank lie at the weak end of
 most paths, each of which is then fitted whole; with the outer points halved, 3 of them cost
