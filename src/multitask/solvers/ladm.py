@@ -27,7 +27,8 @@ Schedules:
   every 10 iterations during the first 2000, ``mu`` doubles when the relative primal residual
   exceeds 10 times the relative dual residual and halves in the opposite case. The run stops
   when the optimality measure of :mod:`multitask.solvers.base` is at most ``tol`` (computed
-  whenever both ADMM residuals are below ``tol``, and every ``check_every`` iterations).
+  whenever both ADMM residuals are below ``tol``, and every ``check_every`` iterations; two
+  computations at least ``min(CHECK_MIN_GAP, k // 4)`` iterations apart).
 * ``schedule="paper"``: ``mu0 = 1e-6``, ``mu <- min(1.9 mu, 1e10)`` every iteration, stop when
   the relative changes of every block are ``<= 1e-5`` (the paper's eq. (25)), evaluated only
   once ``mu = mu_max`` or at a nonzero iterate with a relative primal residual ``<= 1e-5``
@@ -60,6 +61,15 @@ __all__ = ["LADM_PAPER_CONSTANTS", "WIDE_TRACE_MIN_FEATURES", "WIDE_TRACE_RATIO"
 
 #: The constants of the paper's Algorithms 3 and 4.
 LADM_PAPER_CONSTANTS = {"mu0": 1e-6, "rho": 1.9, "mu_max": 1e10, "tol": 1e-5}
+
+#: Least iterations between two certificates after iteration ``4 CHECK_MIN_GAP`` (``k // 4``
+#: before; :class:`~multitask.solvers.iteration.CertificateSchedule`'s ``min_gap``). Both
+#: residuals can stay below ``tol`` while the certified gap does not: on the robust MTL
+#: classifier at 10 tasks x 300 features (``benchmarks/bench_auto_choice.py``), ``alpha_max /
+#: 10``, the run certified after every iteration for hundreds of iterations
+#: (``tests/test_ladm_certificates.py``; the figures: docs/tuning_constants.md, "Linearized
+#: ADMM's certificates").
+CHECK_MIN_GAP = 10
 _SCHEDULES = ("exact", "paper")
 #: ``alpha / alpha_max`` at or below which ``solver="auto"`` takes linearized ADMM for the
 #: trace norm with the squared loss on a dense per-task design of fewer rows than features,
@@ -266,9 +276,10 @@ class LinearizedADMM(Solver):
               callback: Callable | None = None) -> SolverResult:
         """Run linearized ADMM; ``callback(k, objective, V, b)`` after each iteration."""
         # exact schedule: a certificate every check_every iterations, and whenever both
-        # residuals are at most tol
+        # residuals are at most tol, at least min(CHECK_MIN_GAP, k // 4) iterations apart
         run = IterationRecord(self, datafit, penalty, callback,
-                              CertificateSchedule(period=self.check_every))
+                              CertificateSchedule(period=self.check_every,
+                                                  min_gap=CHECK_MIN_GAP))
         data = datafit.data
         parts = penalty.parts if penalty.parts else (penalty,)
         V, b = run.start(coef_init, intercept_init)
