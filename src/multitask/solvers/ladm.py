@@ -66,7 +66,7 @@ LADM_PAPER_CONSTANTS = {"mu0": 1e-6, "rho": 1.9, "mu_max": 1e10, "tol": 1e-5}
 #: before; :class:`~multitask.solvers.iteration.CertificateSchedule`'s ``min_gap``). Both
 #: residuals can stay below ``tol`` while the certified gap does not: on the robust MTL
 #: classifier at 10 tasks x 300 features (``benchmarks/bench_auto_choice.py``), ``alpha_max /
-#: 10``, the run certified after every iteration for hundreds of iterations
+#: 10``, the run certified after every iteration for most of its iterations
 #: (``tests/test_ladm_certificates.py``; the figures: docs/tuning_constants.md, "Linearized
 #: ADMM's certificates").
 CHECK_MIN_GAP = 10
