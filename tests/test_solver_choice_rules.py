@@ -119,18 +119,22 @@ def test_split_models_on_tasks_of_few_rows_leave_majorization(model):
     assert chosen_solver(model, "tasks_wide")[3].label != "mm"
 
 
-def _l21_choice(n_tasks: int, fraction: float, scales=None) -> str:
-    from multitask import L21Classifier
-
-    X, y, task = _data(40, 10, n_tasks, scales=scales)
-    top = L21Classifier().alpha_max(X, y, task=task)
-    est = L21Classifier(alpha=fraction * top)
+def _auto_label(est, X, y, task) -> str:
+    """The label of the solver ``est`` (``solver="auto"``) takes on ``(X, y, task)``."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est._validate_params()
         data, _, _ = est._convert(X, y, task)
         datafit = est._make_datafit(data)
         return est._make_solver(datafit, est._make_penalty(datafit)).label
+
+
+def _l21_choice(n_tasks: int, fraction: float, scales=None) -> str:
+    from multitask import L21Classifier
+
+    X, y, task = _data(40, 10, n_tasks, scales=scales)
+    top = L21Classifier().alpha_max(X, y, task=task)
+    return _auto_label(L21Classifier(alpha=fraction * top), X, y, task)
 
 
 @pytest.mark.parametrize("n_tasks, fraction, expected", [
@@ -163,13 +167,7 @@ def _lasso_choice(cls_name: str, fraction: float, sparse: bool = False) -> str:
     if sparse:
         X = sp.csr_matrix(X)
     cls = getattr(multitask, cls_name)
-    est = cls(alpha=fraction * cls().alpha_max(X, y, task=task))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        est._validate_params()
-        data, _, _ = est._convert(X, y, task)
-        datafit = est._make_datafit(data)
-        return est._make_solver(datafit, est._make_penalty(datafit)).label
+    return _auto_label(cls(alpha=fraction * cls().alpha_max(X, y, task=task)), X, y, task)
 
 
 @pytest.mark.parametrize("cls_name, fraction, sparse, expected", [
