@@ -36,7 +36,9 @@ Stage solvers (``stage_solver``):
   fall back to accelerated gradient); their objective decreases slowly for thousands of
   iterations, mostly through the entries of ``W`` that the loss does not see (the directions
   of each school's features without data, which only the penalty sets), so the stages
-  reached the iteration budget before the optimality measure reached ``tol``. With
+  reached the iteration budget before the optimality measure reached ``tol``. Such a stage
+  whose change lies mostly in those entries, and whose objective decreases slowly, ends there
+  (its drift rule: the stage may have no minimizer along them). With
   ``leave_stages`` such a stage also ends at the first window whose point has another stage
   key: the next stage's penalty, taken there, majorizes the objective more tightly than the
   current one does (the stages before the last need only decrease the objective).
@@ -75,7 +77,7 @@ from multitask.solvers.fista import ProximalGradient
 from multitask.solvers.iteration import IterationRecord
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
-from multitask.solvers.truncated_admm import TruncatedStageADMM
+from multitask.solvers.truncated_admm import DRIFT_FACTOR, TruncatedStageADMM
 
 __all__ = ["STAGE_SOLVERS", "Multistage"]
 
@@ -345,6 +347,12 @@ class Multistage(Solver):
         if self.warn and not (converged and last_ok):
             if not converged:
                 what = f"the stage key still changed after n_stages={self.n_stages} stages"
+            elif res.info.get("drifting", False):
+                what = ("the last stage's objective decreased mostly through entries of W that "
+                        "the loss does not see (features constant within a task's rows, along "
+                        "which the stage has no minimizer), by less than "
+                        f"{DRIFT_FACTOR * self._stall():g} (relative) over a window of "
+                        "iterations")
             elif stalled[-1]:
                 what = (f"the last stage's objective decreased by less than {self._stall():g} "
                         "(relative) over a window of iterations before its optimality measure "

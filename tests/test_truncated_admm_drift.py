@@ -1,0 +1,96 @@
+"""The drift rule of the capped trace norm's non-convex stages
+(:mod:`multitask.solvers.truncated_admm`): a window whose change lies mostly in the entries of
+``W`` the loss does not see ends the run at a larger decrease than the stall rule's."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+import multitask
+from multitask.penalties.capped_trace import TruncatedTraceNorm
+from multitask.solvers import truncated_admm
+from multitask.solvers.truncated_admm import TruncatedStageADMM, _drift_share, _unseen_entries
+
+
+def _tasks(constant: int, seed: int = 0, m: int = 60, d: int = 10, n: int = 12):
+    """Per-task designs with ``constant`` features constant within each task's rows (unseen
+    by the loss once centred), rank-3 weights, noise 0.5."""
+    rng = np.random.default_rng(seed)
+    W = rng.standard_normal((d, 3)) @ rng.standard_normal((3, m))
+    Xs, ys = [], []
+    for t in range(m):
+        X = rng.standard_normal((n, d))
+        if constant:
+            cols = rng.choice(d, constant, replace=False)
+            X[:, cols] = rng.standard_normal(constant)
+        Xs.append(X)
+        ys.append(X @ W[:, t] + 0.5 * rng.standard_normal(n))
+    return Xs, ys
+
+
+def _stage(constant: int):
+    """The datafit, the first (trace-norm) stage's solution and the truncated stage with the
+    4 leading singular values kept, at ``alpha = 0.5``: with 5 constant features of 10 the
+    stage's solution has rank 4, its tail at zero, and the stage drifts."""
+    Xs, ys = _tasks(constant)
+    est = multitask.CappedTraceRegressor(alpha=0.5, tau=2.0, n_stages=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(Xs, ys)
+    datafit = est._make_datafit(est._convert(Xs, ys, None, None)[0])
+    return datafit, est.coef_.T.copy(), TruncatedTraceNorm(0.5, 4)
+
+
+def _run(datafit, W0, penalty, factor, monkeypatch):
+    monkeypatch.setattr(truncated_admm, "DRIFT_FACTOR", factor)
+    res = TruncatedStageADMM(max_iter=3000, warn=False).solve(datafit, penalty, coef_init=W0)
+    return res, float(datafit.value(res.coef) + penalty.value(res.coef))
+
+
+def test_unseen_entries_and_drift_share():
+    H = np.zeros((2, 3, 3))
+    H[0, :2, :2] = np.eye(2)  # task 0 sees features 0 and 1
+    H[1] = np.eye(3)
+    unseen = _unseen_entries(H, (3, 2))
+    assert unseen.tolist() == [[False, False], [False, False], [True, False]]
+    assert _unseen_entries(np.broadcast_to(np.eye(3), (1, 3, 3)), (3, 2)) is None
+    change = np.zeros((3, 2))
+    change[2, 0], change[0, 1] = 3.0, 4.0
+    assert _drift_share(change, unseen) == pytest.approx(9.0 / 25.0, rel=1e-15)
+    assert _drift_share(np.zeros((3, 2)), unseen) == 0.0
+    assert _drift_share(change, None) == 0.0
+
+
+def test_drift_ends_the_stage_earlier(monkeypatch):
+    datafit, W0, penalty = _stage(constant=5)
+    start = float(datafit.value(W0) + penalty.value(W0))
+    drift, F_drift = _run(datafit, W0, penalty, truncated_admm.DRIFT_FACTOR, monkeypatch)
+    whole, F_whole = _run(datafit, W0, penalty, 0.0, monkeypatch)
+    assert drift.info["drifting"] and drift.info["stalled"] and not drift.converged
+    assert not whole.info["drifting"]
+    assert drift.n_iter <= 0.6 * whole.n_iter
+    # the objective never rises from the start; what the rest of the run gains is small
+    assert F_drift <= start
+    assert F_whole <= F_drift <= F_whole * (1.0 + 1e-2)
+
+
+def test_no_drift_where_the_loss_sees_every_entry(monkeypatch):
+    datafit, W0, penalty = _stage(constant=0)
+    a, F_a = _run(datafit, W0, penalty, truncated_admm.DRIFT_FACTOR, monkeypatch)
+    b, F_b = _run(datafit, W0, penalty, 0.0, monkeypatch)
+    assert not a.info["drifting"]
+    assert a.n_iter == b.n_iter
+    np.testing.assert_array_equal(a.coef, b.coef)
+    assert F_a == F_b
+
+
+def test_a_drifting_fit_says_so():
+    Xs, ys = _tasks(constant=5)
+    with pytest.warns(ConvergenceWarning, match="entries of W that the loss does not see"):
+        est = multitask.CappedTraceRegressor(alpha=0.5, tau=2.0).fit(Xs, ys)
+    assert not est.converged_
+    assert est.solver_info_["stage_stalled"][-1]
