@@ -2,10 +2,11 @@
 
 Halving takes the folds in rounds for a grid with several outer points (a second parameter):
 every candidate on the first fold; the candidates among the better half of all of them and of
-the better half of the outer points on the second; the same cut of those on the rest. The fits
-of a candidate on a fold are the same with and without halving (a path is always fitted from
-its strongest value), so the scores of the candidates scored on every fold are the whole
-grid's, and the choice is the best of them.
+the better half of the outer points on the second; the same cut of those on the rest. The first
+round screens: its fits take three times the estimator's ``tol``. The other fits of a candidate
+on a fold are the same with and without halving (a path is always fitted from its strongest
+value), so the scores of the candidates scored on every fold are the whole grid's there, and
+the choice is the best of them.
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ from multitask import L21Regressor, MultiTaskCV
 from multitask.model_selection import cross_validate_grid
 from multitask.model_selection._halving import (
     HALVING_AFTER,
+    SCREENING_TOL_FACTOR,
     fold_rounds,
     round_jobs,
+    screening_settings,
     survivors,
     warm_start_settings,
 )
@@ -103,6 +106,30 @@ def test_round_jobs_fit_the_candidates_left_behind_with_the_warm_start_settings(
     assert round_jobs(chunks, alive, [1], cands)[0][3] == ()
 
 
+def test_round_jobs_screen_the_candidates_in_the_running():
+    chunks = [[0, 1, 2]]
+    alive = np.array([True, False, True])
+    cands = [{"a": i} for i in range(3)]
+    points = round_jobs(chunks, alive, [0], cands, None, {"tol": 3e-4})[0][2]
+    assert points == [{"a": 0, "tol": 3e-4}, {"a": 1}, {"a": 2, "tol": 3e-4}]
+    # over the warm-start settings' base values
+    points = round_jobs(chunks, alive, [0], cands, ({"tol": 1e-2}, {"tol": 1e-4}),
+                        {"tol": 3e-4})[0][2]
+    assert points == [{"tol": 3e-4, "a": 0}, {"a": 1, "tol": 1e-2}, {"tol": 3e-4, "a": 2}]
+
+
+def test_screening_settings_scale_the_estimator_tol():
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    assert screening_settings(L21Regressor(tol=1e-6), [{"alpha": 1.0}]) == {
+        "tol": SCREENING_TOL_FACTOR * 1e-6}
+    # a grid that searches tol itself, a tolerance too loose to screen, no tolerance at all
+    assert screening_settings(L21Regressor(), [{"alpha": 1.0, "tol": 1e-3}]) is None
+    assert screening_settings(L21Regressor(tol=0.01), [{"alpha": 1.0}]) is None
+    assert screening_settings(make_pipeline(StandardScaler(), L21Regressor()), [{}]) is None
+
+
 def test_warm_start_settings_are_the_estimator_declaration_with_its_own_values():
     from multitask import CappedTraceRegressor, SparseLowRankRegressor
 
@@ -166,6 +193,9 @@ def test_halving_scores_the_same_fits_and_chooses_among_the_complete(layout, lon
         extra = {}
     full = _fit(X, y, param_grid=GRID, halving=False, widen=0, **extra)
     half = _fit(X, y, param_grid=GRID, widen=0, **extra)
+    # the whole grid at the first round's screening tolerance
+    screened = _fit(X, y, param_grid={**GRID, "tol": [L21Regressor().tol * SCREENING_TOL_FACTOR]},
+                    halving=False, widen=0, **extra)
     k = full.n_splits_
     n_cand = len(GRID["alpha"]) * len(GRID["alpha_l2"])
     assert full.cv_results_["n_splits_fitted"].tolist() == [k] * n_cand
@@ -177,20 +207,27 @@ def test_halving_scores_the_same_fits_and_chooses_among_the_complete(layout, lon
     assert fitted.min() >= 1
     assert len(set(l2[fitted >= 2])) == 2 and len(set(l2[done])) == 1
     assert 1 <= done.sum() <= len(ALPHAS) and not done.all()
-    # the same fits: the first fold's scores, and every score of a complete candidate
-    np.testing.assert_array_equal(half.scores_[0], full.scores_[0])
-    np.testing.assert_array_equal(half.scores_[:, done], full.scores_[:, done])
+    # the same fits: the first fold's scores those of the screening tolerance, the others of
+    # a complete candidate those of the estimator's
+    np.testing.assert_array_equal(half.scores_[0], screened.scores_[0])
+    assert not np.array_equal(half.scores_[0], full.scores_[0])
+    np.testing.assert_array_equal(half.scores_[1:, done], full.scores_[1:, done])
     mean_half = half.cv_results_["mean_test_score"]
-    np.testing.assert_array_equal(mean_half[done], full.cv_results_["mean_test_score"][done])
+    if layout == "lists":  # the mean of the folds' scores
+        np.testing.assert_allclose(mean_half[done], np.mean(half.scores_[:, done], axis=0),
+                                   rtol=1e-14)
+    np.testing.assert_allclose(mean_half[done], full.cv_results_["mean_test_score"][done],
+                               rtol=1e-3)
     assert np.all(np.isnan(mean_half[~done]))
     # a candidate left behind: NaN on the folds it did not reach, ranked after the others
     left = np.flatnonzero(~done)
     assert np.all(np.isnan(half.scores_[fitted[left[0]]:, left[0]]))
     assert half.cv_results_["rank_test_score"][~done].min() > done.sum()
-    # the choice is the best complete candidate; its score is at most the whole grid's best
+    # the choice is the best complete candidate; its score is at most the whole grid's best,
+    # but for the first fold's screening
     assert done[half.best_index_]
     assert half.best_score_ == np.nanmax(mean_half)
-    assert half.best_score_ <= full.best_score_
+    assert half.best_score_ <= full.best_score_ + 1e-3 * abs(full.best_score_)
     np.testing.assert_allclose(half.predict(X) if layout == "shared" else
                                np.concatenate(half.predict(X)),
                                half.best_estimator_.predict(X) if layout == "shared" else

@@ -75,6 +75,7 @@ from multitask.model_selection._grids import (
 from multitask.model_selection._halving import (
     fold_rounds,
     round_jobs,
+    screening_settings,
     survivors,
     warm_start_settings,
 )
@@ -151,7 +152,8 @@ def cross_validate_grid(estimator, X, y, task=None, *, param_grid=None, cv=None,
     rounds = fold_rounds(len(splits), n_outer) if halving else [len(splits)]
     run = _run_and_widen(runner, chunks, candidates, paths, default, widen, pooled,
                          (splits, groups, layout), error_score, rounds, outer,
-                         warm_start_settings(est_cv) if warm else None)
+                         warm_start_settings(est_cv) if warm else None,
+                         screening_settings(est_cv, candidates))
     _warn_unconverged(estimator, run.results, candidates)
     return Bunch(candidates=candidates, scores=run.scores, mean_scores=run.mean,
                  fit_times=run.fit_times, not_converged=run.not_converged,
@@ -237,7 +239,8 @@ def _plan_jobs(grids: list[dict], warm: bool):
 
 def _run_and_widen(runner, chunks, candidates, paths, default: bool, widen: int, pooled,
                    folds, error_score, rounds: list[int], outer: np.ndarray,
-                   warm_only: tuple[dict, dict] | None = None) -> Bunch:
+                   warm_only: tuple[dict, dict] | None = None,
+                   screening: dict | None = None) -> Bunch:
     """Run the chunks on the folds in ``rounds`` (:func:`~._halving.fold_rounds`: after each
     round but the last only the best share of the outer points and candidates goes on
     (``outer``: each candidate's outer grid point), see
@@ -245,14 +248,17 @@ def _run_and_widen(runner, chunks, candidates, paths, default: bool, widen: int,
     for leave-one-out; NaN for a candidate not fitted on every fold), and continue a path
     whose best value lies at an edge of its grid, up to ``widen`` times. ``folds`` is
     ``(splits, groups, layout)``; ``warm_only``: the estimator's warm-start settings for the
-    candidates a path fits after they left the running (:func:`~._halving.round_jobs`)."""
+    candidates a path fits after they left the running (:func:`~._halving.round_jobs`);
+    ``screening``: the settings of the first round's fits where there are several rounds
+    (:func:`~._halving.screening_settings`)."""
     splits, groups, layout = folds
     alive = np.ones(len(candidates), dtype=bool)
     results: list = []
     start = 0
     for end in rounds:
+        screen = screening if start == 0 and len(rounds) > 1 else None
         results += runner.run(round_jobs(chunks, alive, range(start, end), candidates,
-                                         warm_only))
+                                         warm_only, screen))
         start = end
         if end < len(splits):
             partial = _scores(results, folds, len(candidates), pooled, error_score)[1]
