@@ -165,8 +165,11 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
         among the better half of the candidates still in the running go on to the next
         folds (a path is fitted from its strongest value down to its last such candidate);
         the choice is made among the candidates scored on every fold
-        (:mod:`~multitask.model_selection._halving` gives the schedule). ``False`` scores
-        every candidate on every fold. A one-parameter grid is searched whole either way.
+        (:mod:`~multitask.model_selection._halving` gives the schedule). The first round
+        screens: its fits take three times the estimator's ``tol`` (the first fold's scores
+        are those fits'), the later rounds and the refit the estimator's own. ``False``
+        scores every candidate on every fold at the estimator's ``tol``. A one-parameter grid
+        is searched whole either way.
 
     Attributes
     ----------
