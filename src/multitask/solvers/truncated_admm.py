@@ -73,8 +73,8 @@ DRIFT_SHARE = 0.5
 
 #: A drifting window ends the run where its relative decrease is at most this times
 #: ``stall_tol`` (module docstring). On School's cross-validation
-#: (``benchmarks/bench_cv_two_param.py``) 10 took the capped trace norm's CPU from 3.6-3.9 to
-#: 2.4 s with the same choice and held-out error; the figures: docs/tuning_constants.md.
+#: (``benchmarks/bench_cv_two_param.py``) 10 took a third off the capped trace norm's CPU, with
+#: the same choice and held-out error; the figures: docs/tuning_constants.md.
 DRIFT_FACTOR = 10.0
 
 
