@@ -20,6 +20,13 @@ the drift rule of :mod:`multitask.solvers.truncated_admm` (``DRIFT_FACTOR``) and
 stall rule alone), and prints for each the stage keys, the inner iterations, the objective, the
 CPU seconds (after one untimed fit that compiles the kernels) and the nMSE on the split's
 held-out rows.
+
+    OMP_NUM_THREADS=1 python benchmarks/diagnose_capped_trace_drift.py --cv
+
+runs the default ``MultiTaskCV`` of ``CappedTraceRegressor`` on the same training rows (after one
+untimed run that compiles the kernels) and counts how its non-convex stages end (converged, left
+their stage key, the drift rule, the stall rule, the iteration budget) with their inner
+iterations, beside the first (trace-norm) stages' iterations.
 """
 
 from __future__ import annotations
@@ -78,6 +85,51 @@ def compare() -> None:
                   flush=True)
 
 
+def cv_stages() -> None:
+    """How the non-convex stages of the default cross-validation end (module docstring)."""
+    from multitask import MultiTaskCV
+    from multitask.solvers.multistage import Multistage
+
+    Xtr, ytr, _, _ = school_problem()
+    ends: dict[str, list[int]] = {}
+    first: list[int] = []
+    solve_stage, solve_fit = TruncatedStageADMM.solve, Multistage.solve
+
+    def counted_stage(self, datafit, penalty, **kw):
+        left = [False]
+        given = kw.get("callback")
+        if given is not None:
+            def callback(k, F, V, b):
+                stop = bool(given(k, F, V, b))
+                left[0] = left[0] or stop
+                return stop
+            kw["callback"] = callback
+        res = solve_stage(self, datafit, penalty, **kw)
+        end = ("converged" if res.converged else "left its key" if left[0]
+               else "drift rule" if res.info["drifting"] else "stall rule"
+               if res.info["stalled"] else "budget")
+        ends.setdefault(end, []).append(int(res.n_iter))
+        return res
+
+    def counted_fit(self, datafit, penalty, **kw):
+        res = solve_fit(self, datafit, penalty, **kw)
+        first.append(int(res.info["stage_iters"][0]))
+        return res
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        MultiTaskCV(CappedTraceRegressor(), n_alphas=3, widen=0).fit(Xtr, ytr)
+        TruncatedStageADMM.solve, Multistage.solve = counted_stage, counted_fit
+        try:
+            MultiTaskCV(CappedTraceRegressor()).fit(Xtr, ytr)
+        finally:
+            TruncatedStageADMM.solve, Multistage.solve = solve_stage, solve_fit
+    print(f"{len(first)} fits; their first stages: {sum(first)} inner iterations")
+    print(f"{'non-convex stages ended by':>28s} {'stages':>7s} {'iterations':>11s}")
+    for end, iters in sorted(ends.items(), key=lambda kv: -sum(kv[1])):
+        print(f"{end:>28s} {len(iters):7d} {sum(iters):11d}")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--alpha", type=float, default=8.65)
@@ -85,9 +137,14 @@ def main(argv=None) -> None:
     parser.add_argument("--iterations", type=int, default=10_000)
     parser.add_argument("--compare", action="store_true",
                         help="fits with and without the drift rule at points of the grid")
+    parser.add_argument("--cv", action="store_true",
+                        help="how the non-convex stages of the default CV end")
     args = parser.parse_args(argv)
     if args.compare:
         compare()
+        return
+    if args.cv:
+        cv_stages()
         return
     Xtr, ytr, _, _ = school_problem()
     est = CappedTraceRegressor(alpha=args.alpha, tau=args.tau)
