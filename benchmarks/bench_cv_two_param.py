@@ -3,7 +3,7 @@
     OMP_NUM_THREADS=1 python benchmarks/bench_cv_two_param.py [--data survey school]
         [--models DirtyModelRegressor ...] [--before benchmarks/cv_two_param_before.json]
         [--out results.json] [--no-halving] [--repeats 3] [--anderson-memory 20]
-        [--tol 1e-3]
+        [--tol 1e-3] [--screening-factor 10] [--drift-factor 30]
 
 Every regressor whose default grid searches a second parameter (its ``_grid_tops``:
 capped l1, capped trace, clustered MTL, convex ASO, dirty model, fused sparse group lasso,
@@ -38,6 +38,10 @@ ratios from one run. ``--no-halving`` runs ``MultiTaskCV(..., halving=False)`` (
 candidate on every fold), where that option exists. ``--tol`` sets the ``tol`` of every model,
 ``L21Regressor`` included, for every fit of the run (the fits on the folds and the refit):
 what a uniformly looser stopping rule buys each model against the baseline's own gain.
+``--screening-factor`` sets the first round's ``tol`` as a multiple of each model's
+(:data:`multitask.model_selection._halving.SCREENING_TOL_FACTOR`), ``--drift-factor`` the
+capped trace norm's drift rule (:data:`multitask.solvers.truncated_admm.DRIFT_FACTOR`; ``0``
+turns it off): the measurements that placed them.
 """
 
 from __future__ import annotations
@@ -181,6 +185,12 @@ def main(argv=None) -> dict:
     parser.add_argument("--anderson-memory", type=int, default=None,
                         help="pairs kept by ADMM's Anderson extrapolation where the model "
                              "takes it (multitask.solvers.admm.ANDERSON_MEMORY)")
+    parser.add_argument("--screening-factor", type=float, default=None,
+                        help="the first round's tol as a multiple of the model's "
+                             "(multitask.model_selection._halving.SCREENING_TOL_FACTOR)")
+    parser.add_argument("--drift-factor", type=float, default=None,
+                        help="the capped trace norm's drift rule as a multiple of stall_tol "
+                             "(multitask.solvers.truncated_admm.DRIFT_FACTOR; 0: off)")
     parser.add_argument("--tol", type=float, default=None,
                         help="the tol of every model, the baseline's included (default: each "
                              "model's own)")
@@ -189,6 +199,14 @@ def main(argv=None) -> dict:
         from multitask.solvers import admm
 
         admm.ANDERSON_MEMORY = args.anderson_memory
+    if args.screening_factor is not None:
+        from multitask.model_selection import _halving
+
+        _halving.SCREENING_TOL_FACTOR = args.screening_factor
+    if args.drift_factor is not None:
+        from multitask.solvers import truncated_admm
+
+        truncated_admm.DRIFT_FACTOR = args.drift_factor
     models = args.models or two_parameter_models()
     before = {}
     if args.before:

@@ -27,10 +27,10 @@ the widening and the refit take the estimator's ``tol``), so the candidates' sco
 first fold are those of fits to that tolerance, and the mean score of a candidate in the
 running includes it. On ``benchmarks/bench_cv_two_param.py``'s two problems (11 models each)
 every choice and held-out error stayed the same with a factor of 3, while sparse + low rank
-took 14% (School) and 22% (the survey) less CPU (docs/scale.md, "After the twelfth round"); in
-a one-off run a factor of 10 changed one choice of 22 (the clustered model on the survey,
-held-out nMSE 0.3872 against 0.4282). A grid that searches ``tol`` itself, or an estimator
-without one, is not screened.
+took 14% (School) and 22% (the survey) less CPU (docs/scale.md, "After the twelfth round"); a
+factor of 10 (the benchmark's ``--screening-factor``) changed two choices of 22 (the clustered
+model and convex ASO on the survey, held-out nMSE 0.3872 against 0.4282). A grid that searches
+``tol`` itself, or an estimator without one, is not screened.
 
 The choice is made among the candidates scored on every fold; a candidate left behind keeps
 the scores of the folds it was fitted on and a mean score of NaN. The rounds
