@@ -195,9 +195,10 @@ def main(argv=None) -> None:
                 getattr(multitask, name)().fit(Xs[:3], ys[:3])  # loads the compiled kernels
                 t, cv = cpu_time(lambda model=model: ours(Xs, ys, model))
                 worst = max(worst, t / t_peer)
+                chosen = ", ".join(f"{k}={v:.3g}" for k, v in sorted(cv.best_params_.items()))
                 print(f"  {name:32s} {t:8.2f} s  ours/peer {t / t_peer:7.1f}  "
                       f"{len(cv.cv_results_['params'])} candidates, solver "
-                      f"{type(cv.best_estimator_.solver_).__name__}", flush=True)
+                      f"{type(cv.best_estimator_.solver_).__name__}, chosen {chosen}", flush=True)
             print(f"  composite / peer: largest {worst:.1f} (target <= {COMPOSITE_TARGET:g}: "
                   f"{'holds' if worst <= COMPOSITE_TARGET else 'MISSED'})")
         if a.rule:

@@ -3,7 +3,7 @@
     OMP_NUM_THREADS=1 python benchmarks/bench_cv_two_param.py [--data survey school]
         [--models DirtyModelRegressor ...] [--before benchmarks/cv_two_param_before.json]
         [--out results.json] [--no-halving] [--repeats 3] [--anderson-memory 20]
-        [--tol 1e-3] [--screening-factor 10] [--drift-factor 30]
+        [--tol 1e-3] [--screening-factor 10] [--drift-factor 30] [--survey-seed 0]
 
 Every regressor whose default grid searches a second parameter (its ``_grid_tops``:
 capped l1, capped trace, clustered MTL, convex ASO, dirty model, fused sparse group lasso,
@@ -18,8 +18,8 @@ process, on two problems:
   its first 4 rows standard normal and the rest zero, ``C`` 2 x 190 standard normal: a
   rank-2 structure on a shared support of 4 features; ``S`` standard normal on 5% of the
   entries, zero elsewhere: task-specific effects), intercepts standard normal, noise
-  ``N(0, 0.5^2)`` (``survey_problem``). The median task has 8 rows, so the default rule is
-  leave-one-out within tasks (8 folds).
+  ``N(0, 0.5^2)`` (``survey_problem``; ``--survey-seed`` draws another one). The median task
+  has 8 rows, so the default rule is leave-one-out within tasks (8 folds).
 * **school**: School (139 schools, 27 features), the first official split (about 75% of each
   school's rows to train on, the rest held out); 5 folds within schools.
 
@@ -185,6 +185,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--anderson-memory", type=int, default=None,
                         help="pairs kept by ADMM's Anderson extrapolation where the model "
                              "takes it (multitask.solvers.admm.ANDERSON_MEMORY)")
+    parser.add_argument("--survey-seed", type=int, default=0,
+                        help="the seed of the generated survey problem")
     parser.add_argument("--screening-factor", type=float, default=None,
                         help="the first round's tol as a multiple of the model's "
                              "(multitask.model_selection._halving.SCREENING_TOL_FACTOR)")
@@ -215,7 +217,7 @@ def main(argv=None) -> dict:
     results: dict = {}
     print(f"load average before: {os.getloadavg()[0]:.2f}", flush=True)
     for data_name in args.data:
-        data = survey_problem() if data_name == "survey" else school_problem()
+        data = survey_problem(args.survey_seed) if data_name == "survey" else school_problem()
         print(f"\n== {data_name}", flush=True)
         head = (f"{'model':34s} {'CPU s':>7s} {'ratio':>6s} {'cand':>5s} {'full':>5s} "
                 f"{'test nMSE':>9s} {'iters':>7s}")
