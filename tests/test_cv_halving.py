@@ -254,13 +254,32 @@ def test_halving_is_deterministic_and_reports_progress(long_data):
     assert [d for d, _ in calls] == list(range(1, len(calls) + 1))
 
 
-def test_widening_after_halving_scores_the_new_values_on_every_fold(long_data):
+def test_widening_after_halving_scores_the_new_values_on_every_fold(long_data, monkeypatch):
+    from multitask.model_selection import _engine
+
+    batches = []
+    run = _engine._Runner.run
+
+    def recorded(self, jobs):
+        batches.append(list(jobs))
+        return run(self, jobs)
+
+    monkeypatch.setattr(_engine._Runner, "run", recorded)
     X, y = long_data
     grid = {"alpha": [10.0, 5.0, 2.0], "alpha_l2": [0.0, 1.0, 100.0]}  # best at the weak end
     cv = _fit(X, y, param_grid=grid, cv=3, widen=1)
     assert cv.n_widened_ == 1
     assert cv.cv_results_["n_splits_fitted"][-3:].tolist() == [3, 3, 3]
     assert np.all(np.isfinite(cv.cv_results_["mean_test_score"][-3:]))
+    # the first fold screens, in the first round and in the widening alike; no other fit does
+    screen = L21Regressor().tol * SCREENING_TOL_FACTOR
+    first_round, widening = batches[0], batches[-1]
+    for jobs in (first_round, widening):
+        for k, _, points, _ in jobs:
+            assert all(p.get("tol") == (screen if k == 0 else None) for p in points)
+    assert {k for k, *_ in first_round} == {0} and {k for k, *_ in widening} == {0, 1, 2}
+    assert all("tol" not in p for jobs in batches[1:-1] for _, _, points, _ in jobs
+               for p in points)
 
 
 def test_halving_must_be_a_boolean(long_data):

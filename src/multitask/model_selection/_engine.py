@@ -250,7 +250,7 @@ def _run_and_widen(runner, chunks, candidates, paths, default: bool, widen: int,
     ``(splits, groups, layout)``; ``warm_only``: the estimator's warm-start settings for the
     candidates a path fits after they left the running (:func:`~._halving.round_jobs`);
     ``screening``: the settings of the first round's fits where there are several rounds
-    (:func:`~._halving.screening_settings`)."""
+    (:func:`~._halving.screening_settings`), and of the widening's fits on the first fold."""
     splits, groups, layout = folds
     alive = np.ones(len(candidates), dtype=bool)
     results: list = []
@@ -279,6 +279,9 @@ def _run_and_widen(runner, chunks, candidates, paths, default: bool, widen: int,
                           None if pooled is not None else scores)
         if not new_jobs:
             break
+        if screening and len(rounds) > 1:  # the new values' first fold screens, as the rest did
+            new_jobs = [(k, part, [{**p, **screening} for p in points] if k == 0 else points,
+                         left) for k, part, points, left in new_jobs]
         results = results + runner.run(new_jobs)
         n_widened += 1
     return Bunch(results=results, scores=scores, mean=mean, fit_times=fit_times,

@@ -22,15 +22,16 @@ most paths, each of which is then fitted whole; with the outer points halved, 3 
 ``3 + 2 + (K - 2)`` path fits over ``K`` folds instead of ``3 K``.
 
 The first round, before any cut, is a screening: its fits take ``tol`` at
-:data:`SCREENING_TOL_FACTOR` times the estimator's own (every candidate alike; the later rounds,
-the widening and the refit take the estimator's ``tol``), so the candidates' scores on the
-first fold are those of fits to that tolerance, and the mean score of a candidate in the
-running includes it. On ``benchmarks/bench_cv_two_param.py``'s two problems (11 models each)
-every choice and held-out error stayed the same with a factor of 3, while sparse + low rank
-took 14% (School) and 22% (the survey) less CPU (docs/scale.md, "After the twelfth round"); a
-factor of 10 (the benchmark's ``--screening-factor``) changed two choices of 22 (the clustered
-model and convex ASO on the survey, held-out nMSE 0.3872 against 0.4282). A grid that searches
-``tol`` itself, or an estimator without one, is not screened.
+:data:`SCREENING_TOL_FACTOR` times the estimator's own (every candidate alike, and the values a
+widening adds on the first fold too; the later rounds and the refit take the estimator's
+``tol``), so the candidates' scores on the first fold are those of fits to that tolerance, and
+the mean score of a candidate in the running includes it. On
+``benchmarks/bench_cv_two_param.py``'s two problems (11 models each) every choice and held-out
+error stayed the same with a factor of 3, while sparse + low rank took 14% (School) and 22%
+(the survey) less CPU (docs/scale.md, "After the twelfth round"); a factor of 10 (the
+benchmark's ``--screening-factor``) changed two choices of 22 (the clustered model and convex
+ASO on the survey, held-out nMSE 0.3872 against 0.4282). A grid that searches ``tol`` itself,
+or an estimator without one, is not screened.
 
 The choice is made among the candidates scored on every fold; a candidate left behind keeps
 the scores of the folds it was fitted on and a mean score of NaN. The rounds
