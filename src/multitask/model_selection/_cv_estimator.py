@@ -167,7 +167,8 @@ class MultiTaskCV(MetaEstimatorMixin, BaseEstimator):
         the choice is made among the candidates scored on every fold
         (:mod:`~multitask.model_selection._halving` gives the schedule). The first round
         screens: its fits take three times the estimator's ``tol`` (the first fold's scores
-        are those fits'), the later rounds and the refit the estimator's own. ``False``
+        are those fits', as are those of the values a widening adds), the later rounds and
+        the refit the estimator's own. ``False``
         scores every candidate on every fold at the estimator's ``tol``. A one-parameter grid
         is searched whole either way.
 
