@@ -146,7 +146,7 @@ class TruncatedStageADMM(Solver):
         n_iter = 0
         since = 0  # iterations since the last accepted point (or restart)
         last_measure = np.inf  # the measure at the last accepted window's end
-        unseen = _unseen_entries(H, V.shape)
+        unseen = _unseen_entries(H, V.shape, steps.seen)
         drifting = False
         while n_iter < self.max_iter:
             # the iterations up to the next residual check, window end or the budget
@@ -211,10 +211,18 @@ class TruncatedStageADMM(Solver):
         return np.ascontiguousarray(-G / rho)
 
 
-def _unseen_entries(H: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
+def _seen_features(H: np.ndarray) -> np.ndarray:
+    """Boolean ``(m or 1, d)``: the features whose row of ``H_t`` is not zero (``H`` of shape
+    ``(m or 1, d, d)``), those the loss of task ``t`` sees."""
+    return np.any(H != 0.0, axis=2)
+
+
+def _unseen_entries(H: np.ndarray, shape: tuple[int, ...],
+                    seen: np.ndarray | None = None) -> np.ndarray | None:
     """Boolean ``(d, m)`` mask of the entries ``w_tj`` the loss does not see (a zero row ``j``
-    of ``H_t``; ``H`` of shape ``(m or 1, d, d)``), or None where it sees every entry."""
-    unseen = ~np.any(H != 0.0, axis=2).T  # (d, m or 1)
+    of ``H_t``; ``H`` of shape ``(m or 1, d, d)``; ``seen``: :func:`_seen_features` of it, when
+    computed already), or None where it sees every entry."""
+    unseen = ~(_seen_features(H) if seen is None else seen).T  # (d, m or 1)
     if not unseen.any():
         return None
     return np.broadcast_to(unseen, shape)
@@ -244,7 +252,7 @@ class _Steps:
                  penalty: Penalty):
         self.r = relaxation
         self.eig = eig
-        self.H = H
+        self.seen = _seen_features(H)  # (m or 1, d)
         self.C = np.asarray(C, dtype=np.float64)
         self.penalty = penalty
         self.keep = int(getattr(penalty, "spectral_kept", 0))
@@ -303,7 +311,7 @@ class _Steps:
         inv = np.matmul(Q / (lam + rho)[:, None, :], eig._QT)  # (m or 1, d, d)
         B = np.ascontiguousarray(np.einsum("tij,jt->it", inv, self.C) if not eig.shared
                                  else inv[0] @ self.C)
-        seen = np.any(self.H != 0.0, axis=2)  # (m or 1, d)
+        seen = self.seen
         # per task the seen features first (in order), then the others
         idx = np.ascontiguousarray(np.argsort(~seen, axis=1, kind="stable"), dtype=np.int64)
         cnt = seen.sum(axis=1).astype(np.int64)
