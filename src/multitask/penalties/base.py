@@ -79,9 +79,13 @@ __all__ = [
 #:   feature rows nor over the tasks (the task-structure relaxations of clustered MTL and
 #:   convex ASO, the task-relationship term): solvers that call it less often (ADMM, which
 #:   solves the quadratic loss exactly between prox calls) take these models.
+#: * ``"row_monotone"``: setting feature rows of ``W`` to zero never increases the penalty,
+#:   and its value there is the same penalty's on the other rows alone (a spectral function
+#:   nondecreasing in each singular value), and with ``"stages"`` its stage keys name no row:
+#:   a run may leave out the rows the loss does not see (:mod:`multitask.solvers.seen_rows`).
 CAPABILITIES = frozenset({"row_prox", "blocks", "stages", "lp", "low_rank", "smooth",
                           "majorant", "blockwise", "task_coupling", "spectral_threshold",
-                          "spectral"})
+                          "spectral", "row_monotone"})
 
 #: The row operators of the ``"row_prox"`` capability: the penalty is ``sum_j r_j(W_j.)`` over
 #: the feature rows, ``r_j`` given by the family and the row's strengths ``(a_j, b_j, c_j)``

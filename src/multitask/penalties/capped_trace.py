@@ -170,7 +170,7 @@ class CappedTraceNorm(_SpectralPenalty):
     name = "capped_trace"
     is_convex = False
     has_prox = False
-    capabilities = frozenset({"stages", "low_rank"})
+    capabilities = frozenset({"stages", "low_rank", "row_monotone"})
 
     def __init__(self, alpha: float, tau: float):
         super().__init__(alpha)

@@ -77,6 +77,7 @@ from multitask.solvers.fista import ProximalGradient
 from multitask.solvers.iteration import IterationRecord
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
+from multitask.solvers.seen_rows import on_seen_rows, seen_rows
 from multitask.solvers.truncated_admm import DRIFT_FACTOR, TruncatedStageADMM
 
 __all__ = ["STAGE_SOLVERS", "Multistage"]
@@ -293,7 +294,25 @@ class Multistage(Solver):
         solved again from that start: ``F`` stays non-increasing across the stages. The
         non-convex stages always start from the previous stage's solution.
         ``info["stage_points"]`` holds the solutions of this run's convex stages by key.
+
+        Where the loss sees no entry of some feature rows and the penalty offers
+        ``"row_monotone"`` (the capped trace norm), the run is that on
+        the other rows, padded with zero rows (:mod:`multitask.solvers.seen_rows`: the same
+        iterates, on a smaller matrix).
         """
+        rows = seen_rows(datafit, penalty)
+        if rows is not None:
+            return on_seen_rows(self._solve, rows, datafit, penalty, coef_init=coef_init,
+                                intercept_init=intercept_init, callback=callback,
+                                stage_starts=stage_starts)
+        return self._solve(datafit, penalty, coef_init=coef_init,
+                           intercept_init=intercept_init, callback=callback,
+                           stage_starts=stage_starts)
+
+    def _solve(self, datafit: Datafit, penalty: Penalty, *, coef_init=None,
+               intercept_init=None, callback: Callable | None = None,
+               stage_starts: dict | None = None) -> SolverResult:
+        """:meth:`solve` on all the rows."""
         run = IterationRecord(self, datafit, penalty, callback)
         W, b = run.start(coef_init, intercept_init, project=False)
         ref = np.zeros_like(W) if self.first_stage == "zero" else W

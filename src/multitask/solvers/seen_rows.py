@@ -1,0 +1,135 @@
+"""A solver run on the feature rows the loss sees, the others at zero.
+
+Where a feature's column of the design the loss sees (:attr:`Datafit.data`: centred per task
+where the loss centres) is zero in every task (a feature constant within each task, centred
+away: on School, the six one-hot school-level features), the loss does not depend on that row
+of ``W``. For a penalty that offers ``"row_monotone"``,
+
+    h(W) >= h(W with the rows S set to zero) = h_S(W restricted to the other rows),
+
+(a spectral penalty nondecreasing in each singular value, such as the capped trace norm and
+its stage penalties: deleting rows of a matrix does not increase any of its singular values, by
+interlacing), so setting those rows to zero never increases ``f + h``: the problem on the other rows
+has the same minima and stationary points, padded with zero rows, as the whole one, and every
+stage penalty of a multi-stage run taken at a padded point is the same. :func:`on_seen_rows`
+runs a solver on the seen rows alone (:meth:`Datafit.on_columns`) and pads its result: the
+same iterates as the run on all rows (which keeps those rows at exactly zero), each
+iteration on a smaller matrix (the spectral stages' eigendecompositions of ``d x d`` Gram
+matrices, their products).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import scipy.sparse as sp
+
+from multitask.data.container import MultiTaskData
+from multitask.losses import Datafit
+from multitask.penalties.base import IdentityMap, Penalty
+from multitask.solvers.result import SolverResult
+
+__all__ = ["on_seen_rows", "seen_rows"]
+
+
+def seen_rows(datafit: Datafit, penalty: Penalty) -> np.ndarray | None:
+    """The sorted positions of the feature rows the loss sees, where some rows are unseen and
+    the run may leave them out (module docstring), else ``None``.
+
+    It may for a quadratic loss (``"quadratic"``) and a penalty on ``W`` itself that offers
+    ``"row_monotone"``. A row is unseen when the design the loss sees has an exactly zero
+    column there in every task: its cells are all constant within their tasks (the centred
+    view's ``x_constant``) or the stacked column has no nonzero entry (and no centring
+    offset). Cached on the data (the fits of a path share it).
+    """
+    if ("row_monotone" not in penalty.capabilities
+            or "quadratic" not in datafit.capabilities
+            or not isinstance(penalty.linear_map, IdentityMap)):
+        return None
+    data = datafit.data
+    rows = data.cached("seen_rows", lambda: _seen_rows(data))
+    if rows.size in (0, data.n_features):
+        return None
+    return rows
+
+
+def _seen_rows(data) -> np.ndarray:
+    X = data.X
+    if sp.issparse(X):
+        nonzero = np.asarray(abs(X).sum(axis=0)).ravel() != 0.0
+    else:
+        nonzero = np.any(X != 0.0, axis=0)
+    if data.x_offset is not None:
+        nonzero |= np.any(data.x_offset != 0.0, axis=1)
+        if data.x_constant is not None:  # the implicitly centred column is zero there
+            nonzero &= ~np.all(data.x_constant, axis=1)
+    return np.flatnonzero(nonzero).astype(np.int64)
+
+
+def _restricted(datafit: Datafit, rows: np.ndarray) -> Datafit:
+    """The loss on the columns ``rows`` of its design (a new object), its data cached on the
+    whole data so that its Gram matrices and their eigendecompositions are computed once per
+    path."""
+    data = datafit.data
+
+    def columns():
+        X = data.X[:, rows]
+        X = X.tocsr() if sp.issparse(X) else np.ascontiguousarray(X)
+        return MultiTaskData(
+            X, data.y, data.offsets, data.tasks, data.shared,
+            None if data.x_offset is None else np.ascontiguousarray(data.x_offset[rows]),
+            row_order=data.row_order,
+            x_constant=None if data.x_constant is None else data.x_constant[rows],
+            sample_weight=data.sample_weight)
+
+    sub = data.cached(("seen_columns", rows.tobytes()), columns)
+    return datafit.on_columns(sub, gram=True)
+
+
+def _pad(V: np.ndarray, rows: np.ndarray, d: int) -> np.ndarray:
+    out = np.zeros((d,) + V.shape[1:], dtype=np.result_type(V, np.float64))
+    out[rows] = V
+    return out
+
+
+def on_seen_rows(solve: Callable[..., SolverResult], rows: np.ndarray, datafit: Datafit,
+                 penalty: Penalty, *, coef_init=None, intercept_init=None,
+                 callback: Callable | None = None, **options) -> SolverResult:
+    """``solve(datafit_S, penalty, ...)`` on the rows ``rows`` (:func:`seen_rows`), its result
+    padded with zero rows.
+
+    ``coef_init`` and the starting points of ``options["stage_starts"]`` (``{key: (W, b)}``)
+    are restricted to the rows; the result's ``coef``, ``W``, and its ``info``'s
+    ``stage_points`` and ``stage_coefs`` are padded, its intercepts read from ``datafit`` (the
+    restricted loss does not centre); ``callback(k, F, W, b)`` receives padded weights.
+    """
+    d = datafit.data.n_features
+    sub = _restricted(datafit, rows)
+    if coef_init is not None:
+        coef_init = np.asarray(coef_init)[rows]
+    starts = options.get("stage_starts")
+    if starts:
+        options["stage_starts"] = {key: (np.asarray(W)[rows], b)
+                                   for key, (W, b) in starts.items()}
+    if callback is not None:
+        given = callback
+
+        def callback(k, F, W, b):  # noqa: F811 - the padded view of the caller's
+            return given(k, F, _pad(W, rows, d), b)
+
+    res = solve(sub, penalty, coef_init=coef_init, intercept_init=intercept_init,
+                callback=callback, **options)
+    info = dict(res.info)
+    if "stage_points" in info:
+        info["stage_points"] = {key: (_pad(W, rows, d), b)
+                                for key, (W, b) in info["stage_points"].items()}
+    if "stage_coefs" in info:
+        info["stage_coefs"] = [_pad(W, rows, d) for W in info["stage_coefs"]]
+    info["seen_rows"] = rows
+    W = _pad(res.W, rows, d)
+    return SolverResult(coef=_pad(res.coef, rows, d), W=W,
+                        intercept=datafit.intercept(W, res.intercept_variable),
+                        n_iter=res.n_iter, objective=res.objective, converged=res.converged,
+                        time=res.time, times=res.times, optimality=res.optimality,
+                        intercept_variable=res.intercept_variable, info=info)
