@@ -407,6 +407,8 @@ def truncated_admm_run(M, idx, cnt, B, V, U, rho, r, thresh, keep, n_steps, gram
     BT = np.ascontiguousarray(B.T)
     T = np.empty(d)
     out = np.empty(d)
+    g = np.empty(d)  # rho T on the seen features, gathered (the product reads M[q] in order)
+    o = np.empty(d)
     ZT = np.empty((m, d))
     WrT = np.empty((m, d))
     norm = 0.0
@@ -420,11 +422,14 @@ def truncated_admm_run(M, idx, cnt, B, V, U, rho, r, thresh, keep, n_steps, gram
                 T[j] = VT[t, j] - UT[t, j]
                 out[j] = BT[t, j] + T[j]  # the decoupled features
             for a in range(n):
-                out[idx[q, a]] = BT[t, idx[q, a]]
+                g[a] = rho * T[idx[q, a]]
+                o[a] = 0.0
             for b in range(n):
-                tb = rho * T[idx[q, b]]
+                tb = g[b]
                 for a in range(n):
-                    out[idx[q, a]] += M[q, b, a] * tb
+                    o[a] += M[q, b, a] * tb
+            for a in range(n):
+                out[idx[q, a]] = BT[t, idx[q, a]] + o[a]
             for j in range(d):
                 w = r * out[j] + (1.0 - r) * VT[t, j]
                 WrT[t, j] = w
