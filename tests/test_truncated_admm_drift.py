@@ -94,3 +94,21 @@ def test_a_drifting_fit_says_so():
         est = multitask.CappedTraceRegressor(alpha=0.5, tau=2.0).fit(Xs, ys)
     assert not est.converged_
     assert est.solver_info_["stage_stalled"][-1]
+
+
+@pytest.mark.parametrize("constant", [5, 0])
+def test_the_rules_are_rates_whatever_the_window(constant):
+    """The stall and drift rules ask a rate per ``STALL_SPAN`` iterations: windows of 25, 50
+    and 100 iterations end the drifting stage alike (within a tenth of the iterations and
+    0.1% of the objective) and converge on the stage with every entry seen alike."""
+    datafit, W0, pen = _stage(constant)
+    runs = []
+    for window in (25, 50, 100):
+        res = TruncatedStageADMM(max_iter=3000, window=window, warn=False).solve(
+            datafit, pen, coef_init=W0)
+        runs.append((res, float(datafit.value(res.coef) + pen.value(res.coef))))
+    for res, F in runs:
+        assert res.info["drifting"] == bool(constant) and res.converged == (not constant)
+        assert F == pytest.approx(runs[-1][1], rel=1e-3)
+        assert abs(res.n_iter - runs[-1][0].n_iter) <= 0.1 * runs[-1][0].n_iter
+    assert truncated_admm.STALL_SPAN == 100

@@ -31,7 +31,8 @@ Stage solvers (``stage_solver``):
   adaptive) are solved by :class:`~multitask.solvers.truncated_admm.TruncatedStageADMM`
   instead: the same iteration at a fixed penalty parameter, which keeps the best point of
   every window of iterations (the stage objective never increases) and stops a stage whose
-  objective decreases by at most ``stall_tol`` (relative) over a window, not converged. On
+  objective decreases by at most ``stall_tol`` (relative) per 100 iterations over a window,
+  not converged. On
   School the spectral rule's changes of the penalty parameter made these stages diverge (and
   fall back to accelerated gradient); their objective decreases slowly for thousands of
   iterations, mostly through the entries of ``W`` that the loss does not see (the directions
@@ -158,9 +159,9 @@ class Multistage(Solver):
         Also return every stage's solution as ``info["stage_coefs"]``.
     stall_tol : float, optional
         Non-convex stages solved by ADMM (module docstring): stop a stage, not converged, when
-        its objective decreases by at most ``stall_tol`` (relative) over a window of
-        iterations (:class:`~multitask.solvers.truncated_admm.TruncatedStageADMM`). Default:
-        ``tol``.
+        its objective decreases by at most ``stall_tol`` (relative) per 100 iterations over a
+        window of iterations (:class:`~multitask.solvers.truncated_admm.TruncatedStageADMM`).
+        Default: ``tol``.
     leave_stages : bool, default=True
         Non-convex stages solved by ADMM: end a stage at the first window whose point has
         left the stage's key (another number of singular values at or above the cap), where
@@ -247,7 +248,8 @@ class Multistage(Solver):
         return accepted, n_iter, self.dc_max_iter
 
     def _stall(self) -> float:
-        """The relative decrease per window below which a non-convex ADMM stage stops."""
+        """The relative decrease per 100 iterations below which a non-convex ADMM stage
+        stops."""
         return self.tol if self.stall_tol is None else self.stall_tol
 
     def _admm_stage(self, datafit, stage_pen, W, b, inner,
@@ -370,12 +372,12 @@ class Multistage(Solver):
                 what = ("the last stage's objective decreased mostly through entries of W that "
                         "the loss does not see (features constant within a task's rows, along "
                         "which the stage has no minimizer), by less than "
-                        f"{DRIFT_FACTOR * self._stall():g} (relative) over a window of "
-                        "iterations")
+                        f"{DRIFT_FACTOR * self._stall():g} (relative) per 100 iterations over "
+                        "a window of iterations")
             elif stalled[-1]:
                 what = (f"the last stage's objective decreased by less than {self._stall():g} "
-                        "(relative) over a window of iterations before its optimality measure "
-                        f"reached tol={self.tol:g}")
+                        "(relative) per 100 iterations over a window before its optimality "
+                        f"measure reached tol={self.tol:g}")
             else:
                 what = "the inner solver reached max_iter in the last stage"
             advice = "lower stall_tol, " if converged and stalled[-1] else ""
