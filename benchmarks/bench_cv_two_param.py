@@ -3,7 +3,8 @@
     OMP_NUM_THREADS=1 python benchmarks/bench_cv_two_param.py [--data survey school]
         [--models DirtyModelRegressor ...] [--before benchmarks/cv_two_param_before.json]
         [--out results.json] [--no-halving] [--repeats 3] [--anderson-memory 20]
-        [--tol 1e-3] [--screening-factor 10] [--drift-factor 30] [--survey-seed 0]
+        [--tol 1e-3] [--screening-factor 10] [--drift-factor 30] [--window 100]
+        [--survey-seed 0]
 
 Every regressor whose default grid searches a second parameter (its ``_grid_tops``:
 capped l1, capped trace, clustered MTL, convex ASO, dirty model, fused sparse group lasso,
@@ -41,7 +42,9 @@ what a uniformly looser stopping rule buys each model against the baseline's own
 ``--screening-factor`` sets the first round's ``tol`` as a multiple of each model's
 (:data:`multitask.model_selection._halving.SCREENING_TOL_FACTOR`), ``--drift-factor`` the
 capped trace norm's drift rule (:data:`multitask.solvers.truncated_admm.DRIFT_FACTOR`; ``0``
-turns it off): the measurements that placed them.
+turns it off), ``--window`` the iterations between two comparisons of its non-convex stages'
+objective (:data:`multitask.solvers.truncated_admm.WINDOW`): the measurements that placed
+them.
 """
 
 from __future__ import annotations
@@ -193,6 +196,9 @@ def main(argv=None) -> dict:
     parser.add_argument("--drift-factor", type=float, default=None,
                         help="the capped trace norm's drift rule as a multiple of stall_tol "
                              "(multitask.solvers.truncated_admm.DRIFT_FACTOR; 0: off)")
+    parser.add_argument("--window", type=int, default=None,
+                        help="the capped trace norm's non-convex stages' window "
+                             "(multitask.solvers.truncated_admm.WINDOW)")
     parser.add_argument("--tol", type=float, default=None,
                         help="the tol of every model, the baseline's included (default: each "
                              "model's own)")
@@ -209,6 +215,10 @@ def main(argv=None) -> dict:
         from multitask.solvers import truncated_admm
 
         truncated_admm.DRIFT_FACTOR = args.drift_factor
+    if args.window is not None:
+        from multitask.solvers import truncated_admm
+
+        truncated_admm.WINDOW = args.window
     models = args.models or two_parameter_models()
     before = {}
     if args.before:

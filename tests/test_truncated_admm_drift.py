@@ -112,3 +112,23 @@ def test_the_rules_are_rates_whatever_the_window(constant):
         assert F == pytest.approx(runs[-1][1], rel=1e-3)
         assert abs(res.n_iter - runs[-1][0].n_iter) <= 0.1 * runs[-1][0].n_iter
     assert truncated_admm.STALL_SPAN == 100
+
+
+def test_the_measure_is_computed_at_the_checks_only(monkeypatch):
+    """Windows shorter than ``check_every`` compare objectives (drift rule, stage key) without
+    computing the prox-gradient residual: it is computed every ``check_every`` iterations (and
+    once at the end)."""
+    datafit, W0, pen = _stage(5)
+    calls = []
+    real = truncated_admm.kkt_residual
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(truncated_admm, "kkt_residual", counted)
+    res = TruncatedStageADMM(max_iter=3000, window=25, check_every=100, warn=False).solve(
+        datafit, pen, coef_init=W0)
+    assert res.info["drifting"]
+    assert len(calls) <= res.n_iter // 100 + 1
+    assert res.n_iter % 25 == 0
