@@ -132,3 +132,40 @@ def test_the_measure_is_computed_at_the_checks_only(monkeypatch):
     assert res.info["drifting"]
     assert len(calls) <= res.n_iter // 100 + 1
     assert res.n_iter % 25 == 0
+
+
+@pytest.mark.parametrize("constant", [5, 0])
+@pytest.mark.parametrize("keep", [0, 2, 4, 10])
+def test_compiled_residual_is_kkt_residual(constant, keep):
+    """The stage's compiled prox-gradient residual (through the R factor and the SVD) equals
+    :func:`multitask.solvers.base.kkt_residual` to 1e-10, at the stage's start and at
+    perturbed points (a shared and per-task ``H``)."""
+    from multitask.solvers._admm_trace_numba import truncated_stage_residual
+    from multitask.solvers.base import kkt_residual, lipschitz_bound
+
+    datafit, W0, _ = _stage(constant)
+    pen = TruncatedTraceNorm(0.5, keep)
+    H, C = datafit.quadratic_form()
+    L = lipschitz_bound(datafit, pen)
+    rng = np.random.default_rng(keep)
+    for V in (W0, W0 + 0.1 * rng.standard_normal(W0.shape), 0.0 * W0):
+        ok, norm = truncated_stage_residual(H, np.ascontiguousarray(C), np.ascontiguousarray(V),
+                                            L, 0.5 / L, keep, 2.0**400)
+        assert ok
+        expected = kkt_residual(datafit, pen, V, None, L)
+        assert L * norm / datafit.gradient_scale() == pytest.approx(expected, rel=1e-10,
+                                                                    abs=1e-14)
+    # a shared H (one design for every task)
+    Hs = np.ascontiguousarray(H[:1])
+    Cs = np.ascontiguousarray(C)
+    ok, norm = truncated_stage_residual(Hs, Cs, np.ascontiguousarray(W0), L, 0.5 / L, keep,
+                                        2.0**400)
+    G = Hs[0] @ W0 - Cs
+    Z = W0 - G / L
+    U, s, Vt = np.linalg.svd(Z, full_matrices=False)
+    s_new = s.copy()
+    s_new[keep:] = np.maximum(s[keep:] - 0.5 / L, 0.0)
+    assert ok and norm == pytest.approx(np.linalg.norm(W0 - (U * s_new) @ Vt), rel=1e-10)
+    # out of the safe band: declined
+    assert truncated_stage_residual(H, C, np.full_like(W0, np.nan), L, 0.5 / L, keep,
+                                    2.0**400)[0] is False

@@ -462,3 +462,73 @@ def truncated_admm_run(M, idx, cnt, B, V, U, rho, r, thresh, keep, n_steps, gram
     if done == 0:
         return 0, V, 0.0
     return done, np.ascontiguousarray(VT.T), norm
+
+
+@njit(cache=True, nogil=True)
+def truncated_stage_residual(H, C, V, L, thresh, keep, safe):  # pragma: no cover - compiled
+    """``(ok, ||V - psvt(V - G / L, thresh, keep)||_F)`` with ``G_t = H_t v_t - C_t``: the
+    prox-gradient step of a non-convex spectral stage
+    (:class:`multitask.solvers.truncated_admm.TruncatedStageADMM`) whose norm, times ``L`` over
+    the loss's gradient scale, is :func:`multitask.solvers.base.kkt_residual`.
+
+    The partial singular value thresholding ``psvt`` (the ``keep`` leading singular values
+    kept, the others soft-thresholded at ``thresh``) goes through the ``R`` factor of the long
+    side of ``Z = V - G / L`` and the SVD of ``R`` (:func:`multitask.penalties.prox.
+    spectral_shrink_matrix`'s route, exact to rounding). ``ok`` is False, and the norm 0,
+    where an entry of ``Z`` lies outside the band where its square is safe (``1 / safe`` to
+    ``safe``, or NaN): the caller then computes the residual by the interpreted route, which
+    rescales.
+
+    Parameters
+    ----------
+    H : ndarray of shape (m or 1, d, d)
+        The loss's ``H_t`` (one shared when the first axis is 1).
+    C : ndarray of shape (d, m)
+    V : ndarray of shape (d, m)
+    L : float
+        The step's Lipschitz constant.
+    thresh : float
+        ``alpha / L``.
+    keep : int
+    safe : float
+    """
+    d, m = V.shape
+    shared = H.shape[0] == 1
+    Z = np.empty((d, m))
+    big = 0.0
+    for t in range(m):
+        q = 0 if shared else t
+        for a in range(d):
+            g = -C[a, t]
+            for b in range(d):
+                g += H[q, a, b] * V[b, t]
+            z = V[a, t] - g / L
+            Z[a, t] = z
+            az = abs(z)
+            if not az <= big:  # NaN included
+                big = az
+    if not (big == 0.0 or 1.0 / safe <= big <= safe):
+        return False, 0.0
+    wide = d <= m
+    R = np.linalg.qr(np.ascontiguousarray(Z.T) if wide else Z)[1]
+    _, s, Qt = np.linalg.svd(R)  # Z Z^T (or Z^T Z) = Qt^T diag(s^2) Qt
+    n = Qt.shape[1]
+    M = np.zeros((n, n))
+    for i in range(s.shape[0]):
+        if not s[i] > 0.0:
+            continue
+        new = s[i] if i < keep else max(s[i] - thresh, 0.0)
+        if new == 0.0:
+            continue
+        f = new / s[i]
+        for a in range(n):
+            fa = f * Qt[i, a]
+            for b in range(n):
+                M[a, b] += fa * Qt[i, b]
+    P = M @ Z if wide else Z @ M
+    total = 0.0
+    for a in range(d):
+        for t in range(m):
+            r = V[a, t] - P[a, t]
+            total += r * r
+    return True, np.sqrt(total)

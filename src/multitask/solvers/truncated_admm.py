@@ -149,7 +149,8 @@ class TruncatedStageADMM(Solver):
         eig = EigenSystem(None, C, eigen=datafit.quadratic_eigen())
         rho = self.rho_scale * eig.positive_median()
         L = lipschitz_bound(datafit, penalty)
-        steps = _Steps(self.relaxation, eig, H, C, penalty)
+        steps = _Steps(self.relaxation, eig, H, C, penalty,
+                       cache=(datafit.data, (datafit.name, float(datafit.alpha_l2))))
 
         def objective(X: np.ndarray) -> float:
             return float(datafit.value(X) + penalty.value(X))
@@ -197,7 +198,7 @@ class TruncatedStageADMM(Solver):
                 since = 0
                 continue
             if check:
-                measure = kkt_residual(datafit, penalty, V, None, L)
+                measure = steps.measure(datafit, V, L)
                 if measure <= self.tol:
                     best_V, best_F = V, F
                     run.record(F)
@@ -222,7 +223,7 @@ class TruncatedStageADMM(Solver):
                     last_measure = measure
         steps.close()
         if not converged:
-            measure = kkt_residual(datafit, penalty, best_V, None, L)
+            measure = steps.measure(datafit, best_V, L)
             converged = measure <= self.tol
         return run.finish(best_V, None, n_iter=n_iter, converged=converged, measure=measure,
                           exhausted=not (converged or stalled),
@@ -275,10 +276,16 @@ class _Steps:
     against it), else interpreted."""
 
     def __init__(self, relaxation: float, eig: EigenSystem, H: np.ndarray, C: np.ndarray,
-                 penalty: Penalty):
+                 penalty: Penalty, cache: tuple | None = None):
         self.r = relaxation
         self.eig = eig
-        self.seen = _seen_features(H)  # (m or 1, d)
+        #: ``(data, version)``: the data the loss sees and the loss's name and ridge (the
+        #: ``H_t`` and ``C_t`` are the data's for them), on which the seen
+        #: features and the inverses at a ``rho`` are cached (the fits of a path share them:
+        #: ``rho`` depends on the ``H_t`` alone)
+        self.cache = cache
+        self.seen = (_seen_features(H) if cache is None else cache[0].cached_latest(
+            "truncated_admm_seen", cache[1], lambda: _seen_features(H)))  # (m or 1, d)
         self.C = np.asarray(C, dtype=np.float64)
         self.penalty = penalty
         self.keep = int(getattr(penalty, "spectral_kept", 0))
@@ -325,6 +332,22 @@ class _Steps:
                 n -= 1
         return V
 
+    def measure(self, datafit: Datafit, V: np.ndarray, L: float) -> float:
+        """:func:`~multitask.solvers.base.kkt_residual` of the stage at ``V``: compiled
+        (:func:`~multitask.solvers._admm_trace_numba.truncated_stage_residual`) where the
+        iterations are, else (or where the kernel declines) interpreted."""
+        compiled = self.compiled
+        if compiled is not None and compiled.ready() and not datafit.has_intercept_variable:
+            from multitask.solvers._admm_trace_numba import truncated_stage_residual
+
+            ok, norm = truncated_stage_residual(
+                datafit.quadratic_form()[0], self.C, np.ascontiguousarray(V, dtype=np.float64), float(L),
+                self.strength / L, self.keep, 2.0**SAFE_EXPONENT)
+            if ok:
+                scale = datafit.gradient_scale() * np.sqrt(self.penalty.linear_map.norm_sq)
+                return float(L * norm / max(scale, np.finfo(float).tiny))
+        return kkt_residual(datafit, self.penalty, V, None, L)
+
     def _inverses(self, rho: float) -> tuple:
         """``(rho, M, idx, cnt, B)`` of :func:`truncated_admm_run` at ``rho``: per task the
         features whose row of ``H_t`` is not zero (``idx[t, :cnt[t]]``), ``(H_t + rho I)^{-1}``
@@ -332,6 +355,16 @@ class _Steps:
         computed once per ``rho``."""
         if self._system is not None and self._system[0] == rho:
             return self._system
+        if self.cache is None:
+            self._system = self._compute_inverses(rho)
+        else:
+            data, version = self.cache
+            self._system = data.cached_latest("truncated_admm_inverses", (version, rho),
+                                              lambda: self._compute_inverses(rho))
+        return self._system
+
+    def _compute_inverses(self, rho: float) -> tuple:
+        """:meth:`_inverses`' arrays at ``rho``, computed."""
         eig = self.eig
         Q, lam = eig.Q, eig.lam
         inv = np.matmul(Q / (lam + rho)[:, None, :], eig._QT)  # (m or 1, d, d)
@@ -343,8 +376,7 @@ class _Steps:
         cnt = seen.sum(axis=1).astype(np.int64)
         tasks = np.arange(seen.shape[0])[:, None, None]
         M = np.ascontiguousarray(inv[tasks, idx[:, :, None], idx[:, None, :]])
-        self._system = (rho, M, idx, cnt, B)
-        return self._system
+        return (rho, M, idx, cnt, B)
 
     def close(self) -> None:
         """Charge the interpreted iterations' time (ski-rental rule) at the end of a run."""
