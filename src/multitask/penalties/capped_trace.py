@@ -131,20 +131,46 @@ def top_singular_projector(W: np.ndarray, rank: int) -> np.ndarray:
     return U[:, :r] @ Vt[:r]
 
 
+class _SingularValueMemory:
+    """The last array whose singular values a capped trace norm or one of its stage penalties
+    computed or was given, with them: shared by the penalty and the stage penalties it makes,
+    so that the capped norm's value and stage key at a stage's point (a compiled ADMM
+    output, whose singular values the kernel returns) cost no second decomposition."""
+
+    __slots__ = ("last",)
+
+    def __init__(self) -> None:
+        self.last: tuple | None = None  # (array, singular values)
+
+
 class _SpectralPenalty(RemembersProx, Penalty):
-    """Caches the singular values of the last prox output, so ``value`` after ``prox`` (as
-    every proximal gradient iteration does) costs no second SVD."""
+    """Caches the singular values of the last array it decomposed or its last prox output, so
+    ``value`` after ``prox`` (as every proximal gradient iteration does) costs no second SVD;
+    ``memory``: a :class:`_SingularValueMemory` shared with the penalty that made this one."""
 
-    def __init__(self, alpha: float):
+    def __init__(self, alpha: float, memory: _SingularValueMemory | None = None):
         self.alpha = check_strength(alpha)
-        self._last: tuple | None = None  # (array, checksum, singular values)
+        self._last: tuple | None = None  # (array, singular values)
+        self._memory = memory
 
-    def _remember(self, out: np.ndarray, s: np.ndarray) -> None:
-        self._last = (out.copy(), s)
+    def __getstate__(self):
+        state = super().__getstate__()
+        state["_memory"] = None  # a cache, not part of the penalty
+        return state
+
+    def _remember(self, out: np.ndarray, s: np.ndarray, copy: bool = True) -> None:
+        self._last = (out.copy() if copy else out, s)
+        if self._memory is not None:
+            self._memory.last = self._last
 
     def _singular_values(self, W: np.ndarray) -> np.ndarray:
         cached = recalled(self._last, W)
-        return singular_values(W) if cached is None else cached
+        if cached is None and self._memory is not None:
+            cached = recalled(self._memory.last, W)
+        if cached is None:
+            cached = singular_values(W)
+            self._remember(np.asarray(W, dtype=np.float64), cached)
+        return cached
 
 
 class CappedTraceNorm(_SpectralPenalty):
@@ -173,7 +199,7 @@ class CappedTraceNorm(_SpectralPenalty):
     capabilities = frozenset({"stages", "low_rank", "row_monotone"})
 
     def __init__(self, alpha: float, tau: float):
-        super().__init__(alpha)
+        super().__init__(alpha, _SingularValueMemory())
         self.tau = float(tau)
         if not self.tau >= 0:  # NaN fails too; inf is allowed (the trace norm)
             raise ValueError(f"tau must be a number >= 0 (inf allowed), got {tau!r}.")
@@ -205,7 +231,8 @@ class CappedTraceNorm(_SpectralPenalty):
         ``W = 0``: a convex problem, with a certified duality gap and the trace norm's compiled
         ADMM step), else :class:`TruncatedTraceNorm`."""
         r = self.stage_key(W)
-        return TraceNorm(self.alpha) if r == 0 else TruncatedTraceNorm(self.alpha, r)
+        return (TraceNorm(self.alpha) if r == 0
+                else TruncatedTraceNorm(self.alpha, r, memory=self._memory))
 
     def stage_offset(self, W) -> float:
         """``alpha * r * tau``: the constant by which the stage penalty at ``W`` differs from
@@ -235,8 +262,8 @@ class TruncatedTraceNorm(_SpectralPenalty):
     #: too (:mod:`multitask.solvers._admm_trace_numba`).
     capabilities = frozenset({"majorant", "low_rank", "spectral_threshold"})
 
-    def __init__(self, alpha: float, rank: int):
-        super().__init__(alpha)
+    def __init__(self, alpha: float, rank: int, *, memory: _SingularValueMemory | None = None):
+        super().__init__(alpha, memory)
         if int(rank) != rank or rank < 0:
             raise ValueError(f"rank must be an integer >= 0, got {rank!r}.")
         self.rank = int(rank)
@@ -259,10 +286,16 @@ class TruncatedTraceNorm(_SpectralPenalty):
         """``alpha``: the threshold per unit step of the other singular values."""
         return self.alpha
 
-    def remember_prox(self, out: np.ndarray, value: float) -> None:
+    def remember_prox(self, out: np.ndarray, value: float,
+                      singular_values: np.ndarray | None = None) -> None:
         """Record that ``out`` (a prox output computed elsewhere: the compiled ADMM step) has
-        ``sum_{i > r} sigma_i(out) = value``, so that :meth:`value` there costs no SVD."""
-        self._tail = (np.array(out, dtype=np.float64, copy=True), float(value))
+        ``sum_{i > r} sigma_i(out) = value`` (and the singular values ``singular_values``,
+        non-increasing, when given), so that :meth:`value` there, and the capped norm's value
+        and stage key, cost no SVD."""
+        kept = np.array(out, dtype=np.float64, copy=True)
+        self._tail = (kept, float(value))
+        if singular_values is not None:
+            self._remember(kept, np.asarray(singular_values, dtype=np.float64), copy=False)
 
     def value(self, W):
         tail = recalled(self._tail, W)

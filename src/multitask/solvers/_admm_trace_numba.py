@@ -397,6 +397,9 @@ def truncated_admm_run(M, idx, cnt, B, V, U, rho, r, thresh, keep, n_steps, gram
         The ``V`` after them (the input where ``done`` is 0).
     norm : float
         ``sum_{i > keep} sigma_i(V)`` of the last iteration's output (0 where ``done`` is 0).
+    sv : ndarray of shape (min(d, m),)
+        The singular values of that output, non-increasing (``scale_i sqrt(ev_i)`` of the
+        Gram route; zeros where ``done`` is 0).
     """
     d, m = V.shape
     shared = M.shape[0] == 1
@@ -412,6 +415,8 @@ def truncated_admm_run(M, idx, cnt, B, V, U, rho, r, thresh, keep, n_steps, gram
     ZT = np.empty((m, d))
     WrT = np.empty((m, d))
     norm = 0.0
+    k = min(d, m)
+    sv = np.zeros(k)
     done = n_steps
     for step in range(n_steps):
         big = 0.0
@@ -450,6 +455,8 @@ def truncated_admm_run(M, idx, cnt, B, V, U, rho, r, thresh, keep, n_steps, gram
             done = step
             break
         norm = step_norm
+        for i in range(k):  # ev ascending: the output's singular values, non-increasing
+            sv[k - 1 - i] = scale[i] * np.sqrt(max(ev[i], 0.0))
         G = _gram_map(E, scale)
         if wide:
             VT = ZT @ G  # V = G Z, G symmetric
@@ -460,8 +467,8 @@ def truncated_admm_run(M, idx, cnt, B, V, U, rho, r, thresh, keep, n_steps, gram
                 UT[t, j] += WrT[t, j] - VT[t, j]
     U[:, :] = UT.T
     if done == 0:
-        return 0, V, 0.0
-    return done, np.ascontiguousarray(VT.T), norm
+        return 0, V, 0.0, np.zeros(k)
+    return done, np.ascontiguousarray(VT.T), norm, sv
 
 
 @njit(cache=True, nogil=True)

@@ -286,7 +286,8 @@ class _Steps:
         self.cache = cache
         self.seen = (_seen_features(H) if cache is None else cache[0].cached_latest(
             "truncated_admm_seen", cache[1], lambda: _seen_features(H)))  # (m or 1, d)
-        self.C = np.asarray(C, dtype=np.float64)
+        self.H = np.ascontiguousarray(H, dtype=np.float64)
+        self.C = np.ascontiguousarray(C, dtype=np.float64)
         self.penalty = penalty
         self.keep = int(getattr(penalty, "spectral_kept", 0))
         self.strength = float(penalty.spectral_strength())
@@ -320,12 +321,12 @@ class _Steps:
                 n -= 1
                 continue
             _, M, idx, cnt, B = self._inverses(rho)
-            done, V_new, norm = compiled.kernel()(
+            done, V_new, norm, sv = compiled.kernel()(
                 M, idx, cnt, B, V, U, rho, self.r, self.strength / rho, self.keep, n,
                 GRAM_RTOL, 2.0**SAFE_EXPONENT)
             if done:
                 V = V_new
-                self.penalty.remember_prox(V, float(norm))
+                self.penalty.remember_prox(V, float(norm), sv)
                 n -= int(done)
             if n > 0:  # the kernel declined the next iteration: the interpreted one
                 V = self.interpreted(V, U, rho)
@@ -341,7 +342,7 @@ class _Steps:
             from multitask.solvers._admm_trace_numba import truncated_stage_residual
 
             ok, norm = truncated_stage_residual(
-                datafit.quadratic_form()[0], self.C, np.ascontiguousarray(V, dtype=np.float64), float(L),
+                self.H, self.C, np.ascontiguousarray(V, dtype=np.float64), float(L),
                 self.strength / L, self.keep, 2.0**SAFE_EXPONENT)
             if ok:
                 scale = datafit.gradient_scale() * np.sqrt(self.penalty.linear_map.norm_sq)
