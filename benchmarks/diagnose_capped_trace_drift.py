@@ -21,6 +21,13 @@ stall rule alone), and prints for each the stage keys, the inner iterations, the
 CPU seconds (after one untimed fit that compiles the kernels) and the nMSE on the split's
 held-out rows.
 
+    OMP_NUM_THREADS=1 python benchmarks/diagnose_capped_trace_drift.py --windows [100 50 25]
+
+fits ``CappedTraceRegressor`` at the same points with the non-convex stages' objective compared
+every 100, 50 and 25 iterations (:data:`multitask.solvers.truncated_admm.WINDOW`; the stall and
+drift rules ask the same rate per iteration) and prints for each the stage keys, the inner
+iterations, the objective and the held-out nMSE.
+
     OMP_NUM_THREADS=1 python benchmarks/diagnose_capped_trace_drift.py --cv
 
 runs the default ``MultiTaskCV`` of ``CappedTraceRegressor`` on the same training rows (after one
@@ -85,6 +92,28 @@ def compare() -> None:
                   flush=True)
 
 
+def windows(sizes) -> None:
+    """Fits with other windows (module docstring)."""
+    Xtr, ytr, Xte, yte = school_problem()
+    y_true = np.concatenate(yte)
+    default = truncated_admm.WINDOW
+    print(f"{'alpha':>7s} {'tau':>6s} {'window':>6s} {'stage keys':>18s} {'iters':>6s} "
+          f"{'objective':>11s} {'test nMSE':>9s}")
+    for alpha, tau in COMPARE_POINTS:
+        for size in sizes:
+            truncated_admm.WINDOW = size
+            try:
+                est = CappedTraceRegressor(alpha=alpha, tau=tau)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    est.fit(Xtr, ytr)
+            finally:
+                truncated_admm.WINDOW = default
+            err = nmse(y_true, np.concatenate(est.predict(Xte)))
+            print(f"{alpha:7.3g} {tau:6.3g} {size:6d} {str(est.solver_info_['stage_keys']):>18s} "
+                  f"{est.n_iter_:6d} {est.objective_[-1]:11.3f} {err:9.5f}", flush=True)
+
+
 def cv_stages() -> None:
     """How the non-convex stages of the default cross-validation end (module docstring)."""
     from multitask import MultiTaskCV
@@ -139,9 +168,14 @@ def main(argv=None) -> None:
                         help="fits with and without the drift rule at points of the grid")
     parser.add_argument("--cv", action="store_true",
                         help="how the non-convex stages of the default CV end")
+    parser.add_argument("--windows", type=int, nargs="*", default=None,
+                        help="fits with these windows (default 100 50 25)")
     args = parser.parse_args(argv)
     if args.compare:
         compare()
+        return
+    if args.windows is not None:
+        windows(args.windows or [100, 50, 25])
         return
     if args.cv:
         cv_stages()
