@@ -158,3 +158,27 @@ def test_cross_validation_chooses_alike(monkeypatch):
     assert part.best_params_ == full.best_params_
     np.testing.assert_allclose(part.best_estimator_.coef_, full.best_estimator_.coef_,
                                atol=1e-8 * np.abs(full.best_estimator_.coef_).max())
+
+
+def test_row_weights_and_a_ridge(monkeypatch):
+    """With row weights and a ridge term the run on the seen rows is the run on all rows."""
+    Xs, ys = _tasks(seed=5)
+    rng = np.random.default_rng(6)
+    weights = [rng.uniform(0.5, 2.0, len(y)) for y in ys]
+
+    def fit(reduce):
+        est = multitask.CappedTraceRegressor(alpha=0.3, tau=1.0, alpha_l2=0.05)
+        if not reduce:
+            monkeypatch.setattr(multistage, "seen_rows", lambda datafit, penalty: None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            est.fit(Xs, ys, sample_weight=weights)
+        monkeypatch.undo()
+        return est
+
+    full, part = fit(False), fit(True)
+    assert "seen_rows" in part.solver_info_
+    np.testing.assert_array_equal(part.coef_[:, [2, 5]], 0.0)
+    scale = np.abs(full.coef_).max()
+    np.testing.assert_allclose(part.coef_, full.coef_, atol=1e-9 * scale)
+    np.testing.assert_allclose(part.intercept_, full.intercept_, atol=1e-9 * scale)
