@@ -161,13 +161,16 @@ def test_cross_validation_chooses_alike(monkeypatch):
 
 
 def test_row_weights_and_a_ridge(monkeypatch):
-    """With row weights and a ridge term the run on the seen rows is the run on all rows."""
+    """With row weights the run on the seen rows is the run on all rows. With a ridge term too
+    the unseen rows are zero, but the stage ADMM's penalty parameter (a median of the ``H_t``'s
+    eigenvalues, which then include the ridge's on those rows) differs: another path, its
+    objective within the stopping rules' reach of the run on all rows."""
     Xs, ys = _tasks(seed=5)
     rng = np.random.default_rng(6)
     weights = [rng.uniform(0.5, 2.0, len(y)) for y in ys]
 
-    def fit(reduce):
-        est = multitask.CappedTraceRegressor(alpha=0.3, tau=1.0, alpha_l2=0.05)
+    def fit(reduce, alpha_l2):
+        est = multitask.CappedTraceRegressor(alpha=0.3, tau=1.0, alpha_l2=alpha_l2)
         if not reduce:
             monkeypatch.setattr(multistage, "seen_rows", lambda datafit, penalty: None)
         with warnings.catch_warnings():
@@ -176,9 +179,14 @@ def test_row_weights_and_a_ridge(monkeypatch):
         monkeypatch.undo()
         return est
 
-    full, part = fit(False), fit(True)
-    assert "seen_rows" in part.solver_info_
+    full, part = fit(False, 0.0), fit(True, 0.0)
+    assert "seen_rows" in part.solver_info_ and part.n_iter_ == full.n_iter_
     np.testing.assert_array_equal(part.coef_[:, [2, 5]], 0.0)
     scale = np.abs(full.coef_).max()
     np.testing.assert_allclose(part.coef_, full.coef_, atol=1e-9 * scale)
     np.testing.assert_allclose(part.intercept_, full.intercept_, atol=1e-9 * scale)
+    full, part = fit(False, 0.05), fit(True, 0.05)
+    np.testing.assert_array_equal(part.coef_[:, [2, 5]], 0.0)
+    assert np.abs(full.coef_[:, [2, 5]]).max() < 1e-10 * np.abs(full.coef_).max()
+    assert part.solver_info_["stage_keys"] == full.solver_info_["stage_keys"]
+    assert part.objective_[-1] == pytest.approx(full.objective_[-1], rel=1e-5)

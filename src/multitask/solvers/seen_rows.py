@@ -15,7 +15,10 @@ stage penalty of a multi-stage run taken at a padded point is the same. :func:`o
 runs a solver on the seen rows alone (:meth:`Datafit.on_columns`) and pads its result: the
 same iterates as the run on all rows (which keeps those rows at exactly zero), each
 iteration on a smaller matrix (the spectral stages' eigendecompositions of ``d x d`` Gram
-matrices, their products).
+matrices, their products). With a ridge term (``alpha_l2``) those rows are still zero at
+every solution, but the run on all rows sees the ridge's eigenvalues on them, and the stage
+ADMM's penalty parameter (a median of the ``H_t``'s eigenvalues) differs: another path to a
+stationary point, not the same iterates.
 """
 
 from __future__ import annotations
