@@ -67,7 +67,8 @@ class TraceBall(RemembersProx, Constraint):
         cached = recalled(self._last, W)
         return float(np.linalg.svd(W, compute_uv=False).sum()) if cached is None else cached
 
-    def remember_prox(self, out: np.ndarray, value: float) -> None:
+    def remember_prox(self, out: np.ndarray, value: float,
+                      singular_values: np.ndarray | None = None) -> None:
         """Record that ``out`` (a projection computed outside the ball) has nuclear norm
         ``value``."""
         self._last = (np.array(out, dtype=np.float64, copy=True), float(value))

@@ -351,10 +351,13 @@ class Penalty(ABC):
         """``"spectral_threshold"``: the strength ``a`` of ``h(W) = a ||W||_*``."""
         raise NotImplementedError(f"{self.name} is not a trace norm.")
 
-    def remember_prox(self, out: np.ndarray, value: float) -> None:
+    def remember_prox(self, out: np.ndarray, value: float,
+                      singular_values: np.ndarray | None = None) -> None:
         """``"spectral_threshold"``: record that ``out``, a prox output computed outside the
         penalty, has ``||out||_* = value`` (a penalty that caches its last prox output then
-        evaluates there without an SVD). The default records nothing."""
+        evaluates there without an SVD), and the singular values ``singular_values`` where
+        the caller has them (the truncated trace norm keeps them). The default records
+        nothing."""
         return None
 
     def task_coupling(self) -> np.ndarray:

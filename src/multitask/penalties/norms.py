@@ -215,7 +215,8 @@ class TraceNorm(RemembersProx, _Scaled):
     def spectral_strength(self) -> float:
         return self.alpha
 
-    def remember_prox(self, out: np.ndarray, value: float) -> None:
+    def remember_prox(self, out: np.ndarray, value: float,
+                      singular_values: np.ndarray | None = None) -> None:
         """Record that ``out`` (a prox output computed elsewhere, such as the compiled ADMM
         step of :mod:`multitask.solvers.admm`) has trace norm ``value``, so that
         :meth:`value` there costs no SVD."""
