@@ -298,9 +298,9 @@ class Multistage(Solver):
         ``info["stage_points"]`` holds the solutions of this run's convex stages by key.
 
         Where the loss sees no entry of some feature rows and the penalty offers
-        ``"row_monotone"`` (the capped trace norm), the run is that on
-        the other rows, padded with zero rows (:mod:`multitask.solvers.seen_rows`: the same
-        iterates, on a smaller matrix).
+        ``"row_monotone"`` (the capped trace norm), the run is that on the other rows,
+        padded with zero rows (:mod:`multitask.solvers.seen_rows`: on a smaller matrix, and
+        without a ridge term the same iterates).
         """
         rows = seen_rows(datafit, penalty)
         if rows is not None:
