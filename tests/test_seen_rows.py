@@ -145,6 +145,9 @@ def test_callback_and_stage_starts_see_all_rows():
     again = solver.solve(datafit, penalty, coef_init=res.coef,
                          stage_starts=res.info["stage_points"])
     np.testing.assert_allclose(again.coef, res.coef, atol=1e-6 * np.abs(res.coef).max())
+    # a start of another shape: the error names the shape of all the rows
+    with pytest.raises(ValueError, match=r"expected \(8, 30\)"):
+        solver.solve(datafit, penalty, coef_init=np.zeros((6, 30)))
 
 
 def test_cross_validation_chooses_alike(monkeypatch):

@@ -31,6 +31,7 @@ import scipy.sparse as sp
 from multitask.data.container import MultiTaskData
 from multitask.losses import Datafit
 from multitask.penalties.base import IdentityMap, Penalty
+from multitask.solvers.base import initial_point
 from multitask.solvers.result import SolverResult
 
 __all__ = ["on_seen_rows", "seen_rows"]
@@ -109,12 +110,13 @@ def on_seen_rows(solve: Callable[..., SolverResult], rows: np.ndarray, datafit: 
     """
     d = datafit.data.n_features
     sub = _restricted(datafit, rows)
-    if coef_init is not None:
-        coef_init = np.asarray(coef_init)[rows]
+    if coef_init is not None:  # validated against all the rows, then restricted
+        coef_init = initial_point(datafit, penalty, coef_init, None, project=False)[0][rows]
     starts = options.get("stage_starts")
-    if starts:
+    if starts:  # the points of all the rows (another shape: not a start here)
         options["stage_starts"] = {key: (np.asarray(W)[rows], b)
-                                   for key, (W, b) in starts.items()}
+                                   for key, (W, b) in starts.items()
+                                   if np.ndim(W) == 2 and np.shape(W)[0] == d}
     if callback is not None:
         given = callback
 
