@@ -193,3 +193,33 @@ def test_row_weights_and_a_ridge(monkeypatch):
     assert np.abs(full.coef_[:, [2, 5]]).max() < 1e-10 * np.abs(full.coef_).max()
     assert part.solver_info_["stage_keys"] == full.solver_info_["stage_keys"]
     assert part.objective_[-1] == pytest.approx(full.objective_[-1], rel=1e-5)
+
+
+@pytest.mark.parametrize("params", [dict(alpha=0.05, radius=5.0), dict(alpha=0.5, radius=1.0)])
+def test_sparse_low_rank_admm_on_the_seen_rows(params, monkeypatch):
+    """ADMM on sparse + low rank (``W = P + Q``, a :class:`SumMap`): both parts' unseen rows
+    are left out and padded; the same iterations, certificate and coefficients as the run on
+    all rows, and a warm-started refit starts from the parts of all the rows."""
+    from multitask.solvers import admm
+
+    Xs, ys = _tasks(seed=7)
+
+    def fit(reduce, **extra):
+        est = multitask.SparseLowRankRegressor(solver="admm", **params, **extra)
+        if not reduce:
+            monkeypatch.setattr(admm, "seen_rows", lambda datafit, penalty: None)
+        est.fit(Xs, ys)
+        monkeypatch.undo()
+        return est
+
+    full, part = fit(False), fit(True)
+    assert part.n_iter_ == full.n_iter_ and part.converged_ and full.converged_
+    assert part.coef_variable_.shape == full.coef_variable_.shape == (2, 8, 30)
+    np.testing.assert_array_equal(part.coef_variable_[:, [2, 5]], 0.0)
+    scale = np.abs(full.coef_).max()
+    np.testing.assert_allclose(part.coef_variable_, full.coef_variable_, atol=1e-9 * scale)
+    np.testing.assert_allclose(part.intercept_, full.intercept_, atol=1e-9 * scale)
+    assert part.optimality_ == pytest.approx(full.optimality_, rel=1e-6)
+    warm = fit(True, warm_start=True)
+    warm.fit(Xs, ys)  # from its own parts (of all the rows)
+    assert warm.n_iter_ < full.n_iter_ and warm.converged_

@@ -81,7 +81,8 @@ __all__ = [
 #:   solves the quadratic loss exactly between prox calls) take these models.
 #: * ``"row_monotone"``: setting feature rows of ``W`` to zero never increases the penalty,
 #:   and its value there is the same penalty's on the other rows alone (a spectral function
-#:   nondecreasing in each singular value), and with ``"stages"`` its stage keys name no row:
+#:   nondecreasing in each singular value; the l1 norm; a sum of such parts on a
+#:   :class:`SumMap`), and with ``"stages"`` its stage keys name no row:
 #:   a run may leave out the rows the loss does not see (:mod:`multitask.solvers.seen_rows`).
 CAPABILITIES = frozenset({"row_prox", "blocks", "stages", "lp", "low_rank", "smooth",
                           "majorant", "blockwise", "task_coupling", "spectral_threshold",

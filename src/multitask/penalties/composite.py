@@ -132,6 +132,9 @@ class SparseLowRank(SumOfParts):
     """
 
     name = "sparse_low_rank"
+    #: Zeroing feature rows of ``P`` and ``Q`` raises neither part (the l1 norm; the trace
+    #: norm, by interlacing): a run may leave out the rows the loss does not see.
+    capabilities = SumOfParts.capabilities | {"row_monotone"}
 
     def __init__(self, alpha: float, radius: float):
         self.alpha = check_strength(alpha)

@@ -121,6 +121,7 @@ from multitask.solvers.conditioning import (
 from multitask.solvers.iteration import CertificateSchedule, IterationRecord
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
+from multitask.solvers.seen_rows import on_seen_rows, seen_rows
 
 __all__ = ["COMPILED_TRACE_MAX_FEATURES", "CompiledTraceStep", "DIRTY_MIN_FEATURES",
            "EigenSystem", "QuadraticADMM", "SkiRental", "TRACE_STRONG_RATIO", "TRACE_STRONG_TASKS",
@@ -650,7 +651,20 @@ class QuadraticADMM(Solver):
     def solve(self, datafit: Datafit, penalty: Penalty, *, coef_init=None, intercept_init=None,
               callback: Callable | None = None) -> SolverResult:
         """Run ADMM from ``coef_init`` (zeros by default); ``intercept_init`` is unused (the
-        quadratic datafit eliminates the intercepts)."""
+        quadratic datafit eliminates the intercepts). Where the loss sees no entry of some
+        feature rows and the penalty offers ``"row_monotone"`` (sparse + low rank), the run
+        is that on the other rows, padded with zero rows
+        (:mod:`multitask.solvers.seen_rows`)."""
+        rows = seen_rows(datafit, penalty)
+        if rows is not None:
+            return on_seen_rows(self._solve, rows, datafit, penalty, coef_init=coef_init,
+                                intercept_init=intercept_init, callback=callback)
+        return self._solve(datafit, penalty, coef_init=coef_init,
+                           intercept_init=intercept_init, callback=callback)
+
+    def _solve(self, datafit: Datafit, penalty: Penalty, *, coef_init=None,
+               intercept_init=None, callback: Callable | None = None) -> SolverResult:
+        """:meth:`solve` on all the rows."""
         # every check_every iterations, and every check_every // 5 while both relative
         # residuals are at most tol
         early = max(1, self.check_every // 5)

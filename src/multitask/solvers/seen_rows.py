@@ -30,7 +30,7 @@ import scipy.sparse as sp
 
 from multitask.data.container import MultiTaskData
 from multitask.losses import Datafit
-from multitask.penalties.base import IdentityMap, Penalty
+from multitask.penalties.base import IdentityMap, Penalty, SumMap
 from multitask.solvers.base import initial_point
 from multitask.solvers.result import SolverResult
 
@@ -41,15 +41,16 @@ def seen_rows(datafit: Datafit, penalty: Penalty) -> np.ndarray | None:
     """The sorted positions of the feature rows the loss sees, where some rows are unseen and
     the run may leave them out (module docstring), else ``None``.
 
-    It may for a quadratic loss (``"quadratic"``) and a penalty on ``W`` itself that offers
-    ``"row_monotone"``. A row is unseen when the design the loss sees has an exactly zero
+    It may for a quadratic loss (``"quadratic"``) and a penalty on ``W`` itself, or on parts
+    ``V[i]`` with ``W = sum_i V[i]`` (:class:`SumMap`: each part's rows there are zero), that
+    offers ``"row_monotone"``. A row is unseen when the design the loss sees has an exactly zero
     column there in every task: its cells are all constant within their tasks (the centred
     view's ``x_constant``) or the stacked column has no nonzero entry (and no centring
     offset). Cached on the data (the fits of a path share it).
     """
     if ("row_monotone" not in penalty.capabilities
             or "quadratic" not in datafit.capabilities
-            or not isinstance(penalty.linear_map, IdentityMap)):
+            or not isinstance(penalty.linear_map, IdentityMap | SumMap)):
         return None
     data = datafit.data
     rows = data.cached("seen_rows", lambda: _seen_rows(data))
@@ -92,8 +93,12 @@ def _restricted(datafit: Datafit, rows: np.ndarray) -> Datafit:
 
 
 def _pad(V: np.ndarray, rows: np.ndarray, d: int) -> np.ndarray:
-    out = np.zeros((d,) + V.shape[1:], dtype=np.result_type(V, np.float64))
-    out[rows] = V
+    """``V`` (its feature axis the second to last: ``W`` or the parts ``(k, d, m)``) with zero
+    rows at the positions other than ``rows``."""
+    shape = list(V.shape)
+    shape[-2] = d
+    out = np.zeros(shape, dtype=np.result_type(V, np.float64))
+    out[..., rows, :] = V
     return out
 
 
@@ -111,12 +116,13 @@ def on_seen_rows(solve: Callable[..., SolverResult], rows: np.ndarray, datafit: 
     d = datafit.data.n_features
     sub = _restricted(datafit, rows)
     if coef_init is not None:  # validated against all the rows, then restricted
-        coef_init = initial_point(datafit, penalty, coef_init, None, project=False)[0][rows]
+        coef_init = initial_point(datafit, penalty, coef_init, None,
+                                  project=False)[0][..., rows, :]
     starts = options.get("stage_starts")
     if starts:  # the points of all the rows (another shape: not a start here)
-        options["stage_starts"] = {key: (np.asarray(W)[rows], b)
+        options["stage_starts"] = {key: (np.asarray(W)[..., rows, :], b)
                                    for key, (W, b) in starts.items()
-                                   if np.ndim(W) == 2 and np.shape(W)[0] == d}
+                                   if np.ndim(W) >= 2 and np.shape(W)[-2] == d}
     if callback is not None:
         given = callback
 
