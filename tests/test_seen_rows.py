@@ -223,3 +223,24 @@ def test_sparse_low_rank_admm_on_the_seen_rows(params, monkeypatch):
     warm = fit(True, warm_start=True)
     warm.fit(Xs, ys)  # from its own parts (of all the rows)
     assert warm.n_iter_ < full.n_iter_ and warm.converged_
+
+
+def test_warnings_point_at_the_caller_on_the_seen_rows():
+    """A run on the seen rows calls ``solve`` again through two more frames: its convergence
+    warnings still point at the code that called the solver (as a direct run's do)."""
+    from multitask.penalties.composite import SparseLowRank
+    from multitask.solvers.admm import QuadraticADMM
+
+    Xs, ys = _tasks()
+    est = multitask.CappedTraceRegressor()
+    datafit = est._make_datafit(est._convert(Xs, ys, None, None)[0])
+    runs = [(QuadraticADMM(tol=1e-12, max_iter=3), SparseLowRank(0.05, 1.0)),
+            (Multistage(tol=1e-12, max_iter=3, n_stages=1), CappedTraceNorm(0.3, 1.0))]
+    for solver, penalty in runs:
+        assert seen_rows(datafit, penalty) is not None
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            solver.solve(datafit, penalty)
+        warned = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+        assert warned and all(w.filename == __file__ for w in warned), [
+            (w.filename, str(w.message)[:60]) for w in warned]

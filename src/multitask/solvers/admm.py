@@ -656,15 +656,9 @@ class QuadraticADMM(Solver):
         is that on the other rows, padded with zero rows
         (:mod:`multitask.solvers.seen_rows`)."""
         rows = seen_rows(datafit, penalty)
-        if rows is not None:
-            return on_seen_rows(self._solve, rows, datafit, penalty, coef_init=coef_init,
+        if rows is not None:  # this method again, on the restricted loss
+            return on_seen_rows(self.solve, rows, datafit, penalty, coef_init=coef_init,
                                 intercept_init=intercept_init, callback=callback)
-        return self._solve(datafit, penalty, coef_init=coef_init,
-                           intercept_init=intercept_init, callback=callback)
-
-    def _solve(self, datafit: Datafit, penalty: Penalty, *, coef_init=None,
-               intercept_init=None, callback: Callable | None = None) -> SolverResult:
-        """:meth:`solve` on all the rows."""
         # every check_every iterations, and every check_every // 5 while both relative
         # residuals are at most tol
         early = max(1, self.check_every // 5)

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -57,8 +58,13 @@ from multitask.penalties.base import Penalty
 from multitask.solvers.base import Solver, certify, finish, initial_point
 from multitask.solvers.result import SolverResult
 
-__all__ = ["Best", "CertificateSchedule", "IterationRecord", "inner_tolerances",
+__all__ = ["EXTRA_FRAMES", "Best", "CertificateSchedule", "IterationRecord", "inner_tolerances",
            "predicted_period"]
+
+#: Frames between a solver's ``solve`` and its caller beyond the one of a direct call: a run
+#: on the seen rows (:func:`multitask.solvers.seen_rows.on_seen_rows`) calls ``solve`` again
+#: through two more, and sets this so that the warnings still point at the user's code.
+EXTRA_FRAMES: ContextVar[int] = ContextVar("multitask_extra_frames", default=0)
 
 
 def predicted_period(k: int, measure: float, tol: float, period: int,
@@ -315,5 +321,5 @@ class IterationRecord:
         intercepts are read from, when not the run's."""
         return finish(self.solver, self.datafit if datafit is None else datafit,
                       self.penalty, V, b, n_iter=n_iter, objective=self.history,
-                      times=self.times, converged=converged, t0=self.t0, stacklevel=4,
-                      **options)
+                      times=self.times, converged=converged, t0=self.t0,
+                      stacklevel=4 + EXTRA_FRAMES.get(), **options)

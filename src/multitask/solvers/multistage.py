@@ -75,7 +75,7 @@ from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
 from multitask.solvers.base import Solver, check_int, check_tol
 from multitask.solvers.fista import ProximalGradient
-from multitask.solvers.iteration import IterationRecord
+from multitask.solvers.iteration import EXTRA_FRAMES, IterationRecord
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 from multitask.solvers.seen_rows import on_seen_rows, seen_rows
@@ -303,18 +303,10 @@ class Multistage(Solver):
         without a ridge term the same iterates).
         """
         rows = seen_rows(datafit, penalty)
-        if rows is not None:
-            return on_seen_rows(self._solve, rows, datafit, penalty, coef_init=coef_init,
+        if rows is not None:  # this method again, on the restricted loss (it sees every row)
+            return on_seen_rows(self.solve, rows, datafit, penalty, coef_init=coef_init,
                                 intercept_init=intercept_init, callback=callback,
                                 stage_starts=stage_starts)
-        return self._solve(datafit, penalty, coef_init=coef_init,
-                           intercept_init=intercept_init, callback=callback,
-                           stage_starts=stage_starts)
-
-    def _solve(self, datafit: Datafit, penalty: Penalty, *, coef_init=None,
-               intercept_init=None, callback: Callable | None = None,
-               stage_starts: dict | None = None) -> SolverResult:
-        """:meth:`solve` on all the rows."""
         run = IterationRecord(self, datafit, penalty, callback)
         W, b = run.start(coef_init, intercept_init, project=False)
         ref = np.zeros_like(W) if self.first_stage == "zero" else W
@@ -383,7 +375,7 @@ class Multistage(Solver):
             advice = "lower stall_tol, " if converged and stalled[-1] else ""
             warnings.warn(f"Solver 'multistage' did not converge: {what}; returning the last "
                           f"stage's solution. Increase n_stages or max_iter, {advice}or loosen "
-                          "tol.", ConvergenceWarning, stacklevel=2)
+                          "tol.", ConvergenceWarning, stacklevel=2 + EXTRA_FRAMES.get())
         info = {"stage_keys": keys, "final_key": penalty.stage_key(W), "stage_points": points,
                 "stage_iters": iters, "stage_dc_iters": n_dc, "stage_times": stage_times,
                 "stage_converged": stage_conv, "stage_stalled": stalled,

@@ -32,6 +32,7 @@ from multitask.data.container import MultiTaskData
 from multitask.losses import Datafit
 from multitask.penalties.base import IdentityMap, Penalty, SumMap
 from multitask.solvers.base import initial_point
+from multitask.solvers.iteration import EXTRA_FRAMES
 from multitask.solvers.result import SolverResult
 
 __all__ = ["on_seen_rows", "seen_rows"]
@@ -129,8 +130,14 @@ def on_seen_rows(solve: Callable[..., SolverResult], rows: np.ndarray, datafit: 
         def callback(k, F, W, b):  # noqa: F811 - the padded view of the caller's
             return given(k, F, _pad(W, rows, d), b)
 
-    res = solve(sub, penalty, coef_init=coef_init, intercept_init=intercept_init,
-                callback=callback, **options)
+    # the solver's warnings point at its caller: two frames (this one and the first solve)
+    # above where they would
+    token = EXTRA_FRAMES.set(EXTRA_FRAMES.get() + 2)
+    try:
+        res = solve(sub, penalty, coef_init=coef_init, intercept_init=intercept_init,
+                    callback=callback, **options)
+    finally:
+        EXTRA_FRAMES.reset(token)
     info = dict(res.info)
     if "stage_points" in info:
         info["stage_points"] = {key: (_pad(W, rows, d), b)
