@@ -244,3 +244,19 @@ def test_warnings_point_at_the_caller_on_the_seen_rows():
         warned = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
         assert warned and all(w.filename == __file__ for w in warned), [
             (w.filename, str(w.message)[:60]) for w in warned]
+
+
+def test_a_loss_s_quadratic_model_is_not_restricted():
+    """The inner ADMM of proximal Newton sees a quadratic model of the logistic loss
+    (``QuadraticBound``: no ``"least_squares"``), whose terms are not its data's: it runs on all
+    the rows. The sparse + low-rank classifier fits data with features constant within tasks
+    (a falsifying example of ``tests/test_reliability.py`` had it fail)."""
+    Xs, ys = _tasks()
+    labels = [np.where(y > np.median(y), 1, 0) for y in ys]
+    est = multitask.SparseLowRankClassifier(loss="logistic").fit(Xs, labels)
+    assert np.all(np.isfinite(est.coef_))
+    import scipy.sparse as sparse
+
+    X = sparse.csr_matrix(np.array([[0, 1.0, 0, 2, 0, 0], [0, 3.0, 0, 0, 0, 1]],
+                                   dtype=np.float32))
+    multitask.SparseLowRankClassifier().fit(X, np.array([1, 0]), np.array([0, 0]))

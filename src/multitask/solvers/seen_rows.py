@@ -42,7 +42,9 @@ def seen_rows(datafit: Datafit, penalty: Penalty) -> np.ndarray | None:
     """The sorted positions of the feature rows the loss sees, where some rows are unseen and
     the run may leave them out (module docstring), else ``None``.
 
-    It may for a quadratic loss (``"quadratic"``) and a penalty on ``W`` itself, or on parts
+    It may for least squares with Gram matrices (``"least_squares"``, ``"quadratic"``: not
+    the quadratic models of another loss that inner solvers see, whose data are not their
+    terms) and a penalty on ``W`` itself, or on parts
     ``V[i]`` with ``W = sum_i V[i]`` (:class:`SumMap`: each part's rows there are zero), that
     offers ``"row_monotone"``. A row is unseen when the design the loss sees has an exactly zero
     column there in every task: its cells are all constant within their tasks (the centred
@@ -50,7 +52,7 @@ def seen_rows(datafit: Datafit, penalty: Penalty) -> np.ndarray | None:
     offset). Cached on the data (the fits of a path share it).
     """
     if ("row_monotone" not in penalty.capabilities
-            or "quadratic" not in datafit.capabilities
+            or not {"quadratic", "least_squares"} <= datafit.capabilities
             or not isinstance(penalty.linear_map, IdentityMap | SumMap)):
         return None
     data = datafit.data
