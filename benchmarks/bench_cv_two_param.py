@@ -56,6 +56,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
+import importlib  # noqa: E402
 import inspect  # noqa: E402
 import json  # noqa: E402
 import time  # noqa: E402
@@ -70,6 +71,15 @@ from multitask.metrics import nmse  # noqa: E402
 BASELINE = "L21Regressor"
 SURVEY = {"n_train": 8, "n_test": 200, "n_features": 10, "n_tasks": 190, "rank": 2,
           "support": 4, "specific": 0.05, "noise": 0.5}
+
+
+#: The options that set a module constant for the run: option -> (module, constant).
+CONSTANT_OPTIONS = {
+    "anderson_memory": ("multitask.solvers.admm", "ANDERSON_MEMORY"),
+    "screening_factor": ("multitask.model_selection._halving", "SCREENING_TOL_FACTOR"),
+    "drift_factor": ("multitask.solvers.truncated_admm", "DRIFT_FACTOR"),
+    "window": ("multitask.solvers.truncated_admm", "WINDOW"),
+}
 
 
 def two_parameter_models() -> list[str]:
@@ -203,22 +213,10 @@ def main(argv=None) -> dict:
                         help="the tol of every model, the baseline's included (default: each "
                              "model's own)")
     args = parser.parse_args(argv)
-    if args.anderson_memory is not None:
-        from multitask.solvers import admm
-
-        admm.ANDERSON_MEMORY = args.anderson_memory
-    if args.screening_factor is not None:
-        from multitask.model_selection import _halving
-
-        _halving.SCREENING_TOL_FACTOR = args.screening_factor
-    if args.drift_factor is not None:
-        from multitask.solvers import truncated_admm
-
-        truncated_admm.DRIFT_FACTOR = args.drift_factor
-    if args.window is not None:
-        from multitask.solvers import truncated_admm
-
-        truncated_admm.WINDOW = args.window
+    for option, (module, constant) in CONSTANT_OPTIONS.items():
+        value = getattr(args, option)
+        if value is not None:
+            setattr(importlib.import_module(module), constant, value)
     models = args.models or two_parameter_models()
     before = {}
     if args.before:

@@ -23,17 +23,18 @@ stationary point, not the same iterates.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 import numpy as np
 import scipy.sparse as sp
 
-from multitask.data.container import MultiTaskData
 from multitask.losses import Datafit
 from multitask.penalties.base import IdentityMap, Penalty, SumMap
 from multitask.solvers.base import initial_point
 from multitask.solvers.iteration import EXTRA_FRAMES
 from multitask.solvers.result import SolverResult
+from multitask.solvers.working_set import _Columns
 
 __all__ = ["on_seen_rows", "seen_rows"]
 
@@ -76,22 +77,11 @@ def _seen_rows(data) -> np.ndarray:
 
 
 def _restricted(datafit: Datafit, rows: np.ndarray) -> Datafit:
-    """The loss on the columns ``rows`` of its design (a new object), its data cached on the
-    whole data so that its Gram matrices and their eigendecompositions are computed once per
-    path."""
+    """The loss on the columns ``rows`` of its design (a new object; the columns as the working
+    sets take them), its data cached on the whole data so that its Gram matrices and their
+    eigendecompositions are computed once per path."""
     data = datafit.data
-
-    def columns():
-        X = data.X[:, rows]
-        X = X.tocsr() if sp.issparse(X) else np.ascontiguousarray(X)
-        return MultiTaskData(
-            X, data.y, data.offsets, data.tasks, data.shared,
-            None if data.x_offset is None else np.ascontiguousarray(data.x_offset[rows]),
-            row_order=data.row_order,
-            x_constant=None if data.x_constant is None else data.x_constant[rows],
-            sample_weight=data.sample_weight)
-
-    sub = data.cached(("seen_columns", rows.tobytes()), columns)
+    sub = data.cached(("seen_columns", rows.tobytes()), lambda: _Columns(data).restrict(rows))
     return datafit.on_columns(sub, gram=True)
 
 
@@ -148,8 +138,6 @@ def on_seen_rows(solve: Callable[..., SolverResult], rows: np.ndarray, datafit: 
         info["stage_coefs"] = [_pad(W, rows, d) for W in info["stage_coefs"]]
     info["seen_rows"] = rows
     W = _pad(res.W, rows, d)
-    return SolverResult(coef=_pad(res.coef, rows, d), W=W,
-                        intercept=datafit.intercept(W, res.intercept_variable),
-                        n_iter=res.n_iter, objective=res.objective, converged=res.converged,
-                        time=res.time, times=res.times, optimality=res.optimality,
-                        intercept_variable=res.intercept_variable, info=info)
+    return dataclasses.replace(res, coef=_pad(res.coef, rows, d), W=W,
+                               intercept=datafit.intercept(W, res.intercept_variable),
+                               info=info)
