@@ -34,7 +34,7 @@ from multitask.penalties.base import IdentityMap, Penalty, SumMap
 from multitask.solvers.base import initial_point
 from multitask.solvers.iteration import EXTRA_FRAMES
 from multitask.solvers.result import SolverResult
-from multitask.solvers.working_set import _Columns
+from multitask.solvers.working_set import DesignColumns
 
 __all__ = ["on_seen_rows", "seen_rows"]
 
@@ -81,7 +81,7 @@ def _restricted(datafit: Datafit, rows: np.ndarray) -> Datafit:
     sets take them), its data cached on the whole data so that its Gram matrices and their
     eigendecompositions are computed once per path."""
     data = datafit.data
-    sub = data.cached(("seen_columns", rows.tobytes()), lambda: _Columns(data).restrict(rows))
+    sub = data.cached(("seen_columns", rows.tobytes()), lambda: DesignColumns(data).restrict(rows))
     return datafit.on_columns(sub, gram=True)
 
 

@@ -73,7 +73,7 @@ from multitask.solvers.iteration import IterationRecord
 from multitask.solvers.problem import Problem
 from multitask.solvers.result import SolverResult
 
-__all__ = ["COUPLED_FREE_MAX_TASKS", "ENTRYWISE_MIN_RATIO", "ENTRYWISE_SHARE_MAX",
+__all__ = ["COUPLED_FREE_MAX_TASKS", "DesignColumns", "ENTRYWISE_MIN_RATIO", "ENTRYWISE_SHARE_MAX",
            "ENTRYWISE_SPARSE", "GRAM_FEATURES_PER_ROW", "WORKING_SET_MIN_FEATURES",
            "WorkingSet", "column_norms", "coupled_free_rows", "dual_strong_concavity",
            "gap_safe_rows", "prefer_working_set"]
@@ -253,7 +253,7 @@ def _column_sums(X, d: int) -> tuple[np.ndarray, np.ndarray]:
     return Xd.sum(axis=0), np.einsum("ij,ij->j", Xd, Xd)
 
 
-class _Columns:
+class DesignColumns:
     """The design the loss sees, column by column: a sparse design is converted once to CSC
     (the working sets slice columns; for a shared design the product ``X^T theta`` also reads
     it column by column, twice as fast as from CSR), a dense one is sliced as it is."""
@@ -524,7 +524,7 @@ class WorkingSet(Solver):
         per_epoch = stored if data.shared else stored / max(m, 1)
         return affordable and float(k) ** 2 < per_epoch
 
-    def _subproblem(self, datafit: Datafit, penalty: Penalty, columns: _Columns,
+    def _subproblem(self, datafit: Datafit, penalty: Penalty, columns: DesignColumns,
                     rows: np.ndarray) -> tuple[Datafit, Penalty]:
         """The loss and the penalty on the feature rows ``rows`` (sorted; all of them: the
         datafit itself where its own form serves)."""
@@ -548,7 +548,7 @@ class WorkingSet(Solver):
         blocks = row_blocks(penalty, d)
         assert blocks is not None
         free = blocks.free()
-        columns = _Columns(datafit.data)
+        columns = DesignColumns(datafit.data)
         ridge = float(getattr(datafit, "alpha_l2", 0.0) or 0.0)
         norms = column_norms(datafit.data)
         gamma = dual_strong_concavity(datafit)
