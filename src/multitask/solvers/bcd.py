@@ -361,7 +361,11 @@ def _bcd_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epoch
                     if coupled:
                         h += K[t, t]
                         g += R[j, t]
-                    if h + c <= 0.0:
+                    if h + c <= 0.0:  # w_jt unseen: the l1 term's minimizer, 0
+                        if a > 0.0 and W[j, t] != 0.0:
+                            change = _move(W, P, R, H, K, gt, j, t, 0.0, coupled)
+                            if change > max_change:
+                                max_change = change
                         continue
                     old = W[j, t]
                     u = h * old - g
@@ -418,7 +422,7 @@ def _bcd_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epoch
                 if H[gt, j, j] > Lj:
                     Lj = H[gt, j, j]
             Lj += k_top
-            if Lj <= 0.0 and not (family == 0 and c > 0.0):
+            if Lj <= 0.0 and not (family == 0 and (a > 0.0 or b > 0.0 or c > 0.0)):
                 continue
             if Lj > 0.0:
                 for t in range(m):
@@ -427,7 +431,7 @@ def _bcd_epochs(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_epoch
                         g += R[j, t]
                     v[t] = W[j, t] - g / Lj
                 row_prox(family, v, 1.0 / Lj, a, b, c, new)
-            else:  # a ridge on a row the loss does not see: its minimizer is 0
+            else:  # a row the loss does not see: its elastic-net penalty's minimizer, 0
                 for t in range(m):
                     new[t] = 0.0
             max_change, max_coef = _move_row(W, P, R, H, K, j, new, coupled, max_change,

@@ -91,7 +91,13 @@ def bcd_epochs_numpy(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_
                 for t in range(m):
                     gt = 0 if shared else t
                     h = H[gt, j, j] + K[t, t]
-                    if h + c <= 0.0:
+                    if h + c <= 0.0:  # w_jt unseen: the l1 term's minimizer, 0
+                        if a > 0.0 and W[j, t] != 0.0:
+                            delta = -W[j, t]
+                            W[j, t] = 0.0
+                            P[:, t] += H[gt, :, j] * delta
+                            R[j] += delta * K[t]
+                            max_change = max(max_change, abs(delta))
                         continue
                     u = h * W[j, t] - (P[j, t] - C[j, t] + R[j, t])
                     nw = 0.0
@@ -107,7 +113,8 @@ def bcd_epochs_numpy(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_
                         max_change = max(max_change, abs(delta))
                     max_coef = max(max_coef, abs(nw))
                 continue
-            if b == 0.0:  # exact entries, independent (entries with H_t[j,j] + c <= 0 kept)
+            if b == 0.0:  # exact entries, independent (entries with H_t[j,j] + c <= 0 kept,
+                # or at 0 where the l1 term has its minimizer there)
                 hjj = diag[:, j]
                 denom = hjj + c
                 u = hjj * old - (P[j] - C[j])
@@ -117,11 +124,12 @@ def bcd_epochs_numpy(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_
                     updated = new
                 else:
                     keep = np.broadcast_to(denom <= 0.0, new.shape)
-                    new = np.where(keep, old, new / np.where(keep, 1.0, denom))
+                    new = np.where(keep, 0.0 if a > 0.0 else old,
+                                   new / np.where(keep, 1.0, denom))
                     updated = new[~keep]  # the kernel skips the kept entries altogether
             else:  # proximal step on the row with the curvature bound L_j
                 Lj = float(diag[:, j].max()) + k_top
-                if Lj <= 0.0 and not c > 0.0:
+                if Lj <= 0.0 and not (a > 0.0 or b > 0.0 or c > 0.0):
                     continue
                 if Lj > 0.0:
                     g = P[j] - C[j]

@@ -103,8 +103,8 @@ def _cd_epochs(indptr, indices, data, shared, n, task_of_row, rw, u, s, U, wsum,
                 for t in range(m):
                     h = H[j, t]
                     old = W[j, t]
-                    if h + c <= 0.0:
-                        new[t] = old
+                    if h + c <= 0.0:  # w_jt unseen: the l1 term's minimizer, 0
+                        new[t] = 0.0 if a > 0.0 else old
                         continue
                     v = h * old - g[t]
                     if v > a:
