@@ -1,5 +1,6 @@
 """The support steps of block coordinate descent (:mod:`multitask.solvers.lasso_support`) on
-the independent lasso, against plain coordinate descent and scikit-learn's ``Lasso``.
+the independent lasso, against plain coordinate descent, coordinate descent task by task
+(:mod:`multitask.solvers.task_cd`) and scikit-learn's ``Lasso``.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_lasso_support.py [--problems survey school ...]
         [--fractions 0.5 0.1 0.01 0.001] [--repeats 3]
@@ -10,12 +11,14 @@ features) and generated per-task designs ``TxD`` (``T`` tasks of 40 rows, ``D`` 
 normal features, 10 active). Strengths: fractions of ``alpha_max`` (the smallest ``alpha``
 with a zero solution). Per point: the CPU seconds (``time.process_time``, the least of
 ``--repeats`` fits after one untimed fit) of ``IndependentLassoRegressor`` fitted by
-``BlockCoordinateDescent`` with and without ``support_steps`` to the default ``tol`` (a
-certified relative duality gap of 1e-4), and of scikit-learn's ``Lasso`` fitted task by task
+``BlockCoordinateDescent`` with and without ``support_steps`` and by
+``TaskCoordinateDescent`` to the default ``tol`` (a certified relative duality gap of 1e-4;
+block coordinate descent needs tasks of at least as many rows as features, the other
+columns show ``-`` below that), and of scikit-learn's ``Lasso`` fitted task by task
 on the centred data (``tol=1e-4``, its own criterion: the duality gap over ``||y||^2``, so the
 times compare two stopping rules at about the same accuracy); the epochs; the ratios
-``steps / plain`` and ``steps / scikit-learn``; and the largest difference of the objectives
-of the two coordinate-descent fits, relative.
+``steps / plain``, ``steps / scikit-learn`` and ``task / scikit-learn``; and the largest
+difference of the objectives of the block and task-by-task fits from the first, relative.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ import bench_cv_two_param as cv_problems  # noqa: E402
 
 from multitask import IndependentLassoRegressor  # noqa: E402
 from multitask.model_selection import default_param_grid  # noqa: E402
-from multitask.solvers import BlockCoordinateDescent  # noqa: E402
+from multitask.solvers import BlockCoordinateDescent, TaskCoordinateDescent  # noqa: E402
 
 
 def generated(shape: str, seed: int = 0):
@@ -83,12 +86,11 @@ def _cpu(fit, repeats: int):
 
 
 def run_point(X, y, tasks, alpha: float, repeats: int) -> dict:
-    def ours(steps: bool):
+    def ours(solver):
         def fit():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                return IndependentLassoRegressor(
-                    alpha=alpha, solver=BlockCoordinateDescent(support_steps=steps)).fit(X, y)
+                return IndependentLassoRegressor(alpha=alpha, solver=solver()).fit(X, y)
         return fit
 
     def peer():
@@ -97,27 +99,44 @@ def run_point(X, y, tasks, alpha: float, repeats: int) -> dict:
             return [Lasso(alpha=alpha, fit_intercept=False, tol=1e-4).fit(Xt, yt)
                     for Xt, yt in tasks]
 
-    t_steps, m_steps = _cpu(ours(True), repeats)
-    t_plain, m_plain = _cpu(ours(False), repeats)
-    t_peer, _ = _cpu(peer, repeats)
-    objs = [m.objective_ if np.ndim(m.objective_) == 0 else m.objective_[-1]
-            for m in (m_steps, m_plain)] if hasattr(m_steps, "objective_") else [np.nan] * 2
-    return {"steps": t_steps, "plain": t_plain, "sklearn": t_peer,
-            "ep_steps": int(m_steps.n_iter_), "ep_plain": int(m_plain.n_iter_),
-            "conv": (bool(m_steps.converged_), bool(m_plain.converged_)),
-            "objdiff": abs(objs[0] - objs[1]) / max(abs(objs[1]), 1e-300)}
+    out: dict = {}
+    models = {}
+    for key, solver in (("steps", lambda: BlockCoordinateDescent(support_steps=True)),
+                        ("plain", lambda: BlockCoordinateDescent(support_steps=False)),
+                        ("task", TaskCoordinateDescent)):
+        try:
+            out[key], models[key] = _cpu(ours(solver), repeats)
+        except ValueError:  # block coordinate descent needs Gram matrices
+            out[key], models[key] = np.nan, None
+    out["sklearn"], _ = _cpu(peer, repeats)
+    fitted = [m for m in models.values() if m is not None]
+    objs = [float(np.ravel(m.objective_)[-1]) for m in fitted]
+    out["objdiff"] = max(abs(o - objs[0]) for o in objs) / max(abs(objs[0]), 1e-300)
+    out["ep"] = {k: (int(m.n_iter_) if m is not None else -1) for k, m in models.items()}
+    out["conv"] = tuple(bool(m.converged_) for m in fitted)
+    return out
+
+
+def _s(value: float) -> str:
+    return "        -" if not np.isfinite(value) else f"{value:9.4f}"
+
+
+def _r(value: float) -> str:
+    return "      -" if not np.isfinite(value) else f"{value:7.2f}"
 
 
 def main(argv=None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--problems", nargs="*",
-                        default=["survey", "school", "10x40", "100x40", "1000x10"])
+                        default=["survey", "school", "10x40", "100x40", "1000x10", "10x300",
+                                 "100x300"])
     parser.add_argument("--fractions", nargs="*", type=float, default=[0.5, 0.1, 0.01, 0.001])
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
     print(f"load average before: {os.getloadavg()[0]:.2f}")
-    print(f"{'problem':8s} {'a/amax':>7s} {'steps s':>9s} {'plain s':>9s} {'sklearn s':>9s} "
-          f"{'ep steps':>8s} {'ep plain':>8s} {'st/plain':>8s} {'st/skl':>7s} {'obj diff':>9s}")
+    print(f"{'problem':8s} {'a/amax':>7s} {'steps s':>9s} {'plain s':>9s} {'task s':>9s} "
+          f"{'sklearn s':>9s} {'ep steps':>8s} {'ep plain':>8s} {'ep task':>8s} "
+          f"{'st/plain':>8s} {'st/skl':>7s} {'task/skl':>8s} {'obj diff':>9s}")
     rows = []
     for name in args.problems:
         X, y = problem(name)
@@ -127,14 +146,19 @@ def main(argv=None) -> list[dict]:
             r = run_point(X, y, tasks, frac * top, args.repeats)
             r.update(problem=name, fraction=frac)
             rows.append(r)
-            print(f"{name:8s} {frac:7.3g} {r['steps']:9.4f} {r['plain']:9.4f} "
-                  f"{r['sklearn']:9.4f} {r['ep_steps']:8d} {r['ep_plain']:8d} "
-                  f"{r['steps'] / r['plain']:8.2f} {r['steps'] / r['sklearn']:7.2f} "
+            print(f"{name:8s} {frac:7.3g} {_s(r['steps'])} {_s(r['plain'])} {_s(r['task'])} "
+                  f"{_s(r['sklearn'])} {r['ep']['steps']:8d} {r['ep']['plain']:8d} "
+                  f"{r['ep']['task']:8d} {_r(r['steps'] / r['plain'])} "
+                  f"{_r(r['steps'] / r['sklearn'])}  {_r(r['task'] / r['sklearn'])} "
                   f"{r['objdiff']:9.1e}" + ("" if all(r["conv"]) else f"  converged={r['conv']}"),
                   flush=True)
-    ratios = np.array([r["steps"] / r["plain"] for r in rows])
-    print(f"steps / plain: median {np.median(ratios):.2f}, max {ratios.max():.2f}, "
-          f"min {ratios.min():.2f}")
+    for key, label in (("steps", "steps / plain"), ("task", "task / scikit-learn")):
+        ratios = np.array([r[key] / (r["plain"] if key == "steps" else r["sklearn"])
+                           for r in rows])
+        ratios = ratios[np.isfinite(ratios)]
+        if ratios.size:
+            print(f"{label}: median {np.median(ratios):.2f}, max {ratios.max():.2f}, "
+                  f"min {ratios.min():.2f}")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     return rows
 

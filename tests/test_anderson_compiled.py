@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from multitask.solvers._anderson_numba import _solve_ones
+from multitask.solvers._anderson_numba import solve_ones
 from multitask.solvers.admm import QuadraticADMM
 from multitask.solvers.admm_anderson import AndersonADMM
 
@@ -53,12 +53,12 @@ def test_gaussian_elimination_solves_and_reports_singular_systems():
     rng = np.random.default_rng(3)
     A = rng.standard_normal((7, 7))
     G = A @ A.T + 1e-3 * np.eye(7)
-    ok, z = _solve_ones(G.copy())
+    ok, z = solve_ones(G.copy())
     assert ok
     np.testing.assert_allclose(G @ z, np.ones(7), rtol=1e-9)
-    ok, _ = _solve_ones(np.zeros((3, 3)))
+    ok, _ = solve_ones(np.zeros((3, 3)))
     assert not ok
-    ok, _ = _solve_ones(np.full((2, 2), np.nan))
+    ok, _ = solve_ones(np.full((2, 2), np.nan))
     assert not ok
 
 

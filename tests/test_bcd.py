@@ -78,9 +78,14 @@ def test_estimators_choose_bcd_and_match_fista():
     assert a.optimality_ <= 1e-10 and b.optimality_ <= 1e-12
     np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-6)
     np.testing.assert_allclose(a.intercept_, b.intercept_, atol=1e-6)
+    # the independent lasso, separable over the tasks, goes task by task (task_cd); block
+    # coordinate descent reaches the same optimum
     Xs, ys, _, _ = _problem(False, 4)
     c = IndependentLassoRegressor(alpha=0.05, tol=1e-10, max_iter=100000).fit(Xs, ys)
-    assert c.solver_.name == "bcd"
+    d = IndependentLassoRegressor(alpha=0.05, tol=1e-10, max_iter=100000,
+                                  solver="bcd").fit(Xs, ys)
+    assert c.solver_.name == "task_cd" and d.solver_.name == "bcd"
+    np.testing.assert_allclose(c.coef_, d.coef_, atol=1e-6)
 
 
 def test_bcd_warm_start_and_max_iter_warning():
@@ -109,3 +114,21 @@ def test_bcd_refuses_unsupported_problems():
         bcd.solve(Logistic(clf), L1(0.1))
     with pytest.raises(ValueError, match="solver"):
         L21Regressor(solver="lbfgs").fit(X, Y)
+
+
+@pytest.mark.parametrize("solver", ["bcd", "cd", "task_cd"])
+def test_warm_start_on_an_unseen_entry_does_not_stall(solver):
+    """A warm start whose coefficient on a feature constant within a task's rows is not zero
+    (a refit with ``warm_start=True`` on data where the feature became constant): the loss
+    does not see that entry, the l1 term's minimizer is 0, and the coordinate descents set it
+    there at once (block coordinate descent kept it and ran its whole ``max_iter``)."""
+    rng = np.random.default_rng(0)
+    Xs = [rng.standard_normal((20, 6)) + 1 for _ in range(4)]
+    ys = [X @ rng.standard_normal(6) + rng.standard_normal(20) for X in Xs]
+    Xb = [X.copy() for X in Xs]
+    Xb[0][:, 2] = 3.0
+    est = IndependentLassoRegressor(alpha=0.01, warm_start=True, solver=solver).fit(Xs, ys)
+    assert est.coef_[0, 2] != 0.0
+    est.fit(Xb, ys)
+    assert est.converged_ and est.n_iter_ <= 100
+    assert est.coef_[0, 2] == 0.0

@@ -34,6 +34,7 @@ from multitask.solvers.newton import ProxNewton
 from multitask.solvers.newton_admm import NewtonADMM
 from multitask.solvers.result import SolverResult
 from multitask.solvers.subgradient import ProjectedSubgradient
+from multitask.solvers.task_cd import TaskCoordinateDescent
 from multitask.solvers.working_set import WorkingSet
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "Solver",
     "SolverResult",
     "TaskBlocks",
+    "TaskCoordinateDescent",
     "WorkingSet",
     "choose",
     "explain",

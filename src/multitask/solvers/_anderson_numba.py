@@ -42,7 +42,7 @@ def anderson_record(out, res, i, v, u, v_in, u_in):  # pragma: no cover - compil
 
 
 @njit(cache=True, nogil=True)
-def _solve_ones(G):  # pragma: no cover - compiled
+def solve_ones(G):  # pragma: no cover - compiled
     """``(ok, z)`` with ``G z = 1`` by Gaussian elimination with partial pivoting (``G`` is
     overwritten); ``ok`` False where a pivot is zero or not finite."""
     c = G.shape[0]
@@ -101,7 +101,7 @@ def anderson_mix(out, res, gram, i, c):  # pragma: no cover - compiled
         return 1, point
     for j in range(c):
         G[j, j] += 1e-10 * trace
-    ok, z = _solve_ones(G)
+    ok, z = solve_ones(G)
     if not ok:
         return 2, point
     total = 0.0
