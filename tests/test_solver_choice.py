@@ -182,16 +182,21 @@ PINNED = {
     'IndependentLassoClassifier|tasks_small': 'newton(hand_over=50)',
     # was working sets: bench_auto_choice "IndependentLasso m=10 d=300 a=0.01"
     'IndependentLassoClassifier|tasks_wide': 'fista',
-    'IndependentLassoRegressor|shared_small': 'bcd',
-    # was working_set[auto]->cd,gram=False (on par)
-    'IndependentLassoRegressor|shared_wide': 'fista',
+    # was bcd: bench_auto_choice --only IndependentLasso (docs/scale.md, "task by task")
+    'IndependentLassoRegressor|shared_small': 'task_cd',
+    # was fista: bench_auto_choice --only IndependentLasso (docs/scale.md, "task by task")
+    'IndependentLassoRegressor|shared_wide': 'task_cd',
     'IndependentLassoRegressor|sparse_long': 'fista',
-    'IndependentLassoRegressor|tasks_d40': 'bcd',
-    'IndependentLassoRegressor|tasks_raw': 'bcd',
-    'IndependentLassoRegressor|tasks_raw_tall': 'bcd',
-    'IndependentLassoRegressor|tasks_small': 'bcd',
-    # was working sets: bench_auto_choice "IndependentLasso m=10 d=300 a=0.01"
-    'IndependentLassoRegressor|tasks_wide': 'fista',
+    # was bcd: bench_auto_choice --only IndependentLasso (docs/scale.md, "task by task")
+    'IndependentLassoRegressor|tasks_d40': 'task_cd',
+    # was bcd: bench_auto_choice --only IndependentLasso (docs/scale.md, "task by task")
+    'IndependentLassoRegressor|tasks_raw': 'task_cd',
+    # was bcd: bench_auto_choice --only IndependentLasso (docs/scale.md, "task by task")
+    'IndependentLassoRegressor|tasks_raw_tall': 'task_cd',
+    # was bcd: bench_auto_choice --only IndependentLasso (docs/scale.md, "task by task")
+    'IndependentLassoRegressor|tasks_small': 'task_cd',
+    # was fista: bench_auto_choice --only IndependentLasso (docs/scale.md, "task by task")
+    'IndependentLassoRegressor|tasks_wide': 'task_cd',
     # a pure ridge with the logistic loss: truncated Newton ahead of proximal Newton and
     # accelerated gradient on features of one scale (issue 32's fourth round,
     # bench_auto_choice --only IndependentRidge Pooled); the raw-scale cases keep Newton
@@ -327,16 +332,21 @@ PINNED = {
     "MultiTaskRegressor(penalty='column_l2')|tasks_raw_tall": 'admm',
     "MultiTaskRegressor(penalty='column_l2')|tasks_small": 'fista',
     "MultiTaskRegressor(penalty='column_l2')|tasks_wide": 'fista',
-    "MultiTaskRegressor(penalty='l1')|shared_small": 'bcd',
-    # was working_set[auto]->cd,gram=False (on par)
-    "MultiTaskRegressor(penalty='l1')|shared_wide": 'fista',
+    # was bcd: bench_auto_choice --only IndependentLasso (docs/scale.md, "task by task")
+    "MultiTaskRegressor(penalty='l1')|shared_small": 'task_cd',
+    # was fista: bench_auto_choice --only IndependentLasso (docs/scale.md, "task by task")
+    "MultiTaskRegressor(penalty='l1')|shared_wide": 'task_cd',
     "MultiTaskRegressor(penalty='l1')|sparse_long": 'fista',
-    "MultiTaskRegressor(penalty='l1')|tasks_d40": 'bcd',
-    "MultiTaskRegressor(penalty='l1')|tasks_raw": 'bcd',
-    "MultiTaskRegressor(penalty='l1')|tasks_raw_tall": 'bcd',
-    "MultiTaskRegressor(penalty='l1')|tasks_small": 'bcd',
-    # was working sets: bench_auto_choice "IndependentLasso m=10 d=300 a=0.01"
-    "MultiTaskRegressor(penalty='l1')|tasks_wide": 'fista',
+    # was bcd: bench_auto_choice --only IndependentLasso (docs/scale.md, "task by task")
+    "MultiTaskRegressor(penalty='l1')|tasks_d40": 'task_cd',
+    # was bcd: bench_auto_choice --only IndependentLasso (docs/scale.md, "task by task")
+    "MultiTaskRegressor(penalty='l1')|tasks_raw": 'task_cd',
+    # was bcd: bench_auto_choice --only IndependentLasso (docs/scale.md, "task by task")
+    "MultiTaskRegressor(penalty='l1')|tasks_raw_tall": 'task_cd',
+    # was bcd: bench_auto_choice --only IndependentLasso (docs/scale.md, "task by task")
+    "MultiTaskRegressor(penalty='l1')|tasks_small": 'task_cd',
+    # was fista: bench_auto_choice --only IndependentLasso (docs/scale.md, "task by task")
+    "MultiTaskRegressor(penalty='l1')|tasks_wide": 'task_cd',
     "MultiTaskRegressor(penalty='l21')|shared_small": 'bcd',
     "MultiTaskRegressor(penalty='l21')|shared_wide": 'working_set[auto]->cd,gram=False',
     "MultiTaskRegressor(penalty='l21')|sparse_long": 'fista',
