@@ -19,6 +19,8 @@ of this library, highest first (each solver's module says when and why it takes 
 score   solver and condition
 ======  =====================================================================================
 100     ``exact``: a quadratic model solved by one linear system
+95      ``task_cd``: least squares with an l1 term separable over the entries of ``W`` (the
+        independent lasso and elastic net) on a dense design, task by task
 90      ``working_set``: many feature rows, separable, not all free, a sparse solution
         expected (``Problem.active_share`` at most one half, or ``alpha >= alpha_max / 20``
         on data with at most twice as many rows as features; for the independent lasso its

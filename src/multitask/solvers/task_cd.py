@@ -10,15 +10,16 @@ a penalty of the elastic-net row family without group term (``a_j ||W_j.||_1 + (
     min_W  F(W) + sum_jt (a_j |W_jt| + (c_j / 2) W_jt^2)  =  sum_t  P_t(w_t)
 
 separates into one elastic net per task. Each task is solved on its own: its centred,
-weighted columns ``Xc_t = D_t^{1/2} (X_t - 1 mu_t^T)`` (``n_t x d``, built once per call, read
-from the cache from then on) and its residual ``r = D_t^{1/2} y_t - Xc_t w_t``, by cyclic
+weighted columns ``Xc_t = D_t^{1/2} (X_t - 1 mu_t^T)`` (``n_t x d``, built once per call) and
+its residual ``r = D_t^{1/2} y_t - Xc_t w_t``, by cyclic
 coordinate descent (the entry ``j`` minimized exactly: ``soft(h_j w_j + Xc_j^T r, a_j) / (h_j +
 c_j)``, ``h_j = ||Xc_j||^2``), until the task's own relative duality gap is at most
 ``inner_tol`` (computed every :data:`GAP_EVERY` epochs, and after an epoch that changed no
-coefficient by more than ``inner_tol`` times the largest). This is scikit-learn's ``Lasso`` task by task, run in one
-compiled call: a task's columns stay in cache over its epochs (coordinate descent over all the
-tasks at once, :mod:`multitask.solvers.cd`, reads the whole design every epoch), and each task
-takes the epochs it needs, not the slowest task's.
+coefficient by more than ``inner_tol`` times the largest), with Anderson's extrapolation of
+its iterates. This is scikit-learn's ``Lasso`` task by task, run in one compiled call: a
+task's columns stay in cache over its epochs (coordinate descent over all the tasks at once,
+:mod:`multitask.solvers.cd`, reads the whole design every epoch), and each task takes the
+epochs it needs, not the slowest task's.
 
 After the tasks, the certified relative duality gap of :mod:`multitask.solvers.base` is
 computed for the whole model, from the dual point each task's residual gives, scaled task by
@@ -36,8 +37,8 @@ import numpy as np
 from numba import njit
 
 from multitask.losses import Datafit
-from multitask.solvers._anderson_numba import solve_ones
 from multitask.penalties.base import Penalty
+from multitask.solvers._anderson_numba import solve_ones
 from multitask.solvers.base import Solver, check_int
 from multitask.solvers.iteration import IterationRecord, inner_tolerances
 from multitask.solvers.problem import Problem
