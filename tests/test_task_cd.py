@@ -156,3 +156,18 @@ def test_refuses_what_it_cannot_solve():
     assert any("not separable over the entries" in m for m in miss)
     with pytest.raises(ValueError, match="not separable over the entries"):
         MultiTaskRegressor(penalty="l21", solver="task_cd").fit(Xs, ys)
+
+
+def test_shared_design_with_missing_targets_agrees_with_block_coordinate_descent():
+    """A shared design whose targets have gaps (``missing_targets="ignore"``: the pairs weigh
+    nothing): each task's fit on its observed rows, as block coordinate descent's."""
+    rng = np.random.default_rng(10)
+    X = rng.standard_normal((30, 6)) + 0.5
+    Y = X @ rng.standard_normal((6, 5)) + rng.standard_normal((30, 5))
+    Y[rng.random(Y.shape) < 0.2] = np.nan
+    fits = [IndependentLassoRegressor(alpha=0.05, solver=s, tol=1e-11, max_iter=100000,
+                                      missing_targets="ignore").fit(X, Y)
+            for s in ("task_cd", "bcd")]
+    assert all(f.converged_ for f in fits)
+    np.testing.assert_allclose(fits[0].coef_, fits[1].coef_, atol=1e-7)
+    np.testing.assert_allclose(fits[0].intercept_, fits[1].intercept_, atol=1e-7)
