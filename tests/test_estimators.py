@@ -411,12 +411,14 @@ def test_fitted_solver_attributes(cls, regression_lists, classification_lists):
     penalty = est._make_penalty(datafit)
     recomputed = optimality(datafit, penalty, est.coef_variable_, est.intercept_variable_,
                             target=est.tol)
-    if est.solver_.name == "admm":
+    if est.solver_.name in ("admm", "task_cd"):
         # ADMM's certificate also builds a dual point from its W-step iterate, which the
         # fitted attributes do not keep (solvers.base.finish's dual_weights): the gap from the
         # variables alone is another certificate of the same point, to the same tolerance.
         # solver="auto" takes ADMM for the trace norm with the squared loss since it was
         # measured faster there (docs/scale.md, "The automatic solver choice, measured").
+        # task_cd's dual point scales each task's residual on its own (solvers/task_cd.py):
+        # the certificate from the variables alone scales them all by one factor.
         assert recomputed <= est.tol
     else:
         assert recomputed == pytest.approx(est.optimality_, rel=1e-6, abs=1e-12)

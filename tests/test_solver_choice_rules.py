@@ -184,7 +184,15 @@ def test_working_sets_take_the_lasso_on_many_tasks_of_a_large_dense_design(
     ``ENTRYWISE_MANY_TASKS`` and its entries at least ``ENTRYWISE_LARGE_DESIGN`` (lowered here
     to this problem's 60 tasks and 720,000 entries)."""
     import multitask.solvers.working_set as ws
+    from multitask.solvers.task_cd import TaskCoordinateDescent
 
+    if cls_name == "IndependentLassoRegressor" and not sparse:
+        # least squares on a dense design: task by task, ahead of the working sets
+        # (issue 32's fourteenth round, docs/scale.md "The independent lasso task by task")
+        assert _lasso_choice(cls_name, fraction, sparse) == "task_cd"
+    # the working sets' rule among the other solvers
+    monkeypatch.setattr(TaskCoordinateDescent, "preference",
+                        classmethod(lambda cls, problem, **settings: None))
     assert _lasso_choice(cls_name, fraction, sparse) != "working_set"  # the sizes not reached
     monkeypatch.setattr(ws, "ENTRYWISE_MANY_TASKS", 60)
     monkeypatch.setattr(ws, "ENTRYWISE_LARGE_DESIGN", 60 * 40 * 300)

@@ -91,19 +91,13 @@ def bcd_epochs_numpy(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_
                 for t in range(m):
                     gt = 0 if shared else t
                     h = H[gt, j, j] + K[t, t]
-                    if h + c <= 0.0:  # w_jt unseen: the l1 term's minimizer, 0
-                        if a > 0.0 and W[j, t] != 0.0:
-                            delta = -W[j, t]
-                            W[j, t] = 0.0
-                            P[:, t] += H[gt, :, j] * delta
-                            R[j] += delta * K[t]
-                            max_change = max(max_change, abs(delta))
+                    if h + c <= 0.0 and not a > 0.0:
                         continue
                     u = h * W[j, t] - (P[j, t] - C[j, t] + R[j, t])
-                    nw = 0.0
-                    if u > a:
+                    nw = 0.0  # also where w_jt is unseen (h + c <= 0): the l1 term's minimizer
+                    if h + c > 0.0 and u > a:
                         nw = (u - a) / (h + c)
-                    elif u < -a:
+                    elif h + c > 0.0 and u < -a:
                         nw = (u + a) / (h + c)
                     delta = nw - W[j, t]
                     if delta != 0.0:
@@ -124,8 +118,7 @@ def bcd_epochs_numpy(H, C, W, P, K, R, family, params, k_top, hist, n_hist, max_
                     updated = new
                 else:
                     keep = np.broadcast_to(denom <= 0.0, new.shape)
-                    new = np.where(keep, 0.0 if a > 0.0 else old,
-                                   new / np.where(keep, 1.0, denom))
+                    new = np.where(keep, old * (a <= 0.0), new / np.where(keep, 1.0, denom))
                     updated = new[~keep]  # the kernel skips the kept entries altogether
             else:  # proximal step on the row with the curvature bound L_j
                 Lj = float(diag[:, j].max()) + k_top

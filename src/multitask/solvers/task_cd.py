@@ -61,7 +61,10 @@ def _task_gap(Xc, r, w, a, c, n_t, ytilde):  # pragma: no cover - compiled
         D = ||ytilde||^2 / 2 - ||ytilde - s r||^2 / 2 - sum_{c_j > 0} (|s Xc_j^T r| - a_j)_+^2
             / (2 c_j)
 
-    ``inf`` where no such ``s > 0`` exists (an unpenalized row the residual still sees)."""
+    A free row (``a_j = c_j = 0``, a stage of the capped l1 penalty) asks ``Xc_j^T s r = 0``,
+    which the exact coordinate minimization meets up to rounding: it is left out of ``s``
+    (the gap is then a stopping rule, not a bound; the model's certificate re-optimizes such
+    rows before it builds its dual point)."""
     d = w.shape[0]
     primal = 0.0
     for i in range(n_t):
@@ -74,9 +77,7 @@ def _task_gap(Xc, r, w, a, c, n_t, ytilde):  # pragma: no cover - compiled
         for i in range(n_t):
             acc += Xc[j, i] * r[i]
         g[j] = acc
-        if c[j] == 0.0 and abs(acc) > a[j]:
-            if a[j] <= 0.0:
-                return np.inf
+        if c[j] == 0.0 and a[j] > 0.0 and abs(acc) > a[j]:
             s = min(s, a[j] / abs(acc))
     dual = 0.0
     for i in range(n_t):
@@ -210,26 +211,8 @@ def _task_epochs(X, y, offsets, shared, rw, mu, constant, W, a, c, max_epochs, t
     for t in range(m):
         lo = offsets[t]
         n_t = offsets[t + 1] - lo
-        first = 0 if shared else lo  # the task's first design row
-        for i in range(n_t):
-            sq = np.sqrt(rw[lo + i])
-            r[i] = sq * y[lo + i]
-            ytilde[i] = r[i]
-            for j in range(d):
-                Xc[j, i] = sq * (X[first + i, j] - mu[j, t])
-        for j in range(d):
-            if constant[j, t]:
-                for i in range(n_t):
-                    Xc[j, i] = 0.0
-            s = 0.0
-            for i in range(n_t):
-                s += Xc[j, i] * Xc[j, i]
-            h[j] = s
-        for j in range(d):  # r = D^{1/2} y - Xc w
-            w = W[j, t]
-            if w != 0.0:
-                for i in range(n_t):
-                    r[i] -= Xc[j, i] * w
+        _load_task(X, y, rw, mu, constant, W, t, lo, n_t, 0 if shared else lo, Xc, h, r,
+                   ytilde)
         done = False
         stored = 0
         for j in range(d):
@@ -282,19 +265,55 @@ def _task_epochs(X, y, offsets, shared, rw, mu, constant, W, a, c, max_epochs, t
                         hist[0, j] = W[j, t]
         if not done:
             converged = False
-        # the task's dual point: its residual scaled into the l1 rows' constraints
-        scale = 1.0
-        for j in range(d):
-            if c[j] == 0.0:
-                g = 0.0
-                for i in range(n_t):
-                    g += Xc[j, i] * r[i]
-                if abs(g) > a[j]:
-                    scale = min(scale, a[j] / abs(g)) if a[j] > 0.0 else 0.0
-        for i in range(n_t):
-            sq = np.sqrt(rw[lo + i])
-            scores[lo + i] = -scale * r[i] / sq if sq > 0.0 else 0.0
+        _task_scores(Xc, r, a, c, rw, lo, n_t, scores)
     return epochs, converged
+
+
+@njit(cache=True, nogil=True)
+def _load_task(X, y, rw, mu, constant, W, t, lo, n_t, first, Xc, h, r,
+               ytilde):  # pragma: no cover - compiled
+    """Task ``t``'s centred, weighted columns ``Xc[j, :n_t] = D^{1/2} (X_t[:, j] - mu_jt)``
+    (zero where ``constant``; ``first``: its first design row), their squared norms ``h``,
+    ``ytilde = D^{1/2} y_t`` and the residual ``r = ytilde - Xc^T w_t``, into the given
+    arrays."""
+    d = W.shape[0]
+    for i in range(n_t):
+        sq = np.sqrt(rw[lo + i])
+        r[i] = sq * y[lo + i]
+        ytilde[i] = r[i]
+        for j in range(d):
+            Xc[j, i] = sq * (X[first + i, j] - mu[j, t])
+    for j in range(d):
+        if constant[j, t]:
+            for i in range(n_t):
+                Xc[j, i] = 0.0
+        s = 0.0
+        for i in range(n_t):
+            s += Xc[j, i] * Xc[j, i]
+        h[j] = s
+    for j in range(d):
+        w = W[j, t]
+        if w != 0.0:
+            for i in range(n_t):
+                r[i] -= Xc[j, i] * w
+
+
+@njit(cache=True, nogil=True)
+def _task_scores(Xc, r, a, c, rw, lo, n_t, scores):  # pragma: no cover - compiled
+    """The task's part of the dual point (:func:`_task_epochs`' ``scores``): its residuals
+    ``-r_i / sqrt(w_i)`` times the largest ``s <= 1`` with ``|Xc_j^T s r| <= a_j`` on its l1
+    rows (free rows left out, as in :func:`_task_gap`)."""
+    scale = 1.0
+    for j in range(Xc.shape[0]):
+        if c[j] == 0.0 and a[j] > 0.0:
+            g = 0.0
+            for i in range(n_t):
+                g += Xc[j, i] * r[i]
+            if abs(g) > a[j]:
+                scale = min(scale, a[j] / abs(g))
+    for i in range(n_t):
+        sq = np.sqrt(rw[lo + i])
+        scores[lo + i] = -scale * r[i] / sq if sq > 0.0 else 0.0
 
 
 def _entrywise_strengths(penalty: Penalty, d: int):
@@ -349,6 +368,8 @@ class TaskCoordinateDescent(Solver):
         strengths = _entrywise_strengths(problem.penalty, problem.datafit.data.n_features)
         if strengths is None or not np.any(strengths[0] > 0.0):
             return None
+        if np.any((strengths[0] == 0.0) & (strengths[1] == 0.0)):
+            return None  # free rows (a stage of the capped l1 penalty): not measured
         return 95.0
 
     def missing(self, datafit: Datafit, penalty: Penalty) -> list[str]:
