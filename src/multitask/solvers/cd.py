@@ -356,9 +356,7 @@ class ResidualCoordinateDescent(Solver):
             cert = duality_gap(datafit, penalty, W, None, target=self.tol)
             if cert is None:  # pragma: no cover - every elastic-net penalty has a dual
                 break
-            run.certified(n_epochs, cert.relative_gap, cert)
-            run.record(cert.primal)
-            if cert.relative_gap <= self.tol:
+            if run.gap_met(n_epochs, cert):
                 converged = True
                 break
             if run.notify(n_epochs, cert.primal, W, None):

@@ -312,6 +312,13 @@ class IterationRecord:
         self.schedule.done(k, measure, self.solver.tol)
         return measure
 
+    def gap_met(self, k: int, certificate: Any) -> bool:
+        """Keep a certified duality gap computed after iteration ``k`` (:meth:`certified`,
+        its primal value recorded): whether its relative gap meets the solver's ``tol``."""
+        self.certified(k, certificate.relative_gap, certificate)
+        self.record(certificate.primal)
+        return certificate.relative_gap <= self.solver.tol
+
     # ----------------------------------------------------------------- result
     def finish(self, V, b, *, n_iter: int, converged: bool, datafit: Datafit | None = None,
                **options) -> SolverResult:

@@ -418,9 +418,7 @@ class TaskCoordinateDescent(Solver):
             cert = duality_gap(datafit, penalty, W, None, target=self.tol, dual_scores=scores)
             if cert is None:  # pragma: no cover - every elastic-net penalty has a dual
                 break
-            run.certified(n_epochs, cert.relative_gap, cert)
-            run.record(cert.primal)
-            if cert.relative_gap <= self.tol:
+            if run.gap_met(n_epochs, cert):
                 converged = True
                 break
             if int(epochs.max(initial=0)) >= self.max_iter:
