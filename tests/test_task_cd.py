@@ -142,7 +142,7 @@ def test_budget_warns_and_reports_not_converged():
     est = IndependentLassoRegressor(alpha=1e-3, solver="task_cd", tol=1e-14, max_iter=3)
     with pytest.warns(ConvergenceWarning):
         est.fit(Xs, ys)
-    assert not est.converged_
+    assert not est.converged_ and est.n_iter_ <= 3  # the passes share the budget
 
 
 def test_refuses_what_it_cannot_solve():

@@ -336,7 +336,8 @@ class TaskCoordinateDescent(Solver):
     Parameters
     ----------
     max_iter : int, default=10000
-        Maximum number of epochs of a task (``ConvergenceWarning`` when reached).
+        Maximum number of epochs of a task, over the passes that tighten the inner criterion
+        (``ConvergenceWarning`` when reached).
     tol : float, default=1e-4
         Tolerance on the certified relative duality gap.
     anderson : int, default=5
@@ -412,16 +413,18 @@ class TaskCoordinateDescent(Solver):
         converged = False
         cert = None
         for inner_tol in inner_tolerances(self.tol):
+            # the passes share the budget: n_epochs counts the slowest task's epochs of each
             epochs, _ = _task_epochs(X, y, offsets, bool(data.shared), rw, mu, constant, W,
-                                     a, c, self.max_iter, inner_tol, self.anderson, scores)
-            n_epochs = max(n_epochs, int(epochs.max(initial=0)))
+                                     a, c, self.max_iter - n_epochs, inner_tol, self.anderson,
+                                     scores)
+            n_epochs += int(epochs.max(initial=0))
             cert = duality_gap(datafit, penalty, W, None, target=self.tol, dual_scores=scores)
             if cert is None:  # pragma: no cover - every elastic-net penalty has a dual
                 break
             if run.gap_met(n_epochs, cert):
                 converged = True
                 break
-            if int(epochs.max(initial=0)) >= self.max_iter:
+            if n_epochs >= self.max_iter:
                 break
             if run.notify(n_epochs, cert.primal, W, None):
                 break
