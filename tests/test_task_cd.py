@@ -171,3 +171,16 @@ def test_shared_design_with_missing_targets_agrees_with_block_coordinate_descent
     assert all(f.converged_ for f in fits)
     np.testing.assert_allclose(fits[0].coef_, fits[1].coef_, atol=1e-7)
     np.testing.assert_allclose(fits[0].intercept_, fits[1].intercept_, atol=1e-7)
+
+
+def test_the_tasks_own_scales_certify_at_least_as_tightly():
+    """The certificate from the dual point scaled task by task is no looser than the one
+    whose single scale the task farthest from its optimum sets."""
+    Xs, ys = _per_task(11, m=8, d=30, wide=True)
+    data, _ = as_multitask_data(Xs, ys)
+    df = Squared(data)
+    lam = 0.01 * L1(1.0).alpha_max(df.grad_at_zero())
+    res = TaskCoordinateDescent(tol=1e-4).solve(df, L1(lam))
+    assert res.converged
+    single = optimality(df, L1(lam), res.W, None, target=1e-4)
+    assert res.optimality <= single * (1 + 1e-9)
