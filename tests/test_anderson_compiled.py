@@ -111,3 +111,17 @@ def test_trace_ball_norm_recalls_a_remembered_projection():
     ball.remember_prox(L, exact)
     L[0, 0] += 1.0  # the remembered array was copied: an in-place change is not recalled
     assert ball.norm(L) == pytest.approx(np.linalg.svd(L, compute_uv=False).sum())
+
+
+def test_anderson_combination_is_the_interpreted_point():
+    """The compiled combination of flat iterates equals ``anderson_point``'s, and declines where
+    the differences vanish."""
+    from multitask.solvers._anderson_numba import anderson_combination
+    from multitask.solvers.anderson import anderson_point
+
+    rng = np.random.default_rng(3)
+    hist = np.cumsum(rng.standard_normal((6, 9)) * 0.5 ** np.arange(6)[:, None], axis=0)
+    out = np.empty(9)
+    assert anderson_combination(hist, out)
+    np.testing.assert_allclose(out, anderson_point(hist), rtol=1e-10, atol=1e-12)
+    assert not anderson_combination(np.ones((6, 9)), out)

@@ -14,6 +14,9 @@ With ``z_k = (V_k, U_k)`` flattened, ``T`` the map and the ring buffers ``out[j]
 
 The interpreted class takes the same updates with numpy (``tests/test_anderson_compiled.py``
 checks one against the other).
+
+:func:`anderson_combination` is the extrapolation of a coordinate descent's iterates (the
+compiled twin of :func:`multitask.solvers.anderson.anderson_point` on flat iterates).
 """
 
 from __future__ import annotations
@@ -110,3 +113,39 @@ def anderson_mix(out, res, gram, i, c):  # pragma: no cover - compiled
     if not (np.isfinite(total) and total != 0.0):
         return 2, point
     return 0, np.dot(z / total, out[:c])
+
+
+@njit(cache=True, nogil=True)
+def anderson_combination(hist, out):  # pragma: no cover - compiled
+    """Anderson's combination of the iterates ``hist[0..A]`` (rows, flat), into ``out``:
+    ``sum_{k >= 1} z_k hist[k]`` with ``sum_k z_k = 1`` whose combined differences
+    ``sum_k z_k (hist[k] - hist[k - 1])`` have the least norm (their Gram matrix plus ``1e-10``
+    times its trace on the diagonal, solved by :func:`solve_ones`). Returns False, ``out``
+    unchanged, where the differences vanish or the system is singular or not finite."""
+    A = hist.shape[0] - 1
+    n = hist.shape[1]
+    G = np.empty((A, A))
+    for p in range(A):
+        for q in range(p + 1):
+            acc = 0.0
+            for j in range(n):
+                acc += (hist[p + 1, j] - hist[p, j]) * (hist[q + 1, j] - hist[q, j])
+            G[p, q] = acc
+            G[q, p] = acc
+    trace = 0.0
+    for p in range(A):
+        trace += G[p, p]
+    if not trace > 0.0:
+        return False
+    for p in range(A):
+        G[p, p] += 1e-10 * trace
+    ok, z = solve_ones(G)
+    total = z.sum()
+    if not (ok and np.isfinite(total) and total != 0.0):
+        return False
+    for j in range(n):
+        acc = 0.0
+        for p in range(A):
+            acc += z[p] * hist[p + 1, j]
+        out[j] = acc / total
+    return True

@@ -38,7 +38,7 @@ from numba import njit
 
 from multitask.losses import Datafit
 from multitask.penalties.base import Penalty
-from multitask.solvers._anderson_numba import solve_ones
+from multitask.solvers._anderson_numba import anderson_combination
 from multitask.solvers.base import Solver, check_int
 from multitask.solvers.iteration import IterationRecord, inner_tolerances
 from multitask.solvers.problem import Problem
@@ -105,38 +105,15 @@ def _task_objective(r, w, a, c, n_t):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _extrapolate(Xc, r, W, t, a, c, n_t, ytilde, hist, anderson, trial,
+def _extrapolate(Xc, r, W, t, a, c, n_t, ytilde, hist, trial,
                  r_trial):  # pragma: no cover - compiled
-    """Anderson's extrapolation of task ``t``'s iterates ``hist[0..anderson]`` (skglm's
-    acceleration of coordinate descent, as :mod:`multitask.solvers.cd`): the combination
-    ``sum_k z_k hist[k]`` (``k >= 1``, ``sum_k z_k = 1``) whose combined differences have the
-    least norm replaces ``W[:, t]`` (and its residual ``r``) where it lowers the task's
-    objective."""
+    """Anderson's extrapolation of task ``t``'s iterates ``hist`` (skglm's acceleration of
+    coordinate descent, as :mod:`multitask.solvers.cd`): their combination
+    (:func:`~multitask.solvers._anderson_numba.anderson_combination`) replaces ``W[:, t]``
+    (and its residual ``r``) where it lowers the task's objective."""
+    if not anderson_combination(hist, trial):
+        return
     d = W.shape[0]
-    G = np.empty((anderson, anderson))
-    for p in range(anderson):
-        for q in range(p + 1):
-            acc = 0.0
-            for j in range(d):
-                acc += ((hist[p + 1, j] - hist[p, j]) * (hist[q + 1, j] - hist[q, j]))
-            G[p, q] = acc
-            G[q, p] = acc
-    trace = 0.0
-    for p in range(anderson):
-        trace += G[p, p]
-    if not trace > 0.0:
-        return
-    for p in range(anderson):
-        G[p, p] += 1e-10 * trace
-    ok, z = solve_ones(G)
-    total = z.sum()
-    if not (ok and np.isfinite(total) and total != 0.0):
-        return
-    for j in range(d):
-        acc = 0.0
-        for p in range(anderson):
-            acc += z[p] * hist[p + 1, j]
-        trial[j] = acc / total
     for i in range(n_t):
         r_trial[i] = ytilde[i]
     for j in range(d):
@@ -258,8 +235,7 @@ def _task_epochs(X, y, offsets, shared, rw, mu, constant, W, a, c, max_epochs, t
                 for j in range(d):
                     hist[stored, j] = W[j, t]
                 if stored == anderson:
-                    _extrapolate(Xc, r, W, t, a, c, n_t, ytilde, hist, anderson, trial,
-                                 r_trial)
+                    _extrapolate(Xc, r, W, t, a, c, n_t, ytilde, hist, trial, r_trial)
                     stored = 0
                     for j in range(d):
                         hist[0, j] = W[j, t]
