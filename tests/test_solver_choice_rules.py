@@ -171,31 +171,19 @@ def _lasso_choice(cls_name: str, fraction: float, sparse: bool = False) -> str:
 
 
 @pytest.mark.parametrize("cls_name, fraction, sparse, expected", [
-    ("IndependentLassoRegressor", 0.1, False, "working_set"),
-    ("IndependentLassoRegressor", 0.05, False, "fista"),  # weaker than ENTRYWISE_MIN_RATIO
-    ("IndependentLassoRegressor", 0.1, True, "fista"),  # a sparse design: not measured
+    ("IndependentLassoRegressor", 0.1, False, "task_cd"),  # least squares, dense: task by task
+    ("IndependentLassoRegressor", 0.05, False, "task_cd"),
+    ("IndependentLassoRegressor", 0.1, True, "fista"),  # a sparse design: not task by task
     ("IndependentLassoClassifier", 0.1, False, "fista"),  # least squares only
 ])
-def test_working_sets_take_the_lasso_on_many_tasks_of_a_large_dense_design(
-        monkeypatch, cls_name, fraction, sparse, expected):
-    """With many tasks every row is nonzero in some task (the rows' estimate saturates), and
-    the working sets take the independent lasso on least squares at ``alpha >=
-    ENTRYWISE_MIN_RATIO alpha_max`` where the design is dense, the tasks at least
-    ``ENTRYWISE_MANY_TASKS`` and its entries at least ``ENTRYWISE_LARGE_DESIGN`` (lowered here
-    to this problem's 60 tasks and 720,000 entries)."""
+def test_the_lasso_on_many_tasks_of_a_dense_design(cls_name, fraction, sparse, expected):
+    """The independent lasso on 60 tasks of 40 rows and 300 features (every row nonzero in some
+    task, the rows' estimate saturated): least squares on a dense design goes task by task
+    (issue 32's fourteenth round, docs/scale.md "The independent lasso task by task"); the
+    working sets' former many-tasks exception for it (least squares on a large dense design,
+    whatever the rows' estimate) is gone, so the other cases keep the rows' estimate's rule,
+    which declines them here (estimate above ``ENTRYWISE_SHARE_MAX``)."""
     import multitask.solvers.working_set as ws
-    from multitask.solvers.task_cd import TaskCoordinateDescent
 
-    if cls_name == "IndependentLassoRegressor" and not sparse:
-        # least squares on a dense design: task by task, ahead of the working sets
-        # (issue 32's fourteenth round, docs/scale.md "The independent lasso task by task")
-        assert _lasso_choice(cls_name, fraction, sparse) == "task_cd"
-    # the working sets' rule among the other solvers
-    monkeypatch.setattr(TaskCoordinateDescent, "preference",
-                        classmethod(lambda cls, problem, **settings: None))
-    assert _lasso_choice(cls_name, fraction, sparse) != "working_set"  # the sizes not reached
-    monkeypatch.setattr(ws, "ENTRYWISE_MANY_TASKS", 60)
-    monkeypatch.setattr(ws, "ENTRYWISE_LARGE_DESIGN", 60 * 40 * 300)
+    assert not hasattr(ws, "ENTRYWISE_MANY_TASKS")
     assert _lasso_choice(cls_name, fraction, sparse) == expected
-    monkeypatch.setattr(ws, "ENTRYWISE_MANY_TASKS", 61)  # one task short
-    assert _lasso_choice(cls_name, fraction, sparse) != "working_set"

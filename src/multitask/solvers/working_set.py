@@ -137,29 +137,6 @@ ENTRYWISE_SPARSE = 0.1
 ENTRYWISE_SHARE_MAX = 0.6
 ENTRYWISE_MIN_RATIO = 0.07
 
-#: ``solver="auto"``, the independent lasso with least squares on a dense design of at least
-#: ``ENTRYWISE_MANY_TASKS`` tasks and ``ENTRYWISE_LARGE_DESIGN`` stored entries: the working
-#: sets at ``alpha >= ENTRYWISE_MIN_RATIO alpha_max`` whatever the estimate of the nonzero
-#: rows. With that many tasks every row is nonzero in some task (the estimate saturates at 1)
-#: while few of each task's entries are, which coordinate descent on the working sets passes
-#: over; accelerated gradient reads the whole design at every iteration. Measured with
-#: ``benchmarks/bench_auto_choice.py`` (docs/tuning_constants.md, "Working sets for the lasso
-#: family"): at 1,000 tasks of 40 rows and 300 features, ``alpha_max / 10``, accelerated
-#: gradient had been 1.8 times the fastest; from 600 tasks the working sets were within 1.3
-#: of the fastest at ``alpha_max / 10`` and ``/ 14``, and on 450 tasks, on 1,000 tasks of 100
-#: features and at ``alpha_max / 20`` accelerated gradient (which keeps them) was within 1.4.
-ENTRYWISE_MANY_TASKS = 500
-ENTRYWISE_LARGE_DESIGN = 6_000_000
-
-
-def _many_tasks_on_large_design(problem: Problem) -> bool:
-    """Whether ``problem`` is least squares on a dense design of at least
-    :data:`ENTRYWISE_MANY_TASKS` tasks and :data:`ENTRYWISE_LARGE_DESIGN` stored entries."""
-    return (problem.datafit.name == "squared" and not problem.sparse
-            and problem.n_tasks >= ENTRYWISE_MANY_TASKS
-            and problem.stored_entries >= ENTRYWISE_LARGE_DESIGN)
-
-
 def coupled_free_rows(problem: Problem) -> bool:
     """Whether ``problem`` is one of :data:`COUPLED_FREE_MAX_TASKS`'s: a whole model on at
     least :data:`WORKING_SET_MIN_FEATURES` features and at least as many rows in all (with
@@ -431,9 +408,9 @@ class WorkingSet(Solver):
         penalty, the estimate from its columns
         (:attr:`~multitask.solvers.problem.Problem.entrywise_share`) of at most
         :data:`ENTRYWISE_SPARSE`, or of at most :data:`ENTRYWISE_SHARE_MAX` with ``alpha`` at
-        least :data:`ENTRYWISE_MIN_RATIO` times ``alpha_max`` (whatever the estimate on
-        least squares with many tasks on a large dense design:
-        :data:`ENTRYWISE_MANY_TASKS`). Where most rows
+        least :data:`ENTRYWISE_MIN_RATIO` times ``alpha_max`` (least squares on a dense design
+        goes to :class:`~multitask.solvers.task_cd.TaskCoordinateDescent` first, score 95).
+        Where most rows
         end up active the screening drops none and the working sets cost more than a solver
         on the whole problem (``benchmarks/bench_auto_choice.py``: 450 tasks x 300 features x
         40 rows at ``alpha_max / 10``, where they were stopped past the fastest solver,
@@ -452,7 +429,7 @@ class WorkingSet(Solver):
         entrywise = problem.entrywise_share
         if entrywise is not None:  # the lasso family: its own estimate (the active share)
             sparse = entrywise <= ENTRYWISE_SPARSE or (
-                (entrywise <= ENTRYWISE_SHARE_MAX or _many_tasks_on_large_design(problem))
+                entrywise <= ENTRYWISE_SHARE_MAX
                 and (problem.strength_ratio or 0.0) >= ENTRYWISE_MIN_RATIO)
             return 90.0 if sparse else None
         sparse = (share is None or share <= 0.5
