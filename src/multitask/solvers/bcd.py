@@ -119,6 +119,7 @@ from multitask.penalties.row_operators import (
     row_penalty,
     row_prox,
 )
+from multitask.solvers._anderson_numba import anderson_combination
 from multitask.solvers.base import Solver, apply_per_task, check_int, measure_lipschitz
 from multitask.solvers.bcd_twin import TWIN_ROW_SECONDS, bcd_epochs_numpy, twin_covers
 from multitask.solvers.certificate import has_dual
@@ -182,35 +183,13 @@ def _objective(C, W, P, R, family, params):  # pragma: no cover - compiled
 def _extrapolate(H, C, W, P, K, R, family, params, hist):  # pragma: no cover - compiled
     """Anderson extrapolation from the iterates ``hist[0..A]`` (``hist[A]`` is ``W``): the
     combination ``sum_i c_i hist[i + 1]`` (``sum_i c_i = 1``) whose combined differences
-    ``sum_i c_i (hist[i + 1] - hist[i])`` have the least norm; it replaces ``(W, P, R)`` when
-    it lowers the objective. Returns whether it did."""
-    A = hist.shape[0] - 1
+    ``sum_i c_i (hist[i + 1] - hist[i])`` have the least norm
+    (:func:`~multitask.solvers._anderson_numba.anderson_combination`); it replaces ``(W, P,
+    R)`` when it lowers the objective. Returns whether it did."""
     d, m = W.shape
-    U = np.empty((A, d * m))
-    for i in range(A):
-        k = 0
-        for j in range(d):
-            for t in range(m):
-                U[i, k] = hist[i + 1, j, t] - hist[i, j, t]
-                k += 1
-    G = U @ U.T
-    trace = 0.0
-    for i in range(A):
-        trace += G[i, i]
-    if not trace > 0.0:
+    We = np.empty((d, m))
+    if not anderson_combination(hist.reshape(hist.shape[0], d * m), We.reshape(d * m)):
         return False
-    for i in range(A):
-        G[i, i] += 1e-10 * trace
-    z = np.linalg.solve(G, np.ones(A))
-    total = z.sum()
-    if not (np.isfinite(total) and total != 0.0):
-        return False
-    We = np.zeros((d, m))
-    for i in range(A):
-        ci = z[i] / total
-        for j in range(d):
-            for t in range(m):
-                We[j, t] += ci * hist[i + 1, j, t]
     Pe = np.empty((d, m))
     if H.shape[0] == 1:
         Pe[:, :] = H[0] @ We
