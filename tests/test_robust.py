@@ -677,3 +677,20 @@ def _check_estimator(est):
 )
 def test_check_estimator_other_solvers(est):
     _check_estimator(est)
+
+
+def test_constrained_formulation_refuses_a_ridge():
+    """The equality-constrained model is linearized ADMM's, which has no ridge term: a ridge
+    is refused by name (it was solved before as the penalized model at ``alpha = 1``)."""
+    import multitask
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 5))
+    task = np.repeat(np.arange(3), 20)
+    y = X @ rng.standard_normal(5)
+    with pytest.raises(ValueError, match=r"formulation='constrained' takes no ridge "
+                                         r"\(alpha_l2=0.1\)"):
+        multitask.RobustMTLRegressor(formulation="constrained", alpha_l2=0.1).fit(
+            X, y, task=task)
+    fitted = multitask.RobustMTLRegressor(formulation="constrained").fit(X, y, task=task)
+    assert type(fitted.solver_).__name__ == "LinearizedADMM" and fitted.solver_.constrained

@@ -187,3 +187,77 @@ def test_the_lasso_on_many_tasks_of_a_dense_design(cls_name, fraction, sparse, e
 
     assert not hasattr(ws, "ENTRYWISE_MANY_TASKS")
     assert _lasso_choice(cls_name, fraction, sparse) == expected
+
+
+def _robust_data(m: int, d: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    n = 40
+    X = rng.standard_normal((m * n, d))
+    task = np.repeat(np.arange(m), n)
+    W = np.outer(rng.standard_normal(d), rng.standard_normal(m))
+    y = np.einsum("ij,ji->i", X, W[:, task]) + 0.5 * rng.standard_normal(m * n)
+    return X, y, task
+
+
+@pytest.mark.parametrize("fraction, expected", [(0.5, "fista"), (0.3, "fista"),
+                                                (0.2, "ladm"), (0.01, "ladm")])
+def test_linearized_admm_leaves_strong_split_models_to_accelerated_gradient(fraction,
+                                                                            expected):
+    """Robust MTL with the squared loss on 10 tasks of 40 rows and 300 features (where ADMM's
+    exact solves do not apply): linearized ADMM (55) from ``alpha < SPLIT_STRONG_RATIO
+    alpha_max`` only, accelerated gradient from it on (measured faster there)."""
+    from multitask import RobustMTLRegressor
+    from multitask.solvers.ladm import SPLIT_STRONG_RATIO
+
+    assert SPLIT_STRONG_RATIO == 0.3
+    X, y, task = _robust_data(10, 300)
+    top = RobustMTLRegressor(lam=0.5).alpha_max(X, y, task=task)
+    est = RobustMTLRegressor(alpha=fraction * top, lam=0.5)
+    assert _auto_label(est, X, y, task) == expected
+
+
+def test_split_strength_ratio_is_alpha_over_the_penalty_alpha_max():
+    from multitask import RobustMTLRegressor, SparseLowRankRegressor
+    from multitask.solvers.problem import Problem
+
+    X, y, task = _robust_data(10, 40)
+    for cls, extra in ((RobustMTLRegressor, {"lam": 0.5}), (SparseLowRankRegressor, {})):
+        top = cls(**extra).alpha_max(X, y, task=task)
+        for fraction, ratio in ((0.25, 0.25), (2.0, 1.0)):
+            est = cls(alpha=fraction * top, **extra)
+            est._validate_params()
+            data, _, _ = est._convert(X, y, task)
+            datafit = est._make_datafit(data)
+            problem = Problem(datafit, est._make_penalty(datafit), role="model")
+            assert problem.split
+            assert problem.split_strength_ratio == pytest.approx(ratio, rel=1e-10)
+    # not a split model: no split ratio (strength_ratio covers it)
+    from multitask import L21Regressor
+
+    est = L21Regressor(alpha=1.0)
+    est._validate_params()
+    data, _, _ = est._convert(X, y, task)
+    datafit = est._make_datafit(data)
+    assert Problem(datafit, est._make_penalty(datafit), role="model").split_strength_ratio is None
+
+
+def test_the_constrained_formulation_and_the_subproblems_keep_linearized_admm():
+    """The equality-constrained robust MTL is linearized ADMM's alone (accelerated gradient
+    would solve the penalized model at ``alpha = 1``): kept however strong ``alpha = 1`` is
+    against ``alpha_max``; so are the divide-and-conquer subproblems."""
+    from multitask import RobustMTLRegressor
+
+    X, y, task = _robust_data(10, 300)
+    X = X / 1e3  # alpha_max far below 1: the constrained model's alpha = 1 is "strong"
+    est = RobustMTLRegressor(formulation="constrained", lam=0.5)
+    assert RobustMTLRegressor(lam=0.5).alpha_max(X, y, task=task) < 0.3
+    assert _auto_label(est, X, y, task).startswith("ladm")
+    est = RobustMTLRegressor(lam=0.5, alpha=0.5 * RobustMTLRegressor(lam=0.5).alpha_max(
+        X, y, task=task))
+    assert _auto_label(est, X, y, task) == "fista"
+    # the subproblems of divide-and-conquer (set by its _make_solver while it divides)
+    est._validate_params()
+    data, _, _ = est._convert(X, y, task)
+    datafit = est._make_datafit(data)
+    est._dividing = True
+    assert est._auto_candidates(datafit, est._make_penalty(datafit)) == ("ladm",)

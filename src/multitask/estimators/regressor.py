@@ -122,6 +122,13 @@ class MultiTaskRegressorBase(RegressorMixin, MultiTaskEstimator):
                 f"{type(self).__name__} cannot fit the {loss!r} loss with "
                 "formulation='constrained': the equality-constrained problem (X_t w_t = y_t) "
                 "is the squared loss's; use formulation='penalized'.")
+        if getattr(self, "formulation", None) == "constrained" and float(
+                getattr(self, "alpha_l2", 0.0) or 0.0):
+            raise ValueError(
+                f"{type(self).__name__} with formulation='constrained' takes no ridge "
+                f"(alpha_l2={self.alpha_l2!r}): the equality-constrained problem (X_t w_t = y_t) "
+                "is solved by linearized ADMM, which has no ridge term; set alpha_l2=0 or use "
+                "formulation='penalized'.")
         try:
             return super()._make_solver(datafit, penalty)
         except ValueError as exc:

@@ -65,6 +65,7 @@ from multitask.estimators.split_state import OUTLIER_TASK_NORMS, split_parts
 from multitask.losses import Datafit
 from multitask.penalties import LowRankOutlier
 from multitask.solvers import DivideAndConquer, Solver
+from multitask.solvers.base import make_solver
 from multitask.solvers.divide_conquer import COMBINES, DEFAULT_COMBINE, REFINE_ITER
 
 #: Smallest number of tasks at which ``n_groups="auto"`` divides (fewer: the full problem is
@@ -220,11 +221,16 @@ class _Robust:
         return t, r
 
     def _auto_candidates(self, datafit, penalty):
-        """The equality-constrained formulation, and the subproblems of divide-and-conquer
-        (whose combine steps were measured with it), keep linearized ADMM; the penalized
+        """The equality-constrained formulation, which only linearized ADMM solves (with
+        ``constrained=True``; accelerated gradient would solve the penalized model at
+        ``alpha = 1``), and the subproblems of divide-and-conquer (whose combine steps were
+        measured with it) keep linearized ADMM at any strength; the subproblems take
+        accelerated gradient where linearized ADMM does not apply to the loss. The penalized
         model takes what every split model takes."""
-        if self._formulation() == "constrained" or getattr(self, "_dividing", False):
-            return ("ladm", "fista")
+        if self._formulation() == "constrained":
+            return ("ladm",)
+        if getattr(self, "_dividing", False):
+            return ("fista",) if make_solver("ladm").missing(datafit, penalty) else ("ladm",)
         return super()._auto_candidates(datafit, penalty)
 
     def _make_solver(self, datafit, penalty):

@@ -71,6 +71,15 @@ LADM_PAPER_CONSTANTS = {"mu0": 1e-6, "rho": 1.9, "mu_max": 1e10, "tol": 1e-5}
 #: ADMM's certificates").
 CHECK_MIN_GAP = 10
 _SCHEDULES = ("exact", "paper")
+#: ``alpha / alpha_max`` (:attr:`~multitask.solvers.problem.Problem.split_strength_ratio`) from
+#: which ``solver="auto"`` leaves a split model (robust MTL, sparse + low rank) to the other
+#: solvers: at ``alpha_max / 2`` accelerated gradient was 1.9 to 2.9 times faster than
+#: linearized ADMM with the squared loss on 10 and 100 tasks of 300 features, and 1.5 to 1.6
+#: with robust MTL's classifier there; at ``alpha_max / 5`` and below linearized ADMM was the
+#: faster or within 1.3 (``benchmarks/bench_auto_choice.py --grid others --only RobustMTL
+#: SparseLowRank --fractions 0.5 0.2 0.1``; the figures: docs/scale.md, "The automatic choice
+#: after issue 32's fifteenth round").
+SPLIT_STRONG_RATIO = 0.3
 #: ``alpha / alpha_max`` at or below which ``solver="auto"`` takes linearized ADMM for the
 #: trace norm with the squared loss on a dense per-task design of fewer rows than features,
 #: from :data:`WIDE_TRACE_MIN_FEATURES` features: with ``benchmarks/bench_auto_choice.py
@@ -198,19 +207,22 @@ class LinearizedADMM(Solver):
     @classmethod
     def preference(cls, problem: Problem, **settings) -> float | None:
         """55 for a split model (the solver of Pan, Xia, Yin & Liu's robust MTL): ahead of
-        accelerated gradient on the stacked variable, behind the ADMM and majorization
-        solvers that split models take where they apply; 52 for the l2,1 norm and the trace
-        norm with the squared loss on data with at least as many rows as features at
-        ``alpha <= alpha_max / 20`` (:attr:`~multitask.solvers.problem.Problem.strength_ratio`),
-        and for the ``"spectral"`` task-structure penalties (clustered MTL, convex ASO, task
-        relationship) with the squared loss on such data at any strength, per-task designs only:
-        ahead of accelerated gradient, measured slower there (``benchmarks/bench_auto_choice.py``,
+        accelerated gradient on the stacked variable, behind the ADMM and majorization solvers
+        that split models take where they apply; none from ``alpha >=``
+        :data:`SPLIT_STRONG_RATIO` ``alpha_max`` (accelerated gradient faster there); 52 for the
+        l2,1 norm and the trace norm with the squared loss on data with at least as many rows as
+        features at ``alpha <= alpha_max / 20``
+        (:attr:`~multitask.solvers.problem.Problem.strength_ratio`), and for the ``"spectral"``
+        task-structure penalties (clustered MTL, convex ASO, task relationship) with the squared
+        loss on such data at any strength, per-task designs only: ahead of accelerated gradient,
+        measured slower there (``benchmarks/bench_auto_choice.py``,
         ``benchmarks/bench_cv_two_param.py``); 52 also for the trace norm with the squared loss
         on a dense per-task design of fewer rows than features, at least
         :data:`WIDE_TRACE_MIN_FEATURES` of them, at ``alpha <=`` :data:`WIDE_TRACE_RATIO`
         ``alpha_max``."""
         if problem.split:
-            return 55.0
+            ratio = problem.split_strength_ratio
+            return None if ratio is not None and ratio >= SPLIT_STRONG_RATIO else 55.0
         # below the block coordinate descent and ADMM, which take these models where they
         # apply (few features)
         family, (a, b, _) = problem.row_prox or ("", (0, 0, 0))

@@ -247,6 +247,24 @@ class Problem:
         return min(1.0, float(alpha) / top)
 
     @cached_property
+    def split_strength_ratio(self) -> float | None:
+        """``min(1, alpha / alpha_max)`` of a penalty on a split variable (``W = sum_i V[i]``)
+        that has one overall strength ``alpha`` and a finite ``alpha_max`` (zero is optimal
+        from it on: robust MTL's ``alpha (||L||_* + lam sum_t ||E_.t||_2)``, whose
+        ``alpha_max`` is ``max(||G_0||_2, max_t ||G_0t||_2 / lam)``); ``None`` for the other
+        penalties (:attr:`strength_ratio` covers the ones not split)."""
+        alpha = getattr(self.penalty, "alpha", None)
+        if not self.split or not isinstance(alpha, (int, float)) or self.n_features == 0:
+            return None
+        try:
+            top = float(self.penalty.alpha_max(self._grad_at_zero))
+        except NotImplementedError:
+            return None
+        if not (np.isfinite(top) and top > 0):
+            return None
+        return min(1.0, float(alpha) / top)
+
+    @cached_property
     def _row_blocks(self):
         """The penalty's row blocks (:func:`~multitask.penalties.row_blocks.row_blocks`;
         ``None`` for a penalty without), read by the estimates above."""
