@@ -62,8 +62,11 @@ EXPECTED_FAILED = {
         "more features (30) than rows (27): mean regularization then penalizes nothing (the "
         "task is its own mean), every interpolating weight vector is optimal, and the fits "
         "from weights and from repeated rows stop, certified, at different points of that "
-        "flat optimum, whose predictions differ beyond the check's 1e-7 (the sparse version "
-        "of the check passes)",
+        "flat optimum, whose predictions differ beyond the check's 1e-7",
+        "check_sample_weight_equivalence_on_sparse_data": "the same data as on dense data "
+        "(a flat optimum): the two fits stop at different points of it (by 2.6e-7 in the "
+        "predictions with numpy 2.4 and scipy 1.17; within 1e-7 with earlier versions, by the "
+        "rounding of where each stops)",
     },
 }
 

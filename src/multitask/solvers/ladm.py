@@ -73,12 +73,11 @@ CHECK_MIN_GAP = 10
 _SCHEDULES = ("exact", "paper")
 #: ``alpha / alpha_max`` (:attr:`~multitask.solvers.problem.Problem.split_strength_ratio`) from
 #: which ``solver="auto"`` leaves a split model (robust MTL, sparse + low rank) to the other
-#: solvers: at ``alpha_max / 2`` accelerated gradient was 1.9 to 2.9 times faster than
-#: linearized ADMM with the squared loss on 10 and 100 tasks of 300 features, and 1.5 to 1.6
-#: with robust MTL's classifier there; at ``alpha_max / 5`` and below linearized ADMM was the
-#: faster or within 1.3 (``benchmarks/bench_auto_choice.py --grid others --only RobustMTL
-#: SparseLowRank --fractions 0.5 0.2 0.1``; the figures: docs/scale.md, "The automatic choice
-#: after issue 32's fifteenth round").
+#: solvers: at ``alpha_max / 2`` accelerated gradient was the faster on 10 and 100 tasks of 300
+#: features, with the squared loss and with robust MTL's classifier; at ``alpha_max / 5`` and
+#: below linearized ADMM was the faster or close to it (``benchmarks/bench_auto_choice.py
+#: --grid others --only RobustMTL SparseLowRank --fractions 0.5 0.2 0.1``; the figures:
+#: docs/tuning_constants.md, "Linearized ADMM and the split models' strength").
 SPLIT_STRONG_RATIO = 0.3
 #: ``alpha / alpha_max`` at or below which ``solver="auto"`` takes linearized ADMM for the
 #: trace norm with the squared loss on a dense per-task design of fewer rows than features,

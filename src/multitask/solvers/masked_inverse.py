@@ -68,11 +68,19 @@ def inverse_psd_conditioned(A: np.ndarray) -> np.ndarray:
 def pseudo_inverse_psd(A: np.ndarray) -> np.ndarray:
     """``sum_{lambda_i > 1e-12 lambda_max} q_i q_i^T / lambda_i`` over the eigenpairs
     ``(lambda_i, q_i)`` of a symmetric positive semi-definite ``A``: its pseudo-inverse, the
-    eigenvalues at the rounding of zero left out."""
-    lam, Q = np.linalg.eigh(A)
-    top = float(lam[-1]) if lam.size else 0.0
+    eigenvalues at the rounding of zero left out. A zero row (and column) of ``A`` (a feature
+    without curvature) is left out of the eigendecomposition, so that its row and column of
+    the result are exactly zero, whatever the rounding of the eigenvectors."""
+    A = np.asarray(A, dtype=np.float64)
+    live = np.flatnonzero(np.any(A != 0.0, axis=1))
+    out = np.zeros_like(A)
+    if live.size == 0:
+        return out
+    lam, Q = np.linalg.eigh(A[np.ix_(live, live)])
+    top = float(lam[-1])
     keep = lam > 1e-12 * max(top, np.finfo(float).tiny)
-    return (Q[:, keep] / lam[keep]) @ Q[:, keep].T
+    out[np.ix_(live, live)] = (Q[:, keep] / lam[keep]) @ Q[:, keep].T
+    return out
 
 
 def masked_inverses(A: np.ndarray, mask: np.ndarray) -> np.ndarray:
