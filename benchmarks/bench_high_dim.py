@@ -147,7 +147,7 @@ def solvers(X, Y, alpha):
                                                           max_epochs=1_000_000),
                         PEER_TOLS, False)
     except ImportError:  # pragma: no cover - optional peer
-        print("  skglm is not installed: skipped")
+        print("  skglm is not installed (pip install \".[bench]\"): skipped")
     if sp.issparse(X):
         print("  scikit-learn's MultiTaskLasso refuses sparse input: not run")
     else:

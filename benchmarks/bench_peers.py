@@ -352,7 +352,7 @@ def l21_solvers(alpha):
                                                           max_epochs=1_000_000),
                         10.0 ** -np.arange(2, 13))
     except ImportError:  # pragma: no cover - optional peer
-        print("skglm is not installed (pip install skglm): skipped")
+        print("skglm is not installed (pip install \".[bench]\"): skipped")
     return out
 
 
