@@ -217,28 +217,37 @@ def test_linearized_admm_leaves_strong_split_models_to_accelerated_gradient(frac
 
 
 def test_split_strength_ratio_is_alpha_over_the_penalty_alpha_max():
-    from multitask import RobustMTLRegressor, SparseLowRankRegressor
+    from multitask import L21Regressor, RobustMTLRegressor, SparseLowRankRegressor
     from multitask.solvers.problem import Problem
 
-    X, y, task = _robust_data(10, 40)
-    for cls, extra in ((RobustMTLRegressor, {"lam": 0.5}), (SparseLowRankRegressor, {})):
-        top = cls(**extra).alpha_max(X, y, task=task)
-        for fraction, ratio in ((0.25, 0.25), (2.0, 1.0)):
-            est = cls(alpha=fraction * top, **extra)
-            est._validate_params()
-            data, _, _ = est._convert(X, y, task)
-            datafit = est._make_datafit(data)
-            problem = Problem(datafit, est._make_penalty(datafit), role="model")
-            assert problem.split
-            assert problem.split_strength_ratio == pytest.approx(ratio, rel=1e-10)
-    # not a split model: no split ratio (strength_ratio covers it)
-    from multitask import L21Regressor
+    def problem(est):
+        est._validate_params()
+        data, _, _ = est._convert(X, y, task)
+        datafit = est._make_datafit(data)
+        return Problem(datafit, est._make_penalty(datafit), role="model")
 
-    est = L21Regressor(alpha=1.0)
-    est._validate_params()
-    data, _, _ = est._convert(X, y, task)
-    datafit = est._make_datafit(data)
-    assert Problem(datafit, est._make_penalty(datafit), role="model").split_strength_ratio is None
+    X, y, task = _robust_data(10, 40)
+    top = RobustMTLRegressor(lam=0.5).alpha_max(X, y, task=task)
+    for fraction, ratio in ((0.25, 0.25), (2.0, 1.0)):
+        found = problem(RobustMTLRegressor(alpha=fraction * top, lam=0.5))
+        assert found.split
+        assert found.split_strength_ratio == pytest.approx(ratio, rel=1e-10)
+    # a constraint part (sparse + low rank's trace-norm ball) leaves no such scale
+    found = problem(SparseLowRankRegressor(alpha=0.5 * SparseLowRankRegressor().alpha_max(
+        X, y, task=task)))
+    assert found.split and found.split_strength_ratio is None
+    # not a split model: no split ratio (strength_ratio covers it)
+    assert problem(L21Regressor(alpha=1.0)).split_strength_ratio is None
+
+
+def test_sparse_low_rank_keeps_linearized_admm_at_a_strong_alpha():
+    """Sparse + low rank at ``alpha_max / 2`` (no split ratio: its ball is a constraint) keeps
+    linearized ADMM where ADMM's exact solves do not apply."""
+    from multitask import SparseLowRankRegressor
+
+    X, y, task = _robust_data(10, 300)
+    est = SparseLowRankRegressor(alpha=0.5 * SparseLowRankRegressor().alpha_max(X, y, task=task))
+    assert _auto_label(est, X, y, task) == "ladm"
 
 
 def test_the_constrained_formulation_and_the_subproblems_keep_linearized_admm():

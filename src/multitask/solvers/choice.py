@@ -42,10 +42,10 @@ score   solver and condition
         alpha_max / 2``)
 60      ``mm``: a smooth loss, ill-conditioned bound, or a split model on tasks of at least
         ``2 d K`` rows (``K`` scores per row); ``cd`` as inner solver
-55      ``ladm``: a split model at ``alpha < 0.3 alpha_max``; 52 for the l2,1 and trace norms
-        with the squared loss at ``alpha <= alpha_max / 20`` on data with at least as many rows
-        as features, and for the trace norm at ``alpha <= alpha_max / 50`` on dense per-task
-        designs of fewer rows than features, at least 1,000 of them
+55      ``ladm``: a split model (robust MTL below ``0.3 alpha_max``); 52 for the l2,1 and
+        trace norms with the squared loss at ``alpha <= alpha_max / 20`` on data with at least
+        as many rows as features, and for the trace norm at ``alpha <= alpha_max / 50`` on
+        dense per-task designs of fewer rows than features, at least 1,000 of them
 50      ``fista``: any smooth loss with a prox
 40      ``lp``: a piecewise-linear loss with linear constraints or a polyhedral norm, up to a
         size (larger where its dual program is small)

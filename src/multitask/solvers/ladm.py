@@ -72,12 +72,14 @@ LADM_PAPER_CONSTANTS = {"mu0": 1e-6, "rho": 1.9, "mu_max": 1e10, "tol": 1e-5}
 CHECK_MIN_GAP = 10
 _SCHEDULES = ("exact", "paper")
 #: ``alpha / alpha_max`` (:attr:`~multitask.solvers.problem.Problem.split_strength_ratio`) from
-#: which ``solver="auto"`` leaves a split model (robust MTL, sparse + low rank) to the other
+#: which ``solver="auto"`` leaves a split model whose parts are norms (robust MTL) to the other
 #: solvers: at ``alpha_max / 2`` accelerated gradient was the faster on 10 and 100 tasks of 300
 #: features, with the squared loss and with robust MTL's classifier; at ``alpha_max / 5`` and
 #: below linearized ADMM was the faster or close to it (``benchmarks/bench_auto_choice.py
-#: --grid others --only RobustMTL SparseLowRank --fractions 0.5 0.2 0.1``; the figures:
-#: docs/tuning_constants.md, "Linearized ADMM and the split models' strength").
+#: --grid others --only RobustMTL --fractions 0.5 0.2 0.1``; the figures:
+#: docs/tuning_constants.md, "Linearized ADMM and the split models' strength"). Sparse + low
+#: rank has no such ratio (its trace-norm ball is a constraint): which solver is faster there
+#: depends on the ball's radius as much as on ``alpha``.
 SPLIT_STRONG_RATIO = 0.3
 #: ``alpha / alpha_max`` at or below which ``solver="auto"`` takes linearized ADMM for the
 #: trace norm with the squared loss on a dense per-task design of fewer rows than features,

@@ -249,12 +249,16 @@ class Problem:
     @cached_property
     def split_strength_ratio(self) -> float | None:
         """``min(1, alpha / alpha_max)`` of a penalty on a split variable (``W = sum_i V[i]``)
-        that has one overall strength ``alpha`` and a finite ``alpha_max`` (zero is optimal
-        from it on: robust MTL's ``alpha (||L||_* + lam sum_t ||E_.t||_2)``, whose
-        ``alpha_max`` is ``max(||G_0||_2, max_t ||G_0t||_2 / lam)``); ``None`` for the other
-        penalties (:attr:`strength_ratio` covers the ones not split)."""
+        whose parts are all norms, with one overall strength ``alpha`` and a finite
+        ``alpha_max``, from which zero is optimal (robust MTL's ``alpha (||L||_* + lam sum_t
+        ||E_.t||_2)``: ``alpha_max = max(||G_0||_2, max_t ||G_0t||_2 / lam)``); ``None`` for
+        the other penalties (:attr:`strength_ratio` covers the ones not split). A part that is
+        a constraint leaves no such scale: sparse + low rank's trace-norm ball fits the data
+        whatever ``alpha``, and how strong the model is depends on its radius."""
         alpha = getattr(self.penalty, "alpha", None)
         if not self.split or not isinstance(alpha, (int, float)) or self.n_features == 0:
+            return None
+        if any(part.is_constraint for part in self.penalty.parts):
             return None
         try:
             top = float(self.penalty.alpha_max(self._grad_at_zero))
