@@ -237,9 +237,16 @@ class Problem:
         penalty with a smooth part (the graph model, the temporal group lasso: its ``alpha``
         weighs the smooth task coupling, not the norm whose ``alpha_max`` it reports; the
         ratio then comes from the rows' zero tests)."""
+        if self.split or self.penalty_has("smooth"):
+            return None
+        return self._alpha_ratio()
+
+    def _alpha_ratio(self) -> float | None:
+        """``min(1, alpha / alpha_max)`` from the penalty's one strength ``alpha`` and its
+        ``alpha_max`` at ``G_0``; ``None`` without a single strength, features or a finite
+        positive ``alpha_max``."""
         alpha = getattr(self.penalty, "alpha", None)
-        if (not isinstance(alpha, (int, float)) or self.split or self.n_features == 0
-                or self.penalty_has("smooth")):
+        if not isinstance(alpha, (int, float)) or self.n_features == 0:
             return None
         top = float(self.penalty.alpha_max(self._grad_at_zero))
         if not (np.isfinite(top) and top > 0):
@@ -255,18 +262,9 @@ class Problem:
         the other penalties (:attr:`strength_ratio` covers the ones not split). A part that is
         a constraint leaves no such scale: sparse + low rank's trace-norm ball fits the data
         whatever ``alpha``, and how strong the model is depends on its radius."""
-        alpha = getattr(self.penalty, "alpha", None)
-        if not self.split or not isinstance(alpha, (int, float)) or self.n_features == 0:
+        if not self.split or any(part.is_constraint for part in self.penalty.parts):
             return None
-        if any(part.is_constraint for part in self.penalty.parts):
-            return None
-        try:
-            top = float(self.penalty.alpha_max(self._grad_at_zero))
-        except NotImplementedError:
-            return None
-        if not (np.isfinite(top) and top > 0):
-            return None
-        return min(1.0, float(alpha) / top)
+        return self._alpha_ratio()
 
     @cached_property
     def _row_blocks(self):

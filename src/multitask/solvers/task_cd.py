@@ -52,45 +52,48 @@ GAP_EVERY = 10
 
 
 @njit(cache=True, nogil=True)
-def _task_gap(Xc, r, w, a, c, n_t, ytilde):  # pragma: no cover - compiled
-    """The relative duality gap ``(P - D) / P`` of one task's elastic net at ``w``
-    (residual ``r = ytilde - Xc^T w``), from the dual point ``s r`` with the largest ``s <=
-    1`` that satisfies the l1 rows' constraints ``|Xc_j^T s r| <= a_j`` (``c_j = 0``)::
-
-        P = ||r||^2 / 2 + sum_j (a_j |w_j| + c_j w_j^2 / 2)
-        D = ||ytilde||^2 / 2 - ||ytilde - s r||^2 / 2 - sum_{c_j > 0} (|s Xc_j^T r| - a_j)_+^2
-            / (2 c_j)
-
-    A free row (``a_j = c_j = 0``, a stage of the capped l1 penalty) asks ``Xc_j^T s r = 0``,
-    which the exact coordinate minimization meets up to rounding: it is left out of ``s``
-    (the gap is then a stopping rule, not a bound; the model's certificate re-optimizes such
-    rows before it builds its dual point)."""
-    d = w.shape[0]
-    primal = 0.0
-    for i in range(n_t):
-        primal += 0.5 * r[i] * r[i]
+def _dual_scale(Xc, r, a, c, n_t, g):  # pragma: no cover - compiled
+    """The largest ``s <= 1`` that puts the dual point ``s r`` inside the l1 rows'
+    constraints ``|Xc_j^T s r| <= a_j`` (``c_j = 0``), with ``g_j = Xc_j^T r`` written into
+    ``g``. A free row (``a_j = c_j = 0``, a stage of the capped l1 penalty) asks ``Xc_j^T s r =
+    0``, which the exact coordinate minimization meets up to rounding: it is left out of
+    ``s`` (the model's certificate re-optimizes such rows before it builds its dual point)."""
     s = 1.0
-    g = np.empty(d)
-    for j in range(d):
-        primal += a[j] * abs(w[j]) + 0.5 * c[j] * w[j] * w[j]
+    for j in range(Xc.shape[0]):
         acc = 0.0
         for i in range(n_t):
             acc += Xc[j, i] * r[i]
         g[j] = acc
         if c[j] == 0.0 and a[j] > 0.0 and abs(acc) > a[j]:
             s = min(s, a[j] / abs(acc))
+    return s
+
+
+@njit(cache=True, nogil=True)
+def _task_gap(Xc, r, w, a, c, n_t, ytilde, g):  # pragma: no cover - compiled
+    """``(gap, s)``: the relative duality gap ``(P - D) / P`` of one task's elastic net at
+    ``w`` (residual ``r = ytilde - Xc^T w``), from the dual point ``s r`` of
+    :func:`_dual_scale` (``g`` its work array)::
+
+        P = ||r||^2 / 2 + sum_j (a_j |w_j| + c_j w_j^2 / 2)        (:func:`_task_objective`)
+        D = ||ytilde||^2 / 2 - ||ytilde - s r||^2 / 2 - sum_{c_j > 0} (|s Xc_j^T r| - a_j)_+^2
+            / (2 c_j)
+
+    With a free row the gap is a stopping rule, not a bound (:func:`_dual_scale`)."""
+    primal = _task_objective(r, w, a, c, n_t)
+    s = _dual_scale(Xc, r, a, c, n_t, g)
     dual = 0.0
     for i in range(n_t):
         e = ytilde[i] - s * r[i]
         dual += 0.5 * (ytilde[i] * ytilde[i] - e * e)
-    for j in range(d):
+    for j in range(w.shape[0]):
         if c[j] > 0.0:
             excess = abs(s * g[j]) - a[j]
             if excess > 0.0:
                 dual -= 0.5 * excess * excess / c[j]
     if not primal > 0.0:
-        return 0.0
-    return max(primal - dual, 0.0) / primal
+        return 0.0, s
+    return max(primal - dual, 0.0) / primal, s
 
 
 @njit(cache=True, nogil=True)
@@ -185,6 +188,8 @@ def _task_epochs(X, y, offsets, shared, rw, mu, constant, W, a, c, max_epochs, t
     hist = np.empty((anderson + 1, d))  # the task's last iterates, for the extrapolation
     trial = np.empty(d)
     r_trial = np.empty(n_max)
+    g_work = np.empty(d)  # the columns' products with the residual, at a gap check
+    scale = 1.0
     for t in range(m):
         lo = offsets[t]
         n_t = offsets[t + 1] - lo
@@ -226,10 +231,11 @@ def _task_epochs(X, y, offsets, shared, rw, mu, constant, W, a, c, max_epochs, t
                 if abs(new) > max_coef:
                     max_coef = abs(new)
             small = max_change <= tol * max(max_coef, 1e-300)
-            if (small or (epoch + 1) % GAP_EVERY == 0) and _task_gap(
-                    Xc, r, W[:, t], a, c, n_t, ytilde) <= tol:
-                done = True
-                break
+            if small or (epoch + 1) % GAP_EVERY == 0:
+                gap, scale = _task_gap(Xc, r, W[:, t], a, c, n_t, ytilde, g_work)
+                if gap <= tol:
+                    done = True
+                    break
             if anderson > 0:
                 stored += 1
                 for j in range(d):
@@ -239,9 +245,10 @@ def _task_epochs(X, y, offsets, shared, rw, mu, constant, W, a, c, max_epochs, t
                     stored = 0
                     for j in range(d):
                         hist[0, j] = W[j, t]
-        if not done:
+        if not done:  # the scale at the last point (a stopping check computed it there)
             converged = False
-        _task_scores(Xc, r, a, c, rw, lo, n_t, scores)
+            scale = _dual_scale(Xc, r, a, c, n_t, g_work)
+        _task_scores(r, rw, lo, n_t, scale, scores)
     return epochs, converged
 
 
@@ -275,18 +282,10 @@ def _load_task(X, y, rw, mu, constant, W, t, lo, n_t, first, Xc, h, r,
 
 
 @njit(cache=True, nogil=True)
-def _task_scores(Xc, r, a, c, rw, lo, n_t, scores):  # pragma: no cover - compiled
+def _task_scores(r, rw, lo, n_t, scale, scores):  # pragma: no cover - compiled
     """The task's part of the dual point (:func:`_task_epochs`' ``scores``): its residuals
-    ``-r_i / sqrt(w_i)`` times the largest ``s <= 1`` with ``|Xc_j^T s r| <= a_j`` on its l1
-    rows (free rows left out, as in :func:`_task_gap`)."""
-    scale = 1.0
-    for j in range(Xc.shape[0]):
-        if c[j] == 0.0 and a[j] > 0.0:
-            g = 0.0
-            for i in range(n_t):
-                g += Xc[j, i] * r[i]
-            if abs(g) > a[j]:
-                scale = min(scale, a[j] / abs(g))
+    ``-r_i / sqrt(w_i)`` times ``scale``, the largest ``s <= 1`` of :func:`_dual_scale` at
+    them."""
     for i in range(n_t):
         sq = np.sqrt(rw[lo + i])
         scores[lo + i] = -scale * r[i] / sq if sq > 0.0 else 0.0
